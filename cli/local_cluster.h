@@ -1,0 +1,28 @@
+// A cluster of the five services as local processes on loopback: `accelopt up`, `down` and `status`.
+#pragma once
+
+#include <iosfwd>
+#include <string>
+
+#include "absl/status/status.h"
+#include "accelopt/v1/config.pb.h"
+
+namespace accelopt::cli {
+
+// Fills empty fields of a cluster config with defaults; `bin_dir` defaults to `default_bin_dir`.
+void ApplyClusterDefaults(v1::ClusterConfig* config, const std::string& default_bin_dir);
+
+// Starts every service of the cluster that is not already running, waits until each is SERVING, records
+// them in <data_dir>/cluster.json and prints where each listens. Services already running are left alone,
+// so a second `up` never starts a second cluster over the first. On failure, stops what this call started
+// and returns the error naming the service and its log.
+absl::Status Up(const v1::ClusterConfig& config, std::ostream& out);
+
+// Stops every recorded service with SIGTERM (SIGKILL after the drain deadline) and forgets them.
+absl::Status Down(const std::string& data_dir, std::ostream& out);
+
+// Prints each service's state, address, metrics address, version and pid. FAILED_PRECONDITION when a
+// service is not SERVING (crashed services are reported as such), NOT_FOUND when no cluster is recorded.
+absl::Status Status(const std::string& data_dir, std::ostream& out);
+
+}  // namespace accelopt::cli

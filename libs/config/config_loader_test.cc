@@ -1,0 +1,75 @@
+#include "libs/config/config_loader.h"
+
+#include <gtest/gtest.h>
+
+#include "accelopt/v1/config.pb.h"
+#include "accelopt/v1/job.pb.h"
+
+namespace accelopt::config {
+namespace {
+
+TEST(ConfigLoaderTest, ParsesYamlWithNestedMessagesListsAndFriendlyEnums) {
+  v1::OrchestratorConfig cfg;
+  ASSERT_TRUE(ParseConfigText(R"(
+server: {grpc_address: "127.0.0.1:7000", drain_seconds: 2.5}
+profiler_addresses: [a:1, b:2]
+max_dispatch_attempts: 5
+)", "test.yaml", &cfg).ok());
+  EXPECT_EQ(cfg.server().grpc_address(), "127.0.0.1:7000");
+  EXPECT_DOUBLE_EQ(cfg.server().drain_seconds(), 2.5);
+  ASSERT_EQ(cfg.profiler_addresses_size(), 2);
+  EXPECT_EQ(cfg.profiler_addresses(1), "b:2");
+  EXPECT_EQ(cfg.max_dispatch_attempts(), 5);
+
+  v1::ProfilerConfig p;
+  ASSERT_TRUE(ParseConfigText("device: sim-trn2\nslots: 2\n", "p.yaml", &p).ok());
+  EXPECT_EQ(p.device(), v1::DEVICE_SIM_TRN2);
+}
+
+TEST(ConfigLoaderTest, ParsesJson) {
+  v1::MemoryConfig cfg;
+  ASSERT_TRUE(ParseConfigText(R"({"data_dir": "/tmp/m", "server": {"log_level": "debug"}})",
+                              "m.json", &cfg).ok());
+  EXPECT_EQ(cfg.data_dir(), "/tmp/m");
+  EXPECT_EQ(cfg.server().log_level(), "debug");
+}
+
+TEST(ConfigLoaderTest, UnknownKeyIsRejectedWithItsFullPath) {
+  v1::PlannerConfig cfg;
+  absl::Status s = ParseConfigText("server:\n  grpc_adress: x\n", "planner.yaml", &cfg);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("unknown key 'server.grpc_adress'"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("planner.yaml"), std::string::npos);
+}
+
+TEST(ConfigLoaderTest, WrongTypesAndBadEnumsNameTheKey) {
+  v1::ProfilerConfig cfg;
+  absl::Status s = ParseConfigText("slots: many\n", "p.yaml", &cfg);
+  EXPECT_NE(s.message().find("'slots'"), std::string::npos) << s;
+  s = ParseConfigText("device: tpu\n", "p.yaml", &cfg);
+  EXPECT_NE(s.message().find("'device'"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("sim-trn1"), std::string::npos) << s;
+  s = ParseConfigText("server: [1, 2]\n", "p.yaml", &cfg);
+  EXPECT_NE(s.message().find("'server'"), std::string::npos) << s;
+}
+
+TEST(ConfigLoaderTest, SyntaxErrorNamesTheLine) {
+  v1::ProfilerConfig cfg;
+  absl::Status s = ParseConfigText("slots: 1\n  bad: [\n", "p.yaml", &cfg);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("line"), std::string::npos) << s;
+}
+
+TEST(ConfigLoaderTest, FreeFormStructKeepsTypes) {
+  v1::ModelSpec spec;
+  ASSERT_TRUE(ParseConfigText("extra_body: {top_p: 0.9, stop: [a], flag: true, name: x}\n",
+                              "m.yaml", &spec).ok());
+  const auto& f = spec.extra_body().fields();
+  EXPECT_DOUBLE_EQ(f.at("top_p").number_value(), 0.9);
+  EXPECT_TRUE(f.at("flag").bool_value());
+  EXPECT_EQ(f.at("name").string_value(), "x");
+  EXPECT_EQ(f.at("stop").list_value().values(0).string_value(), "a");
+}
+
+}  // namespace
+}  // namespace accelopt::config

@@ -1,0 +1,17 @@
+// Whole-file reads and atomic whole-file writes.
+#pragma once
+
+#include "absl/strings/string_view.h"
+#include <string>
+#include <string_view>
+
+#include "absl/status/statusor.h"
+
+namespace accelopt::core {
+
+// NOT_FOUND when the file does not exist; the message names the path.
+absl::StatusOr<std::string> ReadFile(const std::string& path);
+// Writes to a temporary file beside `path`, then renames it over `path`: readers see old or new, never half.
+absl::Status WriteFileAtomic(const std::string& path, absl::string_view contents);
+
+}  // namespace accelopt::core

@@ -1,0 +1,24 @@
+#include "libs/core/file.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+namespace accelopt::core {
+namespace {
+
+TEST(FileTest, AtomicWriteThenReadReturnsContents) {
+  std::string path = testing::TempDir() + "/file_test.txt";
+  ASSERT_TRUE(WriteFileAtomic(path, "one").ok());
+  ASSERT_TRUE(WriteFileAtomic(path, "two").ok());
+  EXPECT_EQ(*ReadFile(path), "two");
+}
+
+TEST(FileTest, MissingFileIsNotFoundNamingThePath) {
+  auto r = ReadFile("/nonexistent/dir/x.yaml");
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_NE(r.status().message().find("/nonexistent/dir/x.yaml"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace accelopt::core

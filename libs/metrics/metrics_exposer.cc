@@ -1,0 +1,25 @@
+#include "libs/metrics/metrics_exposer.h"
+
+#include <exception>
+
+#include "absl/strings/str_cat.h"
+
+namespace accelopt::metrics {
+
+absl::StatusOr<std::unique_ptr<MetricsExposer>> MetricsExposer::Start(
+    const std::string& address, std::shared_ptr<prometheus::Registry> registry) {
+  std::unique_ptr<prometheus::Exposer> exposer;
+  try {
+    exposer = std::make_unique<prometheus::Exposer>(address, /*num_threads=*/1);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrCat("cannot serve metrics on ", address, ": address already in use or not local"));
+  }
+  exposer->RegisterCollectable(registry);
+  std::vector<int> ports = exposer->GetListeningPorts();
+  std::string host = address.substr(0, address.rfind(':'));
+  std::string bound = absl::StrCat(host, ":", ports.empty() ? 0 : ports.front());
+  return std::unique_ptr<MetricsExposer>(new MetricsExposer(std::move(exposer), bound));
+}
+
+}  // namespace accelopt::metrics

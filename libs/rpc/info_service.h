@@ -1,0 +1,22 @@
+// accelopt.v1.InfoService: the process's identity (service name, version, pid, start time, metrics address).
+#pragma once
+
+#include <string>
+
+#include "accelopt/v1/info_service.grpc.pb.h"
+
+namespace accelopt::rpc {
+
+class InfoServiceImpl final : public v1::InfoService::CallbackService {
+ public:
+  explicit InfoServiceImpl(std::string service);
+  void set_metrics_address(std::string address) { info_.set_metrics_address(std::move(address)); }
+
+  grpc::ServerUnaryReactor* GetInfo(grpc::CallbackServerContext* ctx, const v1::GetInfoRequest* req,
+                                    v1::GetInfoResponse* resp) override;
+
+ private:
+  v1::GetInfoResponse info_;
+};
+
+}  // namespace accelopt::rpc

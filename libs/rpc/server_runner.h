@@ -1,0 +1,68 @@
+// Runs one service process: gRPC server (callback API) with health checking, reflection, RPC metrics and the
+// InfoService, a Prometheus /metrics endpoint on the admin address, and graceful shutdown on SIGTERM/SIGINT.
+//
+//   accelopt::rpc::BlockShutdownSignals();           // first thing in main, before any thread starts
+//   ServerRunner runner("planner", config.server(), registry);
+//   runner.AddService(&planner_service);
+//   if (auto s = runner.Start(); !s.ok()) { ...exit 1... }   // health turns SERVING here
+//   runner.WaitForShutdownSignal();
+//   runner.Shutdown();                                // NOT_SERVING, drain up to drain_seconds, stop
+#pragma once
+
+#include <grpcpp/server.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "accelopt/v1/config.pb.h"
+#include "libs/metrics/metrics_exposer.h"
+#include "libs/rpc/info_service.h"
+#include "prometheus/registry.h"
+
+namespace accelopt::rpc {
+
+// Blocks SIGTERM and SIGINT in the calling thread and every thread it creates later, so that
+// WaitForShutdownSignal() receives them synchronously.
+void BlockShutdownSignals();
+
+class ServerRunner {
+ public:
+  ServerRunner(std::string service_name, v1::ServerConfig config,
+               std::shared_ptr<prometheus::Registry> registry);
+  ~ServerRunner();
+
+  // Registers a service; call before Start(). Not owned.
+  void AddService(grpc::Service* service);
+
+  // Binds the admin (metrics) and gRPC addresses and starts serving; health reports SERVING for the
+  // server and each registered service once this returns OK. UNAVAILABLE with one clear line naming the
+  // address when it cannot be bound (e.g. already in use).
+  absl::Status Start();
+
+  // Blocks until SIGTERM or SIGINT arrives (requires BlockShutdownSignals()). Returns the signal.
+  int WaitForShutdownSignal();
+
+  // Health NOT_SERVING, stop accepting, let in-flight RPCs finish until the drain deadline, then cancel
+  // the rest. Idempotent.
+  void Shutdown();
+
+  const std::string& grpc_address() const { return grpc_address_; }
+  int grpc_port() const { return grpc_port_; }
+  std::string metrics_address() const;
+
+ private:
+  std::string service_name_;
+  v1::ServerConfig config_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  std::vector<grpc::Service*> services_;
+  InfoServiceImpl info_service_;
+  std::unique_ptr<metrics::MetricsExposer> exposer_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string grpc_address_;
+  int grpc_port_ = 0;
+  bool shut_down_ = false;
+};
+
+}  // namespace accelopt::rpc

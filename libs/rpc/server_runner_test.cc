@@ -1,0 +1,63 @@
+#include "libs/rpc/server_runner.h"
+
+#include <grpcpp/create_channel.h>
+#include <gtest/gtest.h>
+
+#include "accelopt/v1/info_service.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "libs/config/validate.h"
+#include "libs/testing/http_get.h"
+
+namespace accelopt::rpc {
+namespace {
+
+v1::ServerConfig TestConfig() {
+  v1::ServerConfig c;
+  config::ApplyServerDefaults(&c);
+  c.set_drain_seconds(1);
+  return c;
+}
+
+TEST(ServerRunnerTest, ServesHealthInfoAndRpcMetrics) {
+  auto registry = std::make_shared<prometheus::Registry>();
+  ServerRunner runner("unit", TestConfig(), registry);
+  ASSERT_TRUE(runner.Start().ok());
+  auto channel = grpc::CreateChannel(runner.grpc_address(), grpc::InsecureChannelCredentials());
+
+  grpc::health::v1::HealthCheckResponse health;
+  grpc::ClientContext hctx;
+  ASSERT_TRUE(grpc::health::v1::Health::NewStub(channel)
+                  ->Check(&hctx, grpc::health::v1::HealthCheckRequest(), &health)
+                  .ok());
+  EXPECT_EQ(health.status(), grpc::health::v1::HealthCheckResponse::SERVING);
+
+  v1::GetInfoResponse info;
+  grpc::ClientContext ictx;
+  ASSERT_TRUE(v1::InfoService::NewStub(channel)->GetInfo(&ictx, v1::GetInfoRequest(), &info).ok());
+  EXPECT_EQ(info.service(), "unit");
+  EXPECT_EQ(info.metrics_address(), runner.metrics_address());
+
+  auto body = testing::HttpGet(runner.metrics_address(), "/metrics");
+  ASSERT_TRUE(body.ok());
+  EXPECT_NE(body->find("accelopt_rpc_server_handled_total{code=\"OK\",method=\"GetInfo\","
+                       "service=\"accelopt.v1.InfoService\"} 1"),
+            std::string::npos)
+      << *body;
+  runner.Shutdown();
+}
+
+TEST(ServerRunnerTest, PortInUseIsOneClearError) {
+  auto registry = std::make_shared<prometheus::Registry>();
+  ServerRunner first("a", TestConfig(), registry);
+  ASSERT_TRUE(first.Start().ok());
+  v1::ServerConfig cfg = TestConfig();
+  cfg.set_grpc_address(first.grpc_address());
+  ServerRunner second("b", cfg, std::make_shared<prometheus::Registry>());
+  absl::Status s = second.Start();
+  EXPECT_EQ(s.code(), absl::StatusCode::kUnavailable);
+  EXPECT_NE(s.message().find("cannot listen on " + first.grpc_address()), std::string::npos) << s;
+  EXPECT_NE(s.message().find("in use"), std::string::npos) << s;
+}
+
+}  // namespace
+}  // namespace accelopt::rpc

@@ -1,0 +1,71 @@
+#include "libs/storage/kv_store.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+namespace accelopt::storage {
+namespace {
+
+std::string FreshDir(const std::string& name) {
+  std::string dir = ::testing::TempDir() + "/kv_store_test_" + name;
+  std::filesystem::remove_all(dir);
+  return dir;
+}
+
+TEST(KvStoreTest, PutGetDeleteAcrossFamilies) {
+  auto store = KvStore::Open(FreshDir("basic"), {"jobs", "events"});
+  ASSERT_TRUE(store.ok()) << store.status();
+  ASSERT_TRUE((*store)->Put("jobs", "j1", "a").ok());
+  ASSERT_TRUE((*store)->Put("events", "j1", "b").ok());
+  EXPECT_EQ(*(*store)->Get("jobs", "j1"), "a");
+  EXPECT_EQ(*(*store)->Get("events", "j1"), "b");
+  ASSERT_TRUE((*store)->Delete("jobs", "j1").ok());
+  EXPECT_EQ((*store)->Get("jobs", "j1").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ((*store)->Get("nope", "j1").status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(KvStoreTest, BatchIsAllOrNothing) {
+  auto store = KvStore::Open(FreshDir("batch"), {"a"});
+  ASSERT_TRUE(store.ok());
+  WriteBatch bad;
+  bad.Put("a", "k1", "v1");
+  bad.Put("missing", "k2", "v2");
+  EXPECT_FALSE((*store)->Write(std::move(bad)).ok());
+  EXPECT_EQ((*store)->Get("a", "k1").status().code(), absl::StatusCode::kNotFound);
+  WriteBatch good;
+  good.Put("a", "k1", "v1");
+  good.Put("a", "k2", "v2");
+  ASSERT_TRUE((*store)->Write(std::move(good)).ok());
+  EXPECT_EQ(*(*store)->Get("a", "k2"), "v2");
+}
+
+TEST(KvStoreTest, ScansByPrefixForwardAndBackward) {
+  auto store = KvStore::Open(FreshDir("scan"), {"c"});
+  ASSERT_TRUE(store.ok());
+  for (const char* k : {"j1/001", "j1/002", "j1/003", "j2/001"}) ASSERT_TRUE((*store)->Put("c", k, k).ok());
+  std::vector<std::string> keys;
+  ASSERT_TRUE((*store)->Scan("c", "j1/", [&](auto k, auto) { keys.emplace_back(k); return true; }).ok());
+  EXPECT_EQ(keys, (std::vector<std::string>{"j1/001", "j1/002", "j1/003"}));
+  keys.clear();
+  ASSERT_TRUE((*store)->ScanReverse("c", "j1/", [&](auto k, auto) {
+    keys.emplace_back(k);
+    return keys.size() < 2;
+  }).ok());
+  EXPECT_EQ(keys, (std::vector<std::string>{"j1/003", "j1/002"}));
+}
+
+TEST(KvStoreTest, DataSurvivesReopen) {
+  std::string dir = FreshDir("reopen");
+  {
+    auto store = KvStore::Open(dir, {"x"});
+    ASSERT_TRUE(store.ok());
+    ASSERT_TRUE((*store)->Put("x", "k", "v").ok());
+  }
+  auto store = KvStore::Open(dir, {"x", "y"});
+  ASSERT_TRUE(store.ok()) << store.status();
+  EXPECT_EQ(*(*store)->Get("x", "k"), "v");
+}
+
+}  // namespace
+}  // namespace accelopt::storage

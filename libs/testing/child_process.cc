@@ -1,0 +1,107 @@
+#include "libs/testing/child_process.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <thread>
+
+#include <grpcpp/create_channel.h>
+
+#include "absl/strings/str_cat.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "libs/core/file.h"
+
+namespace accelopt::testing {
+
+absl::StatusOr<ChildProcess> ChildProcess::Start(const std::vector<std::string>& argv,
+                                                 const std::string& log_path) {
+  int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  if (fd < 0) return absl::InternalError(absl::StrCat("cannot open ", log_path));
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) return absl::InternalError("fork failed");
+  if (pid == 0) {
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, nullptr);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  close(fd);
+  return ChildProcess(pid, log_path);
+}
+
+ChildProcess::ChildProcess(ChildProcess&& other) noexcept
+    : pid_(other.pid_), log_path_(std::move(other.log_path_)), reaped_(other.reaped_) {
+  other.reaped_ = true;
+}
+
+ChildProcess::~ChildProcess() {
+  if (!reaped_ && pid_ > 0) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, nullptr, 0);
+  }
+}
+
+void ChildProcess::Signal(int sig) const { kill(pid_, sig); }
+
+std::optional<int> ChildProcess::WaitForExit(std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    int status = 0;
+    pid_t r = waitpid(pid_, &status, WNOHANG);
+    if (r == pid_) {
+      reaped_ = true;
+      return status;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+std::string ChildProcess::Output() const {
+  auto text = core::ReadFile(log_path_);
+  return text.ok() ? *text : "";
+}
+
+int PickFreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = 0;
+  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
+  socklen_t len = sizeof(addr);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  close(fd);
+  return ntohs(addr.sin_port);
+}
+
+absl::Status WaitForServing(const std::string& address, std::chrono::milliseconds timeout) {
+  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  auto stub = grpc::health::v1::Health::NewStub(channel);
+  auto deadline = std::chrono::system_clock::now() + timeout;
+  while (std::chrono::system_clock::now() < deadline) {
+    grpc::ClientContext ctx;
+    ctx.set_deadline(deadline);
+    ctx.set_wait_for_ready(true);
+    grpc::health::v1::HealthCheckResponse resp;
+    grpc::Status s = stub->Check(&ctx, grpc::health::v1::HealthCheckRequest(), &resp);
+    if (s.ok() && resp.status() == grpc::health::v1::HealthCheckResponse::SERVING) {
+      return absl::OkStatus();
+    }
+    if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return absl::DeadlineExceededError(absl::StrCat(address, " did not become SERVING"));
+}
+
+}  // namespace accelopt::testing

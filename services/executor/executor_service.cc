@@ -1,0 +1,1 @@
+#include "services/executor/executor_service.h"

@@ -1,0 +1,1 @@
+#include "services/memory/memory_service.h"

@@ -1,0 +1,1 @@
+#include "services/orchestrator/orchestrator_service.h"

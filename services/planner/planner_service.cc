@@ -1,0 +1,1 @@
+#include "services/planner/planner_service.h"

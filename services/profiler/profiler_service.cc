@@ -1,0 +1,1 @@
+#include "services/profiler/profiler_service.h"

@@ -1,0 +1,153 @@
+// The five service binaries as real processes: health, /metrics, graceful SIGTERM, bad config, busy port,
+// and the `accelopt` CLI's local cluster (up twice, status of a crashed service, down).
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "libs/core/file.h"
+#include "libs/testing/child_process.h"
+#include "libs/testing/http_get.h"
+#include "tests/integration/service_process.h"
+
+namespace accelopt {
+namespace {
+
+using integration::FreshTempDir;
+using integration::kBinDir;
+using integration::kServiceNames;
+using integration::ServiceProcess;
+using integration::StartService;
+using testing::ChildProcess;
+using namespace std::chrono_literals;
+
+TEST(ClusterProcessesTest, FiveServicesServeHealthAndMetricsAndStopCleanlyOnSigterm) {
+  std::string dir = FreshTempDir("five");
+  std::vector<ServiceProcess> services;
+  for (const auto& name : kServiceNames) services.push_back(StartService(name, dir));
+  for (auto& s : services) {
+    ASSERT_TRUE(testing::WaitForServing(s.grpc_address, 20s).ok()) << s.name << "\n" << s.process.Output();
+  }
+  for (auto& s : services) {
+    auto body = testing::HttpGet(s.metrics_address, "/metrics");
+    ASSERT_TRUE(body.ok()) << s.name << ": " << body.status();
+    // The health check above went through the RPC metrics interceptor.
+    EXPECT_NE(body->find("accelopt_rpc_server_handled_total"), std::string::npos) << s.name;
+    EXPECT_NE(body->find("service=\"grpc.health.v1.Health\""), std::string::npos) << s.name;
+  }
+  for (auto& s : services) s.process.Signal(SIGTERM);
+  for (auto& s : services) {
+    // Drain deadline is 2 s; allow start-to-exit slack for a loaded machine.
+    std::optional<int> status = s.process.WaitForExit(10s);
+    ASSERT_TRUE(status.has_value()) << s.name << " did not exit after SIGTERM";
+    EXPECT_TRUE(WIFEXITED(*status)) << s.name;
+    EXPECT_EQ(WEXITSTATUS(*status), 0) << s.name << "\n" << s.process.Output();
+    EXPECT_NE(s.process.Output().find("stopped"), std::string::npos) << s.name;
+  }
+}
+
+TEST(ClusterProcessesTest, EveryBinaryHasHelp) {
+  std::string dir = FreshTempDir("help");
+  for (const auto& name : kServiceNames) {
+    auto p = ChildProcess::Start({kBinDir + "/accelopt-" + name, "--help"}, dir + "/" + name + ".log");
+    ASSERT_TRUE(p.ok());
+    auto status = p->WaitForExit(10s);
+    ASSERT_TRUE(status.has_value());
+    EXPECT_EQ(WEXITSTATUS(*status), 0) << name;
+    EXPECT_NE(p->Output().find("--config"), std::string::npos) << name << p->Output();
+    EXPECT_NE(p->Output().find("--admin_port"), std::string::npos) << name;
+  }
+}
+
+TEST(ClusterProcessesTest, UnknownConfigKeyExitsNonZeroNamingTheKey) {
+  std::string dir = FreshTempDir("badkey");
+  std::ofstream(dir + "/p.yaml") << "server: {drain_secs: 1}\n";
+  auto p = ChildProcess::Start({kBinDir + "/accelopt-planner", "--config", dir + "/p.yaml"}, dir + "/log");
+  ASSERT_TRUE(p.ok());
+  auto status = p->WaitForExit(10s);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_NE(WEXITSTATUS(*status), 0);
+  EXPECT_NE(p->Output().find("unknown key 'server.drain_secs'"), std::string::npos) << p->Output();
+}
+
+TEST(ClusterProcessesTest, PortInUseExitsWithOneClearLine) {
+  std::string dir = FreshTempDir("busy");
+  ServiceProcess first = StartService("executor", dir);
+  ASSERT_TRUE(testing::WaitForServing(first.grpc_address, 20s).ok());
+  std::string port = first.grpc_address.substr(first.grpc_address.rfind(':') + 1);
+  auto second = ChildProcess::Start({kBinDir + "/accelopt-executor", "--port", port}, dir + "/second.log");
+  ASSERT_TRUE(second.ok());
+  auto status = second->WaitForExit(10s);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_EQ(WEXITSTATUS(*status), 1);
+  std::string out = second->Output();
+  std::string expected = "accelopt-executor: error: cannot listen on 127.0.0.1:" + port + ": Address already in use";
+  EXPECT_NE(out.find(expected), std::string::npos) << out;
+  // The error is the last line, alone.
+  EXPECT_EQ(out.substr(out.rfind('\n', out.size() - 2) + 1), expected + "\n") << out;
+}
+
+// Runs the CLI to completion and returns (exit code, output).
+std::pair<int, std::string> Cli(const std::vector<std::string>& args, const std::string& log) {
+  std::vector<std::string> argv = {kBinDir + "/accelopt"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  auto p = ChildProcess::Start(argv, log);
+  EXPECT_TRUE(p.ok());
+  auto status = p->WaitForExit(90s);
+  EXPECT_TRUE(status.has_value()) << "accelopt " << args[0] << " hung";
+  return {status ? WEXITSTATUS(*status) : -1, p->Output()};
+}
+
+TEST(ClusterProcessesTest, CliUpTwiceStatusCrashAndDown) {
+  std::string dir = FreshTempDir("cli");
+  std::string base = std::to_string(20000 + (getpid() % 200) * 150);
+  auto [up_code, up_out] = Cli({"up", "--data-dir", dir, "--base-port", base}, dir + "/up.log");
+  ASSERT_EQ(up_code, 0) << up_out;
+  for (const auto& name : {"orchestrator", "planner", "executor", "memory", "profiler-0"}) {
+    EXPECT_NE(up_out.find(name), std::string::npos) << up_out;
+  }
+
+  auto [again_code, again_out] = Cli({"up", "--data-dir", dir, "--base-port", base}, dir + "/up2.log");
+  EXPECT_EQ(again_code, 0) << again_out;
+  EXPECT_NE(again_out.find("cluster already running"), std::string::npos) << again_out;
+
+  auto [st_code, st_out] = Cli({"status", "--data-dir", dir}, dir + "/status.log");
+  EXPECT_EQ(st_code, 0) << st_out;
+  EXPECT_EQ(std::count(st_out.begin(), st_out.end(), '\n'), 6) << st_out;  // header + 5 services
+  EXPECT_NE(st_out.find("0.1.0"), std::string::npos) << st_out;
+
+  // Kill one service hard: status reports it as crashed and fails.
+  auto state = core::ReadFile(dir + "/cluster.json");
+  ASSERT_TRUE(state.ok());
+  auto pos = state->find("\"name\": \"planner\"");
+  ASSERT_NE(pos, std::string::npos) << *state;
+  auto pid_pos = state->find("\"pid\": \"", pos);
+  int planner_pid = std::stoi(state->substr(pid_pos + 8));
+  ASSERT_EQ(kill(planner_pid, SIGKILL), 0);
+  for (int i = 0; i < 200 && kill(planner_pid, 0) == 0; ++i) usleep(10000);
+  auto [crash_code, crash_out] = Cli({"status", "--data-dir", dir}, dir + "/status2.log");
+  EXPECT_EQ(crash_code, 1) << crash_out;
+  EXPECT_NE(crash_out.find("CRASHED"), std::string::npos) << crash_out;
+  EXPECT_NE(crash_out.find("not serving: planner"), std::string::npos) << crash_out;
+
+  // up restarts only the crashed service.
+  auto [re_code, re_out] = Cli({"up", "--data-dir", dir, "--base-port", base}, dir + "/up3.log");
+  EXPECT_EQ(re_code, 0) << re_out;
+  EXPECT_NE(re_out.find("orchestrator: already running"), std::string::npos) << re_out;
+  EXPECT_EQ(re_out.find("planner: already running"), std::string::npos) << re_out;
+
+  auto [down_code, down_out] = Cli({"down", "--data-dir", dir}, dir + "/down.log");
+  EXPECT_EQ(down_code, 0) << down_out;
+  EXPECT_NE(down_out.find("cluster down"), std::string::npos);
+  EXPECT_EQ(down_out.find("killed"), std::string::npos) << down_out;
+  auto [after_code, after_out] = Cli({"status", "--data-dir", dir}, dir + "/status3.log");
+  EXPECT_EQ(after_code, 1);
+  EXPECT_NE(after_out.find("no cluster recorded"), std::string::npos) << after_out;
+}
+
+}  // namespace
+}  // namespace accelopt

@@ -1,0 +1,29 @@
+// Starts one real service binary on free loopback ports, for integration tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "libs/testing/child_process.h"
+
+namespace accelopt::integration {
+
+inline const std::string kBinDir = ACCELOPT_BINARY_DIR "/bin";
+inline const std::vector<std::string> kServiceNames = {"orchestrator", "planner", "executor", "memory",
+                                                      "profiler"};
+
+struct ServiceProcess {
+  std::string name;
+  std::string grpc_address;
+  std::string metrics_address;
+  testing::ChildProcess process;
+};
+
+// A fresh directory under the test temp dir.
+std::string FreshTempDir(const std::string& name);
+
+// Starts accelopt-<name> with a config in `dir` (data under `dir` for stateful services), a drain deadline of
+// `drain_seconds`, and free gRPC and admin ports. Does not wait for SERVING.
+ServiceProcess StartService(const std::string& name, const std::string& dir, double drain_seconds = 2);
+
+}  // namespace accelopt::integration
