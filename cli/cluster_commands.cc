@@ -1,0 +1,84 @@
+#include "cli/cluster_commands.h"
+
+#include <filesystem>
+#include <iostream>
+
+#include "absl/strings/numbers.h"
+#include "cli/args.h"
+#include "cli/local_cluster.h"
+#include "libs/config/config_loader.h"
+
+namespace accelopt::cli {
+namespace {
+
+std::string SelfDir() {
+  std::error_code ec;
+  auto exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? "." : exe.parent_path().string();
+}
+
+int RunUp(const std::vector<std::string>& argv) {
+  auto args = ParseArgs(argv, {"data-dir", "config", "profilers", "base-port", "device"}, {});
+  if (!args.ok()) return UsageError(std::string(args.status().message()));
+  if (!args->positional.empty()) return UsageError("unexpected argument '" + args->positional[0] + "'");
+  v1::ClusterConfig config;
+  if (std::string path = args->Get("config"); !path.empty()) {
+    if (auto s = config::LoadConfigFile(path, &config); !s.ok()) return Fail(std::string(s.message()));
+  }
+  if (args->values.count("data-dir")) config.set_data_dir(args->Get("data-dir"));
+  if (args->values.count("profilers")) {
+    int n = 0;
+    if (!absl::SimpleAtoi(args->Get("profilers"), &n) || n < 1 || n > 64) {
+      return UsageError("--profilers must be a number from 1 to 64");
+    }
+    config.set_profilers(n);
+  }
+  if (args->values.count("base-port")) {
+    int p = 0;
+    if (!absl::SimpleAtoi(args->Get("base-port"), &p) || p < 1024 || p > 65000) {
+      return UsageError("--base-port must be a number from 1024 to 65000");
+    }
+    config.set_base_port(p);
+  }
+  if (args->values.count("device")) {
+    std::string d = args->Get("device");
+    if (d == "sim-trn1") config.set_device(v1::DEVICE_SIM_TRN1);
+    else if (d == "sim-trn2") config.set_device(v1::DEVICE_SIM_TRN2);
+    else if (d == "neuron") config.set_device(v1::DEVICE_NEURON);
+    else return UsageError("--device must be sim-trn1, sim-trn2 or neuron");
+  }
+  ApplyClusterDefaults(&config, SelfDir());
+  if (auto s = Up(config, std::cout); !s.ok()) return Fail(std::string(s.message()));
+  return 0;
+}
+
+int RunWithDataDir(const std::vector<std::string>& argv, bool down) {
+  auto args = ParseArgs(argv, {"data-dir"}, {});
+  if (!args.ok()) return UsageError(std::string(args.status().message()));
+  if (!args->positional.empty()) return UsageError("unexpected argument '" + args->positional[0] + "'");
+  std::string data_dir = args->Get("data-dir", "./.accelopt");
+  absl::Status s = down ? Down(data_dir, std::cout) : Status(data_dir, std::cout);
+  return s.ok() ? 0 : Fail(std::string(s.message()));
+}
+
+}  // namespace
+
+Command UpCommand() {
+  return {"up",
+          "up [--data-dir DIR] [--config FILE] [--profilers N] [--base-port N] [--device sim-trn1|sim-trn2]\n"
+          "      Start every service of the local cluster that is not running; wait until SERVING.",
+          RunUp};
+}
+
+Command DownCommand() {
+  return {"down", "down [--data-dir DIR]\n      Stop the local cluster (SIGTERM, SIGKILL after the drain deadline).",
+          [](const std::vector<std::string>& a) { return RunWithDataDir(a, true); }};
+}
+
+Command StatusCommand() {
+  return {"status",
+          "status [--data-dir DIR]\n      Health, address, version and pid of each service; exit 1 if one is not SERVING.",
+          [](const std::vector<std::string>& a) { return RunWithDataDir(a, false); }};
+}
+
+}  // namespace accelopt::cli
