@@ -5,6 +5,7 @@
 
 #include "cli/cluster_commands.h"
 #include "cli/command.h"
+#include "cli/profile_command.h"
 #include "libs/core/version.h"
 
 namespace accelopt::cli {
@@ -12,7 +13,7 @@ namespace {
 
 // Every command, in the order `help` lists them.
 std::vector<Command> Commands() {
-  return {UpCommand(), DownCommand(), StatusCommand()};
+  return {UpCommand(), DownCommand(), StatusCommand(), ProfileCommand()};
 }
 
 void PrintUsage(std::ostream& out) {

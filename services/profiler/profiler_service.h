@@ -1,11 +1,47 @@
-// gRPC adapter of the profiler service: a profiler worker that checks and times kernels on a device backend
+// gRPC adapter of a profiler worker: validates requests, admits them into the slot pool (RESOURCE_EXHAUSTED
+// when full), runs KernelProfiler on a slot, and kills the sandbox when the caller cancels.
 #pragma once
 
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
 #include "accelopt/v1/profiler_service.grpc.pb.h"
+#include "services/profiler/kernel_profiler.h"
+#include "services/profiler/profiler_metrics.h"
+#include "services/profiler/slot_pool.h"
 
 namespace accelopt::profiler {
 
-// RPCs not overridden here answer UNIMPLEMENTED (see the README status table).
-class ProfilerServiceImpl final : public v1::ProfilerService::CallbackService {};
+// Largest kernel source and reference module accepted (bytes).
+inline constexpr size_t kMaxKernelBytes = 256 << 10;
+inline constexpr size_t kMaxReferenceBytes = 1 << 20;
+
+class ProfilerServiceImpl final : public v1::ProfilerService::CallbackService {
+ public:
+  ProfilerServiceImpl(const KernelProfiler* profiler, int slots, int queue_limit, ProfilerMetrics metrics);
+
+  grpc::ServerUnaryReactor* Profile(grpc::CallbackServerContext* ctx, const v1::ProfileRequest* request,
+                                    v1::ProfileResponse* response) override;
+  grpc::ServerUnaryReactor* GetWorkerStatus(grpc::CallbackServerContext* ctx,
+                                            const v1::GetWorkerStatusRequest* request,
+                                            v1::WorkerStatus* response) override;
+
+ private:
+  void Record(const v1::ProfileResult& result);
+  void UpdateGauges();
+
+  const KernelProfiler* profiler_;
+  ProfilerMetrics metrics_;
+  std::mutex mu_;
+  std::map<std::string, int64_t> by_verdict_;
+  // Last member: its destructor waits for running profiles, which use the members above.
+  SlotPool pool_;
+};
+
+// INVALID_ARGUMENT naming the field when the request cannot be profiled by a worker of `device`.
+absl::Status ValidateProfileRequest(const v1::ProfileRequest& request, v1::Device device);
 
 }  // namespace accelopt::profiler

@@ -1,0 +1,264 @@
+"""Affine index expressions built from nl.arange, and the predicates (masks) built by comparing them.
+
+An `Affine` is c + sum_k coef_k * j_k, where each j_k runs over 0..size_k-1 along one broadcast axis. Axes are
+numbered from the right (`rax`), exactly like numpy broadcasting: `nl.arange(128)[:, None]` is the axis rax=1 of a
+2-D pattern and `nl.arange(8)[None, :, None]` the axis rax=1 of a 3-D one, so the two combine the way numpy
+advanced indices do. Loop variables are plain ints and fold into `c`.
+
+A `Predicate` is a conjunction of `affine >= 0` (and rarely `affine != 0`) atoms; `mask_window` turns it into a
+per-axis [lo, hi) window over an instruction's iteration space, or a boolean array when atoms span several axes.
+"""
+import numpy as np
+
+from .errors import CompileError
+
+
+class Affine:
+    __slots__ = ('c', 'terms', 'ndim', 'placements')
+
+    def __init__(self, c, terms, ndim):
+        self.c = c
+        self.terms = terms          # tuple of (rax, coef, size), at most one entry per rax
+        self.ndim = ndim
+        self.placements = None      # cache of self[...] results (nl.arange objects are shared)
+
+    # ----- arithmetic -----
+    def __add__(self, other):
+        if isinstance(other, int):
+            return Affine(self.c + other, self.terms, self.ndim)
+        if isinstance(other, Affine):
+            return _merge(self, other, 1)
+        return NotImplemented
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        if isinstance(other, int):
+            return Affine(self.c - other, self.terms, self.ndim)
+        if isinstance(other, Affine):
+            return _merge(self, other, -1)
+        return NotImplemented
+
+    def __rsub__(self, other):
+        if isinstance(other, int):
+            return Affine(other - self.c, tuple((r, -k, n) for r, k, n in self.terms), self.ndim)
+        return NotImplemented
+
+    def __neg__(self):
+        return self * -1
+
+    def __mul__(self, other):
+        if isinstance(other, int):
+            return Affine(self.c * other, tuple((r, k * other, n) for r, k, n in self.terms), self.ndim)
+        raise CompileError('index expressions must be affine: only integer scaling of nl.arange is supported')
+
+    __rmul__ = __mul__
+
+    def __floordiv__(self, other):
+        raise CompileError('index expressions must be affine: // is not supported on nl.arange')
+
+    __mod__ = __floordiv__
+
+    # ----- placement: nl.arange(n)[:, None] -----
+    def __getitem__(self, key):
+        if self.ndim != 1:
+            raise CompileError('only a 1-D nl.arange can be placed with [:, None]-style indexing')
+        if type(key) is not tuple:
+            key = (key,)
+        position = -1
+        for i, k in enumerate(key):
+            if k is not None:
+                if position >= 0:
+                    raise CompileError('arange placement needs exactly one ":" and any number of None')
+                position = i
+        if position < 0:
+            raise CompileError('arange placement needs exactly one ":" and any number of None')
+        ndim = len(key)
+        cache = self.placements
+        if cache is None:
+            cache = self.placements = {}
+        placed = cache.get((ndim, position))
+        if placed is None:
+            rax = ndim - 1 - position
+            placed = cache[(ndim, position)] = Affine(self.c, tuple((rax, k, n) for _, k, n in self.terms), ndim)
+        return placed
+
+    @property
+    def shape(self):
+        shape = [1] * self.ndim
+        for rax, _, size in self.terms:
+            shape[self.ndim - 1 - rax] = size
+        return tuple(shape)
+
+    def evaluate(self):
+        """The index values as a numpy int64 array of `shape`."""
+        out = np.full(self.shape, self.c, dtype=np.int64)
+        for rax, coef, size in self.terms:
+            view = [1] * self.ndim
+            view[self.ndim - 1 - rax] = size
+            out = out + coef * np.arange(size, dtype=np.int64).reshape(view)
+        return out
+
+    # ----- comparisons build masks -----
+    def __ge__(self, other):
+        return Predicate(((self - other, 'ge'),))
+
+    def __gt__(self, other):
+        return Predicate(((self - other - 1, 'ge'),))
+
+    def __le__(self, other):
+        return Predicate(((other - self, 'ge'),))
+
+    def __lt__(self, other):
+        return Predicate(((other - self - 1, 'ge'),))
+
+    def __eq__(self, other):
+        diff = self - other
+        return Predicate(((diff, 'ge'), (-diff, 'ge')))
+
+    def __ne__(self, other):
+        return Predicate(((self - other, 'ne'),))
+
+    __hash__ = None
+
+    def __repr__(self):
+        return f'Affine(c={self.c}, terms={self.terms}, ndim={self.ndim})'
+
+
+def _merge(a, b, sign):
+    coefs = {r: (k, n) for r, k, n in a.terms}
+    for r, k, n in b.terms:
+        if r in coefs:
+            k0, n0 = coefs[r]
+            if n0 != n:
+                raise CompileError(f'index expressions combine aranges of sizes {n0} and {n} on one axis')
+            coefs[r] = (k0 + sign * k, n)
+        else:
+            coefs[r] = (sign * k, n)
+    terms = tuple(sorted((r, k, n) for r, (k, n) in coefs.items()))
+    return Affine(a.c + sign * b.c, terms, max(a.ndim, b.ndim))
+
+
+_ARANGES = {}
+
+
+def arange(start, stop=None, step=1):
+    """nl.arange: a 1-D affine index start, start+step, ... (< stop)."""
+    if stop is None:
+        start, stop = 0, start
+    key = (start, stop, step)
+    found = _ARANGES.get(key)
+    if found is None:
+        size = max(0, -(-(stop - start) // step))
+        found = _ARANGES[key] = Affine(start, ((0, step, size),), 1)
+    return found
+
+
+class MGrid:
+    """nl.mgrid[a:b, c:d, ...]: one affine index per axis, unpackable and with .p/.x for the 2-D case."""
+
+    def __getitem__(self, key):
+        if not isinstance(key, tuple):
+            key = (key,)
+        ndim = len(key)
+        axes = []
+        for axis, part in enumerate(key):
+            start = part.start or 0
+            step = part.step or 1
+            size = max(0, -(-(part.stop - start) // step))
+            axes.append(Affine(start, ((ndim - 1 - axis, step, size),), ndim))
+        return _Grid(axes)
+
+
+class _Grid(tuple):
+    def __new__(cls, axes):
+        return super().__new__(cls, axes)
+
+    @property
+    def p(self):
+        return self[0]
+
+    @property
+    def x(self):
+        return self[1]
+
+    @property
+    def y(self):
+        return self[2]
+
+    @property
+    def z(self):
+        return self[3]
+
+
+mgrid = MGrid()
+
+
+def ds(start, size):
+    """nl.ds: the dynamic-slice spelling of start:start+size."""
+    return slice(start, start + size)
+
+
+class Predicate:
+    """A conjunction of affine comparisons; the value of `mask=` and of affine_select's predicate."""
+    __slots__ = ('atoms',)
+
+    def __init__(self, atoms):
+        self.atoms = atoms
+
+    def __and__(self, other):
+        if not isinstance(other, Predicate):
+            return NotImplemented
+        return Predicate(self.atoms + other.atoms)
+
+    __rand__ = __and__
+
+    def __or__(self, other):
+        raise CompileError('masks combine comparisons with & only')
+
+    __ror__ = __or__
+
+    def __bool__(self):
+        raise CompileError('a mask predicate has no truth value; pass it as mask=')
+
+    def evaluate(self, shape):
+        """The predicate as a boolean array over an iteration space of `shape`."""
+        out = np.ones(shape, dtype=bool)
+        for aff, kind in self.atoms:
+            values = _align(aff, len(shape)).evaluate()
+            out &= (values >= 0) if kind == 'ge' else (values != 0)
+        return out
+
+
+def _align(aff, ndim):
+    if aff.ndim > ndim:
+        raise CompileError(f'mask has {aff.ndim} index dimensions but the instruction has {ndim}')
+    return Affine(aff.c, aff.terms, ndim)
+
+
+def mask_window(predicate, shape):
+    """Turn a mask into (window, where) over an iteration space of `shape`.
+
+    Conjunctions of single-axis inequalities (all NKIBench masks) become a per-axis [lo, hi) window and
+    where=None; any other predicate is evaluated elementwise into a boolean `where` array (window=None).
+    """
+    ndim = len(shape)
+    window = [[0, s] for s in shape]
+    for aff, kind in predicate.atoms:
+        if aff.ndim > ndim:
+            raise CompileError(f'mask has {aff.ndim} index dimensions but the instruction has {ndim}')
+        if kind != 'ge' or len(aff.terms) > 1:
+            return None, predicate.evaluate(shape)
+        if not aff.terms:
+            if aff.c < 0:
+                window[0][1] = window[0][0]
+            continue
+        rax, coef, _ = aff.terms[0]
+        bounds = window[ndim - 1 - rax]
+        if coef > 0:
+            bounds[0] = max(bounds[0], -(aff.c // coef))          # c + coef*j >= 0  <=>  j >= ceil(-c/coef)
+        elif coef < 0:
+            bounds[1] = min(bounds[1], aff.c // -coef + 1)        # j <= floor(c/-coef)
+        elif aff.c < 0:
+            bounds[1] = bounds[0]
+    return tuple((lo, max(lo, hi)) for lo, hi in window), None

@@ -1,0 +1,470 @@
+"""neuronxcc.nki.isa (nisa): the engine instructions, over numpy.
+
+Each function validates the hardware limits the compiler enforces, computes its result (numerics mode) and
+issues one trace instruction. Engine fields: instructions bound to one engine by the ISA name it (nc_matmul: pe,
+activation: act, iota/affine_select: pool, bn_stats/bn_aggr/scan: dve); the others report `auto` unless the kernel
+passed an explicit engine=.
+"""
+import time
+
+import numpy as np
+
+from . import memory
+from .affine import Affine, Predicate
+from .dtypes import kind_of
+from .errors import CompileError
+from .language import elementwise, reduce
+from .operands import (  # noqa: F401  (the *_engine values are re-exported as nisa.*)
+    SCALARS, engine_name, fit, gpsimd_engine, is_tile, on_chip, per_partition, result_kind, scalar_engine,
+    tensor_engine, unknown_engine, vector_engine, window_shape)
+from .operands import mask as mask_of
+from .ops import activation as activation_function
+from .ops import alu
+from .runtime import Pending, begin, current, direct, issue, operand, operand_reads
+
+
+STATIONARY_FREE_LIMIT = 128
+MOVING_FREE_LIMIT = 512
+PARTITION_LIMIT = 128
+BN_STATS_FREE_LIMIT = 512
+FP32 = kind_of(np.float32)
+
+
+class reduce_cmd:
+    idle = 'idle'
+    reset = 'reset'
+    reduce = 'reduce'
+    reset_reduce = 'reset_reduce'
+
+
+class nc_version:
+    gen2 = 2
+    gen3 = 3
+
+
+def get_nc_version():
+    return nc_version.gen2
+
+
+# ----- PE -----
+def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero=False, is_transpose=False,
+              mask=None, **kwargs):
+    """PSUM[M, N] = stationary[K, M].T @ moving[K, N]; is_transpose=True with an identity moving is a PE transpose."""
+    run = begin()
+    stat = _sbuf_operand(operand(stationary), 'nc_matmul stationary')
+    mov = _sbuf_operand(operand(moving), 'nc_matmul moving')
+    k = stat.shape[0]
+    m = stat.free_size
+    n = mov.free_size
+    if k != mov.shape[0]:
+        raise CompileError(f'nc_matmul: stationary and moving have different partition sizes ({k} vs {mov.shape[0]})')
+    if k > PARTITION_LIMIT:
+        raise CompileError(f'nc_matmul: contraction (partition) size {k} exceeds {PARTITION_LIMIT}')
+    if m > STATIONARY_FREE_LIMIT:
+        raise CompileError(f'nc_matmul: stationary free size {m} exceeds {STATIONARY_FREE_LIMIT}')
+    if n > MOVING_FREE_LIMIT:
+        raise CompileError(f'nc_matmul: moving free size {n} exceeds {MOVING_FREE_LIMIT}')
+    shape = (m, n)
+    window, where = mask_of(mask, shape)
+    result = None
+    if run.numerics:
+        s = stat.array().reshape(k, m)
+        v = mov.array().reshape(k, n)
+        if window is not None:
+            s = s[:, window[0][0]:window[0][1]]
+            v = v[:, window[1][0]:window[1][1]]
+        if is_transpose and _is_identity(run, mov, v):
+            result = np.ascontiguousarray(s.T, dtype=np.float32)
+        else:
+            result = _contract(s.astype(np.float32, copy=False), v.astype(np.float32, copy=False))
+    pending = issue(run, 'transpose' if is_transpose else 'matmul', 'pe', [(stat, None), (mov, None)], shape, FP32,
+                    result, window, out_buffer=memory.psum)
+    pending.where = where
+    pending.p, pending.n, pending.nstat = k, n, m
+    pending.psum_only = True
+    pending.window_free = True
+    if is_transpose:
+        pending.cse_key = ('transpose', _identity_key(stat), _identity_key(mov))
+    return pending.tile
+
+
+def _contract(stationary, moving):
+    """stationary.T @ moving in fp32, with the faster of np.matmul and numpy's own einsum loop on this machine
+    (einsum wins ~4x where numpy links the reference netlib BLAS; matmul wins with an optimised BLAS)."""
+    global _CONTRACTION
+    if _CONTRACTION is None:
+        _CONTRACTION = _fastest_contraction()
+    return _CONTRACTION(stationary, moving)
+
+
+def _matmul_contraction(stationary, moving):
+    return np.matmul(stationary.T, moving)
+
+
+def _einsum_contraction(stationary, moving):
+    return np.einsum('km,kn->mn', stationary, moving)
+
+
+def _fastest_contraction():
+    stationary = np.ones((128, 128), np.float32)
+    moving = np.ones((128, 512), np.float32)
+    timings = []
+    for candidate in (_matmul_contraction, _einsum_contraction):
+        best = float('inf')
+        for _ in range(3):
+            began = time.perf_counter()
+            candidate(stationary, moving)
+            best = min(best, time.perf_counter() - began)
+        timings.append((best, candidate))
+    return min(timings, key=lambda t: t[0])[1]
+
+
+_CONTRACTION = None
+
+
+def _identity_key(view):
+    alloc = view.alloc
+    return alloc.serial, alloc.version, view.offset, view.shape, view.strides
+
+
+def _is_identity(run, view, array):
+    cache = run.identity_cache
+    key = _identity_key(view)
+    known = cache.get(key)
+    if known is None:
+        known = cache[key] = array.shape[0] == array.shape[1] and np.array_equal(array, np.eye(array.shape[0]))
+    return known
+
+
+def _sbuf_operand(view, what):
+    if view.tensor.buffer is not memory.sbuf:
+        raise CompileError(f'{what} must be in SBUF (it is in {view.tensor.buffer.name})')
+    return view
+
+
+def pe_transpose(view):
+    """Transpose a [P, F] tile on the PE array (F, P <= 128) into PSUM."""
+    run = begin()
+    view = on_chip(view, 'a transpose')
+    if len(view.shape) != 2:
+        raise CompileError(f'transpose needs a 2-D tile, got shape {view.shape}')
+    p, f = view.shape
+    if p > PARTITION_LIMIT or f > PARTITION_LIMIT:
+        raise CompileError(f'PE transpose of a [{p}, {f}] tile: both dimensions must be <= {PARTITION_LIMIT}')
+    result = np.ascontiguousarray(view.array().T) if run.numerics else None
+    pending = issue(run, 'transpose', 'pe', [(view, None)], (f, p), view.tensor.kind, result,
+                    out_buffer=memory.psum)
+    pending.p, pending.n, pending.nstat = p, p, f
+    pending.psum_only = True
+    return pending.tile
+
+
+def nc_transpose(data, engine=None, mask=None, **kwargs):
+    view = operand(data)
+    if engine is vector_engine or engine is None and view.shape[0] <= 32 and view.free_size <= 32:
+        return _vector_transpose(view)
+    return pe_transpose(view)
+
+
+def _vector_transpose(view):
+    run = begin()
+    if len(view.shape) != 2 or view.shape[0] > 32 or view.shape[1] > 32:
+        raise CompileError('a vector-engine transpose handles tiles of at most 32x32')
+    result = np.ascontiguousarray(view.array().T) if run.numerics else None
+    pending = issue(run, 'transpose', 'dve', [(view, None)], view.shape[::-1], view.tensor.kind, result)
+    return pending.tile
+
+
+# ----- ACT -----
+def activation(op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=None, dtype=None,
+               mask=None, **kwargs):
+    """op(data * scale + bias); scale is a float or a [P, 1] tile, bias a [P, 1] tile; optional free-axis
+    reduction of the output into reduce_res."""
+    fn = activation_function(op)
+    return _scale_bias_op('activation', 'act', lambda x: fn(x), data, bias, scale, dtype, mask,
+                          reduce_op, reduce_res, reduce_cmd)
+
+
+def activation_reduce(op, data, reduce_op, reduce_res, bias=None, scale=1.0, dtype=None, mask=None, **kwargs):
+    return activation(op, data, bias=bias, scale=scale, reduce_op=reduce_op, reduce_res=reduce_res,
+                      reduce_cmd=reduce_cmd.reset_reduce, dtype=dtype, mask=mask)
+
+
+def _scale_bias_op(op, eng, fn, data, bias, scale, dtype, mask_predicate, reduce_op, reduce_res, command):
+    run = begin()
+    view = on_chip(operand(data), op)
+    shape = view.shape
+    kind = result_kind(dtype, [view])
+    window, where = mask_of(mask_predicate, shape)
+    tiles = [view]
+    consts = 0
+    for extra in (scale, bias):
+        if is_tile(extra):
+            tiles.append(operand(extra))
+        elif extra is not None:
+            consts += 1
+    reads = operand_reads(tiles, window, shape)
+    result = None
+    reduce_target = None
+    if reduce_res is not None:
+        reduce_target = operand(reduce_res)
+    if run.numerics:
+        ndim = len(shape)
+        x = reads[0][0].array(reads[0][1])
+        extra_iter = iter(reads[1:])
+        factors = []
+        for extra in (scale, bias):
+            if is_tile(extra):
+                v, w = next(extra_iter)
+                factors.append(per_partition(v.array(w), ndim))
+            else:
+                factors.append(extra)
+        s, b = factors
+        with np.errstate(all='ignore'):
+            if s is not None and not (isinstance(s, SCALARS) and s == 1.0):
+                x = x * s
+            if b is not None:
+                x = x + b
+            result = fit(fn(x), kind, window_shape(window, shape))
+        if reduce_target is not None:
+            _accumulate_register(run, reduce_op, result, reduce_target, command)
+    pending = issue(run, op, eng, reads, shape, kind, result, window)
+    pending.where = where
+    pending.consts = consts
+    if reduce_target is not None:
+        pending.extra_writes = [(reduce_target, None)]
+    return pending.tile
+
+
+def _accumulate_register(run, reduce_op, result, target, command):
+    """The ACT/DVE accumulation registers: reset and/or reduce this instruction's output along free axes."""
+    ufunc = alu(reduce_op)
+    partial = ufunc.reduce(result.reshape(result.shape[0], -1), axis=1)
+    register = run.accumulator
+    if command == reduce_cmd.reduce and register is not None and register.shape == partial.shape:
+        partial = ufunc(register, partial)
+    if command != reduce_cmd.idle:
+        run.accumulator = partial
+    out = target.array()
+    if out.size != partial.size:
+        raise CompileError(f'reduce_res must hold one value per partition ([{partial.size}, 1]), got {out.shape}')
+    out[...] = partial.reshape(out.shape)
+
+
+# ----- DVE / Pool -----
+def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, dtype=None,
+                  mask=None, engine=unknown_engine, **kwargs):
+    """(data op0 operand0) op1 operand1; operands are scalars or [P, 1] tiles; reverse swaps the operand order."""
+    first = alu(op0)
+    second = alu(op1) if op1 is not None else None
+
+    def compute(x, a, b):
+        y = first(a, x) if reverse0 else first(x, a)
+        if second is not None:
+            y = second(b, y) if reverse1 else second(y, b)
+        return y
+    return _with_scalars('tensor_scalar', engine_name(engine), compute, data, (operand0, operand1), dtype, mask)
+
+
+def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, reverse0=False, dtype=None, mask=None,
+                         **kwargs):
+    tile = tensor_scalar(data, op0, operand0, reverse0=reverse0, dtype=dtype, mask=mask)
+    pending = tile.pending
+    target = operand(reduce_res)
+    run = current()
+    if run.numerics:
+        _accumulate_register(run, reduce_op, pending.result, target, reduce_cmd.reset_reduce)
+    pending.extra_writes = [(target, None)]
+    return tile
+
+
+def _with_scalars(op, eng, compute, data, scalars, dtype, mask_predicate):
+    run = begin()
+    view = on_chip(operand(data), op)
+    if eng == 'pool' and view.tensor.buffer is memory.psum:
+        raise CompileError('the GpSimd engine cannot access PSUM')
+    shape = view.shape
+    kind = result_kind(dtype, [view])
+    window, where = mask_of(mask_predicate, shape)
+    tiles = [view] + [operand(s) for s in scalars if is_tile(s)]
+    reads = operand_reads(tiles, window, shape)
+    result = None
+    if run.numerics:
+        ndim = len(shape)
+        x = reads[0][0].array(reads[0][1])
+        extra = iter(reads[1:])
+        values = []
+        for s in scalars:
+            if is_tile(s):
+                v, w = next(extra)
+                values.append(per_partition(v.array(w), ndim))
+            else:
+                values.append(s)
+        with np.errstate(all='ignore'):
+            result = fit(compute(x, *values), kind, window_shape(window, shape))
+    pending = issue(run, op, eng, reads, shape, kind, result, window)
+    pending.where = where
+    pending.consts = sum(1 for s in scalars if s is not None and not is_tile(s))
+    return pending.tile
+
+
+def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=unknown_engine, **kwargs):
+    a = operand(data1)
+    b = operand(data2)
+    if a.tensor.buffer is memory.psum and b.tensor.buffer is memory.psum:
+        raise CompileError('tensor_tensor: both inputs are in PSUM; at most one may be')
+    eng = engine_name(engine)
+    if eng == 'pool' and memory.psum in (a.tensor.buffer, b.tensor.buffer):
+        raise CompileError('the GpSimd engine cannot access PSUM')
+    return elementwise('tensor_tensor', eng, alu(op), (a, b), dtype, mask)
+
+
+def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, dtype=None, mask=None,
+                         engine=unknown_engine, **kwargs):
+    """(data op0 operand0) op1 operand1, with operand0 a scalar or [P, 1] tile and operand1 a tile."""
+    first = alu(op0)
+    second = alu(op1)
+
+    def compute(x, scalar, other):
+        y = first(scalar, x) if reverse0 else first(x, scalar)
+        return second(other, y) if reverse1 else second(y, other)
+    return elementwise('tensor_tensor', engine_name(engine), compute, (data, operand0, operand1), dtype, mask)
+
+
+def tensor_reduce(op, data, axis, negate=False, keepdims=False, dtype=None, mask=None, **kwargs):
+    return reduce(alu(op), data, axis, dtype, mask, keepdims, negate=negate)
+
+
+def tensor_partition_reduce(op, data, dtype=None, mask=None, **kwargs):
+    return reduce(alu(op), data, 0, dtype, mask, keepdims=True)
+
+
+def reciprocal(data, dtype=None, mask=None, **kwargs):
+    return elementwise('reciprocal', 'auto', np.reciprocal, (data,), dtype, mask)
+
+
+def tensor_copy(src, dtype=None, mask=None, engine=unknown_engine, **kwargs):
+    from .language import copy
+    tile = copy(src, dtype=dtype, mask=mask)
+    tile.pending.eng = engine_name(engine)
+    return tile
+
+
+def memset(shape, value, dtype, mask=None, engine=unknown_engine, **kwargs):
+    run = begin()
+    shape = tuple(int(s) for s in shape)
+    if shape[0] > PARTITION_LIMIT:
+        raise CompileError(f'memset: partition dimension {shape[0]} exceeds {PARTITION_LIMIT}')
+    kind = kind_of(dtype)
+    window, where = mask_of(mask, shape)
+    result = np.full(window_shape(window, shape), value, kind.storage) if run.numerics else None
+    pending = issue(run, 'memset', engine_name(engine), [], shape, kind, result, window)
+    pending.where = where
+    pending.consts = 1
+    return pending.tile
+
+
+def iota(expr, dtype, mask=None, **kwargs):
+    run = begin()
+    if isinstance(expr, int):
+        expr = Affine(expr, (), 2)
+    if not isinstance(expr, Affine):
+        raise CompileError('iota takes an affine nl.arange expression')
+    shape = expr.shape if expr.ndim >= 2 else expr.shape + (1,)
+    kind = kind_of(dtype)
+    result = expr.evaluate().reshape(shape).astype(kind.storage) if run.numerics else None
+    pending = issue(run, 'iota', 'pool', [], shape, kind, result)
+    return pending.tile
+
+
+def affine_select(pred, on_true_tile, on_false_value, dtype=None, mask=None, **kwargs):
+    if not isinstance(pred, Predicate):
+        raise CompileError('affine_select takes an affine predicate (comparisons of nl.arange expressions)')
+    def select(x, value):
+        return np.where(pred.evaluate(x.shape), x, value)
+    return elementwise('select', 'pool', select, (on_true_tile, on_false_value), dtype, mask)
+
+
+def tensor_tensor_scan(data0, data1, initial, op0, op1, dtype=None, mask=None, **kwargs):
+    """r[:, i] = op1(op0(data0[:, i], r[:, i-1]), data1[:, i]) with r[:, -1] = initial (scalar or [P, 1])."""
+    first = alu(op0)
+    second = alu(op1)
+    a = operand(data0)
+    init_view = operand(initial) if is_tile(initial) else None
+
+    def scan(x, y, start):
+        rows = x.shape[0]
+        xs = np.ascontiguousarray(x.reshape(rows, -1).T)
+        ys = np.ascontiguousarray(y.reshape(rows, -1).T)
+        out = np.empty_like(xs)
+        prev = (start.reshape(rows) if init_view is not None else np.full(rows, start, xs.dtype)).astype(xs.dtype)
+        for i in range(xs.shape[0]):
+            row = out[i]
+            first(xs[i], prev, out=row)
+            second(row, ys[i], out=row)
+            prev = row
+        return out.T.reshape(x.shape)
+    return elementwise('scan', 'dve', scan, (a, data1, initial), dtype, mask)
+
+
+# ----- batch norm statistics -----
+def bn_stats(data, dtype=None, mask=None, **kwargs):
+    """Per partition: (count, mean, count*variance) of the even and of the odd free elements -> [P, 6]."""
+    view = operand(data)
+    if view.free_size > BN_STATS_FREE_LIMIT:
+        raise CompileError(f'bn_stats: free size {view.free_size} exceeds {BN_STATS_FREE_LIMIT}')
+
+    def stats(x):
+        flat = x.reshape(x.shape[0], -1).astype(np.float32)
+        groups = []
+        for part in (flat[:, 0::2], flat[:, 1::2]):
+            count = np.full((flat.shape[0], 1), part.shape[1], np.float32)
+            m = part.mean(axis=1, keepdims=True) if part.shape[1] else np.zeros_like(count)
+            m2 = ((part - m) ** 2).sum(axis=1, keepdims=True)
+            groups += [count, m, m2]
+        return np.concatenate(groups, axis=1)
+    return _shaped('bn_stats', view, stats, (view.shape[0], 6), dtype)
+
+
+def bn_aggr(data, dtype=None, mask=None, **kwargs):
+    """Combine bn_stats groups [P, 6k] into (mean, variance) [P, 2]."""
+    view = operand(data)
+    if view.free_size % 3:
+        raise CompileError('bn_aggr takes the [P, 6k] output of bn_stats')
+
+    def aggregate(x):
+        groups = x.reshape(x.shape[0], -1, 3).astype(np.float64)
+        count, means, m2 = groups[..., 0], groups[..., 1], groups[..., 2]
+        total = count.sum(axis=1)
+        mean = (count * means).sum(axis=1) / np.maximum(total, 1)
+        var = (m2 + count * (means - mean[:, None]) ** 2).sum(axis=1) / np.maximum(total, 1)
+        return np.stack([mean, var], axis=1)
+    return _shaped('bn_aggr', view, aggregate, (view.shape[0], 2), dtype)
+
+
+def _shaped(op, view, fn, shape, dtype):
+    run = begin()
+    on_chip(view, op)
+    kind = result_kind(dtype, [view])
+    result = fit(fn(view.array()), kind, shape) if run.numerics else None
+    pending = issue(run, op, 'dve', [(view, None)], shape, kind, result)
+    return pending.tile
+
+
+# ----- DMA -----
+def dma_copy(dst, src, mask=None, **kwargs):
+    run = begin()
+    target = operand(dst)
+    source = operand(src)
+    if target.shape != source.shape and target.free_size * target.shape[0] != source.free_size * source.shape[0]:
+        raise CompileError(f'dma_copy: source shape {source.shape} does not match destination {target.shape}')
+    window, where = mask_of(mask, source.shape)
+    if run.numerics:
+        data = source.array(window)
+        out = target.array(window if target.shape == source.shape else None)
+        out[...] = data.reshape(out.shape)
+    direction = 'load' if target.tensor.buffer.on_chip and not source.tensor.buffer.on_chip else \
+        'store' if source.tensor.buffer.on_chip and not target.tensor.buffer.on_chip else 'copy'
+    pending = Pending('dma_copy', 'dma', run.line(), [(source, window)], None, None, window)
+    pending.dma = direction
+    direct(run, pending, target, window if target.shape == source.shape else None)

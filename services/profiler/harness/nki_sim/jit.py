@@ -1,0 +1,111 @@
+"""Kernel entry points: nki.jit / nki.trace, SPMD launch grids, nki.baremetal / simulate_kernel / benchmark,
+and `simulate`, which runs one kernel invocation under a fresh Run and returns its outputs and trace.
+
+Inputs: numpy arrays become HBM tensors (in timing-only mode only their shape and dtype are used; an
+`InputSpec` can stand in for an array); other arguments (floats such as eps) pass through unchanged.
+"""
+import itertools
+import os
+
+import numpy as np
+
+from . import memory, runtime
+from .tensors import Tensor, hbm_tensor, shape_only_input
+from .trace import TraceRecorder
+
+
+class InputSpec:
+    """Shape and dtype of a kernel input, for timing-only runs without data."""
+
+    def __init__(self, shape, dtype):
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+
+
+class Kernel:
+    """A function decorated with @nki.jit; `kernel[g0, g1](...)` launches an SPMD grid."""
+
+    def __init__(self, func, grid=()):
+        self.func = func
+        self.grid = grid
+        self.__name__ = getattr(func, '__name__', 'kernel')
+        self.__doc__ = getattr(func, '__doc__', None)
+        self.__wrapped__ = func
+
+    def __getitem__(self, grid):
+        grid = grid if isinstance(grid, tuple) else (grid,)
+        return Kernel(self.func, tuple(int(g) for g in grid))
+
+    def __call__(self, *args, **kwargs):
+        if runtime.RUN is not None:
+            return self.func(*args, **kwargs)
+        outputs, _ = simulate(self, args, kwargs)
+        return outputs
+
+
+def jit(func=None, **options):
+    if func is None:
+        return lambda f: Kernel(f)
+    return func if isinstance(func, Kernel) else Kernel(func)
+
+
+trace = jit
+
+
+def baremetal(kernel=None, **options):
+    if kernel is None:
+        return lambda k: baremetal(k, **options)
+    kernel = jit(kernel)
+    return lambda *args, **kwargs: simulate(kernel, args, kwargs)[0]
+
+
+benchmark = baremetal
+
+
+def simulate_kernel(kernel, *args, **kwargs):
+    return simulate(jit(kernel), args, kwargs)[0]
+
+
+def simulate(kernel, args, kwargs=None, timing_only=False, free_plan=None):
+    """Run one kernel invocation. Returns (outputs as numpy arrays or None in timing-only mode, TraceRecorder)."""
+    kernel = jit(kernel)
+    func = kernel.func
+    kernel_file = func.__code__.co_filename
+    recorder = TraceRecorder(os.path.basename(kernel_file), timing_only, free_plan)
+    run = runtime.Run(kernel_file, recorder, numerics=not timing_only)
+    run.grid = kernel.grid
+    inputs = [_as_input(a, timing_only) for a in args]
+    previous = runtime.RUN
+    runtime.RUN = run
+    try:
+        returned = None
+        for index, ids in enumerate(itertools.product(*[range(g) for g in kernel.grid])):
+            run.program_ids = ids
+            run.shared_ordinal = 0
+            value = func(*inputs, **(kwargs or {}))
+            if index == 0:
+                returned = value
+        runtime.flush()
+    finally:
+        runtime.RUN = previous
+    return _outputs(returned, timing_only), recorder
+
+
+def _as_input(value, timing_only):
+    if isinstance(value, InputSpec) or timing_only and isinstance(value, np.ndarray):
+        return shape_only_input(value.shape, value.dtype)
+    if isinstance(value, np.ndarray):
+        return hbm_tensor(value, memory.shared_hbm, name='input')
+    return value
+
+
+def _outputs(value, timing_only):
+    if isinstance(value, Tensor):
+        if timing_only:
+            return None
+        if value.buffer.on_chip:
+            raise runtime.CompileError('a kernel must return HBM tensors (declared with buffer=nl.shared_hbm)')
+        return value.hbm_alloc.data.reshape(value.shape)
+    if isinstance(value, (tuple, list)):
+        return tuple(_outputs(v, timing_only) for v in value)
+    return value

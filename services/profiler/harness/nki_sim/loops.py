@@ -1,0 +1,52 @@
+"""Loop iterators: nl.affine_range, nl.sequential_range, nl.static_range.
+
+All run eagerly in order. Each yields int subclasses that know whether they are the loop's first iteration
+(nl.loop_reduce needs that). affine_range also maintains the run's affine loop context, which the trace recorder
+uses to reject writes of the same location from different iterations of one affine loop.
+"""
+from . import runtime
+
+
+class LoopIndex(int):
+    __slots__ = ()
+    first = False
+
+
+class FirstIndex(LoopIndex):
+    __slots__ = ()
+    first = True
+
+
+def is_first_iteration(index):
+    return index.first if isinstance(index, LoopIndex) else index == 0
+
+
+def _iterate(start, stop, step):
+    if stop is None:
+        start, stop = 0, start
+    first = True
+    for i in range(start, stop, step):
+        yield FirstIndex(i) if first else LoopIndex(i)
+        first = False
+
+
+def affine_range(start, stop=None, step=1):
+    run = runtime.RUN
+    if run is None:
+        yield from _iterate(start, stop, step)
+        return
+    loop = run.new_loop()
+    outer = run.affine_context
+    try:
+        for index in _iterate(start, stop, step):
+            run.affine_context = outer + ((loop, int(index)),)
+            yield index
+    finally:
+        run.affine_context = outer
+
+
+def sequential_range(start, stop=None, step=1):
+    return _iterate(start, stop, step)
+
+
+static_range = sequential_range

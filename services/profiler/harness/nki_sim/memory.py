@@ -1,0 +1,53 @@
+"""Memory spaces and physical allocations.
+
+A `Buffer` is a memory space a tensor is declared in (nl.sbuf, nl.psum, nl.hbm, nl.shared_hbm, ...).
+An `Alloc` is one physical buffer the trace talks about: one block of an on-chip tensor (allocated lazily on
+first touch), one anonymous instruction-result tile, or one HBM tensor. It holds the data (a flat numpy array,
+or None in timing-only mode and after it was freed) and the access history used for dependency tracking.
+"""
+import itertools
+
+_SERIALS = itertools.count()
+
+
+class Buffer:
+    __slots__ = ('name', 'trace_name', 'on_chip', 'scratch')
+
+    def __init__(self, name, trace_name, on_chip, scratch=False):
+        self.name = name
+        self.trace_name = trace_name
+        self.on_chip = on_chip
+        self.scratch = scratch
+
+    def __repr__(self):
+        return f'nl.{self.name}'
+
+
+sbuf = Buffer('sbuf', 'sbuf', True)
+psum = Buffer('psum', 'psum', True)
+shared_hbm = Buffer('shared_hbm', 'hbm', False)
+hbm = Buffer('hbm', 'hbm', False, scratch=True)
+private_hbm = Buffer('private_hbm', 'hbm', False, scratch=True)
+constant_hbm = Buffer('constant', 'hbm', False)
+
+
+class Alloc:
+    """One physical allocation. `free` is elements per partition (HBM: parts=1, free=all elements)."""
+    __slots__ = ('id', 'serial', 'buffer', 'parts', 'free', 'itemsize', 'data', 'version', 'writes', 'reads',
+                 'last_use', 'site', 'freed', 'canonical')
+
+    def __init__(self, buffer, parts, free, itemsize, data, site):
+        self.id = -1                 # trace id, assigned on first touch (on-chip only)
+        self.serial = next(_SERIALS)  # unique for the process lifetime; identifies the allocation in CSE keys
+        self.buffer = buffer
+        self.parts = parts
+        self.free = free
+        self.itemsize = itemsize
+        self.data = data
+        self.version = 0             # bumped on every write; part of CSE keys
+        self.writes = []             # [(instr, p0, p1, f0, f1, loop_context, accumulating)]
+        self.reads = []              # [(instr, p0, p1, f0, f1)]
+        self.last_use = -1
+        self.site = site
+        self.freed = False
+        self.canonical = None        # HBM: the tensor whose shape index boxes refer to

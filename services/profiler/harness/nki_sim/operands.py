@@ -1,0 +1,110 @@
+"""Helpers shared by the nl and nisa instruction implementations: operand normalisation, broadcasting, masks,
+result dtypes and engine names."""
+import numpy as np
+
+from .affine import mask_window
+from .dtypes import kind_of
+from .errors import CompileError
+from .runtime import operand
+from .tensors import Tensor
+from .views import View
+
+SCALARS = (int, float, bool, np.number)
+
+
+class Engine:
+    """Values of nisa.*_engine; `trace_name` is the trace's eng field."""
+
+    def __init__(self, name, trace_name):
+        self.name = name
+        self.trace_name = trace_name
+
+    def __repr__(self):
+        return f'nisa.{self.name}'
+
+
+unknown_engine = Engine('unknown_engine', 'auto')
+tensor_engine = Engine('tensor_engine', 'pe')
+vector_engine = Engine('vector_engine', 'dve')
+scalar_engine = Engine('scalar_engine', 'act')
+gpsimd_engine = Engine('gpsimd_engine', 'pool')
+
+
+def engine_name(engine, default='auto'):
+    if engine is None or engine is unknown_engine:
+        return default
+    if isinstance(engine, Engine):
+        return engine.trace_name
+    raise CompileError(f'unknown engine {engine!r}')
+
+
+def is_tile(value):
+    return isinstance(value, (Tensor, View))
+
+
+def tile_or_scalar(value):
+    if isinstance(value, (Tensor, View)):
+        return operand(value)
+    if isinstance(value, SCALARS):
+        return value
+    raise CompileError(f'expected a tile or a scalar, got {type(value).__name__}')
+
+
+def on_chip(view, what):
+    if not view.tensor.buffer.on_chip:
+        raise CompileError(f'{what} operates on SBUF/PSUM tiles; load HBM data with nl.load first')
+    return view
+
+
+def broadcast_shape(views):
+    """Partition-first (left-aligned) broadcast of operand shapes."""
+    ndim = max(len(v.shape) for v in views)
+    shape = [1] * ndim
+    for v in views:
+        for axis, size in enumerate(v.shape):
+            if size != 1:
+                if shape[axis] not in (1, size):
+                    raise CompileError(f'operand shapes do not broadcast: {[x.shape for x in views]}')
+                shape[axis] = size
+    return tuple(shape)
+
+
+def padded(array, ndim):
+    """Give a lower-rank operand trailing unit axes so it broadcasts partition-first."""
+    if array.ndim < ndim:
+        return array.reshape(array.shape + (1,) * (ndim - array.ndim))
+    return array
+
+
+def per_partition(array, ndim):
+    """A [P, 1] scalar-per-partition operand shaped to broadcast over an ndim-D tile."""
+    return array.reshape((array.shape[0],) + (1,) * (ndim - 1))
+
+
+def mask(predicate, shape):
+    if predicate is None:
+        return None, None
+    return mask_window(predicate, shape)
+
+
+def result_kind(dtype, views):
+    if dtype is not None:
+        return kind_of(dtype)
+    for v in views:
+        if v.tensor.kind.storage.kind == 'f':
+            return v.tensor.kind
+    return views[0].tensor.kind
+
+
+def window_shape(window, shape):
+    return shape if window is None else tuple(hi - lo for lo, hi in window)
+
+
+def fit(result, kind, shape):
+    """Cast a computed result to the output storage dtype and full (windowed) shape."""
+    result = np.asarray(result)
+    if result.dtype != kind.storage:
+        result = result.astype(kind.storage)
+    if result.shape != shape:
+        result = np.broadcast_to(result, shape).copy() if result.size != np.prod(shape) else result.reshape(shape)
+    return result

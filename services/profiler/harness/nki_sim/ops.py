@@ -1,0 +1,51 @@
+"""Operator arguments (`op=`, `op0=`, `reduce_op=`...) resolved to numpy.
+
+Kernels pass ALU operators as nl functions (nl.add, nl.maximum, nl.max) or numpy functions (np.add, np.max);
+activation functions as nl functions (nl.exp, nl.copy, ...). nl functions carry their numpy meaning in `alu`
+(binary elementwise ufunc) or `activation` (unary) attributes set by the language module.
+"""
+import numpy as np
+
+from .errors import CompileError
+
+_NUMPY_ALU = {
+    np.add: np.add, np.subtract: np.subtract, np.multiply: np.multiply, np.divide: np.divide,
+    np.maximum: np.maximum, np.minimum: np.minimum, np.max: np.maximum, np.amax: np.maximum,
+    np.min: np.minimum, np.amin: np.minimum, np.sum: np.add, np.power: np.power, np.mod: np.mod,
+    np.bitwise_and: np.bitwise_and, np.bitwise_or: np.bitwise_or, np.bitwise_xor: np.bitwise_xor,
+    np.left_shift: np.left_shift, np.right_shift: np.right_shift, np.equal: np.equal,
+    np.not_equal: np.not_equal, np.greater: np.greater, np.greater_equal: np.greater_equal,
+    np.less: np.less, np.less_equal: np.less_equal, np.logical_and: np.logical_and,
+    np.logical_or: np.logical_or, np.logical_xor: np.logical_xor, np.abs: np.abs,
+}
+
+_NUMPY_ACTIVATION = {
+    np.exp: np.exp, np.log: np.log, np.sqrt: np.sqrt, np.tanh: np.tanh, np.square: np.square,
+    np.abs: np.abs, np.sin: np.sin, np.cos: np.cos, np.negative: np.negative,
+}
+
+
+def alu(op):
+    """The numpy binary ufunc for an ALU operator argument."""
+    fn = getattr(op, 'alu', None)
+    if fn is None:
+        try:
+            fn = _NUMPY_ALU.get(op)
+        except TypeError:
+            fn = None
+    if fn is None:
+        raise CompileError(f'unsupported ALU operator {getattr(op, "__name__", op)!r}')
+    return fn
+
+
+def activation(op):
+    """The numpy unary function for an activation function argument."""
+    fn = getattr(op, 'activation', None)
+    if fn is None:
+        try:
+            fn = _NUMPY_ACTIVATION.get(op)
+        except TypeError:
+            fn = None
+    if fn is None:
+        raise CompileError(f'unsupported activation function {getattr(op, "__name__", op)!r}')
+    return fn

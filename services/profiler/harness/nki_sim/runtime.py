@@ -1,0 +1,321 @@
+"""The active simulation run and the life cycle of an instruction.
+
+An ISA call computes its result (numerics mode) and returns a *pending* tile. The next thing that happens
+decides where the result lives: `dst[...] = tile` (or `psum[...] += matmul`) binds it to that destination, so the
+instruction writes there directly, as on hardware; anything else (another instruction, indexing the tile, kernel
+end) flushes it into an anonymous tile allocation. Only then is the instruction recorded in the trace, so each
+`I` record names its real output region. Instructions that name their destination themselves (store, dma_copy)
+are recorded immediately.
+"""
+import sys
+
+import numpy as np
+
+from . import memory
+from .dtypes import round_to_bf16
+from .errors import CompileError
+from .tensors import Tensor
+from .views import View, operand_window
+
+RUN = None
+
+
+def current():
+    if RUN is None:
+        raise CompileError('NKI APIs can only be used inside a kernel being simulated (call it through nki.jit)')
+    return RUN
+
+
+class Run:
+    """State of one kernel execution: numerics on/off, the trace, loop context, SPMD ids, the pending result."""
+
+    def __init__(self, kernel_file, recorder, numerics):
+        self.kernel_file = kernel_file
+        self.recorder = recorder
+        self.numerics = numerics
+        self.pending = None
+        self.affine_context = ()
+        self.loop_counter = 0
+        self.program_ids = ()
+        self.grid = ()
+        self.shared_outputs = []
+        self.shared_ordinal = 0
+        self.identity_cache = {}      # is this moving operand an identity matrix? (PE transposes)
+        self.accumulator = None       # ACT/DVE reduction registers (activation/tensor_scalar reduce_res)
+
+    def line(self):
+        """Kernel source line of the innermost kernel frame on the stack (0 if none)."""
+        frame = sys._getframe(1)
+        kernel_file = self.kernel_file
+        while frame is not None:
+            if frame.f_code.co_filename == kernel_file:
+                return frame.f_lineno
+            frame = frame.f_back
+        return 0
+
+    def new_loop(self):
+        self.loop_counter += 1
+        return self.loop_counter
+
+
+class Pending:
+    """An executed instruction whose output location is not decided yet."""
+    __slots__ = ('op', 'eng', 'line', 'reads', 'consts', 'n', 'nstat', 'p', 'tile', 'result', 'window', 'where',
+                 'cse_key', 'combine', 'first', 'accumulating', 'extra_writes', 'dma', 'psum_only', 'window_free')
+
+    def __init__(self, op, eng, line, reads, tile, result, window):
+        self.op = op
+        self.eng = eng
+        self.line = line
+        self.reads = reads
+        self.tile = tile
+        self.result = result
+        self.window = window
+        self.consts = 0
+        self.n = None
+        self.nstat = 0
+        self.p = None
+        self.where = None
+        self.cse_key = None
+        self.combine = None
+        self.first = True
+        self.accumulating = False
+        self.extra_writes = ()
+        self.dma = None
+        self.psum_only = False
+        self.window_free = False
+
+
+def begin():
+    """Entry of every API call that issues an instruction: settle the previous pending result."""
+    run = current()
+    if run.pending is not None:
+        _flush(run)
+    return run
+
+
+def flush():
+    if RUN is not None and RUN.pending is not None:
+        _flush(RUN)
+
+
+def operand(value):
+    """A tile-valued argument as a View."""
+    if isinstance(value, View):
+        return value
+    if isinstance(value, Tensor):
+        return value.view()
+    raise CompileError(f'expected a tile, got {type(value).__name__}')
+
+
+def issue(run, op, eng, reads, out_shape, kind, result, window=None, out_buffer=memory.sbuf, line=None):
+    """Create the pending result of an instruction; returns the result tile."""
+    line = run.line() if line is None else line
+    for view, read_window in reads:
+        if not view.in_bounds:
+            view.clip(read_window)
+    tile = Tensor.tile(out_buffer, kind, out_shape, line, run.numerics)
+    pending = Pending(op, eng, line, reads, tile, result, window)
+    tile.pending = pending
+    run.pending = pending
+    return pending
+
+
+def _flush(run):
+    pending = run.pending
+    run.pending = None
+    tile = pending.tile
+    tile.pending = None
+    _store(run, pending, tile.view(), accumulate=False)
+
+
+def _store(run, pending, dst, accumulate):
+    window = pending.window
+    if run.numerics and pending.result is not None:
+        target = dst.array(window)
+        result = pending.result
+        if result.shape != target.shape:
+            result = result.reshape(target.shape)
+        if accumulate:
+            if pending.where is not None:
+                np.add(target, result, out=target, where=pending.where)
+            else:
+                np.add(target, result, out=target)
+        elif pending.combine is not None and not pending.first:
+            pending.combine(target, result, out=target)
+        elif pending.where is not None:
+            np.copyto(target, result, where=pending.where)
+        else:
+            target[...] = result
+        if dst.tensor.kind.rounds_to_bf16:
+            round_to_bf16(target)
+    reads = list(pending.reads)
+    if accumulate or (pending.combine is not None and not pending.first):
+        reads.append((dst, window))
+    record(run, pending, reads, [(dst, window)], accumulate)
+
+
+def assign(dst, value):
+    """`dst[...] = value`: bind a pending result, or copy / memset into dst."""
+    run = current()
+    pending = run.pending
+    if isinstance(value, Tensor) and value.pending is not None and value.pending is pending:
+        _bind(run, pending, dst, accumulate=False)
+        return
+    if isinstance(value, View) and value.same_region(dst):
+        return
+    from . import language
+    if isinstance(value, (Tensor, View)):
+        tile = language.copy(value)
+    elif isinstance(value, (int, float, np.number)):
+        tile = language.full_tile(dst.shape, value, dst.dtype)
+    else:
+        raise CompileError(f'cannot assign a {type(value).__name__} to a tile; assign a tile or a scalar')
+    _bind(run, tile.pending, dst, accumulate=False)
+
+
+def accumulate(dst, value):
+    """`dst[...] += value`: PSUM accumulation of a matmul, else a read-add-write tensor_tensor."""
+    run = current()
+    pending = run.pending
+    if isinstance(value, Tensor) and value.pending is not None and value.pending is pending \
+            and pending.op in ('matmul', 'transpose') and dst.tensor.buffer is memory.psum:
+        _bind(run, pending, dst, accumulate=True)
+        return
+    from . import language
+    tile = language.add(dst, value)
+    tile.pending.accumulating = True
+    _bind(run, tile.pending, dst, accumulate=False)
+
+
+def _bind(run, pending, dst, accumulate):
+    run.pending = None
+    tile = pending.tile
+    tile.pending = None
+    if dst.shape != tile.shape:
+        if _elements(dst.shape) != _elements(tile.shape) or dst.shape[0] != tile.shape[0]:
+            raise CompileError(f'shape mismatch: cannot assign a tile of shape {tile.shape} '
+                               f'to a destination of shape {dst.shape}', pending.line)
+        if pending.window is not None or pending.where is not None:
+            raise CompileError('a masked result must be assigned to a destination of the same shape', pending.line)
+    if pending.psum_only and dst.tensor.buffer is not memory.psum:
+        raise CompileError(f'{pending.op} writes its result to PSUM; the destination is in '
+                           f'{dst.tensor.buffer.name}', pending.line)
+    if accumulate:
+        pending.accumulating = True
+    tile.alias = dst
+    _store(run, pending, dst, accumulate)
+
+
+def _elements(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+_ON_CHIP_REGIONS = {}
+
+
+def _region(view, window, recorder):
+    """(alloc, region, trace token, clipped shape) of an operand; on-chip geometry is memoised because the same
+    block-relative access repeats across blocks and iterations."""
+    tensor = view.tensor
+    alloc = tensor.hbm_alloc
+    if alloc is None:
+        alloc = tensor.blocks.get(view.block) or tensor.alloc_for(view.block)
+    recorder.touch(alloc)
+    if tensor.buffer.on_chip and view.in_bounds:
+        key = (alloc.free, tensor.kind.itemsize, tensor.buffer.trace_name, view.offset, view.shape, view.strides,
+               window)
+        known = _ON_CHIP_REGIONS.get(key)
+        if known is None:
+            known = _ON_CHIP_REGIONS[key] = _describe(view, window, alloc)
+        region, token, shape = known
+        return alloc, region, token, shape
+    region, token, shape = _describe(view, window, alloc)
+    return alloc, region, token, shape
+
+
+def _describe(view, window, alloc):
+    region = view.region(window, alloc.free)
+    _, shape = view.clip(window)
+    per_partition = 1
+    for n, s in zip(shape[1:], view.strides[1:]):
+        if s:
+            per_partition *= n
+    return region, f'{view.tensor.buffer.trace_name}:{per_partition * view.tensor.kind.itemsize}', shape
+
+
+def _check_start_partition(p0, p1, line):
+    count = p1 - p0
+    allowed = (0,) if count > 64 else (0, 64) if count > 32 else (0, 32, 64, 96)
+    if p0 not in allowed:
+        raise CompileError(f'an engine access of {count} partitions must start at partition '
+                           f'{" or ".join(map(str, allowed))}, not {p0}', line)
+
+
+def record(run, pending, reads, writes, accumulate):
+    """Turn a settled instruction into a trace record (CompileErrors get the instruction's kernel line)."""
+    recorder = run.recorder
+    full = pending.window_free
+    read_regions = []
+    free_max = 0
+    compute = pending.eng != 'dma'
+    for view, window in reads:
+        alloc, region, token, shape = _region(view, None if full else window, recorder)
+        read_regions.append((alloc, region, token))
+        free_max = max(free_max, _elements(shape[1:]))
+        if compute and view.tensor.buffer.on_chip:
+            _check_start_partition(region[0], region[1], pending.line)
+    write_regions = []
+    partitions = 1
+    for view, window in list(writes) + list(pending.extra_writes):
+        alloc, region, token, shape = _region(view, None if full else window, recorder)
+        write_regions.append((alloc, region, token, pending.accumulating))
+        free_max = max(free_max, _elements(shape[1:]))
+        partitions = max(partitions, shape[0])
+        if compute and view.tensor.buffer.on_chip:
+            _check_start_partition(region[0], region[1], pending.line)
+    n = pending.n if pending.n is not None else free_max
+    p = pending.p if pending.p is not None else partitions
+    fields = f'op={pending.op} eng={pending.eng} p={p} n={n}'
+    if pending.nstat:
+        fields += f' nstat={pending.nstat}'
+    extra = []
+    if accumulate and pending.op in ('matmul', 'transpose'):
+        extra.append('acc=1')
+    if pending.cse_key is not None and recorder.seen_before(pending.cse_key):
+        extra.append('cse=1')
+    extra.append(f'line={pending.line}')
+    if pending.dma is not None:
+        extra.append(_dma_fields(pending, reads, writes))
+    try:
+        recorder.record(fields, read_regions, write_regions, run.affine_context, ' '.join(extra), pending.consts)
+    except CompileError as error:
+        error.line = error.line or pending.line
+        raise
+
+
+def _dma_fields(pending, reads, writes):
+    (src, src_window), = [r for r in reads if not r[0].tensor.buffer.on_chip] or reads[:1]
+    dst, dst_window = writes[0]
+    _, shape = src.clip(src_window)
+    moved = _elements(shape) * src.tensor.kind.itemsize
+    run = min(src.contiguous_run(src_window) * src.tensor.kind.itemsize,
+              dst.contiguous_run(dst_window) * dst.tensor.kind.itemsize)
+    hbm_side = dst if pending.dma == 'store' else src
+    if pending.dma == 'copy':
+        hbm_side = src if not src.tensor.buffer.on_chip else dst
+    scratch = 'scratch' if hbm_side.tensor.buffer.scratch else 'io'
+    return f'dir={pending.dma} bytes={moved} run={run} hbm={scratch}'
+
+
+def direct(run, pending, dst, window):
+    """Record an instruction that writes its named destination (store, dma_copy) right away."""
+    record(run, pending, pending.reads, [(dst, window)], False)
+
+
+def operand_reads(views, window, out_shape):
+    """(view, window) pairs for instruction operands under the instruction's mask window."""
+    return [(v, operand_window(window, out_shape, v.shape)) for v in views]

@@ -1,0 +1,250 @@
+"""Tensors: HBM tensors, declared on-chip tensors (blocks + partition + free dims), and instruction-result tiles.
+
+On-chip shapes follow NKI: dims left of `nl.par_dim(P)` are block dims, each block an independent allocation
+created lazily on first touch (declared tensors in generated kernels are virtual and can be gigabytes);
+without par_dim the first dim is the partition dim. A tile returned by an instruction is an on-chip tensor with
+no block dims; until it is assigned somewhere it is `pending` (see runtime), after being assigned into a
+destination it becomes an alias of that destination view.
+"""
+import numpy as np
+
+from . import memory
+from .dtypes import kind_of
+from .errors import CompileError
+from .views import View, at_least_2d, subscript
+
+PARTITION_LIMIT = 128
+PSUM_PARTITION_BYTES = 2048
+
+
+class par_dim:
+    """nl.par_dim(n): marks the partition dimension inside an on-chip shape."""
+    __slots__ = ('size',)
+
+    def __init__(self, size):
+        self.size = int(size)
+
+    def __index__(self):
+        return self.size
+
+    def __int__(self):
+        return self.size
+
+    def __repr__(self):
+        return f'par_dim({self.size})'
+
+
+def _row_major_strides(dims):
+    strides = []
+    acc = 1
+    for d in reversed(dims):
+        strides.append(acc)
+        acc *= d
+    return tuple(reversed(strides))
+
+
+class Tensor:
+    __slots__ = ('buffer', 'kind', 'shape', 'nblock', 'inner_shape', 'inner_strides', 'parts', 'free', 'blocks',
+                 'hbm_alloc', 'site', 'name', 'init', 'pending', 'alias', 'numerics', 'whole')
+
+    @classmethod
+    def tile(cls, buffer, kind, shape, site, numerics):
+        """An instruction-result tile: no block dims, shape (P, *free) already validated by the instruction."""
+        tile = cls.__new__(cls)
+        tile.buffer = buffer
+        tile.kind = kind
+        tile.site = site
+        tile.name = ''
+        tile.numerics = numerics
+        tile.init = 0
+        tile.pending = None
+        tile.alias = None
+        tile.hbm_alloc = None
+        tile.whole = None
+        tile.shape = tile.inner_shape = shape
+        tile.nblock = 0
+        tile.inner_strides = _row_major_strides(shape)
+        tile.parts = shape[0]
+        free = 1
+        for d in shape[1:]:
+            free *= d
+        tile.free = free
+        tile.blocks = {}
+        return tile
+
+    def __init__(self, buffer, kind, shape, site, name='', numerics=True):
+        self.buffer = buffer
+        self.kind = kind
+        self.site = site
+        self.name = name
+        self.numerics = numerics
+        self.init = 0
+        self.pending = None
+        self.alias = None
+        self.blocks = None
+        self.hbm_alloc = None
+        self.whole = None
+        nblock = 0
+        if buffer.on_chip:
+            for i, d in enumerate(shape):
+                if isinstance(d, par_dim):
+                    nblock = i
+                    break
+        self.shape = tuple(int(d) for d in shape)
+        self.nblock = nblock
+        self.inner_shape = self.shape[nblock:]
+        self.inner_strides = _row_major_strides(self.inner_shape)
+        if buffer.on_chip:
+            if not self.inner_shape:
+                raise CompileError('an on-chip tensor needs a partition dimension')
+            self.parts = self.inner_shape[0]
+            self.free = int(np.prod(self.inner_shape[1:], dtype=np.int64)) if len(self.inner_shape) > 1 else 1
+            if self.parts > PARTITION_LIMIT:
+                raise CompileError(f'partition dimension {self.parts} exceeds {PARTITION_LIMIT}')
+            if buffer is memory.psum and self.free * kind.itemsize > PSUM_PARTITION_BYTES:
+                raise CompileError(f'PSUM tile needs {self.free * kind.itemsize} bytes per partition; '
+                                   f'a PSUM bank holds {PSUM_PARTITION_BYTES}')
+            self.blocks = {}
+        else:
+            self.parts = 1
+            self.free = int(np.prod(self.shape, dtype=np.int64))
+
+    # ----- storage -----
+    def alloc_for(self, block):
+        if self.hbm_alloc is not None:
+            return self.hbm_alloc
+        alloc = self.blocks.get(block)
+        if alloc is None:
+            data = None
+            if self.numerics:
+                n = self.parts * self.free
+                storage = self.kind.storage
+                data = np.zeros(n, storage) if self.init == 0 else np.full(n, self.init, storage)
+            alloc = self.blocks[block] = memory.Alloc(self.buffer, self.parts, self.free, self.kind.itemsize,
+                                                      data, self.site)
+        return alloc
+
+    def view(self):
+        """The whole tensor (tiles and HBM tensors) as a View."""
+        if self.alias is not None:
+            return self.alias
+        if self.pending is not None:
+            from . import runtime
+            runtime.flush()
+        if self.nblock:
+            raise CompileError('a tensor with block dimensions must be indexed down to one block')
+        if self.whole is None:
+            shape, strides = at_least_2d(list(self.inner_shape), list(self.inner_strides))
+            self.whole = View(self, (), 0, shape, strides)
+        return self.whole
+
+    # ----- indexing -----
+    def __getitem__(self, key):
+        if self.alias is not None:
+            return self.alias[key]
+        if self.pending is not None:
+            from . import runtime
+            runtime.flush()
+        if type(key) is not tuple:
+            key = (key,)
+        nblock = self.nblock
+        block = ()
+        if nblock:
+            try:
+                block = tuple(map(int, key[:nblock]))
+            except TypeError:
+                raise CompileError('block dimensions (left of par_dim) must be indexed with integers') from None
+            for b, size in zip(block, self.shape):
+                if b < 0 or b >= size:
+                    raise CompileError(f'block index {b} is out of bounds for a block dimension of size {size}')
+            key = key[nblock:]
+        offset, shape, strides, index_map, in_bounds = subscript(self.inner_shape, self.inner_strides, 0, key)
+        return View(self, block, offset, shape, strides, index_map, in_bounds, True)
+
+    def __setitem__(self, key, value):
+        from . import runtime
+        runtime.assign(self[key], value)
+
+    def __iadd__(self, value):
+        from . import runtime
+        runtime.accumulate(self.view(), value)
+        return self
+
+    # ----- metadata -----
+    @property
+    def dtype(self):
+        return self.kind.public
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def reshape(self, shape):
+        if self.buffer.on_chip:
+            from . import language
+            return language.reshape_view(self.view(), shape)
+        shape = tuple(int(d) for d in shape)
+        if int(np.prod(shape, dtype=np.int64)) != self.free:
+            raise CompileError(f'cannot reshape a tensor of shape {self.shape} to {shape}')
+        other = Tensor(self.buffer, self.kind, shape, self.site, self.name, self.numerics)
+        other.hbm_alloc = self.hbm_alloc
+        return other
+
+    def broadcast_to(self, shape):
+        from . import language
+        return language.broadcast_to(self.view(), shape)
+
+    def __repr__(self):
+        return f'Tensor({self.buffer.name}, shape={self.shape}, dtype={self.kind.public})'
+
+
+def hbm_tensor(array, buffer, site=0, name=''):
+    """Wrap a numpy array (kernel input/output or constant) as an HBM tensor sharing its memory."""
+    kind = kind_of(array.dtype)
+    tensor = Tensor(buffer, kind, array.shape, site, name)
+    data = np.ascontiguousarray(array).reshape(-1)
+    tensor.hbm_alloc = memory.Alloc(buffer, 1, tensor.free, kind.itemsize, data, site)
+    tensor.hbm_alloc.canonical = tensor
+    return tensor
+
+
+def hbm_declared(shape, dtype, buffer, numerics, site=0, name=''):
+    """A fresh HBM tensor (kernel output or scratch); zero-filled in numerics mode."""
+    kind = kind_of(dtype)
+    tensor = Tensor(buffer, kind, shape, site, name, numerics)
+    data = np.zeros(tensor.free, kind.storage) if numerics else None
+    tensor.hbm_alloc = memory.Alloc(buffer, 1, tensor.free, kind.itemsize, data, site)
+    tensor.hbm_alloc.canonical = tensor
+    return tensor
+
+
+def shape_only_input(shape, dtype, buffer=memory.shared_hbm, site=0, name=''):
+    """A kernel input in timing-only mode: shape and dtype, no data."""
+    return hbm_declared(shape, dtype, buffer, False, site, name)
+
+
+def _binary(name, reverse=False):
+    def method(self, other):
+        from . import language
+        fn = getattr(language, name)
+        return fn(other, self) if reverse else fn(self, other)
+    method.__name__ = name
+    return method
+
+
+def _negate(self):
+    from . import language
+    return language.negative(self)
+
+
+for _cls in (Tensor, View):
+    _cls.__add__ = _binary('add')
+    _cls.__radd__ = _binary('add', True)
+    _cls.__sub__ = _binary('subtract')
+    _cls.__rsub__ = _binary('subtract', True)
+    _cls.__mul__ = _binary('multiply')
+    _cls.__rmul__ = _binary('multiply', True)
+    _cls.__truediv__ = _binary('divide')
+    _cls.__rtruediv__ = _binary('divide', True)
+    _cls.__pow__ = _binary('power')
+    _cls.__neg__ = _negate

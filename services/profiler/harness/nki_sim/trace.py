@@ -1,0 +1,189 @@
+"""The instruction trace (services/profiler/trainium/TRACE_FORMAT.md): records, dependencies, liveness, CSE.
+
+`TraceRecorder.record` takes one executed instruction with the regions it reads and writes, computes its RAW/WAR/WAW
+dependencies on overlapping regions of the same allocation (history pruned by covering writes), checks that no two
+iterations of an affine_range loop write the same location, and buffers the `I` line. `A` lines are buffered when an
+on-chip allocation is first touched; `F` lines are placed after each allocation's last use when the trace is written.
+
+The last uses also form a liveness plan: a later run of the same kernel (same instruction stream) passes it back in
+as `free_plan` so that dead blocks are released as soon as their last reader has executed.
+"""
+from .errors import CompileError, StaleStateError
+
+READ_HISTORY_LIMIT = 64
+
+
+class TraceRecorder:
+    def __init__(self, kernel_name, timing_only, free_plan=None):
+        self.kernel_name = kernel_name
+        self.timing_only = timing_only
+        self.free_plan = free_plan or {}
+        self.lines = []
+        self.count = 0
+        self.allocs = []
+        self.cse_keys = set()
+
+    # ----- allocations -----
+    def touch(self, alloc):
+        if alloc.freed:
+            raise StaleStateError(
+                f'allocation {alloc.id} was used after its last use in an earlier identical run: the kernel '
+                'issued a different instruction stream this time (stateful or non-deterministic kernel)')
+        if alloc.id < 0 and alloc.buffer.on_chip:
+            alloc.id = len(self.allocs)
+            self.allocs.append(alloc)
+            self.lines.append(f'A id={alloc.id} buf={alloc.buffer.trace_name} bytes_pp={alloc.free * alloc.itemsize}'
+                              f' parts={alloc.parts} site={alloc.site}')
+
+    def seen_before(self, key):
+        """CSE: has an identical instruction (same key, inputs unchanged) been recorded already?"""
+        if key in self.cse_keys:
+            return True
+        self.cse_keys.add(key)
+        return False
+
+    # ----- instructions -----
+    def record(self, fields, reads, writes, context, extra='', consts=0):
+        """Buffer one I record. `fields` is the pre-formatted 'op=.. eng=.. p=.. n=..' part; reads are
+        (alloc, (p0, p1, f0, f1, box), token) and writes (alloc, region, token, accumulating) with regions as
+        View.region returns them; `consts` counts scalar/immediate operands."""
+        me = self.count
+        deps = []
+        on_chip_ids = []
+        for alloc, region, _ in reads:
+            p0, p1, f0, f1, box = region
+            for w in alloc.writes:
+                r = w[1]
+                if r[0] < p1 and p0 < r[1] and r[2] < f1 and f0 < r[3] and (box is None and r[4] is None
+                                                                          or _boxes_overlap(r[4], box)):
+                    deps.append(w[0])
+            history = alloc.reads
+            history.append((me, region))
+            if len(history) > READ_HISTORY_LIMIT:
+                del history[0]
+            alloc.last_use = me
+            if alloc.id >= 0:
+                on_chip_ids.append(alloc.id)
+        written_ids = []
+        for alloc, region, _, accumulating in writes:
+            kept = []
+            for w in alloc.writes:
+                if _overlap(w[1], region):
+                    deps.append(w[0])
+                    if not (accumulating and w[3]) and _different_affine_iterations(w[2], context):
+                        raise CompileError('Unexpected output dependencies: different iterations of an affine_range '
+                                           'loop write the same location (use nl.sequential_range, or write to '
+                                           'disjoint locations per iteration)')
+                    if _covers(region, w[1]):
+                        continue
+                kept.append(w)
+            kept.append((me, region, context, accumulating))
+            alloc.writes = kept
+            if alloc.reads:
+                reads_kept = []
+                for r in alloc.reads:
+                    if _overlap(r[1], region):
+                        if r[0] != me:
+                            deps.append(r[0])
+                        if _covers(region, r[1]):
+                            continue
+                    reads_kept.append(r)
+                alloc.reads = reads_kept
+            alloc.version += 1
+            alloc.last_use = me
+            if alloc.id >= 0:
+                written_ids.append(alloc.id)
+        tokens = [r[2] for r in reads]
+        if consts:
+            tokens += ['const:0'] * consts
+        line = f'I id={me} {fields}'
+        if tokens:
+            line += ' in=' + ','.join(tokens)
+        line += ' out=' + ','.join([w[2] for w in writes])
+        if deps:
+            line += ' dep=' + _id_list(deps)
+        if on_chip_ids:
+            line += ' ra=' + _id_list(on_chip_ids)
+        if written_ids:
+            line += ' wa=' + _id_list(written_ids)
+        if extra:
+            line += ' ' + extra
+        self.lines.append(line)
+        self.count = me + 1
+        dead = self.free_plan.get(me)
+        if dead:
+            for aid in dead:
+                if aid < len(self.allocs):
+                    alloc = self.allocs[aid]
+                    alloc.data = None
+                    alloc.freed = True
+        return me
+
+    # ----- output -----
+    def liveness_plan(self):
+        """{instruction id: [alloc ids whose last use it is]}"""
+        plan = {}
+        for alloc in self.allocs:
+            plan.setdefault(alloc.last_use, []).append(alloc.id)
+        return plan
+
+    def text(self):
+        plan = self.liveness_plan()
+        out = ['accelopt-trace 1',
+               f'M kernel={self.kernel_name} timing_only={int(self.timing_only)} instructions={self.count}']
+        instr = 0
+        for line in self.lines:
+            out.append(line)
+            if line[0] == 'I':
+                for aid in plan.get(instr, ()):
+                    out.append(f'F id={aid}')
+                instr += 1
+        for aid in plan.get(-1, ()):
+            out.append(f'F id={aid}')
+        return '\n'.join(out) + '\n'
+
+    def write(self, path):
+        with open(path, 'w') as f:
+            f.write(self.text())
+
+
+def _id_list(ids):
+    if len(ids) == 1:
+        return str(ids[0])
+    return ','.join(map(str, sorted(set(ids))))
+
+
+def _overlap(a, b):
+    return a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3] and _boxes_overlap(a[4], b[4])
+
+
+def _boxes_overlap(box_a, box_b):
+    """HBM index boxes; an unknown box (None) may overlap anything."""
+    if box_a is None or box_b is None or len(box_a) != len(box_b):
+        return True
+    for (lo_a, hi_a), (lo_b, hi_b) in zip(box_a, box_b):
+        if hi_a < lo_b or hi_b < lo_a:
+            return False
+    return True
+
+
+def _covers(outer, inner):
+    """Does region `outer` contain region `inner` (conservatively: only checked on the bounding ranges when
+    neither is an HBM index box)?"""
+    if not (outer[0] <= inner[0] and inner[1] <= outer[1] and outer[2] <= inner[2] and inner[3] <= outer[3]):
+        return False
+    if outer[4] is None and inner[4] is None:
+        return True
+    if outer[4] is None or inner[4] is None or len(outer[4]) != len(inner[4]):
+        return False
+    return all(lo_o <= lo_i and hi_i <= hi_o for (lo_o, hi_o), (lo_i, hi_i) in zip(outer[4], inner[4]))
+
+
+def _different_affine_iterations(a, b):
+    """True when two loop contexts sit in the same affine_range loop instance but different iterations."""
+    for (loop_a, it_a), (loop_b, it_b) in zip(a, b):
+        if loop_a != loop_b:
+            return False
+        if it_a != it_b:
+            return True
+    return False

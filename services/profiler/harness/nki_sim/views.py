@@ -1,0 +1,318 @@
+"""Subscripts of tensors, resolved to strided views of one allocation.
+
+`subscript` implements NKI indexing: integers, basic slices / nl.ds, `...`, and affine nl.arange expressions
+combined numpy-advanced-indexing style (mixing slices with aranges is illegal). The result is an element
+offset plus a shape and strides, so data access is a zero-copy `np.ndarray(buffer=...)` view, never fancy indexing.
+Out-of-bounds indices are legal only if a mask later removes them, so bounds are re-checked under the mask window.
+
+Conventions: the first axis of a view is the partition axis; a 0-D or 1-D result is widened to 2-D ([n, 1]).
+A window is a tuple of (lo, hi) per view axis (the mask-clipped part of the instruction's iteration space).
+"""
+import numpy as np
+
+from .affine import Affine
+from .errors import CompileError
+
+
+def subscript(dims, strides, offset, key):
+    """Resolve `key` against a row-major region.
+
+    Returns (offset, shape, strides, index_map, in_bounds): index_map has one (dim_size, c, ((axis, coef), ...))
+    per indexed dimension, i.e. the index range each dimension takes over the view's axes.
+    """
+    if type(key) is not tuple:
+        key = (key,)
+    affine_ndim = 0
+    has_slice = False
+    ellipsis_at = -1
+    for i, k in enumerate(key):
+        t = type(k)
+        if t is Affine:
+            if k.ndim > affine_ndim:
+                affine_ndim = k.ndim
+        elif t is slice:
+            has_slice = True
+        elif k is Ellipsis:
+            ellipsis_at = i
+        elif not isinstance(k, (int, np.integer)):
+            raise CompileError(f'unsupported index {k!r}: use ints, slices, nl.ds or nl.arange expressions')
+    if ellipsis_at >= 0:
+        fill = len(dims) - (len(key) - 1)
+        key = key[:ellipsis_at] + (slice(None),) * fill + key[ellipsis_at + 1:]
+        has_slice = has_slice or fill > 0
+    if len(key) > len(dims):
+        raise CompileError(f'too many indices ({len(key)}) for a tensor with {len(dims)} dimensions')
+    if affine_ndim:
+        if has_slice:
+            raise CompileError('mixing basic indexing (slices) and advanced indexing (nl.arange) in one subscript')
+        if len(key) < len(dims):
+            raise CompileError('index every dimension when indexing with nl.arange expressions')
+        return _advanced(dims, strides, offset, key, affine_ndim)
+    return _basic(dims, strides, offset, key)
+
+
+def _basic(dims, strides, offset, key):
+    shape = []
+    out_strides = []
+    index_map = []
+    for d, size in enumerate(dims):
+        k = key[d] if d < len(key) else slice(None)
+        if isinstance(k, slice):
+            if k.stop is not None and k.stop > size or k.start is not None and k.start < 0:
+                raise CompileError(f'slice {k.start}:{k.stop} is out of bounds for a dimension of size {size}')
+            start, stop, step = k.indices(size)
+            count = len(range(start, stop, step))
+            offset += start * strides[d]
+            index_map.append((size, start, ((len(shape), step),)))
+            shape.append(count)
+            out_strides.append(step * strides[d])
+        else:
+            k = int(k)
+            if not 0 <= k < size:
+                raise CompileError(f'index {k} is out of bounds for a dimension of size {size}')
+            offset += k * strides[d]
+            index_map.append((size, k, ()))
+    return (offset, *at_least_2d(shape, out_strides), tuple(index_map), True)
+
+
+def at_least_2d(shape, strides):
+    if len(shape) >= 2:
+        return tuple(shape), tuple(strides)
+    if len(shape) == 1:
+        return (shape[0], 1), (strides[0], 0)
+    return (1, 1), (0, 0)
+
+
+def _advanced(dims, strides, offset, key, ndim):
+    shape = [1] * ndim
+    out_strides = [0] * ndim
+    index_map = []
+    in_bounds = True
+    last = ndim - 1
+    for size, stride, k in zip(dims, strides, key):
+        if type(k) is Affine:
+            c = k.c
+            offset += c * stride
+            lo = hi = c
+            axes = []
+            for rax, coef, n in k.terms:
+                axis = last - rax
+                have = shape[axis]
+                if have == 1:
+                    shape[axis] = n
+                elif n != 1 and n != have:
+                    raise CompileError(f'index shapes do not broadcast: sizes {have} and {n} on one axis')
+                out_strides[axis] += coef * stride
+                extent = coef * (n - 1)
+                if extent > 0:
+                    hi += extent
+                else:
+                    lo += extent
+                axes.append((axis, coef))
+            index_map.append((size, c, tuple(axes)))
+            if lo < 0 or hi >= size:
+                in_bounds = False
+        else:
+            k = int(k)
+            offset += k * stride
+            if k < 0 or k >= size:
+                raise CompileError(f'index {k} is out of bounds for a dimension of size {size}')
+            index_map.append((size, k, ()))
+    if ndim == 1:
+        shape.append(1)
+        out_strides.append(0)
+    return offset, tuple(shape), tuple(out_strides), tuple(index_map), in_bounds
+
+
+def index_box(index_map, window):
+    """Per indexed dimension, the (lo, hi) index range over the window (None if the window is empty)."""
+    box = []
+    for size, c, axes in index_map:
+        lo = hi = c
+        for axis, coef in axes:
+            a, b = window[axis]
+            if b <= a:
+                return None
+            first, last = coef * a, coef * (b - 1)
+            lo += min(first, last)
+            hi += max(first, last)
+        box.append((lo, hi))
+    return box
+
+
+def check_bounds(index_map, window):
+    """Raise unless every index stays in range over the (mask-clipped) window."""
+    box = index_box(index_map, window)
+    if box is None:
+        return
+    for (size, _, _), (lo, hi) in zip(index_map, box):
+        if lo < 0 or hi >= size:
+            raise CompileError(f'index range [{lo}, {hi}] is out of bounds for a dimension of size {size}')
+
+
+def full_window(shape):
+    return tuple((0, s) for s in shape)
+
+
+def operand_window(window, out_shape, shape):
+    """The part of an operand an instruction touches: the window on axes it shares with the output, all of a
+    broadcast (size-1 or missing) axis."""
+    if window is None:
+        return None
+    return tuple(window[a] if a < len(out_shape) and shape[a] == out_shape[a] else (0, shape[a])
+                 for a in range(len(shape)))
+
+
+class View:
+    """A strided region of one tensor (one block of it, for blocked on-chip tensors).
+
+    `index_map` (from subscript, None for views built otherwise) relates view axes to the indexed dimensions;
+    `in_bounds` False defers the bounds check to the (masked) use; `tensor_indexed` says the map's dimensions
+    are the tensor's own (not those of an enclosing view), so it describes an index box in the tensor.
+    """
+    __slots__ = ('tensor', 'block', 'offset', 'shape', 'strides', 'index_map', 'in_bounds', 'tensor_indexed')
+
+    def __init__(self, tensor, block, offset, shape, strides, index_map=None, in_bounds=True, tensor_indexed=False):
+        self.tensor = tensor
+        self.block = block
+        self.offset = offset
+        self.shape = shape
+        self.strides = strides
+        self.index_map = index_map
+        self.in_bounds = in_bounds
+        self.tensor_indexed = tensor_indexed
+
+    # ----- geometry -----
+    def clip(self, window):
+        """(offset, shape) of the window of this view, after re-checking deferred bounds."""
+        if not self.in_bounds:
+            check_bounds(self.index_map, window or full_window(self.shape))
+        if window is None:
+            return self.offset, self.shape
+        offset = self.offset
+        for (lo, _), stride in zip(window, self.strides):
+            offset += lo * stride
+        return offset, tuple(hi - lo for lo, hi in window)
+
+    def region(self, window, free):
+        """Where the window lies in its allocation: (p0, p1, f0, f1, box).
+
+        On chip: bounding partition rows [p0, p1) and per-partition element range [f0, f1), box None.
+        HBM: the flat element range [f0, f1) and, when known, the index box per tensor dimension.
+        """
+        offset, shape = self.clip(window)
+        if 0 in shape:
+            return 0, 0, 0, 0, None
+        if not self.tensor.buffer.on_chip:
+            lo = hi = offset
+            for n, s in zip(shape, self.strides):
+                ext = (n - 1) * s
+                if ext > 0:
+                    hi += ext
+                else:
+                    lo += ext
+            box = None
+            if self.tensor_indexed and self.tensor.hbm_alloc.canonical is self.tensor:
+                box = index_box(self.index_map, window or full_window(self.shape))
+            return 0, 1, lo, hi + 1, box
+        p_stride = self.strides[0]
+        p0, f_base = divmod(offset, free)
+        f_lo = f_hi = f_base
+        for n, s in zip(shape[1:], self.strides[1:]):
+            ext = (n - 1) * s
+            if ext > 0:
+                f_hi += ext
+            else:
+                f_lo += ext
+        if p_stride % free or f_lo < 0 or f_hi >= free:
+            return 0, self.tensor.parts, 0, free, None
+        p1 = p0 + (shape[0] - 1) * (p_stride // free) + 1 if shape[0] else p0
+        return p0, p1, f_lo, f_hi + 1, None
+
+    def contiguous_run(self, window):
+        """Elements in the innermost contiguous run of the window (for DMA descriptor sizes)."""
+        _, shape = self.clip(window)
+        run = 1
+        expected = 1
+        on_chip = self.tensor.buffer.on_chip
+        for axis in range(len(shape) - 1, -1, -1):
+            n = shape[axis]
+            if n == 1:
+                continue
+            if self.strides[axis] != expected or (on_chip and axis == 0):
+                break
+            run *= n
+            expected *= n
+        return run
+
+    def array(self, window=None):
+        """The numpy view of the window (shares memory with the allocation)."""
+        alloc = self.tensor.alloc_for(self.block)
+        data = alloc.data
+        if data is None:
+            raise _stale(alloc)
+        offset, shape = self.clip(window)
+        size = data.itemsize
+        return np.ndarray(shape, data.dtype, buffer=data, offset=offset * size,
+                          strides=tuple(s * size for s in self.strides))
+
+    @property
+    def alloc(self):
+        return self.tensor.alloc_for(self.block)
+
+    @property
+    def free_size(self):
+        n = 1
+        for s in self.shape[1:]:
+            n *= s
+        return n
+
+    # ----- tile-like surface shared with Tensor -----
+    @property
+    def dtype(self):
+        return self.tensor.kind.public
+
+    @property
+    def buffer(self):
+        return self.tensor.buffer
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    def __getitem__(self, key):
+        if not self.in_bounds:
+            check_bounds(self.index_map, full_window(self.shape))
+        offset, shape, strides, index_map, in_bounds = subscript(self.shape, self.strides, self.offset, key)
+        return View(self.tensor, self.block, offset, shape, strides, index_map, in_bounds)
+
+    def __setitem__(self, key, value):
+        from . import runtime
+        runtime.assign(self[key], value)
+
+    def __iadd__(self, value):
+        from . import runtime
+        runtime.accumulate(self, value)
+        return self
+
+    def same_region(self, other):
+        return (isinstance(other, View) and other.tensor is self.tensor and other.block == self.block
+                and other.offset == self.offset and other.shape == self.shape and other.strides == self.strides)
+
+    def broadcast_to(self, shape):
+        from . import language
+        return language.broadcast_to(self, shape)
+
+    def reshape(self, shape):
+        from . import language
+        return language.reshape_view(self, shape)
+
+    def __repr__(self):
+        return f'View({self.tensor.name or "tile"}{list(self.block)} shape={self.shape})'
+
+
+def _stale(alloc):
+    from .errors import StaleStateError
+    return StaleStateError(
+        f'allocation {alloc.id} was read after its last use in an earlier identical run: '
+        'the kernel issued a different instruction stream this time (stateful or non-deterministic kernel)')

@@ -1,0 +1,93 @@
+"""The candidate kernel: loading its module, the low-precision policy, and locating its own source lines in
+errors (every message names `kernel.py:LINE: <source text>`)."""
+import io
+import linecache
+import os
+import re
+import tokenize
+import traceback
+
+from nki_sim.errors import CompileError
+
+from .problem import load_module
+
+ENTRY_POINTS = ('kernel', 'optimized_kernel')
+LOW_PRECISION = re.compile(r'bfloat16|float16|\bbf16\b|\bfp16\b')
+
+
+class KernelRejected(Exception):
+    """The kernel cannot run: compile-time problem found before execution."""
+
+    def __init__(self, message, line=0):
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+class KernelSource:
+    def __init__(self, path):
+        self.path = os.path.abspath(path)
+        self.name = os.path.basename(self.path)
+
+    def text(self):
+        with open(self.path) as f:
+            return f.read()
+
+    def source_line(self, line):
+        return linecache.getline(self.path, line).strip() if line else ''
+
+    def where(self, line):
+        """'kernel.py:LINE: <source>' (or just the file name when the line is unknown)."""
+        if not line:
+            return self.name
+        return f'{self.name}:{line}: {self.source_line(line)}'
+
+    def check_low_precision(self):
+        """Reject kernels whose code (comments stripped) mentions fp16/bf16 types."""
+        try:
+            tokens = list(tokenize.generate_tokens(io.StringIO(self.text()).readline))
+        except (tokenize.TokenError, SyntaxError, IndentationError):
+            return
+        for token in tokens:
+            if token.type == tokenize.COMMENT:
+                continue
+            found = LOW_PRECISION.search(token.string)
+            if found:
+                line = token.start[0]
+                raise KernelRejected(f'{self.where(line)}\nlow-precision type {found.group(0)!r} is not allowed: '
+                                     'kernels must compute in float32 (fp16/bf16 are banned)', line)
+
+    def load_entry_point(self):
+        """Import the module and return its `kernel` (or `optimized_kernel`)."""
+        linecache.checkcache(self.path)
+        try:
+            module = load_module(self.path, 'accelopt_candidate_kernel')
+        except SyntaxError as error:
+            line = error.lineno or 0
+            raise KernelRejected(f'{self.where(line)}\nSyntaxError: {error.msg}', line) from error
+        except CompileError as error:
+            line = error.line or self.line_of(error)
+            raise KernelRejected(f'{self.where(line)}\n{error.message}', line) from error
+        except Exception as error:
+            line = self.line_of(error)
+            raise KernelRejected(f'{self.where(line)}\nimporting the kernel failed: {type(error).__name__}: '
+                                 f'{error}', line) from error
+        for name in ENTRY_POINTS:
+            entry = getattr(module, name, None)
+            if callable(entry):
+                return entry
+        raise KernelRejected(f'{self.name} defines neither `kernel` nor `optimized_kernel`')
+
+    def line_of(self, error):
+        """The innermost traceback frame inside the kernel file (0 if the kernel is not on the stack)."""
+        line = 0
+        for frame in traceback.extract_tb(error.__traceback__):
+            if os.path.abspath(frame.filename) == self.path:
+                line = frame.lineno or 0
+        return line
+
+    def describe(self, error):
+        """(message, line) for an exception raised while the kernel ran."""
+        line = getattr(error, 'line', 0) or self.line_of(error)
+        detail = error.message if isinstance(error, CompileError) else f'{type(error).__name__}: {error}'
+        return f'{self.where(line)}\n{detail}', line

@@ -1,0 +1,61 @@
+#!/usr/bin/python3
+"""Profile one NKI kernel against an NKIBench-style problem on the simulator; print and write one JSON result.
+
+usage: run_kernel.py --problem REF.py --kernel KERNEL.py [--metadata problem.yaml] [--seeds N] [--tolerance T]
+                     [--timing-only] [--ban-low-precision] [--trace-out FILE] [--result-out FILE]
+Exit status 0 whenever a result JSON was written (the verdict is in the JSON); see README.md for the schema.
+"""
+import argparse
+import json
+import os
+import sys
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+if HERE not in sys.path:
+    sys.path.insert(0, HERE)
+
+import nki_sim  # noqa: E402
+
+nki_sim.install_import_shim()
+nki_sim.tune_allocator()
+
+from protocol.evaluation import evaluate  # noqa: E402
+
+
+def parse_arguments(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('--problem', required=True, help='numpy reference module (REF.py)')
+    parser.add_argument('--kernel', required=True, help='NKI kernel module defining kernel or optimized_kernel')
+    parser.add_argument('--metadata', help='problem.yaml (default: beside the reference)')
+    parser.add_argument('--seeds', type=int, default=5, help='correctness seeds to check (default 5)')
+    parser.add_argument('--tolerance', type=float, help='relative L2 tolerance (default: problem.yaml or 2e-5)')
+    parser.add_argument('--timing-only', action='store_true', help='trace on shapes only, no numerics')
+    parser.add_argument('--ban-low-precision', action='store_true', help='reject fp16/bf16 kernels')
+    parser.add_argument('--trace-out', help='write the instruction trace here')
+    parser.add_argument('--result-out', help='write the result JSON here (it is always printed too)')
+    return parser.parse_args(argv)
+
+
+def main(argv=None):
+    args = parse_arguments(argv)
+    try:
+        result = evaluate(reference=args.problem, kernel=args.kernel, metadata=args.metadata, seeds=args.seeds,
+                          tolerance=args.tolerance, timing_only=args.timing_only,
+                          ban_low_precision=args.ban_low_precision, trace_out=args.trace_out)
+    except Exception as error:
+        last = traceback.extract_tb(error.__traceback__)[-1]
+        result = {'verdict': 'INFRA_ERROR', 'line': 0, 'seeds_checked': 0, 'max_rel_l2': None,
+                  'instructions': None, 'trace': None, 'problem': None, 'wall_seconds': 0.0, 'trace_seconds': None,
+                  'message': f'harness failure: {type(error).__name__}: {error} '
+                             f'({os.path.basename(last.filename)}:{last.lineno})'}
+    text = json.dumps(result)
+    if args.result_out:
+        with open(args.result_out, 'w') as f:
+            f.write(text + '\n')
+    print(text)
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,6 @@
+"""Top-level `nki` package (NKI Beta 2 import spelling) backed by nki_sim (see nki_sim/surface.py)."""
+import sys
+
+from nki_sim import surface
+
+surface.populate(sys.modules[__name__])

@@ -1,0 +1,148 @@
+"""Programs the real NKI toolchain rejects are COMPILE_ERROR verdicts naming the offending kernel line."""
+import unittest
+
+from tests.support import SIMPLE_REFERENCE, Workspace, line_of
+
+BAD_KERNELS = {
+    'partition_dim_over_128': '''
+        @nki.jit
+        def kernel(x):
+            big = nl.ndarray((256, 64), dtype=np.float32, buffer=nl.sbuf)  # <- here
+            return x
+        ''',
+    'psum_tile_over_2kib': '''
+        @nki.jit
+        def kernel(x):
+            acc = nl.zeros((128, 1024), dtype=np.float32, buffer=nl.psum)  # <- here
+            return x
+        ''',
+    'matmul_moving_over_512': '''
+        @nki.jit
+        def kernel(x):
+            a = nl.load(x)
+            b = nl.ndarray((128, 1024), dtype=np.float32, buffer=nl.sbuf)
+            r = nisa.nc_matmul(a, b)  # <- here
+            return x
+        ''',
+    'matmul_operand_in_psum': '''
+        @nki.jit
+        def kernel(x):
+            a = nl.load(x)
+            p = nl.zeros((128, 64), dtype=np.float32, buffer=nl.psum)
+            r = nisa.nc_matmul(a, p)  # <- here
+            return x
+        ''',
+    'matmul_result_into_sbuf': '''
+        @nki.jit
+        def kernel(x):
+            a = nl.load(x)
+            dst = nl.ndarray((64, 64), dtype=np.float32, buffer=nl.sbuf)
+            dst[...] = nisa.nc_matmul(a, a)  # <- here
+            return x
+        ''',
+    'tensor_tensor_both_psum': '''
+        @nki.jit
+        def kernel(x):
+            p = nl.zeros((128, 64), dtype=np.float32, buffer=nl.psum)
+            q = nl.zeros((128, 64), dtype=np.float32, buffer=nl.psum)
+            r = nisa.tensor_tensor(p, q, op=nl.add)  # <- here
+            return x
+        ''',
+    'mixed_basic_and_advanced_indexing': '''
+        @nki.jit
+        def kernel(x):
+            t = nl.load(x[nl.arange(128)[:, None], 0:64])  # <- here
+            return x
+        ''',
+    'affine_range_write_conflict': '''
+        @nki.jit
+        def kernel(x):
+            out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+            buf = nl.ndarray((128, 64), dtype=np.float32, buffer=nl.sbuf)
+            for i in nl.affine_range(4):
+                buf[...] = nl.load(x)  # <- here
+            nl.store(out, buf)
+            return out
+        ''',
+    'index_out_of_bounds': '''
+        @nki.jit
+        def kernel(x):
+            t = nl.load(x[nl.arange(128)[:, None], 32 + nl.arange(64)[None, :]])  # <- here
+            return x
+        ''',
+    'start_partition_alignment': '''
+        @nki.jit
+        def kernel(x):
+            t = nl.load(x)
+            u = nl.exp(t[8:72, :])  # <- here
+            return x
+        ''',
+}
+
+
+class CompileRulesTest(unittest.TestCase):
+    def setUp(self):
+        self.ws = Workspace()
+        self.reference = self.ws.reference(SIMPLE_REFERENCE)
+
+    def tearDown(self):
+        self.ws.close()
+
+    def test_rule_violations_report_the_kernel_line(self):
+        for name, body in BAD_KERNELS.items():
+            with self.subTest(rule=name):
+                path = self.ws.kernel(body)
+                result = self.ws.evaluate(self.reference, path, timing_only=True)
+                self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+                expected = line_of(path, '# <- here')
+                self.assertEqual(result['line'], expected, result['message'])
+                self.assertIn(f':{expected}: ', result['message'])
+
+    def test_sequential_range_allows_rewriting_a_location(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                buf = nl.ndarray((128, 64), dtype=np.float32, buffer=nl.sbuf)
+                for i in nl.sequential_range(4):
+                    buf[...] = nl.multiply(nl.load(x), 2.0)
+                nl.store(out, buf)
+                return out
+            ''')
+        self.assertEqual(self.ws.evaluate(self.reference, path)['verdict'], 'OK')
+
+    def test_low_precision_ban_ignores_comments(self):
+        banned = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                t = nl.load(x, dtype=nl.bfloat16)  # <- here
+                return x
+            ''')
+        result = self.ws.evaluate(self.reference, banned, ban_low_precision=True)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+        self.assertEqual(result['line'], line_of(banned, '# <- here'))
+        self.assertIn('bfloat16', result['message'])
+        commented = self.ws.kernel('''
+            # float16 would be faster here, but kernels stay in float32
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+                return out
+            ''')
+        self.assertEqual(self.ws.evaluate(self.reference, commented, ban_low_precision=True)['verdict'], 'OK')
+
+    def test_syntax_error_line(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                t = nl.load(x  # <- here
+            ''')
+        result = self.ws.evaluate(self.reference, path)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+        self.assertIn('SyntaxError', result['message'])
+        self.assertGreaterEqual(result['line'], line_of(path, '# <- here'))
+
+
+if __name__ == '__main__':
+    unittest.main()

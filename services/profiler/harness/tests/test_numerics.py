@@ -1,0 +1,239 @@
+"""Numerical semantics of the simulated NKI API, on small self-written kernels."""
+import unittest
+
+import numpy as np
+
+from tests.support import Workspace, rel_l2
+
+
+class NumericsTest(unittest.TestCase):
+    def setUp(self):
+        self.ws = Workspace()
+        self.rng = np.random.default_rng(7)
+
+    def tearDown(self):
+        self.ws.close()
+
+    def normal(self, *shape):
+        return self.rng.standard_normal(shape).astype(np.float32)
+
+    def test_elementwise_and_tile_operators(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(a, b):
+                out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+                x = nl.load(a)
+                y = nl.load(b)
+                z = nl.multiply(nl.add(x, y), 2.0) - y / 4.0
+                w = nl.exp(z * 0.1)
+                nl.store(out, value=nl.maximum(w, x))
+                return out
+            ''')
+        a, b = self.normal(64, 96), self.normal(64, 96)
+        out, _ = self.ws.run(path, a, b)
+        z = (a + b) * 2.0 - b / 4.0
+        np.testing.assert_allclose(out, np.maximum(np.exp(z * 0.1), a), rtol=1e-6)
+
+    def test_matmul_with_psum_accumulation(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(a_t, b):
+                K, M = a_t.shape
+                _, N = b.shape
+                out = nl.ndarray((M, N), dtype=np.float32, buffer=nl.shared_hbm)
+                acc = nl.zeros((nl.par_dim(M), N), dtype=np.float32, buffer=nl.psum)
+                for k in nl.affine_range(K // 128):
+                    lhs = nl.load(a_t[k * 128:(k + 1) * 128, :])
+                    rhs = nl.load(b[k * 128:(k + 1) * 128, :])
+                    acc += nisa.nc_matmul(lhs, rhs)
+                nl.store(out, value=nl.copy(acc))
+                return out
+            ''')
+        a_t, b = self.normal(384, 128), self.normal(384, 256)
+        out, _ = self.ws.run(path, a_t, b)
+        self.assertLess(rel_l2(out, a_t.T @ b), 1e-6)
+
+    def test_nl_matmul_and_transposes(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, y, ident):
+                out = nl.ndarray((128, 64), dtype=np.float32, buffer=nl.shared_hbm)
+                out_t = nl.ndarray((64, 128), dtype=np.float32, buffer=nl.shared_hbm)
+                back = nl.ndarray((128, 64), dtype=np.float32, buffer=nl.shared_hbm)
+                xt = nl.load(x)
+                res = nl.zeros((128, 64), nl.float32, buffer=nl.psum)
+                res += nl.matmul(xt, nl.load(y))
+                nl.store(out, value=res)
+                eye = nl.load(ident)
+                tr = nisa.nc_matmul(nl.load(y), eye, is_transpose=True, is_moving_onezero=True)
+                tr_sb = nl.copy(tr)
+                nl.store(out_t, value=tr_sb)
+                nl.store(back, value=nl.copy(nisa.nc_transpose(tr_sb)))
+                return out, out_t, back
+            ''')
+        x, y = self.normal(128, 128), self.normal(128, 64)
+        (out, out_t, back), _ = self.ws.run(path, x, y, np.identity(128, dtype=np.float32))
+        self.assertLess(rel_l2(out, x @ y), 1e-6)
+        np.testing.assert_array_equal(out_t, y.T)
+        np.testing.assert_array_equal(back, y)
+
+    def test_softmax_with_reductions_and_activation_bias(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.load(x)
+                neg_max = nisa.tensor_reduce(nl.max, t, axis=[1], negate=True)
+                total = nl.ndarray((128, 1), dtype=np.float32, buffer=nl.sbuf)
+                e = nisa.activation(op=nl.exp, data=t, bias=neg_max, scale=1.0,
+                                    reduce_op=nl.add, reduce_res=total[...])
+                inv = nisa.reciprocal(total)
+                nl.store(out, value=nisa.tensor_scalar(e, np.multiply, inv))
+                return out
+            ''')
+        x = self.normal(128, 300)
+        out, _ = self.ws.run(path, x)
+        e = np.exp(x - x.max(axis=1, keepdims=True))
+        self.assertLess(rel_l2(out, e / e.sum(axis=1, keepdims=True)), 1e-6)
+
+    def test_rmsnorm_with_broadcast(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, g):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                ix = nl.arange(128)[:, None]
+                iy = nl.arange(x.shape[1])[None, :]
+                g_tile = nl.load(g.reshape((1, x.shape[1]))[nl.arange(1)[:, None], iy])
+                for i in nl.affine_range(x.shape[0] // 128):
+                    t = nl.load(x[i * 128 + ix, iy])
+                    ms = nl.mean(nl.square(t), axis=[1])
+                    r = nl.rsqrt(nl.add(ms, 1e-5))
+                    y = nl.multiply(t, r)
+                    nl.store(out[i * 128 + ix, iy], value=nl.multiply(y, g_tile.broadcast_to((128, x.shape[1]))))
+                return out
+            ''')
+        x, g = self.normal(256, 200), self.normal(200)
+        out, _ = self.ws.run(path, x, g)
+        want = x / np.sqrt((x * x).mean(axis=1, keepdims=True) + 1e-5) * g
+        self.assertLess(rel_l2(out, want), 1e-6)
+
+    def test_masked_loads_and_stores_clip_out_of_range_rows(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                rows, cols = x.shape
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                ip = nl.arange(128)[:, None]
+                jf = nl.arange(cols)[None, :]
+                for i in nl.affine_range((rows + 127) // 128):
+                    t = nl.load(x[i * 128 + ip, jf], mask=(i * 128 + ip < rows))
+                    u = nisa.tensor_scalar(t, np.add, 1.0, mask=(i * 128 + ip < rows))
+                    one = nl.full((128, 1), 1.0, dtype=np.float32, buffer=nl.sbuf)
+                    v = nisa.activation(op=nl.copy, data=u, bias=one, scale=2.0, mask=(i * 128 + ip < rows))
+                    nl.store(out[i * 128 + ip, jf], value=v, mask=(i * 128 + ip < rows))
+                return out
+            ''')
+        x = self.normal(300, 40)
+        out, recorder = self.ws.run(path, x)
+        np.testing.assert_allclose(out, (x + 1.0) * 2.0 + 1.0, rtol=1e-6)
+        last_load = [l for l in recorder.lines if ' op=load ' in l][-1]
+        self.assertIn(f'bytes={44 * 40 * 4}', last_load)
+
+    def test_general_mask_and_affine_select(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                i_p, i_f = nl.mgrid[0:64, 0:64]
+                t = nl.load(x)
+                lower = nisa.affine_select(i_p - i_f >= 0, t, -1.0)
+                nl.store(out, value=lower)
+                return out
+            ''')
+        x = self.normal(64, 64)
+        out, _ = self.ws.run(path, x)
+        np.testing.assert_array_equal(out, np.where(np.tri(64, dtype=bool), x, -1.0))
+
+    def test_loop_reduce_accumulates_over_listed_loops(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 1), dtype=np.float32, buffer=nl.shared_hbm)
+                acc = nl.ndarray((nl.par_dim(128), 1), dtype=np.float32, buffer=nl.sbuf)
+                part = nl.ndarray((4, 2, nl.par_dim(128), 1), dtype=np.float32, buffer=nl.sbuf)
+                for i in nl.affine_range(4):
+                    for j in nl.affine_range(2):
+                        t = nl.load(x[:, nl.ds((2 * i + j) * 64, 64)])
+                        part[i, j, nl.arange(128)[:, None], 0] = nisa.tensor_reduce(np.max, t, axis=[1])
+                        acc[nl.arange(128)[:, None], 0] = nl.loop_reduce(
+                            part[i, j, nl.arange(128)[:, None], 0], op=np.max, loop_indices=[i, j])
+                nl.store(out, value=acc)
+                return out
+            ''')
+        x = self.normal(128, 512)
+        out, _ = self.ws.run(path, x)
+        np.testing.assert_array_equal(out[:, 0], x.max(axis=1))
+
+    def test_tensor_tensor_scan_and_sbuf_accumulation(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(a, b):
+                out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+                acc = nl.zeros((nl.par_dim(128), a.shape[1]), dtype=np.float32, buffer=nl.sbuf)
+                for k in nl.affine_range(2):
+                    s = nisa.tensor_tensor_scan(nl.load(a), nl.load(b), initial=0.0, op0=np.multiply, op1=np.add)
+                    acc[0:128, 0:a.shape[1]] += s
+                nl.store(out, acc)
+                return out
+            ''')
+        a = self.rng.uniform(0.5, 1.0, (128, 50)).astype(np.float32)
+        b = self.normal(128, 50)
+        out, _ = self.ws.run(path, a, b)
+        want = np.zeros_like(a)
+        prev = np.zeros(128, np.float32)
+        for i in range(50):
+            prev = a[:, i] * prev + b[:, i]
+            want[:, i] = prev
+        self.assertLess(rel_l2(out, 2 * want), 1e-6)
+
+    def test_bn_stats_aggregate_to_mean_and_variance(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 2), dtype=np.float32, buffer=nl.shared_hbm)
+                t = nl.load(x)
+                stats = nl.ndarray((128, 12), dtype=np.float32, buffer=nl.sbuf)
+                stats[:, 0:6] = nisa.bn_stats(t[:, 0:500])
+                stats[:, 6:12] = nisa.bn_stats(t[:, 500:1000])
+                nl.store(out, value=nisa.bn_aggr(stats))
+                return out
+            ''')
+        x = self.normal(128, 1000)
+        out, _ = self.ws.run(path, x)
+        np.testing.assert_allclose(out[:, 0], x.mean(axis=1), rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(out[:, 1], x.var(axis=1), rtol=1e-4)
+
+    def test_spmd_grid_iota_and_3d_index_patterns(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((2, 128, 8, 16), dtype=np.float32, buffer=nl.shared_hbm)
+                pid = nl.program_id(0)
+                t = nl.ndarray((nl.par_dim(128), 128), dtype=np.float32, buffer=nl.sbuf)
+                t[nl.arange(128)[:, None, None], 16 * nl.arange(8)[None, :, None] + nl.arange(16)[None, None, :]] = \\
+                    nl.load(x[pid, nl.arange(128)[:, None, None], nl.arange(8)[None, :, None],
+                              nl.arange(16)[None, None, :]])
+                ramp = nisa.iota(nl.arange(128)[None, :] + 0 * nl.arange(128)[:, None], dtype=np.float32)
+                nl.store(out[pid], value=nl.add(t, ramp).reshape((128, 8, 16)))
+                return out
+            ''')
+        from tests.support import load_module
+        module = load_module(path, 'spmd_kernel')
+        x = self.normal(2, 128, 8, 16)
+        out = module.kernel[2](x)
+        ramp = np.broadcast_to(np.arange(128, dtype=np.float32), (128, 128)).reshape(128, 8, 16)
+        np.testing.assert_allclose(out, x + ramp)
+
+
+if __name__ == '__main__':
+    unittest.main()

@@ -1,0 +1,167 @@
+"""The profiling protocol's verdicts: correct kernels pass, and each failure mode gets its own verdict."""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+from tests.support import SIMPLE_REFERENCE, STANDARD_TRANSFORMS, Workspace, line_of
+
+DOUBLING_KERNEL = '''
+    @nki.jit
+    def kernel(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+        return out
+    '''
+BROKEN_REFERENCE = '''
+def get_inputs():
+    raise RuntimeError('dataset missing')
+
+
+def forward(x):
+    return x
+''' + STANDARD_TRANSFORMS
+HARNESS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+class ProtocolTest(unittest.TestCase):
+    def setUp(self):
+        self.ws = Workspace()
+        self.reference = self.ws.reference(SIMPLE_REFERENCE, metadata='''
+            name: doubling
+            parameters: {M: 128, N: 64}
+            tolerance: 1.0e-5
+            roofline: {vector_flops: "M*N", matmul_flops: 0, hbm_bytes: "2*M*N*4"}
+            ''')
+
+    def tearDown(self):
+        self.ws.close()
+
+    def test_correct_kernel_is_ok_with_problem_metadata(self):
+        trace_path = os.path.join(self.ws.root, 'ok.trace')
+        result = self.ws.evaluate(self.reference, self.ws.kernel(DOUBLING_KERNEL), seeds=5, trace_out=trace_path)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.assertEqual(result['seeds_checked'], 5)
+        self.assertEqual(result['max_rel_l2'], 0.0)
+        self.assertEqual(result['instructions'], 3)
+        self.assertEqual(result['trace'], trace_path)
+        self.assertTrue(os.path.exists(trace_path))
+        self.assertEqual(result['problem'], {'name': 'doubling', 'tolerance': 1e-5, 'roofline': {
+            'vector_flops': 8192, 'matmul_flops': 0, 'hbm_bytes': 65536}})
+
+    def test_wrong_values_are_incorrect(self):
+        path = self.ws.kernel(DOUBLING_KERNEL.replace('2.0', '2.001'))
+        result = self.ws.evaluate(self.reference, path)
+        self.assertEqual(result['verdict'], 'INCORRECT')
+        self.assertIn('relative L2 error', result['message'])
+        self.assertGreater(result['max_rel_l2'], 1e-4)
+
+    def test_wrong_output_shape_is_incorrect(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 32), dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.load(x[:, 0:32]))
+                return out
+            ''')
+        result = self.ws.evaluate(self.reference, path)
+        self.assertEqual(result['verdict'], 'INCORRECT')
+        self.assertIn('(128, 32)', result['message'])
+
+    def test_nan_output_fails_explicitly(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.log(nl.multiply(nl.load(x), -1e30)))
+                return out
+            ''')
+        result = self.ws.evaluate(self.reference, path)
+        self.assertEqual(result['verdict'], 'INCORRECT')
+        self.assertIn('NaN', result['message'])
+
+    def test_constant_output_is_incorrect(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.ndarray((128, 64), dtype=np.float32, buffer=nl.sbuf)
+                t[...] = 0.5
+                nl.store(out, value=t)
+                return out
+            ''')
+        self.assertEqual(self.ws.evaluate(self.reference, path)['verdict'], 'INCORRECT')
+
+    def test_kernel_caching_results_fails_on_fresh_inputs(self):
+        path = self.ws.kernel('''
+            import numpy as _np
+            _CACHE = {}
+
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                if 'value' not in _CACHE:
+                    _np.random.seed(0)
+                    _CACHE['value'] = _np.random.normal(size=(128, 64)).astype(_np.float32) * 2.0
+                nl.store(out, value=nl.multiply(nl.load(x), 0.0))
+                out_data = _CACHE['value']
+                return out_data
+            ''')
+        result = self.ws.evaluate(self.reference, path, seeds=1)
+        self.assertEqual(result['verdict'], 'INCORRECT')
+        self.assertEqual(result['seeds_checked'], 1)
+        self.assertIn('fresh inputs', result['message'])
+
+    def test_kernel_exception_is_runtime_error_with_kernel_line(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                values = [1, 2]
+                return values[5]  # <- here
+            ''')
+        result = self.ws.evaluate(self.reference, path)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR')
+        self.assertEqual(result['line'], line_of(path, '# <- here'))
+        self.assertIn('IndexError', result['message'])
+        self.assertIn('return values[5]', result['message'])
+
+    def test_broken_reference_is_infra_error(self):
+        reference = self.ws.reference(BROKEN_REFERENCE)
+        result = self.ws.evaluate(reference, self.ws.kernel(DOUBLING_KERNEL))
+        self.assertEqual(result['verdict'], 'INFRA_ERROR')
+        self.assertIn('dataset missing', result['message'])
+
+    def test_missing_entry_point_is_compile_error(self):
+        path = self.ws.kernel('def helper():\n    return 1\n')
+        result = self.ws.evaluate(self.reference, path)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+        self.assertIn('optimized_kernel', result['message'])
+
+    def test_memory_error_is_out_of_memory(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                raise MemoryError()
+            ''')
+        self.assertEqual(self.ws.evaluate(self.reference, path)['verdict'], 'OUT_OF_MEMORY')
+
+    def test_cli_writes_json_and_trace_in_timing_only_mode(self):
+        result_path = os.path.join(self.ws.root, 'result.json')
+        trace_path = os.path.join(self.ws.root, 'cli.trace')
+        completed = subprocess.run(
+            ['/usr/bin/python3', os.path.join(HARNESS, 'run_kernel.py'), '--problem', self.reference,
+             '--kernel', self.ws.kernel(DOUBLING_KERNEL), '--timing-only', '--trace-out', trace_path,
+             '--result-out', result_path], capture_output=True, text=True, timeout=120)
+        self.assertEqual(completed.returncode, 0, completed.stderr)
+        with open(result_path) as f:
+            result = json.load(f)
+        self.assertEqual(json.loads(completed.stdout), result)
+        self.assertEqual(result['verdict'], 'OK')
+        self.assertEqual(result['seeds_checked'], 0)
+        with open(trace_path) as f:
+            self.assertEqual(f.readline(), 'accelopt-trace 1\n')
+
+
+if __name__ == '__main__':
+    sys.exit(unittest.main())

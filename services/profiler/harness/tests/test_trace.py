@@ -1,0 +1,131 @@
+"""The instruction trace honours TRACE_FORMAT.md and is the same with and without numerics."""
+import unittest
+
+import numpy as np
+
+from tests.support import Workspace
+
+PIPELINE_KERNEL = '''
+    @nki.jit
+    def kernel(x, ident):
+        rows, cols = x.shape
+        out = nl.ndarray((rows, cols), dtype=x.dtype, buffer=nl.shared_hbm)
+        eye = nl.load(ident)
+        tiles = nl.ndarray((rows // 128, nl.par_dim(128), cols), dtype=np.float32, buffer=nl.sbuf)
+        for r in nl.affine_range(rows // 128):
+            tiles[r, nl.arange(128)[:, None], nl.arange(cols)[None, :]] = nl.load(x[r * 128 + nl.arange(128)[:, None],
+                                                                                  nl.arange(cols)[None, :]])
+            again = nl.load(x[r * 128 + nl.arange(128)[:, None], nl.arange(cols)[None, :]])
+            for c in nl.affine_range(cols // 128):
+                block = tiles[r, nl.arange(128)[:, None], c * 128 + nl.arange(128)[None, :]]
+                t1 = nisa.nc_matmul(block, eye, is_transpose=True, is_moving_onezero=True)
+                t2 = nisa.nc_matmul(block, eye, is_transpose=True, is_moving_onezero=True)
+                s = nl.add(nl.copy(t1), nl.copy(t2))
+                nl.store(out[r * 128 + nl.arange(128)[:, None], c * 128 + nl.arange(128)[None, :]], value=s)
+            nl.store(out[r * 128 + nl.arange(128)[:, None], nl.arange(cols)[None, :]], value=nl.add(again, 0.0),
+                     mask=(r * 128 + nl.arange(128)[:, None] < 0))
+        return out
+    '''
+
+
+def parse(text):
+    lines = text.splitlines()
+    records = []
+    for line in lines[1:]:
+        kind, *tokens = line.split(' ')
+        fields = dict(token.split('=', 1) for token in tokens)
+        records.append((kind, fields))
+    return lines[0], records
+
+
+def ids(fields, key):
+    return [int(v) for v in fields[key].split(',')] if key in fields else []
+
+
+class TraceTest(unittest.TestCase):
+    def setUp(self):
+        self.ws = Workspace()
+        self.path = self.ws.kernel(PIPELINE_KERNEL)
+        rng = np.random.default_rng(3)
+        self.x = rng.standard_normal((256, 256)).astype(np.float32)
+        self.ident = np.identity(128, dtype=np.float32)
+
+    def tearDown(self):
+        self.ws.close()
+
+    def test_numerics_and_trace(self):
+        out, recorder = self.ws.run(self.path, self.x, self.ident)
+        for r in range(2):
+            for c in range(2):
+                block = self.x[r * 128:(r + 1) * 128, c * 128:(c + 1) * 128]
+                np.testing.assert_array_equal(out[r * 128:(r + 1) * 128, c * 128:(c + 1) * 128], 2 * block.T)
+        self.check_well_formed(recorder.text())
+
+    def check_well_formed(self, text):
+        header, records = parse(text)
+        self.assertEqual(header, 'accelopt-trace 1')
+        self.assertEqual(records[0][0], 'M')
+        instructions = [f for kind, f in records if kind == 'I']
+        self.assertEqual(int(records[0][1]['instructions']), len(instructions))
+        live, freed = set(), set()
+        next_id = 0
+        for kind, fields in records[1:]:
+            if kind == 'A':
+                alloc = int(fields['id'])
+                self.assertNotIn(alloc, live | freed)
+                self.assertIn(fields['buf'], ('sbuf', 'psum'))
+                live.add(alloc)
+            elif kind == 'F':
+                alloc = int(fields['id'])
+                self.assertIn(alloc, live)
+                live.discard(alloc)
+                freed.add(alloc)
+            else:
+                self.assertEqual(kind, 'I')
+                self.assertEqual(int(fields['id']), next_id)
+                self.assertTrue(all(d < next_id for d in ids(fields, 'dep')))
+                for alloc in ids(fields, 'ra') + ids(fields, 'wa'):
+                    self.assertIn(alloc, live, f'instruction {next_id} uses allocation {alloc} outside its live range')
+                for required in ('op', 'eng', 'p', 'n', 'out', 'line'):
+                    self.assertIn(required, fields)
+                self.assertTrue(1 <= int(fields['p']) <= 128)
+                if fields['eng'] == 'dma':
+                    for required in ('dir', 'bytes', 'run', 'hbm'):
+                        self.assertIn(required, fields)
+                next_id += 1
+        self.assertFalse(live, 'allocations without an F record')
+
+    def test_timing_only_trace_equals_numerics_trace(self):
+        _, numerics = self.ws.run(self.path, self.x, self.ident)
+        _, timing = self.ws.run(self.path, self.x, self.ident, timing_only=True)
+        numeric_lines = numerics.text().splitlines()
+        timing_lines = timing.text().splitlines()
+        self.assertIn('timing_only=1', timing_lines[1])
+        self.assertEqual(numeric_lines[2:], timing_lines[2:])
+
+    def test_repeated_loads_and_transposes_are_marked_cse(self):
+        _, recorder = self.ws.run(self.path, self.x, self.ident, timing_only=True)
+        _, records = parse(recorder.text())
+        instructions = [f for kind, f in records if kind == 'I']
+        loads = [f for f in instructions if f['op'] == 'load']
+        transposes = [f for f in instructions if f['op'] == 'transpose']
+        self.assertEqual([f.get('cse') for f in loads], [None, None, '1', None, '1'])
+        self.assertEqual([f.get('cse') for f in transposes], [None, '1'] * 4)
+
+    def test_dependencies_and_dma_fields(self):
+        _, recorder = self.ws.run(self.path, self.x, self.ident, timing_only=True)
+        _, records = parse(recorder.text())
+        instructions = [f for kind, f in records if kind == 'I']
+        first_transpose = next(f for f in instructions if f['op'] == 'transpose')
+        producer = instructions[ids(first_transpose, 'dep')[-1]]
+        self.assertEqual(producer['op'], 'load')
+        self.assertEqual(producer['bytes'], str(128 * 256 * 4))
+        self.assertEqual(producer['run'], str(256 * 4))
+        masked_store = [f for f in instructions if f['op'] == 'store'][-1]
+        self.assertEqual(masked_store['bytes'], '0')
+        self.assertEqual(first_transpose['p'], '128')
+        self.assertEqual(first_transpose['nstat'], '128')
+
+
+if __name__ == '__main__':
+    unittest.main()

@@ -1,0 +1,113 @@
+#!/usr/bin/python3
+"""Run every kernel/reference pair of an NKIBench-style directory through run_kernel.py and print a table.
+
+usage: run_corpus.py DIR [--seeds N] [--skip-numerics] [--only SUBSTRING] [--memory-limit-gb G]
+
+Pairing: a reference is a file named PREFIX_numpy_<n>.py; its kernels are the other files PREFIX_<...>.py.
+Each pair runs twice in a child process: --timing-only (trace on shapes) and with numerics (--seeds N, default
+1). Children get an address-space limit (default: 90% of available memory), so a problem too large for
+numerics on this machine reports OUT_OF_MEMORY instead of swapping. Prints a Markdown table.
+"""
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+
+RUN_KERNEL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'run_kernel.py')
+
+
+def pairs(directory):
+    files = sorted(f for f in os.listdir(directory) if f.endswith('.py'))
+    found = []
+    for reference in files:
+        if '_numpy_' not in reference:
+            continue
+        prefix = reference.split('_numpy_')[0] + '_'
+        for kernel in files:
+            if kernel.startswith(prefix) and '_numpy_' not in kernel:
+                found.append((os.path.join(directory, kernel), os.path.join(directory, reference)))
+    return found
+
+
+def available_memory_bytes():
+    with open('/proc/meminfo') as f:
+        for line in f:
+            if line.startswith('MemAvailable:'):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def run_child(arguments, memory_limit):
+    """Run run_kernel.py; returns (result dict or None, peak RSS bytes, wall seconds, stderr tail)."""
+    with tempfile.NamedTemporaryFile(suffix='.json', delete=False) as handle:
+        result_path = handle.name
+
+    def limit_memory():
+        resource.setrlimit(resource.RLIMIT_AS, (memory_limit, memory_limit))
+
+    began = time.monotonic()
+    child = subprocess.Popen(['/usr/bin/python3', RUN_KERNEL, *arguments, '--result-out', result_path],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, preexec_fn=limit_memory)
+    stderr = child.stderr.read().decode(errors='replace')
+    _, status, usage = os.wait4(child.pid, 0)       # reap it ourselves to get this child's own rusage
+    child.returncode = os.waitstatus_to_exitcode(status)
+    wall = time.monotonic() - began
+    try:
+        with open(result_path) as f:
+            result = json.load(f)
+    except (OSError, ValueError):
+        result = None
+    os.unlink(result_path)
+    return result, usage.ru_maxrss * 1024, wall, stderr.strip().splitlines()[-1:] or ['']
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument('directory')
+    parser.add_argument('--seeds', type=int, default=1)
+    parser.add_argument('--skip-numerics', action='store_true')
+    parser.add_argument('--only', default='')
+    parser.add_argument('--memory-limit-gb', type=float)
+    args = parser.parse_args(argv)
+    limit = int(args.memory_limit_gb * 2**30) if args.memory_limit_gb else int(available_memory_bytes() * 0.9)
+    rows = ['| kernel | instructions | trace s | timing-only | numerics | rel L2 | numerics wall s | peak RSS GiB |',
+            '|---|---|---|---|---|---|---|---|']
+    print('\n'.join(rows), flush=True)
+    for kernel, reference in pairs(args.directory):
+        if args.only not in os.path.basename(kernel):
+            continue
+        common = ['--problem', reference, '--kernel', kernel]
+        timing, _, _, timing_err = run_child(common + ['--timing-only'], limit)
+        cells = [os.path.basename(kernel)[:-3]]
+        if timing is None:
+            cells += ['-', '-', f'harness crashed: {timing_err[0]}']
+        else:
+            cells += [str(timing['instructions']), str(timing['trace_seconds']), _verdict(timing)]
+        if args.skip_numerics:
+            cells += ['skipped', '-', '-', '-']
+        else:
+            numerics, rss, wall, numerics_err = run_child(common + ['--seeds', str(args.seeds)], limit)
+            if numerics is None:
+                cells += [f'harness crashed: {numerics_err[0]}', '-', f'{wall:.1f}', f'{rss / 2**30:.2f}']
+            else:
+                rel = numerics['max_rel_l2']
+                cells += [_verdict(numerics), '-' if rel is None else f'{rel:.2e}', f'{wall:.1f}',
+                          f'{rss / 2**30:.2f}']
+        row = '| ' + ' | '.join(cells) + ' |'
+        rows.append(row)
+        print(row, flush=True)
+    return 0
+
+
+def _verdict(result):
+    if result['verdict'] == 'OK':
+        return 'OK'
+    return f"{result['verdict']}: {result['message'].splitlines()[-1][:80]}"
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,56 @@
+// Checks and times one kernel on the simulator: writes the problem and kernel into a private scratch
+// directory, runs the Python harness (correctness protocol + instruction trace) in the sandbox, and schedules
+// the trace on the Trainium timing model. Every outcome is a ProfileResult verdict; nothing here throws.
+//
+// Thread-safe: Profile() may run concurrently (one call per worker slot).
+#pragma once
+
+#include <atomic>
+#include <string>
+
+#include "accelopt/v1/common.pb.h"
+#include "services/profiler/sandbox/sandbox.h"
+
+namespace accelopt::profiler {
+
+struct KernelProfilerOptions {
+  v1::Device device = v1::DEVICE_SIM_TRN1;
+  std::string python = "/usr/bin/python3";
+  // Directory holding run_kernel.py and the NKI simulator (bound read-only at /harness).
+  std::string harness_dir;
+  // Directory holding harness_guard.py (bound read-only at /guard).
+  std::string guard_dir;
+  // Parent of the per-profile scratch directories.
+  std::string scratch_root = "/tmp";
+  SandboxLimits limits;
+  bool use_bwrap = true;
+  std::string bwrap = "bwrap";
+  double default_timeout_seconds = 300;
+  // Identifies results, e.g. the worker's address.
+  std::string worker_name;
+};
+
+class KernelProfiler {
+ public:
+  explicit KernelProfiler(KernelProfilerOptions options);
+
+  // `slot` selects the sandbox user (so process limits are per slot). `cancel` may be null.
+  v1::ProfileResult Profile(const v1::Kernel& kernel, const v1::Problem& problem,
+                            const v1::ProfileOptions& options, int slot,
+                            const std::atomic<bool>* cancel) const;
+
+  const KernelProfilerOptions& options() const { return options_; }
+
+ private:
+  KernelProfilerOptions options_;
+};
+
+// Where the harness and guard live when not configured: $ACCELOPT_HARNESS_DIR, then beside the installed
+// binary (<exe>/../share/accelopt/{harness,sandbox}), then the source tree this binary was built from.
+std::string DefaultHarnessDir();
+std::string DefaultGuardDir();
+
+// "sim-trn1", "sim-trn2", "neuron".
+std::string DeviceName(v1::Device device);
+
+}  // namespace accelopt::profiler

@@ -1,0 +1,90 @@
+// Real kernels through the real harness in the real sandbox: correct, broken and hostile ones.
+#include "services/profiler/kernel_profiler.h"
+
+#include <stdlib.h>
+
+#include <gtest/gtest.h>
+
+#include "libs/core/file.h"
+
+namespace accelopt::profiler {
+namespace {
+
+const std::string kTestdata = ACCELOPT_SOURCE_DIR "/services/profiler/testdata/double/";
+
+class KernelProfilerTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { setenv("ACCELOPT_TEST_SECRET", "hunter2-secret", 1); }
+
+  v1::ProfileResult ProfileFile(const std::string& kernel_file, double timeout_seconds = 20) {
+    KernelProfilerOptions options;
+    options.harness_dir = ACCELOPT_SOURCE_DIR "/services/profiler/harness";
+    options.guard_dir = ACCELOPT_SOURCE_DIR "/services/profiler/sandbox";
+    options.limits.memory_mb = 1024;
+    options.limits.cpu_seconds = 60;
+    options.worker_name = "test";
+    v1::Problem problem;
+    problem.set_reference_source(*core::ReadFile(kTestdata + "reference.py"));
+    problem.set_metadata_yaml(*core::ReadFile(kTestdata + "problem.yaml"));
+    v1::Kernel kernel;
+    kernel.set_source(*core::ReadFile(kTestdata + kernel_file));
+    v1::ProfileOptions profile_options;
+    profile_options.set_seeds(3);
+    profile_options.set_timeout_seconds(timeout_seconds);
+    return KernelProfiler(options).Profile(kernel, problem, profile_options, 0, nullptr);
+  }
+};
+
+TEST_F(KernelProfilerTest, CorrectKernelIsTimedWithCountersAndPeak) {
+  v1::ProfileResult r = ProfileFile("kernel.py");
+  ASSERT_EQ(v1::Verdict_Name(r.verdict()), "VERDICT_OK") << r.message();
+  EXPECT_EQ(r.seeds_checked(), 3);
+  EXPECT_GT(r.latency().mean_ms(), 0);
+  EXPECT_EQ(r.counters().hbm_read_bytes(), 128 * 256 * 4);
+  EXPECT_EQ(r.counters().hbm_write_bytes(), 128 * 256 * 4);
+  ASSERT_TRUE(r.has_peak_percent());
+  EXPECT_GT(r.peak_percent(), 0);
+  EXPECT_LE(r.peak_percent(), 100);
+  EXPECT_EQ(r.bound(), v1::BOUND_MEMORY);
+  EXPECT_GT(r.engine_active().dma(), 0);
+  EXPECT_EQ(r.device(), v1::DEVICE_SIM_TRN1);
+}
+
+struct HostileCase {
+  std::string file;
+  v1::Verdict verdict;
+  std::string message_part;
+};
+
+class HostileKernelTest : public KernelProfilerTest, public ::testing::WithParamInterface<HostileCase> {};
+
+TEST_P(HostileKernelTest, GetsTheRightVerdictAndTheWorkerStillServes) {
+  const HostileCase& c = GetParam();
+  v1::ProfileResult r = ProfileFile(c.file, /*timeout_seconds=*/4);
+  EXPECT_EQ(v1::Verdict_Name(r.verdict()), v1::Verdict_Name(c.verdict)) << r.message();
+  EXPECT_NE(r.message().find(c.message_part), std::string::npos) << r.message();
+  EXPECT_EQ(r.message().find("hunter2-secret"), std::string::npos);
+  // The next request is served normally.
+  EXPECT_EQ(ProfileFile("kernel.py").verdict(), v1::VERDICT_OK);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Hostile, HostileKernelTest,
+    ::testing::Values(
+        HostileCase{"infinite_loop.py", v1::VERDICT_TIMEOUT, "deadline"},
+        HostileCase{"memory_bomb.py", v1::VERDICT_OUT_OF_MEMORY, "memory limit of 1024 MiB"},
+        HostileCase{"fork_bomb.py", v1::VERDICT_SANDBOX_VIOLATION, "kernel.py:8: forbidden operation: os.fork"},
+        HostileCase{"network.py", v1::VERDICT_SANDBOX_VIOLATION, "kernel.py:7: forbidden operation: socket"},
+        HostileCase{"write_outside.py", v1::VERDICT_SANDBOX_VIOLATION, "write to /usr/lib/evil.txt"},
+        HostileCase{"read_secret.py", v1::VERDICT_RUNTIME_ERROR, "ACCELOPT_TEST_SECRET"},
+        HostileCase{"kill_parent.py", v1::VERDICT_SANDBOX_VIOLATION, "os.kill"},
+        HostileCase{"syntax_error.py", v1::VERDICT_COMPILE_ERROR, "kernel.py:7"},
+        HostileCase{"wrong_shape.py", v1::VERDICT_INCORRECT, "shape"},
+        HostileCase{"nan_output.py", v1::VERDICT_INCORRECT, "NaN"},
+        HostileCase{"constant_output.py", v1::VERDICT_INCORRECT, "relative L2 error"}),
+    [](const ::testing::TestParamInfo<HostileCase>& info) {
+      return info.param.file.substr(0, info.param.file.size() - 3);
+    });
+
+}  // namespace
+}  // namespace accelopt::profiler

@@ -1,0 +1,87 @@
+"""Runs the profiling harness with an audit hook that reports forbidden operations made by kernel code.
+
+Usage (inside the sandbox): python3 harness_guard.py KERNEL_PATH HARNESS_SCRIPT [harness args...]
+
+bubblewrap is the security boundary; this hook only gives a precise verdict. When code from KERNEL_PATH is on
+the stack of a network, process, signal or out-of-scratch write operation, the hook writes
+`/scratch/violation.json` ({"event", "detail", "line"}) once and raises SandboxViolation (a BaseException, so
+a kernel's `except Exception` cannot swallow it). The C++ worker turns the marker into SANDBOX_VIOLATION.
+"""
+import json
+import os
+import runpy
+import sys
+
+SCRATCH = "/scratch"
+MARKER = os.path.join(SCRATCH, "violation.json")
+
+_NETWORK = {"socket.connect", "socket.bind", "socket.sendto", "socket.getaddrinfo", "socket.__new__"}
+_PROCESS = {"os.fork", "os.forkpty", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
+            "subprocess.Popen", "pty.spawn"}
+_SIGNAL = {"os.kill", "os.killpg", "signal.pthread_kill"}
+_FILE_CHANGE = {"os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.truncate",
+                "os.symlink", "os.link", "shutil.rmtree"}
+_NATIVE = {"ctypes.dlopen"}
+
+
+class SandboxViolation(BaseException):
+    """A forbidden operation attempted by kernel code."""
+
+
+def _kernel_line(kernel_path):
+    frame = sys._getframe(2)
+    while frame is not None:
+        if frame.f_code.co_filename == kernel_path:
+            return frame.f_lineno
+        frame = frame.f_back
+    return 0
+
+
+def _outside_scratch(path):
+    try:
+        real = os.path.realpath(os.fsdecode(path))
+    except (TypeError, ValueError):
+        return True
+    return not (real == SCRATCH or real.startswith(SCRATCH + "/") or real.startswith("/tmp/"))
+
+
+def _install(kernel_path):
+    state = {"reported": False}
+
+    def hook(event, args):
+        if state["reported"]:
+            return
+        if event in _NETWORK or event in _PROCESS or event in _SIGNAL or event in _NATIVE:
+            detail = event
+        elif event == "open" and len(args) >= 2 and isinstance(args[1], str) and \
+                any(c in args[1] for c in "wax+") and _outside_scratch(args[0]):
+            detail = "write to %s" % os.fsdecode(args[0])
+        elif event == "open" and len(args) >= 3 and isinstance(args[2], int) and \
+                args[2] & (os.O_WRONLY | os.O_RDWR | os.O_CREAT) and _outside_scratch(args[0]):
+            detail = "write to %s" % os.fsdecode(args[0])
+        elif event in _FILE_CHANGE and args and _outside_scratch(args[0]):
+            detail = "%s %s" % (event, os.fsdecode(args[0]))
+        else:
+            return
+        line = _kernel_line(kernel_path)
+        if not line:
+            return  # the harness itself, not the kernel
+        state["reported"] = True
+        with open(MARKER, "w") as f:
+            json.dump({"event": event, "detail": detail, "line": line}, f)
+        raise SandboxViolation("kernel.py:%d: forbidden operation: %s" % (line, detail))
+
+    sys.addaudithook(hook)
+
+
+def main():
+    if len(sys.argv) < 3:
+        sys.exit("usage: harness_guard.py KERNEL_PATH HARNESS_SCRIPT [args...]")
+    kernel_path, script = sys.argv[1], sys.argv[2]
+    sys.argv = [script] + sys.argv[3:]
+    _install(os.path.realpath(kernel_path))
+    runpy.run_path(script, run_name="__main__")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,48 @@
+// A fixed number of worker slots with a bounded wait queue: work runs on the first free slot; when every slot
+// is busy and the queue is full, Submit refuses.
+//
+// Thread-safe.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "absl/status/status.h"
+
+namespace accelopt::profiler {
+
+class SlotPool {
+ public:
+  struct Stats {
+    int slots = 0;
+    int busy = 0;
+    int queued = 0;
+    int queue_limit = 0;
+  };
+
+  SlotPool(int slots, int queue_limit);
+  // Runs every accepted task to completion, then joins the slot threads.
+  ~SlotPool();
+
+  // Queues `task(slot)`. RESOURCE_EXHAUSTED (message names the queue limit) when all slots are busy and
+  // `queue_limit` tasks are already waiting.
+  absl::Status Submit(std::function<void(int slot)> task);
+  Stats stats() const;
+
+ private:
+  void Run(int slot);
+
+  const int queue_limit_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void(int)>> queue_;
+  int busy_ = 0;
+  bool stopping_ = false;
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace accelopt::profiler

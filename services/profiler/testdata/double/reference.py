@@ -1,0 +1,18 @@
+"""Test problem: y = 2 * x for a [128, 256] float32 tile."""
+import numpy as np
+
+
+def get_inputs():
+    return [np.random.rand(128, 256).astype(np.float32)]
+
+
+def forward(x):
+    return x * np.float32(2.0)
+
+
+def transform_to_nki_inputs(inputs):
+    return inputs
+
+
+def transform_nki_outputs(out, ref):
+    return out

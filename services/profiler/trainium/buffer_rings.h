@@ -1,0 +1,51 @@
+// Ring buffering of loop-allocated SBUF tiles. Generated kernels write a fresh block per loop
+// iteration, which in an unlimited-buffer model would pipeline perfectly; the compiler instead
+// gives each declaration site a ring of a few physical buffers. The k-th allocation of a site
+// reuses slot k mod depth, so it must wait until the previous occupant of that slot has been read
+// for the last time.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "services/profiler/trainium/trace.h"
+
+namespace accelopt::trainium {
+
+// Not thread-safe; used by one scheduling pass.
+class BufferRings {
+ public:
+  // Sites with at least two SBUF allocations get a ring of `depth` buffers, reduced uniformly when
+  // the rings of all such sites (depth x largest allocation of the site) would not fit in
+  // `capacity_bytes_pp`.
+  BufferRings(const Trace& trace, int depth, double capacity_bytes_pp);
+
+  // Places SBUF allocation `alloc` in its site's ring. Returns the time (ns) from which its slot is
+  // free: the release time of the slot's previous occupant if that one was already released, else 0
+  // (the compiler would need another buffer; the SBUF capacity model accounts for that).
+  double Place(int32_t alloc);
+
+  // Records that `alloc` was read or written for the last time at `time_ns`.
+  void Release(int32_t alloc, double time_ns);
+
+  int depth() const { return depth_; }
+
+ private:
+  struct Slot {
+    int32_t occupant = -1;
+    bool released = false;
+    double released_at_ns = 0;
+  };
+  struct Ring {
+    std::vector<Slot> slots;
+    int64_t placed = 0;
+  };
+
+  const Trace& trace_;
+  int depth_ = 1;
+  absl::flat_hash_map<int, Ring> rings_;         // by site
+  absl::flat_hash_map<int32_t, Slot*> slot_of_;  // live allocation -> its slot
+};
+
+}  // namespace accelopt::trainium

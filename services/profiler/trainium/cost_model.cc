@@ -1,0 +1,124 @@
+#include "services/profiler/trainium/cost_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace accelopt::trainium {
+namespace {
+
+bool AnyInput(const Instruction& inst, Buffer buffer) {
+  for (const Operand& operand : inst.inputs) {
+    if (operand.buffer == buffer) return true;
+  }
+  return false;
+}
+
+double PeCycles(const Instruction& inst, const DeviceParams& params) {
+  const double stationary =
+      std::min(params.pe_min_stationary, static_cast<double>(inst.stationary_free));
+  double cycles = std::max(stationary, static_cast<double>(inst.free_elems));
+  if (inst.dtype_bytes >= 4) {
+    cycles *= inst.op == Op::kTranspose ? params.pe_transpose_fp32_factor : params.pe_fp32_factor;
+  }
+  return cycles;
+}
+
+// Cycles of the vector-style ops (ACT, DVE, Pool) before the engine overhead, per the nki.isa cost
+// formulas.
+double VectorCycles(const Instruction& inst, const DeviceParams& params) {
+  const double n = static_cast<double>(inst.free_elems);
+  const double floor = params.min_instruction_cycles;
+  switch (inst.op) {
+    case Op::kTensorTensor:
+    case Op::kLoopReduce:
+      // One element per cycle when an input is in PSUM or the data is 16-bit, else the SBUF-SBUF
+      // rate.
+      if (AnyInput(inst, Buffer::kPsum) || inst.dtype_bytes <= 2) return std::max(floor, n);
+      return std::max(floor, params.dve_tensor_tensor_cycles_per_elem * n);
+    case Op::kTensorReduce:
+      return n;
+    case Op::kReciprocal:
+      return std::max(floor, params.reciprocal_cycles_per_elem * n);
+    case Op::kScan:
+      return std::max(floor, params.scan_cycles_per_elem * n);
+    case Op::kBnAggr:
+      return std::max(floor, params.bn_aggr_cycles_per_elem * n);
+    case Op::kIota:
+    case Op::kSelect:
+      return params.pool_fixed_op_cycles + n;
+    default:  // activation, tensor_scalar, copy, memset, bn_stats, and PE ops forced elsewhere
+      return std::max(floor, n);
+  }
+}
+
+}  // namespace
+
+double EngineClockHz(Engine engine, const DeviceParams& params) {
+  switch (engine) {
+    case Engine::kPe:
+      return params.pe_clock_hz;
+    case Engine::kAct:
+      return params.act_clock_hz;
+    case Engine::kDve:
+      return params.dve_clock_hz;
+    case Engine::kPool:
+      return params.pool_clock_hz;
+    default:
+      return params.dve_clock_hz;
+  }
+}
+
+double InstructionCycles(const Instruction& inst, Engine engine, const DeviceParams& params) {
+  double cycles = 0;
+  switch (engine) {
+    case Engine::kPe:
+      cycles = PeCycles(inst, params);
+      break;
+    case Engine::kPool:
+      cycles = VectorCycles(inst, params);
+      if (inst.op != Op::kIota && inst.op != Op::kSelect) cycles *= params.pool_cycles_per_elem;
+      break;
+    default:
+      cycles = VectorCycles(inst, params);
+      break;
+  }
+  if (inst.stride > 16) cycles *= params.strided_access_factor;
+  switch (engine) {
+    case Engine::kPe:
+      return cycles + params.pe_overhead_cycles;
+    case Engine::kAct:
+      return cycles + params.act_overhead_cycles;
+    case Engine::kDve:
+      return cycles + params.dve_overhead_cycles;
+    case Engine::kPool:
+      return cycles + params.pool_overhead_cycles;
+    default:
+      return cycles;
+  }
+}
+
+double InstructionDurationNs(const Instruction& inst, Engine engine, const DeviceParams& params) {
+  return InstructionCycles(inst, engine, params) / EngineClockHz(engine, params) * 1e9;
+}
+
+double DmaEfficiency(int64_t run_bytes, const DeviceParams& params) {
+  const double run = static_cast<double>(std::max<int64_t>(run_bytes, 1));
+  return run / (run + params.dma_descriptor_overhead_bytes);
+}
+
+DmaCost ComputeDmaCost(int partitions, int64_t bytes, int64_t run_bytes, bool touches_hbm,
+                       const DeviceParams& params) {
+  DmaCost cost;
+  const int max_queues = static_cast<int>(params.dma_queues);
+  const int per_queue = std::max(1, static_cast<int>(params.dma_partitions_per_queue));
+  cost.queues = std::clamp((std::max(partitions, 1) + per_queue - 1) / per_queue, 1, max_queues);
+  if (run_bytes <= 0) run_bytes = bytes / std::max(partitions, 1);
+  const double per_queue_bytes = static_cast<double>(bytes) / cost.queues;
+  double queue_rate = params.dma_queue_bytes_per_ns;
+  if (touches_hbm) queue_rate = std::min(queue_rate, params.hbm_bytes_per_ns / params.dma_queues);
+  cost.queue_busy_ns = per_queue_bytes / (queue_rate * DmaEfficiency(run_bytes, params)) +
+                       params.dma_queue_overhead_ns;
+  return cost;
+}
+
+}  // namespace accelopt::trainium

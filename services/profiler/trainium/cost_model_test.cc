@@ -1,0 +1,113 @@
+#include "services/profiler/trainium/cost_model.h"
+
+#include "gtest/gtest.h"
+#include "services/profiler/trainium/test_util.h"
+
+namespace accelopt::trainium {
+namespace {
+
+Instruction Make(Op op, int64_t n, int64_t nstat = 0, int dt = 4) {
+  Instruction inst;
+  inst.op = op;
+  inst.partitions = 128;
+  inst.free_elems = n;
+  inst.stationary_free = nstat;
+  inst.dtype_bytes = dt;
+  return inst;
+}
+
+TEST(CostModelTest, MatmulFollowsTheNcMatmulFormula) {
+  DeviceParams p = SimpleDeviceForTest();
+  p.pe_overhead_cycles = 10;
+  // fp32: 4 * max(min(64, 128), 512) + overhead.
+  EXPECT_DOUBLE_EQ(InstructionCycles(Make(Op::kMatmul, 512, 128), Engine::kPe, p), 4 * 512 + 10);
+  // Small moving size: the stationary term min(64, N_stat) dominates.
+  EXPECT_DOUBLE_EQ(InstructionCycles(Make(Op::kMatmul, 16, 128), Engine::kPe, p), 4 * 64 + 10);
+  EXPECT_DOUBLE_EQ(InstructionCycles(Make(Op::kMatmul, 16, 32), Engine::kPe, p), 4 * 32 + 10);
+  // bf16 has no fp32 factor.
+  EXPECT_DOUBLE_EQ(InstructionCycles(Make(Op::kMatmul, 512, 128, 2), Engine::kPe, p), 512 + 10);
+  // Transposes use their own fp32 factor.
+  p.pe_transpose_fp32_factor = 2;
+  EXPECT_DOUBLE_EQ(InstructionCycles(Make(Op::kTranspose, 128, 128), Engine::kPe, p), 2 * 128 + 10);
+}
+
+TEST(CostModelTest, VectorOpsFollowTheIsaFormulas) {
+  DeviceParams p = SimpleDeviceForTest();
+  p.act_overhead_cycles = 50;
+  p.dve_overhead_cycles = 100;
+  p.reciprocal_cycles_per_elem = 3;
+  EXPECT_DOUBLE_EQ(InstructionCycles(Make(Op::kActivation, 512), Engine::kAct, p), 512 + 50);
+  EXPECT_DOUBLE_EQ(InstructionCycles(Make(Op::kActivation, 1), Engine::kAct, p),
+                   64 + 50);  // max(64, N)
+  EXPECT_DOUBLE_EQ(InstructionCycles(Make(Op::kTensorScalar, 512), Engine::kDve, p), 512 + 100);
+
+  Instruction tt = Make(Op::kTensorTensor, 512);
+  tt.inputs = {{Buffer::kSbuf, 2048}, {Buffer::kSbuf, 2048}};
+  EXPECT_DOUBLE_EQ(InstructionCycles(tt, Engine::kDve, p), 2 * 512 + 100);
+  tt.inputs[1].buffer = Buffer::kPsum;  // one input in PSUM: one element per cycle
+  EXPECT_DOUBLE_EQ(InstructionCycles(tt, Engine::kDve, p), 512 + 100);
+
+  EXPECT_DOUBLE_EQ(InstructionCycles(Make(Op::kReciprocal, 512), Engine::kDve, p), 3 * 512 + 100);
+  EXPECT_DOUBLE_EQ(InstructionCycles(Make(Op::kScan, 512), Engine::kDve, p), 2 * 512 + 100);
+  EXPECT_DOUBLE_EQ(InstructionCycles(Make(Op::kTensorReduce, 512), Engine::kDve, p), 512 + 100);
+  EXPECT_DOUBLE_EQ(InstructionCycles(Make(Op::kIota, 100), Engine::kPool, p), 150 + 100);
+
+  Instruction strided = Make(Op::kActivation, 512);
+  strided.stride = 32;
+  EXPECT_DOUBLE_EQ(InstructionCycles(strided, Engine::kAct, p), 2 * 512 + 50);
+}
+
+TEST(CostModelTest, DurationUsesTheEngineClock) {
+  absl::StatusOr<DeviceParams> trn1 = BuiltinDeviceParams("trn1");
+  ASSERT_TRUE(trn1.ok());
+  const Instruction mm = Make(Op::kMatmul, 512, 128);
+  EXPECT_NEAR(InstructionDurationNs(mm, Engine::kPe, *trn1),
+              (4 * 512 + trn1->pe_overhead_cycles) / 2.8, 1e-9);
+  const Instruction act = Make(Op::kActivation, 512);
+  EXPECT_NEAR(InstructionDurationNs(act, Engine::kAct, *trn1),
+              (512 + trn1->act_overhead_cycles) / 1.4, 1e-9);
+}
+
+TEST(CostModelTest, DmaEfficiencyGrowsWithRunLength) {
+  DeviceParams p = SimpleDeviceForTest();
+  p.dma_descriptor_overhead_bytes = 140;
+  EXPECT_NEAR(DmaEfficiency(140, p), 0.5, 1e-12);
+  EXPECT_NEAR(DmaEfficiency(4096, p), 4096.0 / 4236.0, 1e-12);
+  double previous = 0;
+  for (int64_t run : {16, 64, 256, 512, 2048, 4096, 65536}) {
+    const double eff = DmaEfficiency(run, p);
+    EXPECT_GT(eff, previous);
+    EXPECT_LT(eff, 1.0);
+    previous = eff;
+  }
+  // trn1 queues at 4 KiB runs reach about the measured 263 GB/s per core.
+  absl::StatusOr<DeviceParams> trn1 = BuiltinDeviceParams("trn1");
+  ASSERT_TRUE(trn1.ok());
+  const double core_gbps = 16 * trn1->dma_queue_bytes_per_ns * DmaEfficiency(4096, *trn1);
+  EXPECT_GT(core_gbps, 240);
+  EXPECT_LT(core_gbps, 272);
+}
+
+TEST(CostModelTest, DmaSplitsOverQueuesByPartitions) {
+  DeviceParams p = SimpleDeviceForTest();
+  const DmaCost full = ComputeDmaCost(128, 128 * 4096, 4096, true, p);
+  EXPECT_EQ(full.queues, 16);
+  EXPECT_DOUBLE_EQ(full.queue_busy_ns, 128 * 4096 / 16.0);  // 1 B/ns per queue, no overhead
+  const DmaCost half = ComputeDmaCost(64, 64 * 4096, 4096, false, p);
+  EXPECT_EQ(half.queues, 8);
+  EXPECT_DOUBLE_EQ(half.queue_busy_ns, 64 * 4096 / 8.0);
+  // A small HBM share caps every queue at share / queues.
+  p.hbm_bytes_per_ns = 8;
+  EXPECT_DOUBLE_EQ(ComputeDmaCost(64, 64 * 4096, 4096, true, p).queue_busy_ns,
+                   64 * 4096 / 8.0 / 0.5);
+  EXPECT_DOUBLE_EQ(ComputeDmaCost(64, 64 * 4096, 4096, false, p).queue_busy_ns, 64 * 4096 / 8.0);
+  p.hbm_bytes_per_ns = 1e6;
+  EXPECT_EQ(ComputeDmaCost(1, 512, 512, true, p).queues, 1);
+  // Short runs cost more for the same bytes.
+  p.dma_descriptor_overhead_bytes = 140;
+  EXPECT_GT(ComputeDmaCost(128, 1 << 20, 64, true, p).queue_busy_ns,
+            ComputeDmaCost(128, 1 << 20, 4096, true, p).queue_busy_ns);
+}
+
+}  // namespace
+}  // namespace accelopt::trainium

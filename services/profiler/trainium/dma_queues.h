@@ -1,0 +1,51 @@
+// The DMA queues of a NeuronCore. A DMA is split over `queues` queues that transfer their shares
+// side by side. The compiler places DMA triggers where their data is ready rather than in program
+// order, so a DMA takes the earliest time window, at or after its inputs are ready, in which enough
+// queues are idle (backfilling gaps left by earlier DMAs, within a bounded look-back). Completion
+// adds a fixed latency that overlaps with other transfers.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "services/profiler/trainium/cost_model.h"
+#include "services/profiler/trainium/device_params.h"
+
+namespace accelopt::trainium {
+
+// Not thread-safe; used by one scheduling pass.
+class DmaQueues {
+ public:
+  explicit DmaQueues(const DeviceParams& params);
+
+  struct Issued {
+    double start_ns = 0;
+    double transfer_end_ns = 0;  // queues are busy until here
+    double completion_ns = 0;    // data visible to dependants
+  };
+
+  // Issues a DMA that may start at `earliest_ns` (its inputs are ready).
+  Issued Issue(const DmaCost& cost, double earliest_ns);
+
+  // Time during which at least one queue was transferring (union of busy intervals).
+  double BusyUnionNs() const;
+
+ private:
+  // Busy intervals of one queue, sorted by start; intervals older than the look-back window are
+  // dropped and everything before `horizon_ns` counts as busy.
+  struct Queue {
+    std::vector<std::pair<double, double>> busy;
+    double horizon_ns = 0;
+  };
+
+  // True if queue `q` is idle during [start, end); otherwise sets *retry to the earliest time worth
+  // trying next.
+  bool IdleDuring(const Queue& q, double start, double end, double* retry) const;
+  void Book(Queue* q, double start, double end);
+
+  double fixed_latency_ns_;
+  std::vector<Queue> queues_;
+  std::vector<std::pair<double, double>> intervals_;  // every transfer, for the busy-time union
+};
+
+}  // namespace accelopt::trainium

@@ -1,0 +1,33 @@
+// Percent of peak of a kernel against the roofline AccelOpt uses (accelopt-algorithm.md
+// section 4.5): t_peak = max(vector_flops / PEAK_VEC, matmul_flops / PEAK_MM, hbm_bytes / PEAK_BW);
+// the largest term names the bound.
+#pragma once
+
+#include "absl/strings/string_view.h"
+#include "services/profiler/trainium/device_params.h"
+
+namespace accelopt::trainium {
+
+// The ideal work of a problem (not of a particular kernel), from the per-problem formulas of
+// section 4.5.
+struct RooflineTerms {
+  double vector_flops = 0;
+  double matmul_flops = 0;
+  double hbm_bytes = 0;
+};
+
+enum class RooflineBound { kMemory, kMatmul, kVector };
+
+absl::string_view RooflineBoundName(RooflineBound bound);  // "memory", "matmul", "vector"
+
+struct RooflineResult {
+  double peak_ns = 0;          // t_peak
+  double percent_of_peak = 0;  // 100 * t_peak / latency
+  RooflineBound bound = RooflineBound::kMemory;
+};
+
+// Ties go to memory, then matmul. percent_of_peak is 0 when latency_ns is not positive.
+RooflineResult ComputeRoofline(const RooflineTerms& terms, double latency_ns,
+                               const DeviceParams& params);
+
+}  // namespace accelopt::trainium

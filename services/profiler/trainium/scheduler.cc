@@ -1,0 +1,292 @@
+#include "services/profiler/trainium/scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <tuple>
+
+#include "services/profiler/trainium/buffer_rings.h"
+#include "services/profiler/trainium/cost_model.h"
+#include "services/profiler/trainium/dma_queues.h"
+#include "services/profiler/trainium/engine_assignment.h"
+#include "services/profiler/trainium/psum_banks.h"
+#include "services/profiler/trainium/sbuf_residency.h"
+
+namespace accelopt::trainium {
+namespace {
+
+// Per-allocation timing state.
+struct AllocTiming {
+  double storage_ready_ns = 0;  // writers wait for this (ring slot, PSUM banks, SBUF room)
+  double last_use_end_ns = 0;
+  double last_write_end_ns = 0;
+  double saved_ns = 0;  // completion of the latest spill save
+};
+
+// One scheduling pass over a trace. Not thread-safe; create one per call.
+class ListScheduler {
+ public:
+  ListScheduler(const Trace& trace, const DeviceParams& params)
+      : trace_(trace),
+        params_(params),
+        dma_(params),
+        psum_(static_cast<int>(params.psum_banks), static_cast<int64_t>(params.psum_bank_bytes)),
+        sbuf_(trace, params.sbuf_bytes_pp - params.sbuf_reserve_bytes_pp,
+              static_cast<int>(std::lround(params.spill_reuse_window_instructions))),
+        rings_(trace, static_cast<int>(std::lround(params.sbuf_ring_depth)),
+               params.sbuf_bytes_pp - params.sbuf_reserve_bytes_pp),
+        allocs_(trace.allocations.size()),
+        feeds_dve_binary_(trace.instructions.size(), false) {
+    if (params.act_outputs_to_psum_for_dve > 0) {
+      for (const Instruction& inst : trace.instructions) {
+        if (inst.cse || (inst.op != Op::kTensorTensor && inst.op != Op::kLoopReduce)) continue;
+        if (CandidateEngines(inst)[0] != Engine::kDve) continue;
+        for (int32_t dep : inst.deps) feeds_dve_binary_[dep] = true;
+      }
+    }
+  }
+
+  Schedule Run();
+
+ private:
+  void FreeAllocation(int32_t alloc);
+  void PlaceAllocation(int32_t alloc);
+  // Issues the DMA of one model-added transfer that may start at `earliest_ns`; returns its
+  // completion.
+  double IssueTransfer(const SbufResidency::Transfer& transfer, double earliest_ns);
+  void ScheduleInstruction(int32_t index);
+  double ReadyTime(const Instruction& inst, Engine engine) const;
+
+  const Trace& trace_;
+  const DeviceParams& params_;
+  DmaQueues dma_;
+  PsumBanks psum_;
+  SbufResidency sbuf_;
+  BufferRings rings_;
+  std::vector<AllocTiming> allocs_;
+  std::vector<bool> feeds_dve_binary_;  // read by a DVE tensor_tensor / loop_reduce
+  Schedule schedule_;
+  double pe_free_ = 0;
+  double act_free_ = 0;
+  double dve_free_ = 0;
+  double pool_free_ = 0;
+  std::vector<SbufResidency::Transfer> transfers_;
+  std::vector<int32_t> displaced_;
+};
+
+double ListScheduler::IssueTransfer(const SbufResidency::Transfer& transfer, double earliest_ns) {
+  const Allocation& a = trace_.allocations[transfer.alloc];
+  const int64_t run = std::max<int64_t>(1, transfer.bytes / std::max(a.partitions, 1));
+  const DmaCost cost = ComputeDmaCost(a.partitions, transfer.bytes, run, true, params_);
+  const DmaQueues::Issued issued = dma_.Issue(cost, earliest_ns);
+  schedule_.makespan_ns = std::max(schedule_.makespan_ns, issued.completion_ns);
+  switch (transfer.kind) {
+    case SbufResidency::Transfer::Kind::kSpillSave:
+      schedule_.traffic.spill_save_bytes += transfer.bytes;
+      allocs_[transfer.alloc].saved_ns = issued.completion_ns;
+      break;
+    case SbufResidency::Transfer::Kind::kSpillReload:
+      schedule_.traffic.spill_reload_bytes += transfer.bytes;
+      break;
+    case SbufResidency::Transfer::Kind::kRematerialize:
+      schedule_.traffic.rematerialized_bytes += transfer.bytes;
+      break;
+  }
+  return issued.completion_ns;
+}
+
+void ListScheduler::FreeAllocation(int32_t alloc) {
+  const Allocation& a = trace_.allocations[alloc];
+  const double last_use = allocs_[alloc].last_use_end_ns;
+  if (a.buffer == Buffer::kPsum) {
+    psum_.Release(alloc, last_use);
+  } else {
+    sbuf_.Free(alloc);
+    rings_.Release(alloc, last_use);
+  }
+}
+
+void ListScheduler::PlaceAllocation(int32_t alloc) {
+  const Allocation& a = trace_.allocations[alloc];
+  AllocTiming& timing = allocs_[alloc];
+  if (a.buffer == Buffer::kPsum) {
+    timing.storage_ready_ns = psum_.Acquire(alloc, a.bytes_pp);
+    return;
+  }
+  if (!sbuf_.Tracked(alloc)) return;
+  transfers_.clear();
+  displaced_.clear();
+  sbuf_.Allocate(alloc, &transfers_, &displaced_);
+  double ready = rings_.Place(alloc);
+  // Space of demoted tiles is free once they were last used and, if modified, saved.
+  for (int32_t victim : displaced_) ready = std::max(ready, allocs_[victim].last_use_end_ns);
+  for (const SbufResidency::Transfer& save : transfers_) {
+    ready = std::max(ready, IssueTransfer(save, allocs_[save.alloc].last_write_end_ns));
+  }
+  timing.storage_ready_ns = ready;
+}
+
+double ListScheduler::ReadyTime(const Instruction& inst, Engine engine) const {
+  double ready = 0;
+  for (int32_t dep : inst.deps) {
+    const ScheduledInstruction& d = schedule_.instructions[dep];
+    ready = std::max(ready, d.end_ns + (d.engine == engine ? 0.0 : params_.sync_latency_ns));
+  }
+  return ready;
+}
+
+void ListScheduler::ScheduleInstruction(int32_t index) {
+  const Instruction& inst = trace_.instructions[index];
+  ScheduledInstruction& out = schedule_.instructions[index];
+  if (inst.cse || sbuf_.Elided(inst)) {
+    // Eliminated: a CSE repeat takes the earlier identical result; a load into a streamed tile is
+    // replaced by the re-loads at its uses. Either way the data is available when the inputs are.
+    double ready = 0;
+    for (int32_t dep : inst.deps) ready = std::max(ready, schedule_.instructions[dep].end_ns);
+    out = {Engine::kAuto, ready, ready};
+    ++schedule_.eliminated_instructions;
+    for (int32_t a : inst.write_allocs)
+      allocs_[a].last_write_end_ns = std::max(allocs_[a].last_write_end_ns, ready);
+    if (!inst.cse) {
+      transfers_.clear();
+      sbuf_.AfterInstruction(index, inst, /*elided=*/true, &transfers_);
+    }
+    return;
+  }
+
+  // Storage: reloads of streamed operands, ring slots, PSUM banks and SBUF room of written
+  // allocations.
+  double storage_ready = 0;
+  transfers_.clear();
+  sbuf_.BeforeInstruction(index, inst, &transfers_);
+  for (const SbufResidency::Transfer& reload : transfers_) {
+    const double earliest = reload.kind == SbufResidency::Transfer::Kind::kSpillReload
+                                ? allocs_[reload.alloc].saved_ns
+                                : allocs_[reload.alloc].last_write_end_ns;
+    storage_ready = std::max(storage_ready, IssueTransfer(reload, earliest));
+  }
+  for (int32_t a : inst.write_allocs)
+    storage_ready = std::max(storage_ready, allocs_[a].storage_ready_ns);
+
+  const absl::InlinedVector<Engine, 2> candidates = CandidateEngines(inst);
+  if (candidates[0] == Engine::kDma) {
+    const bool touches_hbm =
+        inst.dma_direction != DmaDirection::kCopy ||
+        std::any_of(inst.inputs.begin(), inst.inputs.end(),
+                    [](const Operand& o) { return o.buffer == Buffer::kHbm; }) ||
+        (inst.has_output && inst.output.buffer == Buffer::kHbm);
+    const int64_t run = inst.dma_run > 0 ? inst.dma_run : inst.dma_bytes / inst.partitions;
+    const DmaCost cost = ComputeDmaCost(inst.partitions, inst.dma_bytes, run, touches_hbm, params_);
+    const DmaQueues::Issued issued =
+        dma_.Issue(cost, std::max(ReadyTime(inst, Engine::kDma), storage_ready));
+    out = {Engine::kDma, issued.start_ns, issued.completion_ns};
+  } else {
+    // A DVE binary op reading an ACT output the compiler staged in PSUM runs at one element per
+    // cycle.
+    const bool staged_input = !inst.inputs.empty() &&
+                              std::any_of(inst.deps.begin(), inst.deps.end(), [this](int32_t dep) {
+                                return schedule_.instructions[dep].output_to_psum;
+                              });
+    Instruction staged;
+    if (staged_input) {
+      staged = inst;
+      staged.inputs[0].buffer = Buffer::kPsum;
+    }
+    const Instruction& costed = staged_input ? staged : inst;
+    double best_rank = 0;
+    for (Engine engine : candidates) {
+      double* free_at = engine == Engine::kPe    ? &pe_free_
+                        : engine == Engine::kAct ? &act_free_
+                        : engine == Engine::kDve ? &dve_free_
+                                                 : &pool_free_;
+      const double start = std::max({*free_at, ReadyTime(inst, engine), storage_ready});
+      const double end = start + InstructionDurationNs(costed, engine, params_);
+      // Flexible ops go to ACT unless another engine finishes them more than act_preference_ns
+      // earlier.
+      const double rank = engine == Engine::kAct ? end - params_.act_preference_ns : end;
+      if (out.engine == Engine::kAuto || rank < best_rank) {
+        out = {engine, start, end};
+        best_rank = rank;
+      }
+    }
+    out.output_to_psum = out.engine == Engine::kAct && inst.op != Op::kCopy &&
+                         feeds_dve_binary_[index] && inst.has_output &&
+                         inst.output.buffer == Buffer::kSbuf &&
+                         static_cast<double>(inst.output.bytes_pp) <= params_.psum_bank_bytes;
+    const double duration = out.end_ns - out.start_ns;
+    switch (out.engine) {
+      case Engine::kPe:
+        pe_free_ = out.end_ns;
+        schedule_.busy.pe_ns += duration;
+        break;
+      case Engine::kAct:
+        act_free_ = out.end_ns;
+        schedule_.busy.act_ns += duration;
+        break;
+      case Engine::kDve:
+        dve_free_ = out.end_ns;
+        schedule_.busy.dve_ns += duration;
+        break;
+      default:
+        pool_free_ = out.end_ns;
+        schedule_.busy.pool_ns += duration;
+        break;
+    }
+  }
+  schedule_.makespan_ns = std::max(schedule_.makespan_ns, out.end_ns);
+  for (int32_t a : inst.read_allocs)
+    allocs_[a].last_use_end_ns = std::max(allocs_[a].last_use_end_ns, out.end_ns);
+  for (int32_t a : inst.write_allocs) {
+    allocs_[a].last_use_end_ns = std::max(allocs_[a].last_use_end_ns, out.end_ns);
+    allocs_[a].last_write_end_ns = std::max(allocs_[a].last_write_end_ns, out.end_ns);
+  }
+  transfers_.clear();
+  sbuf_.AfterInstruction(index, inst, /*elided=*/false, &transfers_);
+  for (const SbufResidency::Transfer& save : transfers_) IssueTransfer(save, out.end_ns);
+}
+
+Schedule ListScheduler::Run() {
+  const int32_t count = static_cast<int32_t>(trace_.instructions.size());
+  schedule_.instructions.resize(count);
+  schedule_.sbuf_ring_depth = rings_.depth();
+  std::vector<int32_t> frees(trace_.allocations.size());
+  for (int32_t a = 0; a < static_cast<int32_t>(frees.size()); ++a) frees[a] = a;
+  std::sort(frees.begin(), frees.end(), [this](int32_t x, int32_t y) {
+    const Allocation& a = trace_.allocations[x];
+    const Allocation& b = trace_.allocations[y];
+    return std::tie(a.free_at, a.alloc_at, x) < std::tie(b.free_at, b.alloc_at, y);
+  });
+  size_t next_alloc = 0;
+  size_t next_free = 0;
+  // Before instruction i: frees of earlier allocations, then the allocations made at i, then those
+  // of them that were freed before any instruction used them.
+  auto free_until = [&](int32_t i, bool include_new) {
+    while (next_free < frees.size()) {
+      const Allocation& a = trace_.allocations[frees[next_free]];
+      if (a.free_at > i || (!include_new && a.alloc_at >= i)) break;
+      FreeAllocation(frees[next_free++]);
+    }
+  };
+  for (int32_t i = 0; i <= count; ++i) {
+    free_until(i, false);
+    while (next_alloc < trace_.allocations.size() && trace_.allocations[next_alloc].alloc_at <= i) {
+      PlaceAllocation(static_cast<int32_t>(next_alloc++));
+    }
+    free_until(i, true);
+    if (i < count) ScheduleInstruction(i);
+  }
+  while (next_free < frees.size()) FreeAllocation(frees[next_free++]);
+  schedule_.busy.dma_ns = dma_.BusyUnionNs();
+  schedule_.psum_bank_overflows = psum_.overflows();
+  schedule_.peak_sbuf_live_bytes_pp = sbuf_.peak_live_bytes_pp();
+  schedule_.demoted_sbuf_sites = sbuf_.demoted_sites();
+  return std::move(schedule_);
+}
+
+}  // namespace
+
+Schedule ScheduleTrace(const Trace& trace, const DeviceParams& params) {
+  ListScheduler scheduler(trace, params);
+  return scheduler.Run();
+}
+
+}  // namespace accelopt::trainium

@@ -1,0 +1,54 @@
+// List scheduler of a trace on a modelled NeuronCore (reference section 3.4): engines PE, ACT, DVE,
+// Pool and the DMA queues issue in program order; an instruction starts at max(engine free,
+// dependencies ready + semaphore latency when they ran on another engine) and also waits for its
+// storage (ring slot, PSUM banks, SBUF room and any reload). CSE-eliminated instructions cost
+// nothing. Deterministic: the same trace and parameters always give the same schedule.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "services/profiler/trainium/device_params.h"
+#include "services/profiler/trainium/trace.h"
+
+namespace accelopt::trainium {
+
+struct ScheduledInstruction {
+  Engine engine =
+      Engine::kAuto;  // kAuto when eliminated (cse=1, or a load replaced by re-materialisation)
+  double start_ns = 0;
+  double end_ns = 0;            // for DMAs: completion including the fixed latency
+  bool output_to_psum = false;  // an ACT output the compiler placed in PSUM for a DVE consumer
+};
+
+// HBM traffic the compiler adds under SBUF pressure (bytes).
+struct MemoryTraffic {
+  int64_t rematerialized_bytes = 0;  // re-loads of evicted unmodified HBM copies
+  int64_t spill_save_bytes = 0;
+  int64_t spill_reload_bytes = 0;
+};
+
+// Time each engine spent executing (for DMA: the union over queues of transfer intervals).
+struct EngineBusy {
+  double pe_ns = 0;
+  double act_ns = 0;
+  double dve_ns = 0;
+  double pool_ns = 0;
+  double dma_ns = 0;
+};
+
+struct Schedule {
+  std::vector<ScheduledInstruction> instructions;  // parallel to Trace::instructions
+  double makespan_ns = 0;                          // last completion, launch overhead not included
+  EngineBusy busy;
+  MemoryTraffic traffic;
+  int64_t eliminated_instructions = 0;
+  int64_t psum_bank_overflows = 0;
+  double peak_sbuf_live_bytes_pp = 0;
+  int demoted_sbuf_sites = 0;
+  int sbuf_ring_depth = 0;
+};
+
+Schedule ScheduleTrace(const Trace& trace, const DeviceParams& params);
+
+}  // namespace accelopt::trainium
