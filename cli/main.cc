@@ -5,6 +5,7 @@
 
 #include "cli/cluster_commands.h"
 #include "cli/command.h"
+#include "cli/memory_commands.h"
 #include "cli/profile_command.h"
 #include "libs/core/version.h"
 
@@ -13,7 +14,7 @@ namespace {
 
 // Every command, in the order `help` lists them.
 std::vector<Command> Commands() {
-  return {UpCommand(), DownCommand(), StatusCommand(), ProfileCommand()};
+  return {UpCommand(), DownCommand(), StatusCommand(), ProfileCommand(), MemoryCommand()};
 }
 
 void PrintUsage(std::ostream& out) {

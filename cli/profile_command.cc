@@ -54,11 +54,22 @@ absl::StatusOr<v1::Problem> LoadProblem(const std::string& reference, const std:
   v1::Problem problem;
   problem.set_reference_source(*source);
   problem.set_reference_filename(fs::path(reference).filename().string());
-  std::string meta_path = metadata.empty() ? (fs::path(reference).parent_path() / "problem.yaml").string() : metadata;
-  if (auto meta = core::ReadFile(meta_path); meta.ok()) {
+  if (!metadata.empty()) {
+    auto meta = core::ReadFile(metadata);
+    if (!meta.ok()) return meta.status();
     problem.set_metadata_yaml(*meta);
-  } else if (!metadata.empty()) {
-    return meta.status();
+  } else {
+    // The harness's own lookup: reference_small.py -> reference_small.yaml, problem_small.yaml, problem.yaml.
+    fs::path dir = fs::path(reference).parent_path();
+    std::string stem = fs::path(reference).stem().string();
+    std::string problem_stem = stem;
+    if (auto pos = problem_stem.find("reference"); pos != std::string::npos) problem_stem.replace(pos, 9, "problem");
+    for (const std::string& name : {stem + ".yaml", problem_stem + ".yaml", std::string("problem.yaml")}) {
+      if (auto meta = core::ReadFile((dir / name).string()); meta.ok()) {
+        problem.set_metadata_yaml(*meta);
+        break;
+      }
+    }
   }
   problem.set_name(fs::path(reference).stem().string());
   return problem;

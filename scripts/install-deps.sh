@@ -10,9 +10,9 @@ PACKAGES=(
   # C++ libraries
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libboost-dev libssl-dev librocksdb-dev prometheus-cpp-dev libyaml-cpp-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
+  libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
   # runtime: kernel sandbox, Python for NKI kernels, Prometheus for the metrics test
-  bubblewrap python3-numpy python3-yaml prometheus procps curl
+  bubblewrap python3-numpy python3-yaml libopenblas0-pthread prometheus procps curl
 )
 
 missing=()

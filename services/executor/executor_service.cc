@@ -1,1 +1,24 @@
 #include "services/executor/executor_service.h"
+
+#include "libs/core/status_convert.h"
+
+namespace accelopt::executor {
+
+grpc::ServerUnaryReactor* ExecutorServiceImpl::Implement(grpc::CallbackServerContext* context,
+                                                         const v1::ImplementRequest* request,
+                                                         v1::ImplementResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::StatusOr<llm::ExecutorModel*> model = executor_.Validate(*request);
+  if (!model.ok()) {
+    reactor->Finish(core::ToGrpcStatus(model.status()));
+    return reactor;
+  }
+  executor_.Implement(std::make_shared<const v1::ImplementRequest>(*request), **model,
+                      [reactor, response](v1::ImplementResponse result) {
+                        *response = std::move(result);
+                        reactor->Finish(grpc::Status::OK);
+                      });
+  return reactor;
+}
+
+}  // namespace accelopt::executor

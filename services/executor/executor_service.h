@@ -2,10 +2,21 @@
 #pragma once
 
 #include "accelopt/v1/executor_service.grpc.pb.h"
+#include "services/executor/executor.h"
 
 namespace accelopt::executor {
 
-// RPCs not overridden here answer UNIMPLEMENTED (see the README status table).
-class ExecutorServiceImpl final : public v1::ExecutorService::CallbackService {};
+// Translates ImplementRequest/ImplementResponse; validation, sampling and checks live in Executor. Never
+// blocks a gRPC thread: invalid requests finish inline, valid ones from the sampling callbacks.
+class ExecutorServiceImpl final : public v1::ExecutorService::CallbackService {
+ public:
+  explicit ExecutorServiceImpl(Executor& executor) : executor_(executor) {}
+
+  grpc::ServerUnaryReactor* Implement(grpc::CallbackServerContext* context, const v1::ImplementRequest* request,
+                                      v1::ImplementResponse* response) override;
+
+ private:
+  Executor& executor_;
+};
 
 }  // namespace accelopt::executor

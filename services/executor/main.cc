@@ -1,9 +1,15 @@
 // accelopt-executor: the executor agent, which turns a kernel and a plan into new kernel sources
 #include <memory>
 
+#include <boost/asio/thread_pool.hpp>
+
 #include "libs/config/service_flags.h"
+#include "libs/llm/default_models.h"
+#include "libs/llm/openai_client.h"
+#include "libs/llm/prompt_library.h"
 #include "libs/rpc/server_runner.h"
 #include "libs/rpc/service_main.h"
+#include "services/executor/executor.h"
 #include "services/executor/executor_config.h"
 #include "services/executor/executor_service.h"
 
@@ -11,21 +17,38 @@ namespace {
 constexpr char kUsage[] =
     "accelopt-executor: the executor agent, which turns a kernel and a plan into new kernel sources\n\n"
     "Usage: accelopt-executor [--config FILE] [--port N] [--admin_port N] [--log_level LEVEL]\n"
-    "Config keys: accelopt.v1.ExecutorConfig in proto/accelopt/v1/config.proto (docs/configuration.md).";
+    "Config keys: accelopt.v1.ExecutorConfig in proto/accelopt/v1/config.proto (docs/configuration.md).\n"
+    "Proxies: HTTPS_PROXY, HTTP_PROXY, NO_PROXY. Agents and prompts: docs/agents.md.";
+constexpr char kBinary[] = "accelopt-executor";
 }  // namespace
 
 int main(int argc, char** argv) {
-  accelopt::rpc::BlockShutdownSignals();
-  accelopt::config::ParseServiceFlags(argc, argv, kUsage);
-  accelopt::v1::ExecutorConfig config;
-  if (auto s = accelopt::config::LoadServiceConfig(&config); !s.ok()) {
-    return accelopt::rpc::FailStartup("accelopt-executor", s);
-  }
-  accelopt::executor::ApplyExecutorDefaults(&config);
-  if (auto s = accelopt::executor::ValidateExecutorConfig(config); !s.ok()) {
-    return accelopt::rpc::FailStartup("accelopt-executor", s);
-  }
+  using namespace accelopt;
+  rpc::BlockShutdownSignals();
+  config::ParseServiceFlags(argc, argv, kUsage);
+  v1::ExecutorConfig config;
+  if (auto s = config::LoadServiceConfig(&config); !s.ok()) return rpc::FailStartup(kBinary, s);
+  executor::ApplyExecutorDefaults(&config);
+  if (auto s = executor::ValidateExecutorConfig(config); !s.ok()) return rpc::FailStartup(kBinary, s);
   auto registry = std::make_shared<prometheus::Registry>();
-  accelopt::executor::ExecutorServiceImpl service;
-  return accelopt::rpc::RunServer("executor", config, config.server(), registry, {&service});
+
+  absl::StatusOr<llm::ProxyConfig> proxy = llm::ProxyConfig::FromEnvironment();
+  if (!proxy.ok()) return rpc::FailStartup(kBinary, proxy.status());
+  auto client = llm::OpenAiClient::Create({config.llm(), *proxy, registry, /*io_threads=*/1});
+  if (!client.ok()) return rpc::FailStartup(kBinary, client.status());
+  llm::PromptLibrary prompts(config.llm().prompt_root().empty() ? llm::DefaultPromptRoot()
+                                                                : config.llm().prompt_root());
+  if (auto s = prompts.Check("default", {"executor_system", "executor_user"}); !s.ok()) {
+    return rpc::FailStartup(kBinary, absl::InvalidArgumentError(absl::StrCat("llm.prompt_root: ", s.message())));
+  }
+  llm::ProviderRegistry<llm::ExecutorModel> models = llm::MakeExecutorModels(**client, prompts);
+  // Syntax checks block for tens of milliseconds each; two threads keep up with a typical K.
+  boost::asio::thread_pool pool(2);
+  executor::ExecutorMetrics metrics = executor::ExecutorMetrics::Create(*registry);
+  executor::PythonSyntaxChecker checker;
+  executor::Executor executor(models, checker, pool, metrics);
+  executor::ExecutorServiceImpl service(executor);
+  int code = rpc::RunServer("executor", config, config.server(), registry, {&service});
+  pool.join();
+  return code;
 }

@@ -1,12 +1,26 @@
 // accelopt-memory: the summarizer agent and the optimization memory
+#include <algorithm>
 #include <memory>
+#include <thread>
 
+#include <boost/asio/thread_pool.hpp>
+
+#include "absl/strings/str_join.h"
 #include "libs/config/service_flags.h"
+#include "libs/core/log.h"
+#include "libs/llm/openai_client.h"
+#include "libs/llm/prompt_library.h"
+#include "libs/llm/proxy.h"
 #include "libs/rpc/server_runner.h"
 #include "libs/rpc/service_main.h"
 #include "libs/storage/kv_store.h"
+#include "services/memory/experience_store.h"
+#include "services/memory/fake_summarizer.h"
 #include "services/memory/memory_config.h"
+#include "services/memory/memory_metrics.h"
 #include "services/memory/memory_service.h"
+#include "services/memory/openai_summarizer.h"
+#include "services/memory/summarizer_registry.h"
 
 namespace {
 constexpr char kUsage[] =
@@ -27,9 +41,39 @@ int main(int argc, char** argv) {
     return accelopt::rpc::FailStartup("accelopt-memory", s);
   }
   // State is opened before the server starts, so health turns SERVING only when it is usable.
-  auto store = accelopt::storage::KvStore::Open(config.data_dir(), {"experiences", "index"});
+  auto store = accelopt::storage::KvStore::Open(config.data_dir(), accelopt::memory::ExperienceStore::Families());
   if (!store.ok()) return accelopt::rpc::FailStartup("accelopt-memory", store.status());
+  auto experiences = accelopt::memory::ExperienceStore::Open(store->get());
+  if (!experiences.ok()) return accelopt::rpc::FailStartup("accelopt-memory", experiences.status());
+
   auto registry = std::make_shared<prometheus::Registry>();
-  accelopt::memory::MemoryServiceImpl service;
-  return accelopt::rpc::RunServer("memory", config, config.server(), registry, {&service});
+  auto proxy = accelopt::llm::ProxyConfig::FromEnvironment();
+  if (!proxy.ok()) return accelopt::rpc::FailStartup("accelopt-memory", proxy.status());
+  accelopt::llm::OpenAiClient::Options llm_options;
+  llm_options.config = config.llm();
+  llm_options.proxy = *std::move(proxy);
+  llm_options.registry = registry;
+  auto openai = accelopt::llm::OpenAiClient::Create(std::move(llm_options));
+  if (!openai.ok()) return accelopt::rpc::FailStartup("accelopt-memory", openai.status());
+  accelopt::llm::PromptLibrary prompts(config.llm().prompt_root().empty() ? accelopt::llm::DefaultPromptRoot()
+                                                                          : config.llm().prompt_root());
+
+  accelopt::memory::SummarizerRegistry summarizers;
+  summarizers.Register("openai", std::make_unique<accelopt::memory::OpenAiSummarizer>(**openai, prompts));
+  if (config.enable_fake_summarizer()) {
+    summarizers.Register("fake", std::make_unique<accelopt::memory::FakeSummarizer>());
+  }
+  accelopt::core::SetLogService("memory");
+  ACCELOPT_LOG(INFO).With("experiences", std::to_string((*experiences)->Count()))
+          .With("summarizers", absl::StrJoin(summarizers.Providers(), ","))
+      << "memory opened";
+  auto metrics = accelopt::memory::MemoryMetrics::Create(*registry);
+  // RocksDB writes and summarizer bookkeeping; model calls wait on their own client threads.
+  boost::asio::thread_pool pool(std::clamp(std::thread::hardware_concurrency(), 2u, 8u));
+  accelopt::memory::MemoryServiceImpl service(experiences->get(), &summarizers, &metrics, &pool);
+  int code = accelopt::rpc::RunServer("memory", config, config.server(), registry, {&service});
+  // RunServer returns once every RPC has finished, and a SummarizeIteration finishes only after all its
+  // summarizer calls answered: nothing is left to touch the store or the summarizers.
+  pool.join();
+  return code;
 }

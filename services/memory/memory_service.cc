@@ -1,1 +1,136 @@
 #include "services/memory/memory_service.h"
+
+#include <chrono>
+#include <exception>
+
+#include <boost/asio/post.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "libs/core/log.h"
+#include "libs/core/status_convert.h"
+#include "services/memory/experience_query.h"
+#include "services/memory/experience_transfer.h"
+
+namespace accelopt::memory {
+namespace {
+
+// Runs `work` on `pool` and finishes `reactor` with its status; an exception becomes INTERNAL.
+template <typename Work>
+void Offload(boost::asio::thread_pool* pool, grpc::ServerUnaryReactor* reactor, const char* method, Work work) {
+  boost::asio::post(*pool, [reactor, method, work = std::move(work)]() mutable {
+    try {
+      work([reactor](const absl::Status& s) { reactor->Finish(core::ToGrpcStatus(s)); });
+    } catch (const std::exception& e) {
+      ACCELOPT_LOG(ERROR).With("method", method) << "unexpected exception: " << e.what();
+      reactor->Finish(grpc::Status(grpc::StatusCode::INTERNAL, absl::StrCat(method, ": ", e.what())));
+    }
+  });
+}
+
+grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context, const absl::Status& status) {
+  auto* reactor = context->DefaultReactor();
+  reactor->Finish(core::ToGrpcStatus(status));
+  return reactor;
+}
+
+}  // namespace
+
+MemoryServiceImpl::MemoryServiceImpl(ExperienceStore* store, const SummarizerRegistry* summarizers,
+                                     MemoryMetrics* metrics, boost::asio::thread_pool* pool)
+    : store_(store),
+      summarizers_(summarizers),
+      metrics_(metrics),
+      pool_(pool),
+      iteration_summarizer_(store, summarizers, metrics, pool) {
+  metrics_->experiences.Set(static_cast<double>(store_->Count()));
+}
+
+grpc::ServerUnaryReactor* MemoryServiceImpl::SummarizeIteration(grpc::CallbackServerContext* context,
+                                                                const v1::SummarizeIterationRequest* request,
+                                                                v1::SummarizeIterationResponse* response) {
+  if (absl::Status s = ValidateSummarizeRequest(*request, *summarizers_); !s.ok()) return FinishNow(context, s);
+  auto* reactor = context->DefaultReactor();
+  Offload(pool_, reactor, "SummarizeIteration", [this, request, response](auto finish) {
+    iteration_summarizer_.Run(*request, [response, finish](absl::StatusOr<v1::SummarizeIterationResponse> r) {
+      if (r.ok()) *response = std::move(*r);
+      finish(r.status());
+    });
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* MemoryServiceImpl::QueryExperiences(grpc::CallbackServerContext* context,
+                                                              const v1::QueryExperiencesRequest* request,
+                                                              v1::QueryExperiencesResponse* response) {
+  QueryParams params{request->namespace_(), request->capacity(), request->policy(), request->seed()};
+  if (absl::Status s = ValidateQuery(params); !s.ok()) return FinishNow(context, s);
+  auto* reactor = context->DefaultReactor();
+  Offload(pool_, reactor, "QueryExperiences", [this, params, response](auto finish) {
+    auto start = std::chrono::steady_clock::now();
+    auto experiences = memory::QueryExperiences(*store_, params);
+    std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+    (params.policy == v1::MEMORY_POLICY_RANDOM ? metrics_->query_random_seconds : metrics_->query_fifo_seconds)
+        .Observe(elapsed.count());
+    if (experiences.ok()) {
+      for (auto& e : *experiences) *response->add_experiences() = std::move(e);
+    }
+    finish(experiences.status());
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* MemoryServiceImpl::ListExperiences(grpc::CallbackServerContext* context,
+                                                             const v1::ListExperiencesRequest* request,
+                                                             v1::ListExperiencesResponse* response) {
+  if (!request->namespace_().empty()) {
+    if (absl::Status s = ValidateNamespace(request->namespace_(), "namespace"); !s.ok()) {
+      return FinishNow(context, s);
+    }
+  }
+  auto* reactor = context->DefaultReactor();
+  Offload(pool_, reactor, "ListExperiences", [this, request, response](auto finish) {
+    auto experiences = memory::ListExperiences(*store_, request->namespace_());
+    if (experiences.ok()) {
+      for (auto& e : *experiences) *response->add_experiences() = std::move(e);
+    }
+    finish(experiences.status());
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* MemoryServiceImpl::ExportExperiences(grpc::CallbackServerContext* context,
+                                                               const v1::ExportExperiencesRequest* request,
+                                                               v1::ExportExperiencesResponse* response) {
+  if (!request->namespace_().empty()) {
+    if (absl::Status s = ValidateNamespace(request->namespace_(), "namespace"); !s.ok()) {
+      return FinishNow(context, s);
+    }
+  }
+  auto* reactor = context->DefaultReactor();
+  Offload(pool_, reactor, "ExportExperiences", [this, request, response](auto finish) {
+    auto exported = memory::ExportExperiences(*store_, request->namespace_());
+    if (exported.ok()) {
+      response->set_jsonl(std::move(exported->jsonl));
+      response->set_count(exported->count);
+    }
+    finish(exported.status());
+  });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* MemoryServiceImpl::ImportExperiences(grpc::CallbackServerContext* context,
+                                                               const v1::ImportExperiencesRequest* request,
+                                                               v1::ImportExperiencesResponse* response) {
+  auto* reactor = context->DefaultReactor();
+  Offload(pool_, reactor, "ImportExperiences", [this, request, response](auto finish) {
+    auto counts = memory::ImportExperiences(store_, metrics_, request->jsonl());
+    if (counts.ok()) {
+      response->set_imported(counts->imported);
+      response->set_skipped(counts->skipped);
+    }
+    finish(counts.status());
+  });
+  return reactor;
+}
+
+}  // namespace accelopt::memory

@@ -1,9 +1,15 @@
 // accelopt-planner: the planner agent, which turns a kernel and its profile into optimization plans
 #include <memory>
 
+#include <boost/asio/thread_pool.hpp>
+
 #include "libs/config/service_flags.h"
+#include "libs/llm/default_models.h"
+#include "libs/llm/openai_client.h"
+#include "libs/llm/prompt_library.h"
 #include "libs/rpc/server_runner.h"
 #include "libs/rpc/service_main.h"
+#include "services/planner/planner.h"
 #include "services/planner/planner_config.h"
 #include "services/planner/planner_service.h"
 
@@ -11,21 +17,36 @@ namespace {
 constexpr char kUsage[] =
     "accelopt-planner: the planner agent, which turns a kernel and its profile into optimization plans\n\n"
     "Usage: accelopt-planner [--config FILE] [--port N] [--admin_port N] [--log_level LEVEL]\n"
-    "Config keys: accelopt.v1.PlannerConfig in proto/accelopt/v1/config.proto (docs/configuration.md).";
+    "Config keys: accelopt.v1.PlannerConfig in proto/accelopt/v1/config.proto (docs/configuration.md).\n"
+    "Proxies: HTTPS_PROXY, HTTP_PROXY, NO_PROXY. Agents and prompts: docs/agents.md.";
+constexpr char kBinary[] = "accelopt-planner";
 }  // namespace
 
 int main(int argc, char** argv) {
-  accelopt::rpc::BlockShutdownSignals();
-  accelopt::config::ParseServiceFlags(argc, argv, kUsage);
-  accelopt::v1::PlannerConfig config;
-  if (auto s = accelopt::config::LoadServiceConfig(&config); !s.ok()) {
-    return accelopt::rpc::FailStartup("accelopt-planner", s);
-  }
-  accelopt::planner::ApplyPlannerDefaults(&config);
-  if (auto s = accelopt::planner::ValidatePlannerConfig(config); !s.ok()) {
-    return accelopt::rpc::FailStartup("accelopt-planner", s);
-  }
+  using namespace accelopt;
+  rpc::BlockShutdownSignals();
+  config::ParseServiceFlags(argc, argv, kUsage);
+  v1::PlannerConfig config;
+  if (auto s = config::LoadServiceConfig(&config); !s.ok()) return rpc::FailStartup(kBinary, s);
+  planner::ApplyPlannerDefaults(&config);
+  if (auto s = planner::ValidatePlannerConfig(config); !s.ok()) return rpc::FailStartup(kBinary, s);
   auto registry = std::make_shared<prometheus::Registry>();
-  accelopt::planner::PlannerServiceImpl service;
-  return accelopt::rpc::RunServer("planner", config, config.server(), registry, {&service});
+
+  absl::StatusOr<llm::ProxyConfig> proxy = llm::ProxyConfig::FromEnvironment();
+  if (!proxy.ok()) return rpc::FailStartup(kBinary, proxy.status());
+  auto client = llm::OpenAiClient::Create({config.llm(), *proxy, registry, /*io_threads=*/1});
+  if (!client.ok()) return rpc::FailStartup(kBinary, client.status());
+  llm::PromptLibrary prompts(config.llm().prompt_root().empty() ? llm::DefaultPromptRoot()
+                                                                : config.llm().prompt_root());
+  if (auto s = prompts.Check("default", {"planner_system", "planner_user"}); !s.ok()) {
+    return rpc::FailStartup(kBinary, absl::InvalidArgumentError(absl::StrCat("llm.prompt_root: ", s.message())));
+  }
+  llm::ProviderRegistry<llm::PlannerModel> models = llm::MakePlannerModels(**client, prompts);
+  boost::asio::thread_pool pool(2);
+  planner::PlannerMetrics metrics = planner::PlannerMetrics::Create(*registry);
+  planner::Planner planner(models, pool, metrics);
+  planner::PlannerServiceImpl service(planner);
+  int code = rpc::RunServer("planner", config, config.server(), registry, {&service});
+  pool.join();
+  return code;
 }

@@ -1,1 +1,23 @@
 #include "services/planner/planner_service.h"
+
+#include "libs/core/status_convert.h"
+
+namespace accelopt::planner {
+
+grpc::ServerUnaryReactor* PlannerServiceImpl::Plan(grpc::CallbackServerContext* context,
+                                                   const v1::PlanRequest* request, v1::PlanResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  absl::StatusOr<llm::PlannerModel*> model = planner_.Validate(*request);
+  if (!model.ok()) {
+    reactor->Finish(core::ToGrpcStatus(model.status()));
+    return reactor;
+  }
+  planner_.Plan(std::make_shared<const v1::PlanRequest>(*request), **model,
+                [reactor, response](v1::PlanResponse result) {
+                  *response = std::move(result);
+                  reactor->Finish(grpc::Status::OK);
+                });
+  return reactor;
+}
+
+}  // namespace accelopt::planner

@@ -2,10 +2,21 @@
 #pragma once
 
 #include "accelopt/v1/planner_service.grpc.pb.h"
+#include "services/planner/planner.h"
 
 namespace accelopt::planner {
 
-// RPCs not overridden here answer UNIMPLEMENTED (see the README status table).
-class PlannerServiceImpl final : public v1::PlannerService::CallbackService {};
+// Translates PlanRequest/PlanResponse; validation and sampling live in Planner. Never blocks a gRPC thread:
+// invalid requests finish inline, valid ones finish from the sampling callbacks.
+class PlannerServiceImpl final : public v1::PlannerService::CallbackService {
+ public:
+  explicit PlannerServiceImpl(Planner& planner) : planner_(planner) {}
+
+  grpc::ServerUnaryReactor* Plan(grpc::CallbackServerContext* context, const v1::PlanRequest* request,
+                                 v1::PlanResponse* response) override;
+
+ private:
+  Planner& planner_;
+};
 
 }  // namespace accelopt::planner

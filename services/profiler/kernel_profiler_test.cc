@@ -81,7 +81,8 @@ INSTANTIATE_TEST_SUITE_P(
         HostileCase{"syntax_error.py", v1::VERDICT_COMPILE_ERROR, "kernel.py:7"},
         HostileCase{"wrong_shape.py", v1::VERDICT_INCORRECT, "shape"},
         HostileCase{"nan_output.py", v1::VERDICT_INCORRECT, "NaN"},
-        HostileCase{"constant_output.py", v1::VERDICT_INCORRECT, "relative L2 error"}),
+        HostileCase{"constant_output.py", v1::VERDICT_INCORRECT, "relative L2 error"},
+        HostileCase{"cached_output.py", v1::VERDICT_INCORRECT, "did not create"}),
     [](const ::testing::TestParamInfo<HostileCase>& info) {
       return info.param.file.substr(0, info.param.file.size() - 3);
     });

@@ -47,7 +47,7 @@ def main(argv=None):
         last = traceback.extract_tb(error.__traceback__)[-1]
         result = {'verdict': 'INFRA_ERROR', 'line': 0, 'seeds_checked': 0, 'max_rel_l2': None,
                   'instructions': None, 'trace': None, 'problem': None, 'wall_seconds': 0.0, 'trace_seconds': None,
-                  'message': f'harness failure: {type(error).__name__}: {error} '
+                  'trace_cpu_seconds': None, 'message': f'harness failure: {type(error).__name__}: {error} '
                              f'({os.path.basename(last.filename)}:{last.lineno})'}
     text = json.dumps(result)
     if args.result_out:

@@ -7,23 +7,43 @@ namespace accelopt::trainium {
 
 BufferRings::BufferRings(const Trace& trace, int depth, double capacity_bytes_pp) : trace_(trace) {
   absl::flat_hash_map<int, std::pair<int64_t, int64_t>>
-      sites;  // site -> (allocation count, largest bytes_pp)
+      sites;  // site -> (allocations, largest bytes_pp)
   for (const Allocation& alloc : trace.allocations) {
     if (alloc.buffer != Buffer::kSbuf) continue;
     auto& [count, largest] = sites[alloc.site];
     ++count;
     largest = std::max(largest, alloc.bytes_pp);
   }
-  double ring_bytes = 0;
+  // Ring sites in a fixed order, each starting with `depth` buffers.
+  std::vector<std::pair<int, int64_t>> ring_sites;  // (site, largest bytes_pp)
   for (const auto& [site, stats] : sites) {
-    if (stats.first >= 2) ring_bytes += static_cast<double>(stats.second);
+    if (stats.first >= 2) ring_sites.emplace_back(site, stats.second);
   }
-  depth_ = std::max(depth, 1);
-  if (ring_bytes * depth_ > capacity_bytes_pp && ring_bytes > 0) {
-    depth_ = std::max(1, static_cast<int>(std::floor(capacity_bytes_pp / ring_bytes)));
+  std::sort(ring_sites.begin(), ring_sites.end());
+  std::vector<int> depths(ring_sites.size(), std::max(depth, 1));
+  double total = 0;
+  for (size_t k = 0; k < ring_sites.size(); ++k)
+    total += static_cast<double>(ring_sites[k].second) * depths[k];
+  // While the rings do not fit, take one buffer from the site whose ring is largest (ties: lowest
+  // site).
+  while (total > capacity_bytes_pp) {
+    size_t largest = ring_sites.size();
+    double largest_bytes = 0;
+    for (size_t k = 0; k < ring_sites.size(); ++k) {
+      const double bytes = static_cast<double>(ring_sites[k].second) * depths[k];
+      if (depths[k] > 1 && bytes > largest_bytes) {
+        largest = k;
+        largest_bytes = bytes;
+      }
+    }
+    if (largest == ring_sites.size()) break;
+    --depths[largest];
+    total -= static_cast<double>(ring_sites[largest].second);
   }
-  for (const auto& [site, stats] : sites) {
-    if (stats.first >= 2) rings_[site].slots.resize(depth_);
+  min_depth_ = std::max(depth, 1);
+  for (size_t k = 0; k < ring_sites.size(); ++k) {
+    rings_[ring_sites[k].first].slots.resize(depths[k]);
+    min_depth_ = std::min(min_depth_, depths[k]);
   }
 }
 

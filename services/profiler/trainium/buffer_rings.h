@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -29,7 +30,8 @@ class BufferRings {
   // Records that `alloc` was read or written for the last time at `time_ns`.
   void Release(int32_t alloc, double time_ns);
 
-  int depth() const { return depth_; }
+  // The smallest ring depth after fitting the rings into SBUF.
+  int min_depth() const { return min_depth_; }
 
  private:
   struct Slot {
@@ -43,7 +45,7 @@ class BufferRings {
   };
 
   const Trace& trace_;
-  int depth_ = 1;
+  int min_depth_ = 1;
   absl::flat_hash_map<int, Ring> rings_;         // by site
   absl::flat_hash_map<int32_t, Slot*> slot_of_;  // live allocation -> its slot
 };

@@ -247,7 +247,7 @@ void ListScheduler::ScheduleInstruction(int32_t index) {
 Schedule ListScheduler::Run() {
   const int32_t count = static_cast<int32_t>(trace_.instructions.size());
   schedule_.instructions.resize(count);
-  schedule_.sbuf_ring_depth = rings_.depth();
+  schedule_.sbuf_ring_depth = rings_.min_depth();
   std::vector<int32_t> frees(trace_.allocations.size());
   for (int32_t a = 0; a < static_cast<int32_t>(frees.size()); ++a) frees[a] = a;
   std::sort(frees.begin(), frees.end(), [this](int32_t x, int32_t y) {

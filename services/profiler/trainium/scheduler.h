@@ -1,8 +1,11 @@
-// List scheduler of a trace on a modelled NeuronCore (reference section 3.4): engines PE, ACT, DVE,
-// Pool and the DMA queues issue in program order; an instruction starts at max(engine free,
-// dependencies ready + semaphore latency when they ran on another engine) and also waits for its
-// storage (ring slot, PSUM banks, SBUF room and any reload). CSE-eliminated instructions cost
-// nothing. Deterministic: the same trace and parameters always give the same schedule.
+// List scheduler of a trace on a modelled NeuronCore (reference section 3.4): the compute engines
+// PE, ACT, DVE and Pool issue in program order; DMAs take the earliest window in which enough of
+// the 16 queues are idle (see dma_queues.h). An instruction starts at max(engine free, dependencies
+// ready + semaphore latency when they ran on another engine) and also waits for its storage (ring
+// slot, PSUM banks, SBUF room and any reload, see buffer_rings.h, psum_banks.h, sbuf_residency.h).
+// `eng=auto` ops take the candidate engine that finishes them first (engine_assignment.h);
+// CSE-eliminated instructions cost nothing. Deterministic: the same trace and parameters give the
+// same schedule.
 #pragma once
 
 #include <cstdint>
@@ -46,7 +49,7 @@ struct Schedule {
   int64_t psum_bank_overflows = 0;
   double peak_sbuf_live_bytes_pp = 0;
   int demoted_sbuf_sites = 0;
-  int sbuf_ring_depth = 0;
+  int sbuf_ring_depth = 0;  // smallest ring depth of any declaration site
 };
 
 Schedule ScheduleTrace(const Trace& trace, const DeviceParams& params);

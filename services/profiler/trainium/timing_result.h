@@ -30,7 +30,7 @@ struct ModelDiagnostics {
   int64_t psum_bank_overflows = 0;
   double peak_sbuf_live_bytes_pp = 0;
   int demoted_sbuf_sites = 0;  // declaration sites streamed because SBUF overflowed
-  int sbuf_ring_depth = 0;
+  int sbuf_ring_depth = 0;     // smallest ring depth of any declaration site
 };
 
 struct TimingResult {

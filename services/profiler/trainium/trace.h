@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "absl/container/inlined_vector.h"
-#include "absl/strings/string_view.h"
 
 namespace accelopt::trainium {
 
@@ -98,10 +97,6 @@ struct Trace {
   std::vector<Instruction> instructions;
   std::vector<Allocation> allocations;
 };
-
-absl::string_view OpName(Op op);
-absl::string_view EngineName(Engine engine);
-absl::string_view BufferName(Buffer buffer);
 
 // True for the ops that run on the DMA queues (load, store, dma_copy).
 bool IsDmaOp(Op op);

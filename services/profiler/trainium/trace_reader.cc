@@ -301,7 +301,8 @@ absl::Status TraceParser::ParseInstruction() {
   if (absl::Status s = ParseOperands("in", &inst.inputs); !s.ok()) return s;
   absl::InlinedVector<Operand, 3> outs;
   if (absl::Status s = ParseOperands("out", &outs); !s.ok()) return s;
-  if (outs.size() > 1) return Error("key 'out': more than one operand");
+  // Instructions with a side output (activation's reduce_res) list it after the main output; the side output
+  // is a [P, 1] register write that neither the cost nor the counters model.
   if (!outs.empty()) {
     inst.has_output = true;
     inst.output = outs[0];

@@ -87,6 +87,16 @@ TEST(TraceReaderTest, DefaultsAndSparseIds) {
   EXPECT_TRUE(trace->instructions[0].inputs.empty());
 }
 
+TEST(TraceReaderTest, SideOutputsFollowTheMainOutput) {
+  absl::StatusOr<Trace> trace = ParseTrace(
+      "accelopt-trace 1\n"
+      "M kernel=k.py instructions=1\n"
+      "I id=0 op=activation eng=act p=128 n=512 in=sbuf:2048 out=sbuf:2048,sbuf:4\n");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  EXPECT_TRUE(trace->instructions[0].has_output);
+  EXPECT_EQ(trace->instructions[0].output.bytes_pp, 2048);
+}
+
 // Replaces the first occurrence of `from` in the example and expects an error mentioning `line` and
 // `what`.
 void ExpectError(const std::string& from, const std::string& to, int line,

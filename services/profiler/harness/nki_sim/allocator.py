@@ -5,7 +5,6 @@ the OS when freed, so every new result array page-faults fresh zero pages, which
 Serving them from the heap and not trimming it keeps freed tile memory in the process for reuse.
 """
 import ctypes
-import ctypes.util
 
 M_TRIM_THRESHOLD = -1
 M_MMAP_THRESHOLD = -3
@@ -14,9 +13,10 @@ KEEP_FREED_UP_TO = 2**31 - 1
 
 
 def tune_allocator():
-    """Best effort; a no-op where glibc's mallopt is unavailable."""
+    """Best effort; a no-op where glibc's mallopt is unavailable. Loads libc by its soname (no library search,
+    which would spawn a subprocess)."""
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library('c') or 'libc.so.6')
+        libc = ctypes.CDLL('libc.so.6')
         libc.mallopt(M_MMAP_THRESHOLD, HEAP_SERVED_UP_TO)
         libc.mallopt(M_TRIM_THRESHOLD, KEEP_FREED_UP_TO)
     except (OSError, AttributeError):

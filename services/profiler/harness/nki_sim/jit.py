@@ -10,6 +10,7 @@ import os
 import numpy as np
 
 from . import memory, runtime
+from .errors import CompileError, StaleOutputError
 from .tensors import Tensor, hbm_tensor, shape_only_input
 from .trace import TraceRecorder
 
@@ -86,9 +87,21 @@ def simulate(kernel, args, kwargs=None, timing_only=False, free_plan=None):
             if index == 0:
                 returned = value
         runtime.flush()
+        _check_fresh(returned, run)
     finally:
         runtime.RUN = previous
     return _outputs(returned, timing_only), recorder
+
+
+def _check_fresh(value, run):
+    """Raise StaleOutputError when a returned HBM tensor was not created by this run."""
+    if isinstance(value, (tuple, list)):
+        for v in value:
+            _check_fresh(v, run)
+    elif isinstance(value, Tensor) and not value.buffer.on_chip and \
+            not any(value is out for out in run.shared_outputs):
+        raise StaleOutputError('the kernel returned an output tensor that this call did not create '
+                               '(an output kept from an earlier call?)')
 
 
 def _as_input(value, timing_only):
@@ -104,7 +117,7 @@ def _outputs(value, timing_only):
         if timing_only:
             return None
         if value.buffer.on_chip:
-            raise runtime.CompileError('a kernel must return HBM tensors (declared with buffer=nl.shared_hbm)')
+            raise CompileError('a kernel must return HBM tensors (declared with buffer=nl.shared_hbm)')
         return value.hbm_alloc.data.reshape(value.shape)
     if isinstance(value, (tuple, list)):
         return tuple(_outputs(v, timing_only) for v in value)

@@ -8,7 +8,7 @@ import numpy as np
 
 from . import memory, runtime
 from .affine import arange, ds, mgrid  # noqa: F401  (re-exported as nl.*)
-from .dtypes import bfloat16, float8_e4m3, float8_e5m2, kind_of, tfloat32
+from .dtypes import bfloat16, float8_e4m3, float8_e5m2, kind_of, tfloat32  # noqa: F401  (nl.* dtypes)
 from .errors import CompileError
 from .loops import affine_range, is_first_iteration, sequential_range, static_range  # noqa: F401
 from .operands import (broadcast_shape, fit, on_chip, padded, result_kind, tile_or_scalar,
@@ -33,10 +33,6 @@ float64 = np.float64
 int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
 uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64
 bool_ = np.bool_
-bfloat16 = bfloat16
-tfloat32 = tfloat32
-float8_e4m3 = float8_e4m3
-float8_e5m2 = float8_e5m2
 
 
 class tile_size:
@@ -470,8 +466,11 @@ def all_first(indices):
 
 # ----- transposes and matmul -----
 def transpose(x, dtype=None, mask=None, **kwargs):
+    """x.T; unlike nisa.nc_transpose the result may be assigned to SBUF (the compiler adds the copy)."""
     from . import isa
-    return isa.nc_transpose(x, engine=None)
+    tile = isa.nc_transpose(x, engine=None)
+    tile.pending.psum_only = False
+    return tile
 
 
 def matmul(x, y, transpose_x=False, mask=None, **kwargs):

@@ -109,7 +109,7 @@ def operand(value):
 
 
 def issue(run, op, eng, reads, out_shape, kind, result, window=None, out_buffer=memory.sbuf, line=None):
-    """Create the pending result of an instruction; returns the result tile."""
+    """Create the pending result of an instruction (its `tile` is what the API call returns)."""
     line = run.line() if line is None else line
     for view, read_window in reads:
         if not view.in_bounds:
@@ -131,7 +131,7 @@ def _flush(run):
 
 def _store(run, pending, dst, accumulate):
     window = pending.window
-    if run.numerics and pending.result is not None:
+    if run.numerics and pending.result is not None and not _adopted(pending, dst, accumulate):
         target = dst.array(window)
         result = pending.result
         if result.shape != target.shape:
@@ -153,6 +153,32 @@ def _store(run, pending, dst, accumulate):
     if accumulate or (pending.combine is not None and not pending.first):
         reads.append((dst, window))
     record(run, pending, reads, [(dst, window)], accumulate)
+
+
+def _adopted(pending, dst, accumulate):
+    """Make a freshly computed result the storage of a whole, not yet allocated destination block (no zero
+    fill, no copy). Only for plain overwrites of an array that owns its memory."""
+    result = pending.result
+    if accumulate or pending.window is not None or pending.where is not None or pending.combine is not None \
+            and not pending.first or result.base is not None or not result.flags.c_contiguous:
+        return False
+    tensor = dst.tensor
+    if tensor.hbm_alloc is not None or dst.block in tensor.blocks or dst.offset != 0 \
+            or result.dtype != tensor.kind.storage or tensor.kind.rounds_to_bf16:
+        return False
+    if result.size != tensor.parts * tensor.free or dst.shape[0] != tensor.parts or not _row_major(dst):
+        return False
+    tensor.adopt(dst.block, result.reshape(-1))
+    return True
+
+
+def _row_major(view):
+    expected = 1
+    for size, stride in zip(reversed(view.shape), reversed(view.strides)):
+        if size != 1 and stride != expected:
+            return False
+        expected *= size
+    return True
 
 
 def assign(dst, value):
@@ -189,6 +215,8 @@ def accumulate(dst, value):
 
 
 def _bind(run, pending, dst, accumulate):
+    if not dst.tensor.buffer.on_chip:
+        raise CompileError('HBM tensors are written with nl.store or nisa.dma_copy, not by assignment', pending.line)
     run.pending = None
     tile = pending.tile
     tile.pending = None

@@ -124,6 +124,10 @@ class Tensor:
                                                       data, self.site)
         return alloc
 
+    def adopt(self, block, data):
+        """Allocate `block` with `data` (a flat array of parts*free elements) as its storage."""
+        self.blocks[block] = memory.Alloc(self.buffer, self.parts, self.free, self.kind.itemsize, data, self.site)
+
     def view(self):
         """The whole tensor (tiles and HBM tensors) as a View."""
         if self.alias is not None:

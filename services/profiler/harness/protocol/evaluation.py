@@ -14,7 +14,7 @@ import time
 
 import numpy as np
 
-from nki_sim.errors import CompileError
+from nki_sim.errors import CompileError, StaleOutputError
 from nki_sim.jit import simulate
 
 from .comparison import compare
@@ -50,7 +50,7 @@ class Evaluation:
         self.entry = None
         self.result = {'verdict': 'OK', 'message': '', 'line': 0, 'seeds_checked': 0, 'max_rel_l2': None,
                        'instructions': None, 'trace': None, 'problem': None, 'wall_seconds': 0.0,
-                       'trace_seconds': None}
+                       'trace_seconds': None, 'trace_cpu_seconds': None}
 
     def run(self):
         start = time.monotonic()
@@ -78,9 +78,10 @@ class Evaluation:
             raise Verdict('COMPILE_ERROR', rejected.message, rejected.line) from rejected
         first_seed = self.seeds[0] if self.seeds else FRESH_SEED
         inputs, nki_inputs = self._inputs(first_seed)
-        began = time.monotonic()
+        began, began_cpu = time.monotonic(), time.process_time()
         _, recorder = self._simulate(nki_inputs, timing_only=True)
         self.result['trace_seconds'] = round(time.monotonic() - began, 3)
+        self.result['trace_cpu_seconds'] = round(time.process_time() - began_cpu, 3)
         self.result['instructions'] = recorder.count
         if not self.timing_only:
             plan = recorder.liveness_plan()
@@ -120,18 +121,13 @@ class Evaluation:
     def _simulate(self, nki_inputs, timing_only, plan=None):
         try:
             return simulate(self.entry, nki_inputs, timing_only=timing_only, free_plan=plan)
-        except CompileError as error:
-            message, line = self.kernel.describe(error)
-            raise Verdict('COMPILE_ERROR', message, line) from error
-        except MemoryError as error:
-            message, line = self.kernel.describe(error)
-            raise Verdict('OUT_OF_MEMORY', message, line) from error
-        except RecursionError as error:
-            message, line = self.kernel.describe(error)
-            raise Verdict('RUNTIME_ERROR', message, line) from error
+        except StaleOutputError as error:
+            raise Verdict('INCORRECT', str(error)) from error
         except Exception as error:
             message, line = self.kernel.describe(error)
-            raise Verdict('RUNTIME_ERROR', message, line) from error
+            verdict = 'COMPILE_ERROR' if isinstance(error, CompileError) else \
+                'OUT_OF_MEMORY' if isinstance(error, MemoryError) else 'RUNTIME_ERROR'
+            raise Verdict(verdict, message, line) from error
 
     def _check(self, seed, inputs, nki_inputs, plan, fresh=False):
         reference = self._reference(seed, inputs)

@@ -74,7 +74,9 @@ def _read_metadata(reference_path, metadata_path):
     if metadata_path is None:
         folder = os.path.dirname(reference_path)
         stem = os.path.splitext(os.path.basename(reference_path))[0]
-        for candidate in (os.path.join(folder, stem + '.yaml'), os.path.join(folder, 'problem.yaml')):
+        # reference_small.py -> reference_small.yaml, then problem_small.yaml, then problem.yaml
+        names = (stem + '.yaml', stem.replace('reference', 'problem') + '.yaml', 'problem.yaml')
+        for candidate in (os.path.join(folder, name) for name in names):
             if os.path.exists(candidate):
                 metadata_path = candidate
                 break

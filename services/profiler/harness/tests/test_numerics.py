@@ -234,6 +234,27 @@ class NumericsTest(unittest.TestCase):
         ramp = np.broadcast_to(np.arange(128, dtype=np.float32), (128, 128)).reshape(128, 8, 16)
         np.testing.assert_allclose(out, x + ramp)
 
+    def test_dma_copy_load_transpose2d_and_tensor_copy(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((64, 128), dtype=np.float32, buffer=nl.shared_hbm)
+                scratch = nl.ndarray((128, 64), dtype=np.float32, buffer=nl.hbm)
+                t = nl.ndarray((128, 64), dtype=np.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                nisa.dma_copy(dst=scratch, src=nisa.tensor_copy(t, engine=nisa.vector_engine))
+                nl.store(out, value=nl.load_transpose2d(scratch))
+                return out
+            ''')
+        x = self.normal(128, 64)
+        out, recorder = self.ws.run(path, x)
+        np.testing.assert_array_equal(out, x.T)
+        dma = [line for line in recorder.lines if 'op=dma_copy' in line]
+        self.assertIn('dir=load', dma[0])
+        self.assertIn('dir=store', dma[1])
+        self.assertIn('hbm=scratch', dma[1])
+        self.assertIn('run=4 ', [line for line in recorder.lines if ' op=load ' in line][0])
+
 
 if __name__ == '__main__':
     unittest.main()

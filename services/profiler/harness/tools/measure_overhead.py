@@ -4,7 +4,8 @@
 numerics: a synthetic kernel issues N instructions on [128, 512] fp32 tiles (tensor_scalar, activation,
 tensor_tensor, copy, as in generated NKIBench kernels), with the liveness plan of a timing-only pass as the
 harness uses it; the same numpy math is then timed on its own. The difference per instruction is the
-simulator's overhead (indexing, dependency tracking, trace, copies into the destination).
+simulator's overhead (indexing, dependency tracking, trace, copies into the destination). All times are process
+CPU time, so other load on the machine does not inflate them.
 timing-only: optionally, the trace time of a kernel/reference pair (e.g. NKIBench gqa_full).
 
 usage: measure_overhead.py [--iterations N] [--kernel K.py --problem REF.py]
@@ -71,12 +72,12 @@ def measure_numerics(iterations):
     _, plan = simulate(synthetic_kernel, [x, iterations], timing_only=True)
     best_sim = best_math = float('inf')
     for _ in range(3):
-        began = time.perf_counter()
+        began = time.process_time()
         _, recorder = simulate(synthetic_kernel, [x, iterations], free_plan=plan.liveness_plan())
-        best_sim = min(best_sim, time.perf_counter() - began)
-        began = time.perf_counter()
+        best_sim = min(best_sim, time.process_time() - began)
+        began = time.process_time()
         numpy_only(x, iterations)
-        best_math = min(best_math, time.perf_counter() - began)
+        best_math = min(best_math, time.process_time() - began)
     count = recorder.count
     print(f'numerics: {count} instructions in {best_sim:.3f} s; numpy math alone {best_math:.3f} s; '
           f'overhead {(best_sim - best_math) / count * 1e6:.1f} us/instruction '
@@ -86,10 +87,10 @@ def measure_numerics(iterations):
 def measure_timing_only(kernel_path, problem_path):
     from protocol.evaluation import evaluate
     result = evaluate(reference=problem_path, kernel=kernel_path, timing_only=True)
-    seconds = result['trace_seconds']
+    seconds = result['trace_cpu_seconds']
     count = result['instructions']
     print(f'timing-only {os.path.basename(kernel_path)}: {result["verdict"]}, {count} instructions traced in '
-          f'{seconds:.2f} s ({seconds / count * 1e6:.1f} us/instruction)')
+          f'{seconds:.2f} CPU s ({seconds / count * 1e6:.1f} us/instruction)')
 
 
 def main(argv=None):

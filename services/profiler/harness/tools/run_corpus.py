@@ -74,7 +74,7 @@ def main(argv=None):
     parser.add_argument('--memory-limit-gb', type=float)
     args = parser.parse_args(argv)
     limit = int(args.memory_limit_gb * 2**30) if args.memory_limit_gb else int(available_memory_bytes() * 0.9)
-    rows = ['| kernel | instructions | trace s | timing-only | numerics | rel L2 | numerics wall s | peak RSS GiB |',
+    rows = ['| kernel | instructions | trace s (cpu) | timing-only | numerics | rel L2 | numerics wall s | peak RSS GiB |',
             '|---|---|---|---|---|---|---|---|']
     print('\n'.join(rows), flush=True)
     for kernel, reference in pairs(args.directory):
@@ -86,7 +86,8 @@ def main(argv=None):
         if timing is None:
             cells += ['-', '-', f'harness crashed: {timing_err[0]}']
         else:
-            cells += [str(timing['instructions']), str(timing['trace_seconds']), _verdict(timing)]
+            cells += [str(timing['instructions']), f"{timing['trace_seconds']} ({timing['trace_cpu_seconds']})",
+                      _verdict(timing)]
         if args.skip_numerics:
             cells += ['skipped', '-', '-', '-']
         else:

@@ -1,0 +1,159 @@
+#include "libs/llm/http_transport.h"
+
+#include <openssl/err.h>
+#include <openssl/evp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509v3.h>
+
+#include <boost/asio/ip/address.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+#include "absl/strings/str_cat.h"
+
+namespace accelopt::llm {
+namespace {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using asio::use_awaitable;
+using boost::system::error_code;
+using Request = http::request<http::string_body>;
+
+bool IsIpLiteral(const std::string& host) {
+  error_code ec;
+  asio::ip::make_address(host, ec);
+  return !ec;
+}
+
+std::string BasicCredentials(const std::string& userinfo) {
+  std::string out(4 * ((userinfo.size() + 2) / 3) + 1, '\0');
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(userinfo.data()), static_cast<int>(userinfo.size()));
+  out.resize(n);
+  return absl::StrCat("Basic ", out);
+}
+
+absl::Status IoError(const error_code& ec, absl::string_view what, const std::string& where,
+                     absl::Duration timeout) {
+  if (ec == beast::error::timeout) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("timed out after ", absl::FormatDuration(timeout), " (", what, " ", where, ")"));
+  }
+  return absl::UnavailableError(absl::StrCat(what, " ", where, ": ", ec.message()));
+}
+
+template <typename Stream>
+asio::awaitable<absl::StatusOr<HttpResponse>> Exchange(Stream& stream, const Request& request,
+                                                       const std::string& where, absl::Duration timeout) {
+  error_code ec;
+  co_await http::async_write(stream, request, asio::redirect_error(use_awaitable, ec));
+  if (ec) co_return IoError(ec, "sending request to", where, timeout);
+  beast::flat_buffer buffer;
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(HttpTransport::kMaxResponseBytes);
+  co_await http::async_read(stream, buffer, parser, asio::redirect_error(use_awaitable, ec));
+  if (ec) co_return IoError(ec, "reading response from", where, timeout);
+  http::response<http::string_body> response = parser.release();
+  HttpResponse out;
+  out.status = response.result_int();
+  if (auto it = response.find(http::field::retry_after); it != response.end()) {
+    out.retry_after = std::string(it->value());
+  }
+  out.body = std::move(response.body());
+  co_return out;
+}
+
+// Opens a CONNECT tunnel to `target` through the proxy `stream` is connected to.
+asio::awaitable<absl::Status> OpenTunnel(beast::tcp_stream& stream, const HttpUrl& proxy, const HttpUrl& target,
+                                         absl::Duration timeout) {
+  http::request<http::empty_body> connect{http::verb::connect, target.HostPort(), 11};
+  connect.set(http::field::host, target.HostPort());
+  if (!proxy.userinfo.empty()) connect.set(http::field::proxy_authorization, BasicCredentials(proxy.userinfo));
+  error_code ec;
+  const std::string where = absl::StrCat("proxy ", proxy.HostPort());
+  co_await http::async_write(stream, connect, asio::redirect_error(use_awaitable, ec));
+  if (ec) co_return IoError(ec, "sending CONNECT to", where, timeout);
+  beast::flat_buffer buffer;
+  http::response_parser<http::empty_body> parser;
+  parser.skip(true);  // a CONNECT answer has no body; the tunnel starts after the header
+  co_await http::async_read_header(stream, buffer, parser, asio::redirect_error(use_awaitable, ec));
+  if (ec) co_return IoError(ec, "reading CONNECT answer from", where, timeout);
+  if (parser.get().result() != http::status::ok) {
+    co_return absl::UnavailableError(absl::StrCat(where, " refused CONNECT to ", target.HostPort(), ": HTTP ",
+                                                  parser.get().result_int()));
+  }
+  co_return absl::OkStatus();
+}
+
+}  // namespace
+
+asio::awaitable<absl::StatusOr<HttpResponse>> HttpTransport::Post(const HttpPost& post) const {
+  auto executor = co_await asio::this_coro::executor;
+  const std::optional<HttpUrl> proxy = proxy_.ProxyFor(post.url);
+  const HttpUrl& hop = proxy.has_value() ? *proxy : post.url;
+  const std::string where = post.url.Redacted();
+
+  beast::tcp_stream tcp(executor);
+  tcp.expires_after(absl::ToChronoMilliseconds(post.timeout));
+  error_code ec;
+  asio::ip::tcp::resolver resolver(executor);
+  auto endpoints = co_await resolver.async_resolve(hop.host, std::to_string(hop.port),
+                                                   asio::redirect_error(use_awaitable, ec));
+  if (ec) co_return absl::UnavailableError(absl::StrCat("cannot resolve ", hop.host, ": ", ec.message()));
+  co_await tcp.async_connect(endpoints, asio::redirect_error(use_awaitable, ec));
+  if (ec) {
+    co_return IoError(ec, "connecting to", proxy.has_value() ? absl::StrCat("proxy ", hop.HostPort()) : where,
+                      post.timeout);
+  }
+
+  Request request{http::verb::post, post.target, 11};
+  request.set(http::field::host, post.url.HostPort());
+  request.set(http::field::content_type, "application/json");
+  request.set(http::field::accept, "application/json");
+  request.set(http::field::user_agent, "accelopt-llm/1");
+  for (const auto& [name, value] : post.headers) request.set(name, value);
+  request.keep_alive(false);
+  request.body() = post.body;
+  request.prepare_payload();
+
+  if (!post.url.https()) {
+    if (proxy.has_value()) {
+      request.target(absl::StrCat("http://", post.url.HostPort(), post.target));
+      if (!proxy->userinfo.empty()) {
+        request.set(http::field::proxy_authorization, BasicCredentials(proxy->userinfo));
+      }
+    }
+    co_return co_await Exchange(tcp, request, where, post.timeout);
+  }
+
+  if (proxy.has_value()) {
+    absl::Status tunnel = co_await OpenTunnel(tcp, *proxy, post.url, post.timeout);
+    if (!tunnel.ok()) co_return tunnel;
+  }
+  beast::ssl_stream<beast::tcp_stream> tls(std::move(tcp), tls_);
+  SSL* ssl = tls.native_handle();
+  if (IsIpLiteral(post.url.host)) {
+    X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), post.url.host.c_str());
+  } else {
+    SSL_set_tlsext_host_name(ssl, post.url.host.c_str());
+    SSL_set1_host(ssl, post.url.host.c_str());
+  }
+  co_await tls.async_handshake(asio::ssl::stream_base::client, asio::redirect_error(use_awaitable, ec));
+  if (ec) {
+    long verify = SSL_get_verify_result(ssl);
+    if (verify != X509_V_OK) {
+      co_return absl::FailedPreconditionError(absl::StrCat("TLS certificate of ", post.url.HostPort(),
+                                                           " does not verify: ",
+                                                           X509_verify_cert_error_string(verify)));
+    }
+    co_return IoError(ec, "TLS handshake with", where, post.timeout);
+  }
+  co_return co_await Exchange(tls, request, where, post.timeout);
+}
+
+}  // namespace accelopt::llm

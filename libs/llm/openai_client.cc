@@ -1,0 +1,256 @@
+#include "libs/llm/openai_client.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <random>
+
+#include <boost/asio/steady_timer.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+#include "libs/llm/chat_json.h"
+#include "libs/llm/retry_after.h"
+
+namespace accelopt::llm {
+namespace {
+
+namespace asio = boost::asio;
+
+constexpr size_t kErrorBodyBytes = 300;
+// Upper bound on a Retry-After delay we are willing to sleep.
+constexpr absl::Duration kMaxRetryAfter = absl::Minutes(10);
+
+// What one HTTP attempt amounted to.
+struct Attempt {
+  std::string outcome;  // metrics label
+  absl::Status status;  // the error if this were the last attempt
+  bool retryable = false;
+  std::optional<absl::Duration> retry_after;
+};
+
+absl::StatusCode CodeForHttpStatus(int status) {
+  switch (status) {
+    case 400: case 413: case 422: return absl::StatusCode::kInvalidArgument;
+    case 401: return absl::StatusCode::kUnauthenticated;
+    case 403: return absl::StatusCode::kPermissionDenied;
+    case 404: return absl::StatusCode::kNotFound;
+    case 429: return absl::StatusCode::kResourceExhausted;
+    default: return status >= 500 ? absl::StatusCode::kUnavailable : absl::StatusCode::kFailedPrecondition;
+  }
+}
+
+Attempt ClassifyHttpError(const HttpResponse& response, const std::string& where) {
+  Attempt a;
+  std::string body = response.body.substr(0, kErrorBodyBytes);
+  if (response.body.size() > kErrorBodyBytes) body += "...";
+  a.status = absl::Status(CodeForHttpStatus(response.status),
+                          absl::StrCat("HTTP ", response.status, " from ", where, ": ", body));
+  if (response.status == 429) {
+    a.outcome = "rate_limited";
+    a.retryable = true;
+  } else if (response.status >= 500) {
+    a.outcome = "server_error";
+    a.retryable = true;
+  } else {
+    a.outcome = "client_error";
+  }
+  if (a.retryable && !response.retry_after.empty()) {
+    a.retry_after = ParseRetryAfter(response.retry_after, absl::Now());
+  }
+  return a;
+}
+
+Attempt ClassifyTransportError(const absl::Status& status) {
+  Attempt a;
+  a.status = status;
+  switch (status.code()) {
+    case absl::StatusCode::kDeadlineExceeded: a.outcome = "timeout"; a.retryable = true; break;
+    case absl::StatusCode::kUnavailable: a.outcome = "connection_error"; a.retryable = true; break;
+    default: a.outcome = "tls_error"; break;
+  }
+  return a;
+}
+
+absl::Status Redact(const absl::Status& status, const std::string& secret) {
+  if (secret.empty() || status.message().find(secret) == absl::string_view::npos) return status;
+  return absl::Status(status.code(), absl::StrReplaceAll(status.message(), {{secret, "[redacted]"}}));
+}
+
+absl::Status WithPrefix(const absl::Status& status, absl::string_view prefix) {
+  return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<OpenAiClient>> OpenAiClient::Create(Options options) {
+  auto tls = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_client);
+  tls->set_verify_mode(asio::ssl::verify_peer);
+  boost::system::error_code ec;
+  if (options.config.ca_file().empty()) {
+    tls->set_default_verify_paths(ec);
+    if (ec) return absl::InternalError(absl::StrCat("cannot load the system CA store: ", ec.message()));
+  } else {
+    tls->load_verify_file(options.config.ca_file(), ec);
+    if (ec) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("llm.ca_file: cannot load '", options.config.ca_file(), "': ", ec.message()));
+    }
+  }
+  if (options.registry == nullptr) options.registry = std::make_shared<prometheus::Registry>();
+  return std::unique_ptr<OpenAiClient>(new OpenAiClient(std::move(options), std::move(tls)));
+}
+
+OpenAiClient::OpenAiClient(Options options, std::unique_ptr<asio::ssl::context> tls)
+    : options_(std::move(options)),
+      metrics_(LlmMetrics::Create(*options_.registry)),
+      tls_(std::move(tls)),
+      transport_(*tls_, options_.proxy),
+      jitter_state_(std::random_device{}()),
+      work_(asio::make_work_guard(io_)) {
+  for (int i = 0; i < std::max(1, options_.io_threads); ++i) threads_.emplace_back([this] { io_.run(); });
+}
+
+OpenAiClient::~OpenAiClient() {
+  work_.reset();
+  io_.stop();
+  for (std::thread& t : threads_) t.join();
+}
+
+void OpenAiClient::Complete(CompletionRequest request, CompletionCallback done) {
+  asio::co_spawn(io_, Run(std::move(request)),
+                 [done = std::move(done)](std::exception_ptr error, Metered<Completion> result) mutable {
+                   if (error) result.value = absl::InternalError("llm client: unexpected exception");
+                   done(std::move(result));
+                 });
+}
+
+AsyncSemaphore& OpenAiClient::LimiterFor(const std::string& endpoint) {
+  absl::MutexLock lock(&mu_);
+  std::unique_ptr<AsyncSemaphore>& limiter = limiters_[endpoint];
+  if (limiter == nullptr) limiter = std::make_unique<AsyncSemaphore>(options_.config.max_concurrency_per_endpoint());
+  return *limiter;
+}
+
+absl::Duration OpenAiClient::Backoff(int retry) {
+  double cap = std::min(options_.config.max_backoff_seconds(),
+                        options_.config.initial_backoff_seconds() * std::ldexp(1.0, std::min(retry - 1, 30)));
+  absl::MutexLock lock(&mu_);
+  // SplitMix64 step; full jitter: uniform in [0, cap].
+  uint64_t z = (jitter_state_ += 0x9E3779B97F4A7C15ULL);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  z ^= z >> 31;
+  return absl::Seconds(cap * static_cast<double>(z >> 11) / static_cast<double>(1ULL << 53));
+}
+
+void OpenAiClient::Account(const CompletionRequest& request, int64_t prompt, int64_t completion,
+                           int64_t reasoning, v1::TokenUsage* usage) {
+  const std::string& model = request.model.model();
+  usage->set_prompt_tokens(usage->prompt_tokens() + prompt);
+  usage->set_completion_tokens(usage->completion_tokens() + completion);
+  usage->set_reasoning_tokens(usage->reasoning_tokens() + reasoning);
+  for (auto [kind, n] : {std::pair{"prompt", prompt}, {"completion", completion}, {"reasoning", reasoning}}) {
+    metrics_.tokens.Add({{"agent", request.agent}, {"model", model}, {"kind", kind}}).Increment(n);
+  }
+  auto price = options_.config.prices().find(model);
+  if (price == options_.config.prices().end()) {
+    metrics_.unpriced_responses.Add({{"agent", request.agent}, {"model", model}}).Increment();
+    return;
+  }
+  double cost = (prompt * price->second.prompt_usd_per_mtok() +
+                 completion * price->second.completion_usd_per_mtok()) / 1e6;
+  usage->set_cost_usd(usage->cost_usd() + cost);
+  metrics_.cost_usd.Add({{"agent", request.agent}, {"model", model}}).Increment(cost);
+}
+
+asio::awaitable<Metered<Completion>> OpenAiClient::Run(CompletionRequest request) {
+  Metered<Completion> out;
+  const std::string& model = request.model.model();
+  auto count_failure = [&](const char* outcome) {
+    metrics_.requests.Add({{"agent", request.agent}, {"model", model}, {"outcome", outcome}}).Increment();
+  };
+  absl::StatusOr<HttpUrl> url = ParseHttpUrl(request.model.base_url());
+  if (!url.ok()) {
+    count_failure("config_error");
+    out.value = WithPrefix(url.status(), "model.base_url: ");
+    co_return out;
+  }
+  std::string api_key;
+  if (!request.model.api_key_env().empty()) {
+    const char* value = std::getenv(request.model.api_key_env().c_str());
+    if (value == nullptr || *value == '\0') {
+      count_failure("config_error");
+      out.value = absl::FailedPreconditionError(absl::StrCat("environment variable ", request.model.api_key_env(),
+                                                             " (named by model.api_key_env) is not set"));
+      co_return out;
+    }
+    api_key = value;
+  }
+  std::optional<uint64_t> seed;
+  if (request.seed.has_value()) seed = *request.seed & 0x7FFFFFFF;  // every server accepts a 31-bit seed
+  absl::StatusOr<std::string> body = BuildChatRequestBody(request.model, request.system, request.user, seed);
+  if (!body.ok()) {
+    count_failure("config_error");
+    out.value = body.status();
+    co_return out;
+  }
+  HttpPost post;
+  post.url = *url;
+  post.target = absl::StrCat(url->path, "/chat/completions");
+  post.body = *std::move(body);
+  if (!api_key.empty()) post.headers.emplace_back("Authorization", absl::StrCat("Bearer ", api_key));
+  double timeout_seconds = request.model.timeout_seconds() > 0 ? request.model.timeout_seconds()
+                                                               : options_.config.default_timeout_seconds();
+  post.timeout = absl::Seconds(timeout_seconds);
+  const std::string where = absl::StrCat(url->Redacted(), "/chat/completions");
+  AsyncSemaphore& limiter = LimiterFor(url->Redacted());
+  const int max_attempts = std::max(1, options_.config.max_attempts());
+
+  for (int attempt = 1;; ++attempt) {
+    co_await limiter.Acquire();
+    auto start = std::chrono::steady_clock::now();
+    absl::StatusOr<HttpResponse> response = co_await transport_.Post(post);
+    limiter.Release();
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    out.usage.set_requests(out.usage.requests() + 1);
+
+    Attempt result;
+    if (!response.ok()) {
+      result = ClassifyTransportError(response.status());
+    } else if (response->status < 200 || response->status >= 300) {
+      result = ClassifyHttpError(*response, where);
+    } else {
+      ChatResponse parsed = ParseChatResponse(response->body);
+      Account(request, parsed.usage.prompt_tokens, parsed.usage.completion_tokens, parsed.usage.reasoning_tokens,
+              &out.usage);
+      result.outcome = parsed.status.ok() ? "ok" : "bad_response";
+      if (parsed.status.ok()) {
+        out.value = Completion{std::move(parsed.content), std::move(parsed.reasoning)};
+      } else {
+        out.value = WithPrefix(parsed.status, absl::StrCat(where, ": "));
+      }
+    }
+    metrics_.requests.Add({{"agent", request.agent}, {"model", model}, {"outcome", result.outcome}}).Increment();
+    metrics_.request_seconds
+        .Add({{"agent", request.agent}, {"model", model}, {"outcome", result.outcome}},
+             prometheus::Histogram::BucketBoundaries{0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600})
+        .Observe(seconds);
+    if (result.outcome == "ok" || result.outcome == "bad_response") co_return out;
+    if (!result.retryable || attempt >= max_attempts) {
+      absl::Status final_status = Redact(result.status, api_key);
+      if (attempt > 1) final_status = WithPrefix(final_status, absl::StrCat("after ", attempt, " attempts: "));
+      out.value = final_status;
+      co_return out;
+    }
+    absl::Duration delay = result.retry_after.has_value() ? std::min(*result.retry_after, kMaxRetryAfter)
+                                                          : Backoff(attempt);
+    out.usage.set_retries(out.usage.retries() + 1);
+    metrics_.retries.Add({{"agent", request.agent}, {"model", model}}).Increment();
+    asio::steady_timer timer(co_await asio::this_coro::executor, absl::ToChronoNanoseconds(delay));
+    boost::system::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+}
+
+}  // namespace accelopt::llm

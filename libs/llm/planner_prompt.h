@@ -1,0 +1,25 @@
+// The values that fill the planner templates: the profile in a fixed field order and the experiences block.
+#pragma once
+
+#include <string>
+
+#include "accelopt/v1/planner_service.pb.h"
+#include "google/protobuf/repeated_field.h"
+#include "libs/llm/prompt_library.h"
+
+namespace accelopt::llm {
+
+// "latency_ms: <mean>" then each reported ProfileCounters field as "name: value", in proto field order (the
+// reference implementation shuffles them; we never do). Integral values print without a fraction.
+std::string FormatProfile(const v1::ProfileResult& profile);
+
+// Empty for no experiences; otherwise a "## Experiences" section listing them in the given order (newest
+// first), each with its title and summary (or description), regressions marked as such.
+std::string FormatExperiences(const google::protobuf::RepeatedPtrField<v1::Experience>& experiences);
+
+// {{experiences}} for planner_system.
+PromptValues PlannerSystemValues(const v1::PlanRequest& request);
+// {{problem_source}}, {{kernel_source}}, {{profile}} for planner_user.
+PromptValues PlannerUserValues(const v1::PlanRequest& request);
+
+}  // namespace accelopt::llm

@@ -1,0 +1,85 @@
+#include "libs/llm/prompted_agents.h"
+
+#include "absl/strings/str_cat.h"
+#include "libs/llm/planner_prompt.h"
+#include "libs/llm/text_extract.h"
+#include "libs/llm/url.h"
+
+namespace accelopt::llm {
+
+absl::Status ValidatePromptedSpec(const v1::ModelSpec& spec, const PromptLibrary& prompts,
+                                  const std::vector<std::string>& templates) {
+  if (absl::StatusOr<HttpUrl> url = ParseHttpUrl(spec.base_url()); !url.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("model.base_url: ", url.status().message()));
+  }
+  if (spec.model().empty()) return absl::InvalidArgumentError("model.model: required");
+  if (spec.timeout_seconds() < 0) return absl::InvalidArgumentError("model.timeout_seconds: must not be negative");
+  if (spec.max_tokens() < 0) return absl::InvalidArgumentError("model.max_tokens: must not be negative");
+  return prompts.Check(spec.prompt_set(), templates);
+}
+
+absl::Status PromptedPlanner::ValidateSpec(const v1::ModelSpec& spec) const {
+  return ValidatePromptedSpec(spec, prompts_, {"planner_system", "planner_user"});
+}
+
+void PromptedPlanner::Plan(std::shared_ptr<const v1::PlanRequest> request, int index, uint64_t seed,
+                           absl::AnyInvocable<void(Metered<PlanDraft>)> done) {
+  const v1::ModelSpec& spec = request->model();
+  absl::StatusOr<std::string> system =
+      prompts_.Render(spec.prompt_set(), "planner_system", PlannerSystemValues(*request));
+  absl::StatusOr<std::string> user = prompts_.Render(spec.prompt_set(), "planner_user", PlannerUserValues(*request));
+  if (!system.ok() || !user.ok()) {
+    done(Metered<PlanDraft>{system.ok() ? user.status() : system.status(), {}});
+    return;
+  }
+  provider_.Complete(CompletionRequest{"planner", spec, *std::move(system), *std::move(user), seed},
+                     [done = std::move(done)](Metered<Completion> completion) mutable {
+                       Metered<PlanDraft> out{absl::UnknownError(""), completion.usage};
+                       if (!completion.value.ok()) {
+                         out.value = completion.value.status();
+                       } else if (completion.value->text.empty()) {
+                         out.value = absl::NotFoundError("the model returned an empty plan");
+                       } else {
+                         PlanDraft draft;
+                         draft.title = PlanTitle(completion.value->text);
+                         draft.text = std::move(completion.value->text);
+                         draft.reasoning = std::move(completion.value->reasoning);
+                         out.value = std::move(draft);
+                       }
+                       done(std::move(out));
+                     });
+}
+
+absl::Status PromptedExecutor::ValidateSpec(const v1::ModelSpec& spec) const {
+  return ValidatePromptedSpec(spec, prompts_, {"executor_system", "executor_user"});
+}
+
+void PromptedExecutor::Implement(std::shared_ptr<const v1::ImplementRequest> request, int index, uint64_t seed,
+                                 absl::AnyInvocable<void(Metered<KernelDraft>)> done) {
+  const v1::ModelSpec& spec = request->model();
+  absl::StatusOr<std::string> system = prompts_.Render(spec.prompt_set(), "executor_system", {});
+  absl::StatusOr<std::string> user =
+      prompts_.Render(spec.prompt_set(), "executor_user",
+                      {{"problem_source", request->problem().reference_source()},
+                       {"kernel_source", request->kernel().source()},
+                       {"plan", request->plan().text()}});
+  if (!system.ok() || !user.ok()) {
+    done(Metered<KernelDraft>{system.ok() ? user.status() : system.status(), {}});
+    return;
+  }
+  provider_.Complete(CompletionRequest{"executor", spec, *std::move(system), *std::move(user), seed},
+                     [done = std::move(done)](Metered<Completion> completion) mutable {
+                       Metered<KernelDraft> out{absl::UnknownError(""), completion.usage};
+                       if (!completion.value.ok()) {
+                         out.value = completion.value.status();
+                       } else if (absl::StatusOr<std::string> code = FirstFencedBlock(completion.value->text);
+                                  !code.ok()) {
+                         out.value = code.status();
+                       } else {
+                         out.value = KernelDraft{*std::move(code), std::move(completion.value->reasoning)};
+                       }
+                       done(std::move(out));
+                     });
+}
+
+}  // namespace accelopt::llm

@@ -1,0 +1,84 @@
+// How agents get their models: ModelProvider (text in, completion out) and ProviderRegistry, which picks an
+// agent's model implementation by ModelSpec.provider ("openai", later "builtin").
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "accelopt/v1/common.pb.h"
+#include "libs/llm/completion.h"
+
+namespace accelopt::llm {
+
+// One single-turn chat call.
+struct CompletionRequest {
+  // Metrics label naming the calling agent: "planner", "executor", "summarizer".
+  std::string agent;
+  v1::ModelSpec model;
+  std::string system;
+  std::string user;
+  // Sampling seed sent to the endpoint (deterministic servers reproduce a sample); nullopt sends none.
+  std::optional<uint64_t> seed;
+};
+
+using CompletionCallback = absl::AnyInvocable<void(Metered<Completion>)>;
+
+// A text model reached through prompts. Implementations are thread-safe.
+class ModelProvider {
+ public:
+  virtual ~ModelProvider() = default;
+  // Starts the call and returns at once; `done` runs exactly once, on a thread of the provider (never inside
+  // this call). Failures are in the Metered value, never thrown.
+  virtual void Complete(CompletionRequest request, CompletionCallback done) = 0;
+};
+
+// The seed of sample `index` of a request seeded with `seed` (SplitMix64 of both): distinct per sample,
+// identical across reruns.
+inline uint64_t SampleSeed(uint64_t seed, int index) {
+  uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (static_cast<uint64_t>(index) + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
+
+// Agent model implementations of one kind (PlannerModel, ExecutorModel, a summarizer model, ...) keyed by
+// provider name. Fill it at start-up, then only read it: concurrent Find() calls are safe.
+template <typename Model>
+class ProviderRegistry {
+ public:
+  // Adds (or replaces) the implementation for `provider`.
+  void Register(std::string provider, std::unique_ptr<Model> model) { models_[std::move(provider)] = std::move(model); }
+
+  // The implementation for `spec.provider`. INVALID_ARGUMENT naming `model.provider` when it is empty or
+  // not registered (the message lists the registered names).
+  absl::StatusOr<Model*> Find(const v1::ModelSpec& spec) const {
+    if (spec.provider().empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("model.provider: required (one of: ", KnownNames(), ")"));
+    }
+    auto it = models_.find(spec.provider());
+    if (it == models_.end()) {
+      return absl::InvalidArgumentError(absl::StrCat("model.provider: unknown provider '", spec.provider(),
+                                                     "' (known: ", KnownNames(), ")"));
+    }
+    return it->second.get();
+  }
+
+ private:
+  std::string KnownNames() const {
+    return absl::StrJoin(models_, ", ", [](std::string* out, const auto& entry) { out->append(entry.first); });
+  }
+
+  std::map<std::string, std::unique_ptr<Model>, std::less<>> models_;
+};
+
+}  // namespace accelopt::llm

@@ -1,0 +1,42 @@
+#include "services/profiler/trainium/buffer_rings.h"
+
+#include "gtest/gtest.h"
+#include "services/profiler/trainium/test_util.h"
+
+namespace accelopt::trainium {
+namespace {
+
+// Two allocations each of a small site (100 B) and a large site (1000 B), plus a one-off
+// allocation.
+constexpr char kSites[] =
+    "A id=0 buf=sbuf bytes_pp=100 parts=128 site=1\n"
+    "A id=1 buf=sbuf bytes_pp=1000 parts=128 site=2\n"
+    "A id=2 buf=sbuf bytes_pp=100 parts=128 site=1\n"
+    "A id=3 buf=sbuf bytes_pp=1000 parts=128 site=2\n"
+    "A id=4 buf=sbuf bytes_pp=5000 parts=128 site=3\n";
+
+TEST(BufferRingsTest, LargestRingShrinksFirstWhenRingsDoNotFit) {
+  const Trace trace = ParseTraceForTest(kSites);
+  BufferRings roomy(trace, 3, 1e6);
+  EXPECT_EQ(roomy.min_depth(), 3);
+  // 3 x 100 + 3 x 1000 = 3300 > 2400: the large site drops to 2 buffers (2300), the small one
+  // keeps 3.
+  BufferRings tight(trace, 3, 2400);
+  EXPECT_EQ(tight.min_depth(), 2);
+  BufferRings tiny(trace, 3, 10);
+  EXPECT_EQ(tiny.min_depth(), 1);
+}
+
+TEST(BufferRingsTest, SlotWaitsForItsPreviousOccupant) {
+  const Trace trace = ParseTraceForTest(kSites);
+  BufferRings rings(trace, 1, 1e6);
+  EXPECT_DOUBLE_EQ(rings.Place(0), 0);
+  rings.Release(0, 700);
+  EXPECT_DOUBLE_EQ(rings.Place(2), 700);  // same site, one buffer: reuses allocation 0's slot
+  EXPECT_DOUBLE_EQ(rings.Place(1), 0);
+  EXPECT_DOUBLE_EQ(rings.Place(3), 0);  // allocation 1 is still live: no wait (an extra buffer)
+  EXPECT_DOUBLE_EQ(rings.Place(4), 0);  // one-off site: no ring
+}
+
+}  // namespace
+}  // namespace accelopt::trainium
