@@ -145,8 +145,7 @@ int Run(const std::vector<std::string>& argv) {
     profiler::KernelProfilerOptions options;
     options.device = request.device();
     options.harness_dir = profiler::DefaultHarnessDir();
-    options.guard_dir = profiler::DefaultGuardDir();
-    options.limits = {config.sandbox().cpu_seconds(), config.sandbox().memory_mb(), config.sandbox().max_processes()};
+      options.limits = {config.sandbox().cpu_seconds(), config.sandbox().memory_mb(), config.sandbox().max_processes()};
     options.default_timeout_seconds = config.default_timeout_seconds();
     options.worker_name = "local";
     result = profiler::KernelProfiler(options).Profile(request.kernel(), request.problem(), request.options(),

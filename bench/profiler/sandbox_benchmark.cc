@@ -8,10 +8,13 @@
 
 #include "libs/core/file.h"
 #include "services/profiler/kernel_profiler.h"
-#include "services/profiler/sandbox/sandbox.h"
+#include "libs/sandbox/sandbox.h"
 
 namespace accelopt::profiler {
 namespace {
+
+using sandbox::RunInSandbox;
+using sandbox::SandboxSpec;
 
 std::string Scratch() {
   std::string dir = "/tmp/sandbox_benchmark_" + std::to_string(getpid());
@@ -44,7 +47,6 @@ void BM_WholeProfileOfTinyKernel(benchmark::State& state) {
   const std::string dir = ACCELOPT_SOURCE_DIR "/services/profiler/testdata/double/";
   KernelProfilerOptions options;
   options.harness_dir = ACCELOPT_SOURCE_DIR "/services/profiler/harness";
-  options.guard_dir = ACCELOPT_SOURCE_DIR "/services/profiler/sandbox";
   v1::Problem problem;
   problem.set_reference_source(*core::ReadFile(dir + "reference.py"));
   problem.set_metadata_yaml(*core::ReadFile(dir + "problem.yaml"));

@@ -144,11 +144,6 @@ std::string DefaultHarnessDir() {
                        "run_kernel.py");
 }
 
-std::string DefaultGuardDir() {
-  return FirstExisting({ExeDir() + "/../share/accelopt/sandbox", ACCELOPT_SOURCE_DIR "/services/profiler/sandbox"},
-                       "harness_guard.py");
-}
-
 KernelProfiler::KernelProfiler(KernelProfilerOptions options) : options_(std::move(options)) {}
 
 v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Problem& problem,
@@ -172,14 +167,13 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
     }
   }
 
-  SandboxSpec spec;
+  sandbox::SandboxSpec spec;
   spec.scratch_dir = scratch.path();
-  spec.read_only_binds = {{options_.harness_dir, "/harness"}, {options_.guard_dir, "/guard"}};
+  spec.read_only_binds = {{options_.harness_dir, "/harness"}};
   const bool sandboxed = options_.use_bwrap;
   const std::string harness = sandboxed ? "/harness" : options_.harness_dir;
-  const std::string guard = sandboxed ? "/guard" : options_.guard_dir;
   const std::string work = sandboxed ? "/scratch" : scratch.path();
-  spec.argv = {options_.python, guard + "/harness_guard.py", work + "/kernel.py", harness + "/run_kernel.py",
+  spec.argv = {options_.python, harness + "/harness_guard.py", work + "/kernel.py", harness + "/run_kernel.py",
                "--problem", work + "/" + reference_name, "--kernel", work + "/kernel.py",
                "--metadata", work + "/problem.yaml", "--result-out", work + "/result.json",
                "--seeds", absl::StrCat(options.seeds() > 0 ? options.seeds() : 5)};
@@ -200,12 +194,12 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
   spec.bwrap = options_.bwrap;
   spec.sandbox_uid = 60000 + slot;
 
-  auto outcome = RunInSandbox(spec, cancel);
+  auto outcome = sandbox::RunInSandbox(spec, cancel);
   if (!outcome.ok()) return Verdict(v1::VERDICT_INFRA_ERROR, std::string(outcome.status().message()));
   v1::ProfileResult result;
   auto violation = core::ReadFile(scratch.path() + "/violation.json");
   auto harness_json = core::ReadFile(scratch.path() + "/result.json");
-  using Ending = SandboxOutcome::Ending;
+  using Ending = sandbox::SandboxOutcome::Ending;
   if (violation.ok()) {
     SandboxViolation v = ParseViolationMarker(*violation);
     result = Verdict(v1::VERDICT_SANDBOX_VIOLATION,

@@ -9,20 +9,18 @@
 #include <string>
 
 #include "accelopt/v1/common.pb.h"
-#include "services/profiler/sandbox/sandbox.h"
+#include "libs/sandbox/sandbox.h"
 
 namespace accelopt::profiler {
 
 struct KernelProfilerOptions {
   v1::Device device = v1::DEVICE_SIM_TRN1;
   std::string python = "/usr/bin/python3";
-  // Directory holding run_kernel.py and the NKI simulator (bound read-only at /harness).
+  // Directory holding run_kernel.py, harness_guard.py and the NKI simulator (bound read-only at /harness).
   std::string harness_dir;
-  // Directory holding harness_guard.py (bound read-only at /guard).
-  std::string guard_dir;
   // Parent of the per-profile scratch directories.
   std::string scratch_root = "/tmp";
-  SandboxLimits limits;
+  sandbox::SandboxLimits limits;
   bool use_bwrap = true;
   std::string bwrap = "bwrap";
   double default_timeout_seconds = 300;
@@ -45,10 +43,9 @@ class KernelProfiler {
   KernelProfilerOptions options_;
 };
 
-// Where the harness and guard live when not configured: $ACCELOPT_HARNESS_DIR, then beside the installed
-// binary (<exe>/../share/accelopt/{harness,sandbox}), then the source tree this binary was built from.
+// Where the harness lives when not configured: $ACCELOPT_HARNESS_DIR, then beside the installed binary
+// (<exe>/../share/accelopt/harness), then the source tree this binary was built from.
 std::string DefaultHarnessDir();
-std::string DefaultGuardDir();
 
 // "sim-trn1", "sim-trn2", "neuron".
 std::string DeviceName(v1::Device device);

@@ -19,7 +19,6 @@ class KernelProfilerTest : public ::testing::Test {
   v1::ProfileResult ProfileFile(const std::string& kernel_file, double timeout_seconds = 20) {
     KernelProfilerOptions options;
     options.harness_dir = ACCELOPT_SOURCE_DIR "/services/profiler/harness";
-    options.guard_dir = ACCELOPT_SOURCE_DIR "/services/profiler/sandbox";
     options.limits.memory_mb = 1024;
     options.limits.cpu_seconds = 60;
     options.worker_name = "test";

@@ -50,7 +50,6 @@ int main(int argc, char** argv) {
   options.device = config.device();
   options.python = config.python();
   options.harness_dir = config.harness_dir().empty() ? profiler::DefaultHarnessDir() : config.harness_dir();
-  options.guard_dir = profiler::DefaultGuardDir();
   const char* tmp = std::getenv("TMPDIR");
   options.scratch_root = !config.scratch_root().empty() ? config.scratch_root() : (tmp != nullptr ? tmp : "/tmp");
   options.limits = {config.sandbox().cpu_seconds(), config.sandbox().memory_mb(), config.sandbox().max_processes()};

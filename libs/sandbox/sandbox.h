@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 
-namespace accelopt::profiler {
+namespace accelopt::sandbox {
 
 struct SandboxLimits {
   int cpu_seconds = 600;    // RLIMIT_CPU: SIGXCPU/SIGKILL past it
@@ -53,4 +53,4 @@ struct SandboxOutcome {
 // prevent starting at all (no bwrap, no scratch dir) are UNAVAILABLE / FAILED_PRECONDITION.
 absl::StatusOr<SandboxOutcome> RunInSandbox(const SandboxSpec& spec, const std::atomic<bool>* cancel);
 
-}  // namespace accelopt::profiler
+}  // namespace accelopt::sandbox

@@ -1,4 +1,4 @@
-#include "services/profiler/sandbox/sandbox.h"
+#include "libs/sandbox/sandbox.h"
 
 #include <fcntl.h>
 #include <grp.h>
@@ -15,7 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "libs/core/file.h"
 
-namespace accelopt::profiler {
+namespace accelopt::sandbox {
 namespace {
 
 constexpr size_t kMaxOutputBytes = 64 << 10;
@@ -169,4 +169,4 @@ absl::StatusOr<SandboxOutcome> RunInSandbox(const SandboxSpec& spec, const std::
   return outcome;
 }
 
-}  // namespace accelopt::profiler
+}  // namespace accelopt::sandbox

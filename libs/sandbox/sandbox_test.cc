@@ -1,4 +1,4 @@
-#include "services/profiler/sandbox/sandbox.h"
+#include "libs/sandbox/sandbox.h"
 
 #include <signal.h>
 #include <unistd.h>
@@ -11,7 +11,7 @@
 
 #include "libs/core/file.h"
 
-namespace accelopt::profiler {
+namespace accelopt::sandbox {
 namespace {
 
 class SandboxTest : public ::testing::Test {
@@ -147,4 +147,4 @@ TEST_F(SandboxTest, MissingScratchDirIsAPreconditionError) {
 }
 
 }  // namespace
-}  // namespace accelopt::profiler
+}  // namespace accelopt::sandbox
