@@ -3,6 +3,8 @@
 
 #include <boost/asio/thread_pool.hpp>
 
+#include "libs/builtin/builtin_agents.h"
+#include "libs/builtin/rewriter.h"
 #include "libs/config/service_flags.h"
 #include "libs/llm/default_models.h"
 #include "libs/llm/openai_client.h"
@@ -42,6 +44,11 @@ int main(int argc, char** argv) {
     return rpc::FailStartup(kBinary, absl::InvalidArgumentError(absl::StrCat("llm.prompt_root: ", s.message())));
   }
   llm::ProviderRegistry<llm::ExecutorModel> models = llm::MakeExecutorModels(**client, prompts);
+  // The offline optimizer: the rewrite engine runs in the sandbox, off the gRPC threads.
+  builtin::RewriterOptions rewriter_options;
+  rewriter_options.rewriter_dir = builtin::DefaultRewriterDir();
+  builtin::Rewriter rewriter(rewriter_options);
+  models.Register("builtin", std::make_unique<builtin::BuiltinExecutor>(&rewriter, /*threads=*/2));
   // Syntax checks block for tens of milliseconds each; two threads keep up with a typical K.
   boost::asio::thread_pool pool(2);
   executor::ExecutorMetrics metrics = executor::ExecutorMetrics::Create(*registry);

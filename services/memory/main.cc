@@ -20,6 +20,7 @@
 #include "services/memory/memory_metrics.h"
 #include "services/memory/memory_service.h"
 #include "services/memory/openai_summarizer.h"
+#include "services/memory/builtin_summarizer.h"
 #include "services/memory/summarizer_registry.h"
 
 namespace {
@@ -60,6 +61,7 @@ int main(int argc, char** argv) {
 
   accelopt::memory::SummarizerRegistry summarizers;
   summarizers.Register("openai", std::make_unique<accelopt::memory::OpenAiSummarizer>(**openai, prompts));
+  summarizers.Register("builtin", std::make_unique<accelopt::memory::BuiltinSummarizer>());
   if (config.enable_fake_summarizer()) {
     summarizers.Register("fake", std::make_unique<accelopt::memory::FakeSummarizer>());
   }

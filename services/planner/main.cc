@@ -3,6 +3,8 @@
 
 #include <boost/asio/thread_pool.hpp>
 
+#include "libs/builtin/builtin_agents.h"
+#include "libs/builtin/rewriter.h"
 #include "libs/config/service_flags.h"
 #include "libs/llm/default_models.h"
 #include "libs/llm/openai_client.h"
@@ -42,6 +44,11 @@ int main(int argc, char** argv) {
     return rpc::FailStartup(kBinary, absl::InvalidArgumentError(absl::StrCat("llm.prompt_root: ", s.message())));
   }
   llm::ProviderRegistry<llm::PlannerModel> models = llm::MakePlannerModels(**client, prompts);
+  // The offline optimizer: the rewrite engine runs in the sandbox, off the gRPC threads.
+  builtin::RewriterOptions rewriter_options;
+  rewriter_options.rewriter_dir = builtin::DefaultRewriterDir();
+  builtin::Rewriter rewriter(rewriter_options);
+  models.Register("builtin", std::make_unique<builtin::BuiltinPlanner>(&rewriter, /*threads=*/2));
   boost::asio::thread_pool pool(2);
   planner::PlannerMetrics metrics = planner::PlannerMetrics::Create(*registry);
   planner::Planner planner(models, pool, metrics);
