@@ -36,6 +36,7 @@ std::vector<std::string> BwrapArgv(const SandboxSpec& spec) {
                                 "--dev", "/dev",
                                 "--tmpfs", "/tmp",
                                 "--bind", spec.scratch_dir, "/scratch"};
+  for (const auto& device : spec.device_binds) a.insert(a.end(), {"--dev-bind-try", device, device});
   for (const auto& [host, inside] : spec.read_only_binds) {
     a.insert(a.end(), {"--ro-bind", host, inside});
   }

@@ -26,6 +26,8 @@ struct SandboxSpec {
   std::string scratch_dir;
   // Host paths bound read-only at the given sandbox paths (e.g. the harness at /harness).
   std::vector<std::pair<std::string, std::string>> read_only_binds;
+  // Host devices passed through (e.g. /dev/neuron0 for the Neuron backend); absent ones are skipped.
+  std::vector<std::string> device_binds;
   // The only environment variables the program sees (the worker's own environment is not passed on).
   std::vector<std::pair<std::string, std::string>> env;
   SandboxLimits limits;

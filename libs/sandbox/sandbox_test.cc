@@ -95,7 +95,9 @@ while True: pass
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     std::error_code ec;
     auto cwd = std::filesystem::read_symlink(entry.path() / "cwd", ec);
-    if (!ec) EXPECT_NE(cwd.string(), scratch_) << "survivor " << entry.path();
+    if (!ec) {
+      EXPECT_NE(cwd.string(), scratch_) << "survivor " << entry.path();
+    }
   }
 }
 

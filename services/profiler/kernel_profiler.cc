@@ -14,6 +14,7 @@
 #include "absl/time/time.h"
 #include "libs/core/file.h"
 #include "services/profiler/harness_result.h"
+#include "services/profiler/trainium/roofline.h"
 #include "services/profiler/trainium/timing_model.h"
 #include "services/profiler/trainium/trace_reader.h"
 
@@ -74,6 +75,15 @@ std::string SandboxEnvValue(const char* name) {
   return v == nullptr ? "" : v;
 }
 
+void FillPeak(const trainium::RooflineResult& roofline, v1::ProfileResult* r) {
+  r->set_peak_percent(roofline.percent_of_peak);
+  switch (roofline.bound) {
+    case trainium::RooflineBound::kMemory: r->set_bound(v1::BOUND_MEMORY); break;
+    case trainium::RooflineBound::kMatmul: r->set_bound(v1::BOUND_MATMUL); break;
+    case trainium::RooflineBound::kVector: r->set_bound(v1::BOUND_VECTOR); break;
+  }
+}
+
 void FillTiming(const trainium::TimingResult& t, v1::ProfileResult* r) {
   auto* latency = r->mutable_latency();
   latency->set_mean_ms(t.latency_ms);
@@ -104,14 +114,7 @@ void FillTiming(const trainium::TimingResult& t, v1::ProfileResult* r) {
   e->set_dve(t.active.dve);
   e->set_pool(t.active.pool);
   e->set_dma(t.active.dma);
-  if (t.roofline.has_value()) {
-    r->set_peak_percent(t.roofline->percent_of_peak);
-    switch (t.roofline->bound) {
-      case trainium::RooflineBound::kMemory: r->set_bound(v1::BOUND_MEMORY); break;
-      case trainium::RooflineBound::kMatmul: r->set_bound(v1::BOUND_MATMUL); break;
-      case trainium::RooflineBound::kVector: r->set_bound(v1::BOUND_VECTOR); break;
-    }
-  }
+  if (t.roofline.has_value()) FillPeak(*t.roofline, r);
 }
 
 std::string ExeDir() {
@@ -173,12 +176,17 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
   const bool sandboxed = options_.use_bwrap;
   const std::string harness = sandboxed ? "/harness" : options_.harness_dir;
   const std::string work = sandboxed ? "/scratch" : scratch.path();
-  spec.argv = {options_.python, harness + "/harness_guard.py", work + "/kernel.py", harness + "/run_kernel.py",
+  const bool neuron = options_.device == v1::DEVICE_NEURON;
+  const std::string runner = neuron ? "/run_neuron.py" : "/run_kernel.py";
+  spec.argv = {options_.python, harness + "/harness_guard.py", work + "/kernel.py", harness + runner,
                "--problem", work + "/" + reference_name, "--kernel", work + "/kernel.py",
                "--metadata", work + "/problem.yaml", "--result-out", work + "/result.json",
                "--seeds", absl::StrCat(options.seeds() > 0 ? options.seeds() : 5)};
-  const bool timing = options_.device != v1::DEVICE_NEURON;
-  if (timing) spec.argv.insert(spec.argv.end(), {"--trace-out", work + "/trace.txt"});
+  if (neuron) {
+    spec.argv.insert(spec.argv.end(), {"--ntff-dir", work + "/ntff/round1", "--neff-out", work + "/kernel.neff"});
+  } else {
+    spec.argv.insert(spec.argv.end(), {"--trace-out", work + "/trace.txt"});
+  }
   if (options.timing_only()) spec.argv.push_back("--timing-only");
   if (options.ban_low_precision()) spec.argv.push_back("--ban-low-precision");
   if (problem.tolerance() > 0) spec.argv.insert(spec.argv.end(), {"--tolerance", absl::StrCat(problem.tolerance())});
@@ -193,6 +201,11 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
   spec.use_bwrap = options_.use_bwrap;
   spec.bwrap = options_.bwrap;
   spec.sandbox_uid = 60000 + slot;
+  if (neuron) {
+    spec.device_binds = options_.neuron_devices;
+    spec.env.insert(spec.env.end(), {{"NEURON_CC_FLAGS", "--auto-cast=none"}, {"NEURON_RT_NUM_CORES", "1"},
+                                     {"NEURON_RT_VISIBLE_CORES", absl::StrCat(options_.neuron_core)}});
+  }
 
   auto outcome = sandbox::RunInSandbox(spec, cancel);
   if (!outcome.ok()) return Verdict(v1::VERDICT_INFRA_ERROR, std::string(outcome.status().message()));
@@ -235,18 +248,25 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
     result.set_seeds_checked(parsed->seeds_checked);
     result.set_max_rel_l2(parsed->max_rel_l2);
     result.set_instructions(parsed->instructions);
-    if (parsed->verdict == v1::VERDICT_OK && timing) {
+    std::optional<trainium::RooflineTerms> terms;
+    if (problem.has_roofline() || parsed->roofline.has_value()) {
+      v1::Roofline rl = problem.has_roofline() ? problem.roofline() : *parsed->roofline;
+      terms = trainium::RooflineTerms{rl.vector_flops(), rl.matmul_flops(), rl.hbm_bytes()};
+    }
+    if (parsed->verdict == v1::VERDICT_OK && neuron && !options.timing_only()) {
+      MeasureOnNeuron(spec, scratch.path(), cancel, &result);
+      auto trn1 = trainium::BuiltinDeviceParams("trn1");
+      if (result.verdict() == v1::VERDICT_OK && terms.has_value() && trn1.ok()) {
+        // Percentage of the Trainium-1 roofline, as AccelOpt reports it.
+        FillPeak(trainium::ComputeRoofline(*terms, result.latency().mean_ms() * 1e6, *trn1), &result);
+      }
+    } else if (parsed->verdict == v1::VERDICT_OK && !neuron) {
       auto trace = trainium::ReadTraceFile(scratch.path() + "/trace.txt");
       auto device = trainium::BuiltinDeviceParams(options_.device == v1::DEVICE_SIM_TRN2 ? "trn2" : "trn1");
       if (!trace.ok() || !device.ok()) {
         result = Verdict(v1::VERDICT_INFRA_ERROR,
                          absl::StrCat("timing model: ", (!trace.ok() ? trace.status() : device.status()).message()));
       } else {
-        std::optional<trainium::RooflineTerms> terms;
-        v1::Roofline rl = problem.has_roofline() ? problem.roofline() : parsed->roofline.value_or(v1::Roofline());
-        if (problem.has_roofline() || parsed->roofline.has_value()) {
-          terms = trainium::RooflineTerms{rl.vector_flops(), rl.matmul_flops(), rl.hbm_bytes()};
-        }
         FillTiming(trainium::RunTimingModel(*trace, *device, terms), &result);
       }
     }
@@ -254,7 +274,8 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
   result.set_device(options_.device);
   result.set_device_seconds(outcome->wall_seconds);
   result.set_worker(options_.worker_name);
-  result.set_backend_version(absl::StrCat(DeviceName(options_.device), " simulator, timing model v1"));
+  result.set_backend_version(neuron ? "neuron: Neuron SDK, neuron-profile"
+                                    : absl::StrCat(DeviceName(options_.device), " simulator, timing model v1"));
   return result;
 }
 

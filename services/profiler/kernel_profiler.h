@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <string>
+#include <vector>
 
 #include "accelopt/v1/common.pb.h"
 #include "libs/sandbox/sandbox.h"
@@ -26,6 +27,11 @@ struct KernelProfilerOptions {
   double default_timeout_seconds = 300;
   // Identifies results, e.g. the worker's address.
   std::string worker_name;
+  // `neuron` backend: the neuron-profile binary, the NeuronCore to pin, and the device files passed into the
+  // sandbox (default: every /dev/neuron* present at start-up).
+  std::string neuron_profile_bin = "neuron-profile";
+  int neuron_core = 0;
+  std::vector<std::string> neuron_devices;
 };
 
 class KernelProfiler {
@@ -40,6 +46,10 @@ class KernelProfiler {
   const KernelProfilerOptions& options() const { return options_; }
 
  private:
+  // `neuron` backend: the latency protocol over the NTFF traces the runner saved (neuron_backend.cc).
+  void MeasureOnNeuron(const sandbox::SandboxSpec& runner, const std::string& scratch,
+                       const std::atomic<bool>* cancel, v1::ProfileResult* result) const;
+
   KernelProfilerOptions options_;
 };
 

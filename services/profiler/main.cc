@@ -57,15 +57,28 @@ int main(int argc, char** argv) {
   options.bwrap = config.sandbox().bwrap();
   options.default_timeout_seconds = config.default_timeout_seconds();
   options.worker_name = config.server().grpc_address();
+  if (!config.neuron_profile_bin().empty()) options.neuron_profile_bin = config.neuron_profile_bin();
+  options.neuron_core = config.neuron_core();
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/dev", ec)) {
+    if (entry.path().filename().string().rfind("neuron", 0) == 0) options.neuron_devices.push_back(entry.path());
+  }
+  const std::string runner = config.device() == v1::DEVICE_NEURON ? "/run_neuron.py" : "/run_kernel.py";
   if (options.use_bwrap && !OnPath(options.bwrap)) {
     return rpc::FailStartup("accelopt-profiler",
                             absl::FailedPreconditionError(absl::StrCat(
                                 "sandbox.bwrap: '", options.bwrap, "' not found (install the bubblewrap package)")));
   }
-  if (!std::filesystem::exists(options.harness_dir + "/run_kernel.py")) {
+  if (!std::filesystem::exists(options.harness_dir + runner)) {
     return rpc::FailStartup("accelopt-profiler",
                             absl::FailedPreconditionError(absl::StrCat(
-                                "harness_dir: no run_kernel.py in '", options.harness_dir, "'")));
+                                "harness_dir: no ", runner.substr(1), " in '", options.harness_dir, "'")));
+  }
+  if (config.device() == v1::DEVICE_NEURON && !OnPath(options.neuron_profile_bin)) {
+    return rpc::FailStartup("accelopt-profiler",
+                            absl::FailedPreconditionError(absl::StrCat(
+                                "neuron_profile_bin: '", options.neuron_profile_bin,
+                                "' not found (the neuron device needs the Neuron SDK tools)")));
   }
   if (access(options.python.c_str(), X_OK) != 0) {
     return rpc::FailStartup("accelopt-profiler", absl::FailedPreconditionError(absl::StrCat(
