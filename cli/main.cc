@@ -5,6 +5,7 @@
 
 #include "cli/cluster_commands.h"
 #include "cli/command.h"
+#include "cli/job_commands.h"
 #include "cli/memory_commands.h"
 #include "cli/profile_command.h"
 #include "libs/core/version.h"
@@ -14,7 +15,9 @@ namespace {
 
 // Every command, in the order `help` lists them.
 std::vector<Command> Commands() {
-  return {UpCommand(), DownCommand(), StatusCommand(), ProfileCommand(), MemoryCommand()};
+  return {UpCommand(),     DownCommand(),   StatusCommand(),  SubmitCommand(),
+          WatchCommand(),  GetCommand(),    ListCommand(),    CancelCommand(),
+          ExportCommand(), ProfileCommand(), MemoryCommand()};
 }
 
 void PrintUsage(std::ostream& out) {

@@ -5,8 +5,14 @@
 #include "libs/rpc/server_runner.h"
 #include "libs/rpc/service_main.h"
 #include "libs/storage/kv_store.h"
+#include "services/orchestrator/grpc_clients.h"
+#include "services/orchestrator/job_engine.h"
+#include "services/orchestrator/job_store.h"
 #include "services/orchestrator/orchestrator_config.h"
+#include "services/orchestrator/orchestrator_metrics.h"
 #include "services/orchestrator/orchestrator_service.h"
+#include "services/orchestrator/worker_pool.h"
+#include "services/orchestrator/worker_resolver.h"
 
 namespace {
 constexpr char kUsage[] =
@@ -16,20 +22,48 @@ constexpr char kUsage[] =
 }  // namespace
 
 int main(int argc, char** argv) {
-  accelopt::rpc::BlockShutdownSignals();
-  accelopt::config::ParseServiceFlags(argc, argv, kUsage);
-  accelopt::v1::OrchestratorConfig config;
-  if (auto s = accelopt::config::LoadServiceConfig(&config); !s.ok()) {
-    return accelopt::rpc::FailStartup("accelopt-orchestrator", s);
+  using namespace accelopt;
+  rpc::BlockShutdownSignals();
+  config::ParseServiceFlags(argc, argv, kUsage);
+  v1::OrchestratorConfig config;
+  if (auto s = config::LoadServiceConfig(&config); !s.ok()) return rpc::FailStartup("accelopt-orchestrator", s);
+  orchestrator::ApplyOrchestratorDefaults(&config);
+  if (auto s = orchestrator::ValidateOrchestratorConfig(config); !s.ok()) {
+    return rpc::FailStartup("accelopt-orchestrator", s);
   }
-  accelopt::orchestrator::ApplyOrchestratorDefaults(&config);
-  if (auto s = accelopt::orchestrator::ValidateOrchestratorConfig(config); !s.ok()) {
-    return accelopt::rpc::FailStartup("accelopt-orchestrator", s);
-  }
-  // State is opened before the server starts, so health turns SERVING only when it is usable.
-  auto store = accelopt::storage::KvStore::Open(config.data_dir(), {"jobs", "candidates", "events", "index"});
-  if (!store.ok()) return accelopt::rpc::FailStartup("accelopt-orchestrator", store.status());
+  // State is opened (and running jobs resumed) before the server starts, so health turns SERVING only
+  // when the service can work.
+  auto kv = storage::KvStore::Open(config.data_dir(), orchestrator::JobStoreFamilies());
+  if (!kv.ok()) return rpc::FailStartup("accelopt-orchestrator", kv.status());
+  orchestrator::JobStore store(kv->get());
   auto registry = std::make_shared<prometheus::Registry>();
-  accelopt::orchestrator::JobServiceImpl service;
-  return accelopt::rpc::RunServer("orchestrator", config, config.server(), registry, {&service});
+  auto metrics = orchestrator::OrchestratorMetrics::Create(*registry);
+
+  orchestrator::GrpcPlannerClient planner(orchestrator::MakeChannel(config.planner_address()));
+  orchestrator::GrpcExecutorClient executor(orchestrator::MakeChannel(config.executor_address()));
+  orchestrator::GrpcMemoryClient memory(orchestrator::MakeChannel(config.memory_address()));
+  orchestrator::WorkerPoolOptions pool_options;
+  pool_options.poll_interval = absl::Seconds(config.worker_poll_seconds());
+  pool_options.resolve_interval = absl::Seconds(config.dns_refresh_seconds());
+  pool_options.max_attempts = config.max_dispatch_attempts();
+  orchestrator::WorkerPool pool(
+      pool_options,
+      config.profiler_dns().empty()
+          ? orchestrator::StaticWorkers({config.profiler_addresses().begin(), config.profiler_addresses().end()})
+          : orchestrator::DnsWorkers(config.profiler_dns()),
+      [](const std::string& address) { return std::make_unique<orchestrator::GrpcProfilerWorker>(address); },
+      &metrics);
+  pool.Start();
+
+  orchestrator::JobEngine::Options options;
+  options.max_running_jobs = config.max_running_jobs();
+  options.max_planner_calls = config.max_planner_calls();
+  options.max_executor_calls = config.max_executor_calls();
+  options.max_memory_calls = config.max_memory_calls();
+  options.limits = {config.max_kernel_bytes(), config.max_problem_bytes()};
+  options.agent_timeout = absl::Seconds(config.agent_timeout_seconds());
+  orchestrator::JobEngine engine(options, &store, {&planner, &executor, &memory, &pool}, &metrics);
+  if (auto s = engine.Start(); !s.ok()) return rpc::FailStartup("accelopt-orchestrator", s);
+  orchestrator::JobServiceImpl service(&engine);
+  return rpc::RunServer("orchestrator", config, config.server(), registry, {&service});
 }

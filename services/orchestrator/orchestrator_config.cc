@@ -22,6 +22,8 @@ void ApplyOrchestratorDefaults(v1::OrchestratorConfig* c) {
   if (c->max_running_jobs() == 0) c->set_max_running_jobs(4);
   if (c->max_kernel_bytes() == 0) c->set_max_kernel_bytes(256 << 10);
   if (c->max_problem_bytes() == 0) c->set_max_problem_bytes(1 << 20);
+  if (c->agent_timeout_seconds() == 0) c->set_agent_timeout_seconds(900);
+  if (c->worker_poll_seconds() == 0) c->set_worker_poll_seconds(1);
 }
 
 absl::Status ValidateOrchestratorConfig(const v1::OrchestratorConfig& c) {
@@ -38,7 +40,11 @@ absl::Status ValidateOrchestratorConfig(const v1::OrchestratorConfig& c) {
       return absl::InvalidArgumentError("profiler_dns: give either profiler_dns or profiler_addresses");
     }
   }
-  if (c.dns_refresh_seconds() < 0) return absl::InvalidArgumentError("dns_refresh_seconds: must be > 0");
+  for (auto [value, name] : {std::pair{c.dns_refresh_seconds(), "dns_refresh_seconds"},
+                             {c.agent_timeout_seconds(), "agent_timeout_seconds"},
+                             {c.worker_poll_seconds(), "worker_poll_seconds"}}) {
+    if (!(value > 0)) return absl::InvalidArgumentError(absl::StrCat(name, ": must be > 0"));
+  }
   for (auto [value, name] : {std::pair{c.max_dispatch_attempts(), "max_dispatch_attempts"},
                              {c.max_planner_calls(), "max_planner_calls"},
                              {c.max_executor_calls(), "max_executor_calls"},

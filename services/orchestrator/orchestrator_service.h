@@ -1,11 +1,36 @@
-// gRPC adapter of the orchestrator service: the job API and the beam search over a pool of profiler workers
+// gRPC adapter of the orchestrator service: JobService over the JobEngine. Translates requests and
+// answers only; the search, durability and validation live in the engine. No handler blocks a gRPC thread:
+// unary RPCs finish from the engine's callbacks, WatchJob is a write reactor fed by the engine.
 #pragma once
 
 #include "accelopt/v1/job_service.grpc.pb.h"
+#include "services/orchestrator/job_engine.h"
 
 namespace accelopt::orchestrator {
 
-// RPCs not overridden here answer UNIMPLEMENTED (see the README status table).
-class JobServiceImpl final : public v1::JobService::CallbackService {};
+class JobServiceImpl final : public v1::JobService::CallbackService {
+ public:
+  // `engine` is not owned and must outlive the server.
+  explicit JobServiceImpl(JobEngine* engine) : engine_(engine) {}
+
+  grpc::ServerUnaryReactor* SubmitJob(grpc::CallbackServerContext* context, const v1::SubmitJobRequest* request,
+                                      v1::SubmitJobResponse* response) override;
+  grpc::ServerUnaryReactor* GetJob(grpc::CallbackServerContext* context, const v1::GetJobRequest* request,
+                                   v1::Job* response) override;
+  grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext* context, const v1::ListJobsRequest* request,
+                                     v1::ListJobsResponse* response) override;
+  grpc::ServerUnaryReactor* CancelJob(grpc::CallbackServerContext* context, const v1::CancelJobRequest* request,
+                                      v1::Job* response) override;
+  grpc::ServerWriteReactor<v1::JobEvent>* WatchJob(grpc::CallbackServerContext* context,
+                                                   const v1::WatchJobRequest* request) override;
+  grpc::ServerUnaryReactor* ListCandidates(grpc::CallbackServerContext* context,
+                                           const v1::ListCandidatesRequest* request,
+                                           v1::ListCandidatesResponse* response) override;
+  grpc::ServerUnaryReactor* GetJobReport(grpc::CallbackServerContext* context,
+                                         const v1::GetJobReportRequest* request, v1::JobReport* response) override;
+
+ private:
+  JobEngine* engine_;
+};
 
 }  // namespace accelopt::orchestrator

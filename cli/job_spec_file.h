@@ -1,0 +1,25 @@
+// The job spec file read by `accelopt submit JOB.yaml`: YAML (or JSON) with the fields of
+// accelopt.v1.JobFile, where the problem and the baseline kernel are paths relative to the file. Loading
+// reads those files and returns the JobSpec to submit.
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "accelopt/v1/job.pb.h"
+
+namespace accelopt::cli {
+
+// INVALID_ARGUMENT naming the field and the problem: an unknown key (with its line), a bad value, a
+// missing required path ("problem.kernel: required"), a file that cannot be read ("problem.reference:
+// cannot read '...': ..."), or a metadata file that is not a YAML mapping. NOT_FOUND when `path` itself
+// does not exist.
+absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path);
+
+// The Problem for a reference module and its metadata (problem.yaml: name, parameters, tolerance,
+// roofline). `metadata_path` may be empty (then problem.yaml beside the reference is used when it exists).
+// Errors name `field_prefix` ("problem.reference", "problem.metadata").
+absl::StatusOr<v1::Problem> LoadProblemFiles(const std::string& reference_path, const std::string& metadata_path,
+                                             const std::string& field_prefix);
+
+}  // namespace accelopt::cli

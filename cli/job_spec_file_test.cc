@@ -1,0 +1,84 @@
+#include "cli/job_spec_file.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace accelopt::cli {
+namespace {
+
+class JobSpecFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/job_spec_file_test_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_ + "/silu");
+    std::ofstream(dir_ + "/silu/reference.py") << "def forward(x): return x\n";
+    std::ofstream(dir_ + "/silu/kernel.py") << "import nki\n";
+    std::ofstream(dir_ + "/silu/problem.yaml")
+        << "name: silu\nparameters: {M: 256, N: 1024}\ntolerance: 2.0e-05\n"
+        << "roofline: {vector_flops: 786432, matmul_flops: 0, hbm_bytes: 2097152}\n";
+  }
+  std::string Write(const std::string& yaml) {
+    const std::string path = dir_ + "/job.yaml";
+    std::ofstream(path) << yaml;
+    return path;
+  }
+  std::string dir_;
+};
+
+TEST_F(JobSpecFileTest, LoadsTheExampleFormatWithPathsRelativeToTheFile) {
+  auto spec = LoadJobSpecFile(Write(
+      "name: my-job\npreset: small\n"
+      "problem: {reference: silu/reference.py, kernel: silu/kernel.py, metadata: silu/problem.yaml}\n"
+      "device: sim-trn1\nseed: 42\n"
+      "search: {iterations: 4, beam_width: 2, plans_per_candidate: 3, samples_per_plan: 2,\n"
+      "         experiences_per_iteration: 8, memory_capacity: 16, memory_policy: fifo, memory_namespace: job}\n"
+      "models:\n  planner: {provider: openai, base_url: http://127.0.0.1:8000/v1, model: m, api_key_env: KEY}\n"
+      "profile: {seeds: 5, timeout_seconds: 300}\n"
+      "budget: {max_usd: 5, max_tokens: 2000000, max_device_seconds: 3600, max_wall_seconds: 7200}\n"
+      "stop: {target_peak_percent: 90}\n"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->name(), "my-job");
+  EXPECT_EQ(spec->problem().name(), "silu");
+  EXPECT_EQ(spec->problem().reference_source(), "def forward(x): return x\n");
+  EXPECT_EQ(spec->problem().reference_filename(), "reference.py");
+  EXPECT_EQ(spec->problem().parameters().at("M"), "256");
+  EXPECT_DOUBLE_EQ(spec->problem().roofline().hbm_bytes(), 2097152);
+  EXPECT_FALSE(spec->problem().metadata_yaml().empty());
+  EXPECT_EQ(spec->baseline().source(), "import nki\n");
+  EXPECT_EQ(spec->device(), v1::DEVICE_SIM_TRN1);
+  EXPECT_EQ(spec->seed(), 42u);
+  EXPECT_EQ(spec->search().plans_per_candidate(), 3);
+  EXPECT_EQ(spec->search().memory_policy(), v1::MEMORY_POLICY_FIFO);
+  EXPECT_EQ(spec->models().planner().api_key_env(), "KEY");
+  EXPECT_DOUBLE_EQ(spec->budget().max_usd(), 5);
+  EXPECT_DOUBLE_EQ(spec->stop().target_peak_percent(), 90);
+}
+
+TEST_F(JobSpecFileTest, ErrorsNameTheField) {
+  struct Case {
+    std::string yaml, field;
+  };
+  const std::vector<Case> cases = {
+      {"problem: {reference: silu/reference.py, kernel: silu/kernel.py}\nsearch: {beam_widht: 2}\n",
+       "search.beam_widht"},
+      {"problem: {reference: silu/reference.py, kernel: silu/missing.py}\n", "problem.kernel: cannot read"},
+      {"problem: {reference: silu/nope.py, kernel: silu/kernel.py}\n", "problem.reference: cannot read"},
+      {"problem: {kernel: silu/kernel.py}\n", "problem.reference: required"},
+      {"problem: {reference: silu/reference.py}\n", "problem.kernel: required"},
+      {"problem: {reference: silu/reference.py, kernel: silu/kernel.py}\nsearch: {iterations: many}\n",
+       "search.iterations"},
+      {"problem: {reference: silu/reference.py, kernel: silu/kernel.py}\ndevice: gpu\n", "device"},
+  };
+  for (const Case& c : cases) {
+    auto spec = LoadJobSpecFile(Write(c.yaml));
+    EXPECT_TRUE(absl::IsInvalidArgument(spec.status())) << c.yaml << " -> " << spec.status();
+    EXPECT_NE(spec.status().message().find(c.field), absl::string_view::npos) << c.field << " in " << spec.status();
+  }
+  EXPECT_TRUE(absl::IsNotFound(LoadJobSpecFile(dir_ + "/absent.yaml").status()));
+}
+
+}  // namespace
+}  // namespace accelopt::cli

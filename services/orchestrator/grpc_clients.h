@@ -1,0 +1,74 @@
+// gRPC implementations of the engine's client interfaces: planner, executor, memory, and one profiler
+// worker. Every call is asynchronous (stub->async()) with a deadline, and cancellable through its handle.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include <grpcpp/channel.h>
+
+#include "accelopt/v1/executor_service.grpc.pb.h"
+#include "accelopt/v1/memory_service.grpc.pb.h"
+#include "accelopt/v1/planner_service.grpc.pb.h"
+#include "accelopt/v1/profiler_service.grpc.pb.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "services/orchestrator/agent_clients.h"
+#include "services/orchestrator/worker_pool.h"
+
+namespace accelopt::orchestrator {
+
+// An insecure channel to `address` that accepts the large messages of the search (kernels, iterations'
+// samples), up to 64 MiB.
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address);
+
+class GrpcPlannerClient : public PlannerClient {
+ public:
+  explicit GrpcPlannerClient(std::shared_ptr<grpc::Channel> channel)
+      : stub_(v1::PlannerService::NewStub(std::move(channel))) {}
+  std::shared_ptr<CallHandle> Plan(v1::PlanRequest request, absl::Duration deadline,
+                                   Callback<v1::PlanResponse> done) override;
+
+ private:
+  std::unique_ptr<v1::PlannerService::Stub> stub_;
+};
+
+class GrpcExecutorClient : public ExecutorClient {
+ public:
+  explicit GrpcExecutorClient(std::shared_ptr<grpc::Channel> channel)
+      : stub_(v1::ExecutorService::NewStub(std::move(channel))) {}
+  std::shared_ptr<CallHandle> Implement(v1::ImplementRequest request, absl::Duration deadline,
+                                        Callback<v1::ImplementResponse> done) override;
+
+ private:
+  std::unique_ptr<v1::ExecutorService::Stub> stub_;
+};
+
+class GrpcMemoryClient : public MemoryClient {
+ public:
+  explicit GrpcMemoryClient(std::shared_ptr<grpc::Channel> channel)
+      : stub_(v1::MemoryService::NewStub(std::move(channel))) {}
+  std::shared_ptr<CallHandle> QueryExperiences(v1::QueryExperiencesRequest request, absl::Duration deadline,
+                                               Callback<v1::QueryExperiencesResponse> done) override;
+  std::shared_ptr<CallHandle> SummarizeIteration(v1::SummarizeIterationRequest request, absl::Duration deadline,
+                                                 Callback<v1::SummarizeIterationResponse> done) override;
+
+ private:
+  std::unique_ptr<v1::MemoryService::Stub> stub_;
+};
+
+class GrpcProfilerWorker : public ProfilerWorker {
+ public:
+  explicit GrpcProfilerWorker(const std::string& address);
+  std::shared_ptr<CallHandle> Profile(const v1::ProfileRequest& request, absl::Duration deadline,
+                                      Callback<v1::ProfileResult> done) override;
+  std::shared_ptr<CallHandle> GetStatus(absl::Duration deadline, Callback<v1::WorkerStatus> done) override;
+  std::shared_ptr<CallHandle> CheckHealth(absl::Duration deadline,
+                                          absl::AnyInvocable<void(absl::Status) &&> done) override;
+
+ private:
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::ProfilerService::Stub> stub_;
+  std::unique_ptr<grpc::health::v1::Health::Stub> health_;
+};
+
+}  // namespace accelopt::orchestrator

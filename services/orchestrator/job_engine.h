@@ -1,0 +1,166 @@
+// The job engine: owns every running job's in-memory state and drives the AccelOpt beam search. All state
+// lives on one event loop (a single thread running an asio io_context); every outbound call is
+// asynchronous and posts its completion back onto the loop, so no caller ever blocks on the search.
+//
+// Durability: every transition (a candidate's result with the job's counters, best and events; a plan
+// record with its token usage; an iteration's end with the next beam) is one atomic JobStore commit.
+// Start() resumes every RUNNING and QUEUED job from the store: candidates with a stored result are never
+// profiled again, candidates stored without one are re-dispatched, stored plans are not re-requested.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "accelopt/v1/job_service.pb.h"
+#include "services/orchestrator/agent_clients.h"
+#include "services/orchestrator/job_spec.h"
+#include "services/orchestrator/job_store.h"
+#include "services/orchestrator/orchestrator_metrics.h"
+#include "services/orchestrator/profiler_pool.h"
+#include "services/orchestrator/stage_queue.h"
+
+namespace accelopt::orchestrator {
+
+// Receives a job's events for WatchJob. Called from the engine's loop; implementations must not block.
+class EventSink {
+ public:
+  virtual ~EventSink() = default;
+  // Events in sequence order, without gaps.
+  virtual void OnEvents(const std::vector<v1::JobEvent>& events) = 0;
+  // No more events: OK when the job finished, NOT_FOUND for an unknown job, UNAVAILABLE at shutdown.
+  virtual void OnEnd(const absl::Status& status) = 0;
+};
+
+class JobEngine {
+ public:
+  struct Options {
+    int max_running_jobs = 4;
+    int max_planner_calls = 16;
+    int max_executor_calls = 32;
+    int max_memory_calls = 4;
+    SpecLimits limits;
+    // Deadline of each planner, executor and memory call.
+    absl::Duration agent_timeout = absl::Seconds(900);
+    // Profile deadline = the spec's profile timeout (or `default_profile_timeout`) + this margin.
+    absl::Duration default_profile_timeout = absl::Seconds(300);
+    absl::Duration profile_margin = absl::Seconds(30);
+    // How often wall time is updated and the wall-time budget checked.
+    absl::Duration tick = absl::Seconds(1);
+  };
+  struct Clients {
+    PlannerClient* planner;
+    ExecutorClient* executor;
+    MemoryClient* memory;
+    ProfilerPool* profilers;
+  };
+
+  // Nothing is owned; everything must outlive the engine. `metrics` may be null.
+  JobEngine(Options options, JobStore* store, Clients clients, OrchestratorMetrics* metrics);
+  // Stops the loop without writing anything more (like a crash, from the store's point of view) and
+  // cancels in-flight calls. Watchers get UNAVAILABLE.
+  ~JobEngine();
+
+  // Loads every job, resumes RUNNING and QUEUED ones and starts the loop. DATA_LOSS for a corrupt store.
+  absl::Status Start();
+
+  // Each method returns at once; `done` runs once, on the engine's loop.
+  // INVALID_ARGUMENT naming the field for a bad spec (or idempotency key).
+  void SubmitJob(v1::SubmitJobRequest request, Callback<v1::SubmitJobResponse> done);
+  // NOT_FOUND naming the job.
+  void GetJob(std::string job_id, Callback<v1::Job> done);
+  // Jobs newest first; kernel and reference sources are left out of the specs.
+  void ListJobs(v1::ListJobsRequest request, Callback<v1::ListJobsResponse> done);
+  // Stops a QUEUED or RUNNING job (CANCELLED); a finished job is returned unchanged.
+  void CancelJob(std::string job_id, Callback<v1::Job> done);
+  void ListCandidates(v1::ListCandidatesRequest request, Callback<v1::ListCandidatesResponse> done);
+  void GetJobReport(std::string job_id, Callback<v1::JobReport> done);
+  // Replays the job's stored events from `from_sequence`, then live ones until the job finishes.
+  void Watch(std::string job_id, int64_t from_sequence, std::shared_ptr<EventSink> sink);
+  // Stops delivering to `sink` (the client went away). OnEnd is not called.
+  void Unwatch(std::shared_ptr<EventSink> sink);
+
+ private:
+  struct Run;
+  class Mailbox;
+
+  void Post(absl::AnyInvocable<void() &&> fn);
+  // Wraps a completion so it runs on the loop (only while the engine lives).
+  template <typename T>
+  Callback<T> OnLoop(absl::AnyInvocable<void(absl::StatusOr<T>) &&> fn);
+
+  // Life cycle of a job.
+  void Resume(Run& run);
+  void ScheduleQueued();
+  void StartJob(Run& run);
+  void BeginIteration(Run& run, Transaction& txn, int iteration);
+  void StartIterationWork(Run& run);
+  void StartParent(Run& run, int rank);
+  void OnPlanned(const std::string& job_id, int iteration, int rank, absl::StatusOr<v1::PlanResponse> plans);
+  void ImplementPlans(Run& run, int rank, const v1::PlanResponse& plans);
+  void OnImplemented(const std::string& job_id, int iteration, int rank, int plan_index, v1::Plan plan,
+                     absl::StatusOr<v1::ImplementResponse> response);
+  void EnqueueProfile(Run& run, const std::string& candidate_id);
+  void PumpProfiles();
+  void Dispatch(Run& run, const std::string& candidate_id);
+  void OnProfiled(const std::string& job_id, const std::string& candidate_id, ProfileOutcome outcome);
+  void OnBaseline(Run& run, Transaction& txn, const v1::Candidate& baseline);
+  void AfterTransition(Run& run);
+  void FinishIteration(Run& run);
+  void Summarize(Run& run);
+  void OnSummarized(const std::string& job_id, int iteration,
+                    absl::StatusOr<v1::SummarizeIterationResponse> response);
+  void Stop(Run& run, Transaction txn, v1::JobState state, v1::StopReason reason, const std::string& message,
+            const std::string& detail);
+  void Tick();
+
+  // Helpers.
+  Run* FindRun(const std::string& job_id);
+  Run* FindActive(const std::string& job_id, int iteration);
+  bool IsFinished(const Run& run) const;
+  void Finalize(Run& run, Transaction& txn, v1::Candidate& candidate);
+  void AddUsage(Run& run, const std::string& agent, const v1::TokenUsage& usage);
+  void Commit(Run& run, Transaction txn);
+  uint64_t Track(Run& run, std::shared_ptr<CallHandle> handle);
+  bool Untrack(Run& run, uint64_t call_id);
+  int ExpectedPerIteration(const Run& run) const;
+  void SetState(Run& run, v1::JobState state);
+  void UpdateJobGauges();
+  void UpdateWall(Run& run);
+  absl::StatusOr<v1::Job> LoadJob(const std::string& job_id);
+  absl::StatusOr<std::vector<v1::Candidate>> CandidatesOf(const std::string& job_id);
+
+  const Options options_;
+  JobStore* store_;
+  Clients clients_;
+  OrchestratorMetrics* metrics_;
+
+  boost::asio::io_context io_;
+  std::shared_ptr<Mailbox> mailbox_;
+  boost::asio::steady_timer tick_timer_;
+  std::thread thread_;
+
+  // Loop state.
+  std::map<std::string, std::unique_ptr<Run>> runs_;  // QUEUED and RUNNING jobs
+  std::deque<std::string> queued_;
+  std::string last_served_;  // round-robin cursor of the profile dispatch
+  std::map<v1::JobState, int> jobs_by_state_;
+  StageQueue planner_stage_;
+  StageQueue executor_stage_;
+  StageQueue memory_stage_;
+  uint64_t next_call_id_ = 1;
+  uint64_t submitted_ = 0;
+};
+
+}  // namespace accelopt::orchestrator

@@ -1,0 +1,544 @@
+#include "services/orchestrator/job_engine.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <future>
+#include <set>
+#include <thread>
+
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "services/orchestrator/search_ids.h"
+#include "services/orchestrator/testing/fake_clients.h"
+
+namespace accelopt::orchestrator {
+namespace {
+
+using testing::FakeExecutor;
+using testing::FakeKernel;
+using testing::FakeLatency;
+using testing::FakeMemory;
+using testing::FakePlanner;
+using testing::FakeProfilerPool;
+
+template <typename T>
+absl::StatusOr<T> Await(const std::function<void(Callback<T>)>& call) {
+  auto promise = std::make_shared<std::promise<absl::StatusOr<T>>>();
+  auto future = promise->get_future();
+  call([promise](absl::StatusOr<T> result) { promise->set_value(std::move(result)); });
+  return future.get();
+}
+
+// Polls `condition` every 5 ms until it holds or `timeout` passes.
+bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return condition();
+}
+
+bool Finished(const v1::Job& job) {
+  return job.state() == v1::JOB_STATE_SUCCEEDED || job.state() == v1::JOB_STATE_FAILED ||
+         job.state() == v1::JOB_STATE_CANCELLED;
+}
+
+v1::JobSpec Spec(int iterations, int beam, int plans, int samples, uint64_t seed = 7) {
+  v1::JobSpec spec;
+  spec.set_name("test");
+  spec.set_preset("small");
+  spec.set_seed(seed);
+  spec.mutable_problem()->set_name("fake");
+  spec.mutable_problem()->set_reference_source("def forward(x): return x\n");
+  spec.mutable_baseline()->set_source(FakeKernel(1.0, "baseline"));
+  spec.mutable_search()->set_iterations(iterations);
+  spec.mutable_search()->set_beam_width(beam);
+  spec.mutable_search()->set_plans_per_candidate(plans);
+  spec.mutable_search()->set_samples_per_plan(samples);
+  return spec;
+}
+
+// Records the events a watcher receives.
+class RecordingSink : public EventSink {
+ public:
+  void OnEvents(const std::vector<v1::JobEvent>& events) override {
+    absl::MutexLock lock(&mu_);
+    for (const auto& e : events) events_.push_back(e);
+  }
+  void OnEnd(const absl::Status& status) override {
+    {
+      absl::MutexLock lock(&mu_);
+      end_ = status;
+    }
+    ended_.Notify();
+  }
+  std::vector<v1::JobEvent> events() const {
+    absl::MutexLock lock(&mu_);
+    return events_;
+  }
+  absl::Status end() const {
+    absl::MutexLock lock(&mu_);
+    return end_;
+  }
+  absl::Notification& ended() { return ended_; }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<v1::JobEvent> events_;
+  absl::Status end_;
+  absl::Notification ended_;
+};
+
+class JobEngineTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/job_engine_test_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(dir_);
+    OpenStore();
+  }
+  void TearDown() override {
+    engine_.reset();
+    store_.reset();
+    kv_.reset();
+  }
+
+  void OpenStore() {
+    auto kv = storage::KvStore::Open(dir_, JobStoreFamilies());
+    ASSERT_TRUE(kv.ok()) << kv.status();
+    kv_ = *std::move(kv);
+    store_ = std::make_unique<JobStore>(kv_.get());
+  }
+
+  void StartEngine(JobEngine::Options options = {}) {
+    options.tick = absl::Milliseconds(20);
+    engine_ = std::make_unique<JobEngine>(options, store_.get(),
+                                          JobEngine::Clients{&planner_, &executor_, &memory_, pool_.get()}, nullptr);
+    ASSERT_TRUE(engine_->Start().ok());
+  }
+
+  // Destroys the engine without letting it write anything more, then reopens the store.
+  void Crash() {
+    engine_.reset();
+    store_.reset();
+    kv_.reset();
+    OpenStore();
+  }
+
+  v1::Job Submit(const v1::JobSpec& spec, const std::string& key = "") {
+    v1::SubmitJobRequest request;
+    *request.mutable_spec() = spec;
+    request.set_idempotency_key(key);
+    auto response = Await<v1::SubmitJobResponse>(
+        [&](Callback<v1::SubmitJobResponse> done) { engine_->SubmitJob(request, std::move(done)); });
+    EXPECT_TRUE(response.ok()) << response.status();
+    return response.ok() ? response->job() : v1::Job();
+  }
+
+  v1::Job Get(const std::string& id) {
+    auto job = Await<v1::Job>([&](Callback<v1::Job> done) { engine_->GetJob(id, std::move(done)); });
+    EXPECT_TRUE(job.ok()) << job.status();
+    return job.ok() ? *job : v1::Job();
+  }
+
+  v1::Job WaitFinished(const std::string& id) {
+    v1::Job job;
+    EXPECT_TRUE(WaitFor([&] {
+      job = Get(id);
+      return Finished(job);
+    })) << job.DebugString();
+    return job;
+  }
+
+  std::vector<v1::Candidate> Candidates(const std::string& id) {
+    v1::ListCandidatesRequest request;
+    request.set_job_id(id);
+    auto response = Await<v1::ListCandidatesResponse>(
+        [&](Callback<v1::ListCandidatesResponse> done) { engine_->ListCandidates(request, std::move(done)); });
+    EXPECT_TRUE(response.ok()) << response.status();
+    return response.ok() ? std::vector<v1::Candidate>(response->candidates().begin(), response->candidates().end())
+                         : std::vector<v1::Candidate>();
+  }
+
+  std::vector<v1::JobEvent> Events(const std::string& id, int64_t from = 1) {
+    std::vector<v1::JobEvent> events;
+    EXPECT_TRUE(store_->ScanEvents(id, from, [&](const v1::JobEvent& e) {
+                        events.push_back(e);
+                        return true;
+                      }).ok());
+    return events;
+  }
+
+  // The numbers of a finished job agree with its candidates.
+  void ExpectConsistent(const v1::Job& job, const std::vector<v1::Candidate>& candidates) {
+    int64_t counted = 0;
+    for (const auto& [verdict, n] : job.candidates()) counted += n;
+    EXPECT_EQ(counted, static_cast<int64_t>(candidates.size()));
+    int64_t profiled = 0;
+    double best = 1e9;
+    std::string best_id;
+    for (const v1::Candidate& c : candidates) {
+      EXPECT_EQ(c.state(), v1::CANDIDATE_STATE_DONE) << c.candidate_id();
+      const v1::Verdict v = c.result().verdict();
+      if (v != v1::VERDICT_NO_KERNEL && v != v1::VERDICT_DUPLICATE && v != v1::VERDICT_CANCELLED) ++profiled;
+      if (v == v1::VERDICT_OK && c.result().latency().mean_ms() < best) {
+        best = c.result().latency().mean_ms();
+        best_id = c.candidate_id();
+      }
+    }
+    EXPECT_EQ(job.stats().profiles_run(), profiled);
+    EXPECT_EQ(job.best_candidate_id(), best_id);
+    EXPECT_DOUBLE_EQ(job.best_latency_ms(), best);
+    EXPECT_NEAR(job.best_speedup(), job.baseline_latency_ms() / best, 1e-9);
+  }
+
+  std::string dir_;
+  std::unique_ptr<storage::KvStore> kv_;
+  std::unique_ptr<JobStore> store_;
+  FakePlanner planner_;
+  FakeExecutor executor_;
+  FakeMemory memory_;
+  std::unique_ptr<FakeProfilerPool> pool_ = std::make_unique<FakeProfilerPool>(4);
+  std::unique_ptr<JobEngine> engine_;
+};
+
+TEST_F(JobEngineTest, SearchRunsToCompletionWithConsistentNumbers) {
+  StartEngine();
+  v1::Job job = WaitFinished(Submit(Spec(2, 2, 2, 2)).job_id());
+  EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(job.stop_reason(), v1::STOP_REASON_ITERATIONS_DONE);
+  EXPECT_EQ(job.iterations_done(), 2);
+  auto candidates = Candidates(job.job_id());
+  // Baseline, 1 parent x 2 plans x 2 samples, then 2 parents x 4.
+  EXPECT_EQ(candidates.size(), 1u + 4u + 8u);
+  ExpectConsistent(job, candidates);
+  EXPECT_GT(job.best_speedup(), 1.0);
+  // Planner 2 calls x 240 tokens + 3 parents... usage is the sum of the agents' usage.
+  EXPECT_EQ(job.usage_by_agent().at("planner").prompt_tokens(), 3 * 200);
+  EXPECT_EQ(job.usage_by_agent().at("executor").prompt_tokens(), 6 * 200);
+  EXPECT_EQ(memory_.summarize_requests().size(), 2u);
+  EXPECT_EQ(static_cast<size_t>(job.experiences_added()), memory_.experiences(job.job_id()).size());
+  EXPECT_EQ(memory_.summarize_requests()[0].namespace_(), job.job_id());
+
+  auto events = Events(job.job_id());
+  ASSERT_FALSE(events.empty());
+  for (size_t i = 0; i < events.size(); ++i) EXPECT_EQ(events[i].sequence(), static_cast<int64_t>(i + 1));
+  EXPECT_EQ(events.back().state_changed().state(), v1::JOB_STATE_SUCCEEDED);
+}
+
+TEST_F(JobEngineTest, SlowerChildrenNeverReplaceTheirParent) {
+  executor_.SetHandler([](const v1::ImplementRequest& r) -> absl::StatusOr<v1::ImplementResponse> {
+    v1::ImplementResponse response;
+    const double parent = FakeLatency(r.kernel().source()).value();
+    for (int i = 0; i < r.num_samples(); ++i) {
+      response.add_samples()->mutable_kernel()->set_source(FakeKernel(parent * (1.5 + i), absl::StrCat(r.seed(), i)));
+    }
+    return response;
+  });
+  StartEngine();
+  v1::Job job = WaitFinished(Submit(Spec(2, 2, 2, 2)).job_id());
+  EXPECT_EQ(job.best_candidate_id(), kBaselineCandidateId);
+  EXPECT_DOUBLE_EQ(job.best_speedup(), 1.0);
+  std::vector<std::string> beam2;
+  for (const auto& e : Events(job.job_id())) {
+    if (e.has_iteration_started() && e.iteration_started().iteration() == 2) {
+      beam2.assign(e.iteration_started().beam().begin(), e.iteration_started().beam().end());
+    }
+  }
+  ASSERT_EQ(beam2.size(), 2u);
+  EXPECT_EQ(beam2[0], kBaselineCandidateId);
+}
+
+TEST_F(JobEngineTest, DuplicateKernelsAreRecordedButNotProfiled) {
+  executor_.SetHandler([](const v1::ImplementRequest& r) -> absl::StatusOr<v1::ImplementResponse> {
+    v1::ImplementResponse response;
+    for (int i = 0; i < r.num_samples(); ++i) response.add_samples()->mutable_kernel()->set_source(FakeKernel(0.9, "same"));
+    return response;
+  });
+  StartEngine();
+  v1::Job job = WaitFinished(Submit(Spec(1, 1, 2, 2)).job_id());
+  auto candidates = Candidates(job.job_id());
+  ASSERT_EQ(candidates.size(), 5u);
+  EXPECT_EQ(job.candidates().at("DUPLICATE"), 3);
+  EXPECT_EQ(job.candidates().at("OK"), 2);
+  std::string original;
+  for (const auto& c : candidates) {
+    if (c.iteration() == 1 && c.result().verdict() == v1::VERDICT_OK) original = c.candidate_id();
+  }
+  for (const auto& c : candidates) {
+    if (c.result().verdict() == v1::VERDICT_DUPLICATE) {
+      EXPECT_EQ(c.duplicate_of(), original);
+    }
+  }
+  EXPECT_EQ(pool_->executions().at(original), 1);
+  ExpectConsistent(job, candidates);
+}
+
+TEST_F(JobEngineTest, FailedAgentSamplesBecomeVerdictsAndTheJobCompletes) {
+  planner_.SetHandler([](const v1::PlanRequest& r) -> absl::StatusOr<v1::PlanResponse> {
+    v1::PlanResponse response;
+    response.add_samples()->mutable_plan()->set_text("only plan");
+    for (int j = 1; j < r.num_plans(); ++j) response.add_samples()->set_error("model returned nothing");
+    return response;
+  });
+  int calls = 0;
+  executor_.SetHandler([&calls](const v1::ImplementRequest& r) -> absl::StatusOr<v1::ImplementResponse> {
+    if (calls++ % 2 == 1) return absl::UnavailableError("executor down");
+    v1::ImplementResponse response;
+    response.add_samples()->mutable_kernel()->set_source(FakeKernel(0.8, absl::StrCat(r.seed())));
+    response.add_samples()->set_error("no code block in the answer");
+    return response;
+  });
+  StartEngine();
+  v1::Job job = WaitFinished(Submit(Spec(2, 1, 3, 2)).job_id());
+  EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED);
+  auto candidates = Candidates(job.job_id());
+  EXPECT_EQ(candidates.size(), 1u + 6u + 6u);
+  bool saw_no_plan = false, saw_no_code = false, saw_executor_down = false;
+  for (const auto& c : candidates) {
+    if (c.result().verdict() != v1::VERDICT_NO_KERNEL) continue;
+    saw_no_plan |= c.error().find("model returned nothing") != std::string::npos;
+    saw_no_code |= c.error().find("no code block") != std::string::npos;
+    saw_executor_down |= c.error().find("executor down") != std::string::npos;
+  }
+  EXPECT_TRUE(saw_no_plan && saw_no_code && saw_executor_down);
+  ExpectConsistent(job, candidates);
+}
+
+TEST_F(JobEngineTest, TheSameSeedGivesTheSameSearch) {
+  StartEngine();
+  auto signature = [&](const v1::Job& job) {
+    std::vector<std::string> sig;
+    for (const auto& c : Candidates(job.job_id())) {
+      sig.push_back(absl::StrCat(c.ordinal(), ":", c.kernel().sha256(), ":", c.result().verdict()));
+    }
+    return sig;
+  };
+  v1::Job a = WaitFinished(Submit(Spec(2, 2, 2, 2, 11)).job_id());
+  v1::Job b = WaitFinished(Submit(Spec(2, 2, 2, 2, 11)).job_id());
+  v1::Job c = WaitFinished(Submit(Spec(2, 2, 2, 2, 12)).job_id());
+  EXPECT_EQ(signature(a), signature(b));
+  EXPECT_NE(signature(a), signature(c));
+  EXPECT_DOUBLE_EQ(a.best_latency_ms(), b.best_latency_ms());
+}
+
+TEST_F(JobEngineTest, IncorrectBaselineFailsTheJob) {
+  StartEngine();
+  v1::JobSpec spec = Spec(1, 1, 1, 1);
+  spec.mutable_baseline()->set_source("# verdict=INCORRECT\n");
+  v1::Job job = WaitFinished(Submit(spec).job_id());
+  EXPECT_EQ(job.state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(job.stop_reason(), v1::STOP_REASON_ERROR);
+  EXPECT_NE(job.message().find("INCORRECT"), std::string::npos) << job.message();
+  EXPECT_EQ(planner_.calls(), 0);
+}
+
+struct BudgetCase {
+  const char* name;
+  std::function<void(v1::JobSpec*)> set;
+  v1::StopReason reason;
+};
+
+TEST_F(JobEngineTest, EachBudgetStopsTheJobCleanlyWithItsReason) {
+  pool_->set_device_seconds(0.01);
+  StartEngine();
+  const std::vector<BudgetCase> cases = {
+      {"usd", [](v1::JobSpec* s) { s->mutable_budget()->set_max_usd(0.004); }, v1::STOP_REASON_BUDGET_USD},
+      {"tokens", [](v1::JobSpec* s) { s->mutable_budget()->set_max_tokens(500); }, v1::STOP_REASON_BUDGET_TOKENS},
+      {"device", [](v1::JobSpec* s) { s->mutable_budget()->set_max_device_seconds(0.035); },
+       v1::STOP_REASON_BUDGET_DEVICE_SECONDS},
+  };
+  for (const BudgetCase& c : cases) {
+    v1::JobSpec spec = Spec(5, 2, 2, 2);
+    c.set(&spec);
+    v1::Job job = WaitFinished(Submit(spec).job_id());
+    EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED) << c.name;
+    EXPECT_EQ(job.stop_reason(), c.reason) << c.name;
+    EXPECT_LT(job.iterations_done(), 5) << c.name;
+    EXPECT_FALSE(job.best_candidate_id().empty()) << c.name;
+    bool budget_event = false;
+    for (const auto& e : Events(job.job_id())) budget_event |= e.budget_exhausted().reason() == c.reason;
+    EXPECT_TRUE(budget_event) << c.name;
+    ExpectConsistent(job, Candidates(job.job_id()));
+  }
+}
+
+TEST_F(JobEngineTest, WallTimeBudgetStopsAJobWaitingOnAgents) {
+  executor_.SetHold(true);
+  StartEngine();
+  v1::JobSpec spec = Spec(3, 1, 1, 1);
+  spec.mutable_budget()->set_max_wall_seconds(0.2);
+  v1::Job job = WaitFinished(Submit(spec).job_id());
+  EXPECT_EQ(job.stop_reason(), v1::STOP_REASON_BUDGET_WALL_TIME);
+  EXPECT_GE(job.stats().wall_seconds(), 0.2);
+  EXPECT_EQ(executor_.held().cancelled(), 1);
+}
+
+TEST_F(JobEngineTest, TargetPeakStopsTheJob) {
+  pool_->set_peak_ms(0.5);  // baseline at 1.0 ms is 50% of peak
+  StartEngine();
+  v1::JobSpec spec = Spec(10, 2, 3, 2);
+  spec.mutable_stop()->set_target_peak_percent(55);
+  v1::Job job = WaitFinished(Submit(spec).job_id());
+  EXPECT_EQ(job.stop_reason(), v1::STOP_REASON_TARGET_PEAK);
+  EXPECT_GE(job.best_peak_percent(), 55);
+  EXPECT_DOUBLE_EQ(job.baseline_peak_percent(), 50);
+}
+
+TEST_F(JobEngineTest, CancelStopsInFlightWork) {
+  pool_->HoldAfter(1);  // the baseline is answered; every child profile hangs
+  StartEngine();
+  const std::string id = Submit(Spec(3, 2, 2, 2)).job_id();
+  ASSERT_TRUE(WaitFor([&] { return pool_->held().size() == 4; }));
+  auto cancelled = Await<v1::Job>([&](Callback<v1::Job> done) { engine_->CancelJob(id, std::move(done)); });
+  ASSERT_TRUE(cancelled.ok());
+  EXPECT_EQ(cancelled->state(), v1::JOB_STATE_CANCELLED);
+  EXPECT_EQ(cancelled->stop_reason(), v1::STOP_REASON_CANCELLED);
+  EXPECT_EQ(pool_->held().cancelled(), 4);
+  EXPECT_EQ(cancelled->candidates().at("CANCELLED"), 4);
+  ExpectConsistent(*cancelled, Candidates(id));
+  // Cancelling again is a no-op.
+  auto again = Await<v1::Job>([&](Callback<v1::Job> done) { engine_->CancelJob(id, std::move(done)); });
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->state(), v1::JOB_STATE_CANCELLED);
+  EXPECT_EQ(Events(id).size(), Events(id).back().sequence());
+}
+
+TEST_F(JobEngineTest, ResumeAfterACrashNeverReprofilesOrReplansFinishedWork) {
+  pool_->HoldAfter(6);
+  StartEngine();
+  const std::string id = Submit(Spec(2, 2, 2, 2)).job_id();
+  ASSERT_TRUE(WaitFor([&] { return Get(id).stats().profiles_run() == 6 && pool_->held().size() > 0; }));
+  auto before = pool_->executions();
+  const int plans_before = planner_.calls();
+  Crash();
+
+  pool_ = std::make_unique<FakeProfilerPool>(4);
+  StartEngine();
+  v1::Job job = WaitFinished(id);
+  EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED);
+  auto after = pool_->executions();
+  std::set<std::string> profiled;
+  for (const auto& [candidate, n] : before) {
+    EXPECT_EQ(n, 1) << candidate;
+    EXPECT_EQ(after.count(candidate), 0u) << candidate << " was profiled again after the restart";
+    profiled.insert(candidate);
+  }
+  for (const auto& [candidate, n] : after) {
+    EXPECT_EQ(n, 1) << candidate;
+    profiled.insert(candidate);
+  }
+  EXPECT_EQ(job.stats().profiles_run(), static_cast<int64_t>(profiled.size()));
+  // Each (iteration, parent) was planned exactly once across both engines.
+  std::set<uint64_t> seeds;
+  for (const auto& r : planner_.requests()) EXPECT_TRUE(seeds.insert(r.seed()).second) << "plan asked twice";
+  EXPECT_GE(planner_.calls(), plans_before);
+  ExpectConsistent(job, Candidates(id));
+  auto events = Events(id);
+  for (size_t i = 0; i < events.size(); ++i) EXPECT_EQ(events[i].sequence(), static_cast<int64_t>(i + 1));
+}
+
+TEST_F(JobEngineTest, ResumeRequeuesAQueuedJob) {
+  JobEngine::Options options;
+  options.max_running_jobs = 1;
+  pool_->HoldAfter(0);
+  StartEngine(options);
+  const std::string first = Submit(Spec(1, 1, 1, 1)).job_id();
+  const std::string second = Submit(Spec(1, 1, 1, 1)).job_id();
+  EXPECT_EQ(Get(second).state(), v1::JOB_STATE_QUEUED);
+  Crash();
+  pool_ = std::make_unique<FakeProfilerPool>(4);
+  StartEngine(options);
+  EXPECT_EQ(WaitFinished(first).state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(WaitFinished(second).state(), v1::JOB_STATE_SUCCEEDED);
+}
+
+TEST_F(JobEngineTest, WatchReplaysFromASequenceThenFollowsLiveEvents) {
+  executor_.SetHold(true);
+  StartEngine();
+  const std::string id = Submit(Spec(1, 1, 2, 1)).job_id();
+  ASSERT_TRUE(WaitFor([&] { return executor_.held().size() == 2; }));
+  auto live = std::make_shared<RecordingSink>();
+  engine_->Watch(id, 2, live);
+  ASSERT_TRUE(WaitFor([&] { return !live->events().empty(); }));
+  executor_.held().ReleaseAll();
+  ASSERT_TRUE(live->ended().WaitForNotificationWithTimeout(absl::Seconds(20)));
+  EXPECT_TRUE(live->end().ok());
+  auto all = Events(id);
+  auto got = live->events();
+  ASSERT_EQ(got.size() + 1, all.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i].sequence(), static_cast<int64_t>(i + 2));
+  EXPECT_TRUE(got.back().has_state_changed());
+
+  // A finished job replays from the sequence asked for, then ends.
+  auto replay = std::make_shared<RecordingSink>();
+  engine_->Watch(id, 5, replay);
+  ASSERT_TRUE(replay->ended().WaitForNotificationWithTimeout(absl::Seconds(20)));
+  ASSERT_EQ(replay->events().size(), all.size() - 4);
+  EXPECT_EQ(replay->events().front().sequence(), 5);
+
+  auto missing = std::make_shared<RecordingSink>();
+  engine_->Watch("job-none", 1, missing);
+  ASSERT_TRUE(missing->ended().WaitForNotificationWithTimeout(absl::Seconds(20)));
+  EXPECT_TRUE(absl::IsNotFound(missing->end()));
+}
+
+TEST_F(JobEngineTest, IdempotencyKeyReturnsTheSameJob) {
+  StartEngine();
+  v1::SubmitJobRequest request;
+  *request.mutable_spec() = Spec(1, 1, 1, 1);
+  request.set_idempotency_key("retry-me");
+  auto submit = [&] {
+    return Await<v1::SubmitJobResponse>(
+        [&](Callback<v1::SubmitJobResponse> done) { engine_->SubmitJob(request, std::move(done)); });
+  };
+  auto first = submit();
+  auto second = submit();
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_TRUE(first->created());
+  EXPECT_FALSE(second->created());
+  EXPECT_EQ(first->job().job_id(), second->job().job_id());
+}
+
+TEST_F(JobEngineTest, InvalidSpecIsRefusedNamingTheField) {
+  StartEngine();
+  v1::SubmitJobRequest request;
+  *request.mutable_spec() = Spec(1, 0, 1, 1);
+  request.mutable_spec()->mutable_search()->set_beam_width(100);
+  auto response = Await<v1::SubmitJobResponse>(
+      [&](Callback<v1::SubmitJobResponse> done) { engine_->SubmitJob(request, std::move(done)); });
+  EXPECT_TRUE(absl::IsInvalidArgument(response.status()));
+  EXPECT_NE(response.status().message().find("spec.search.beam_width"), absl::string_view::npos);
+}
+
+TEST_F(JobEngineTest, JobsShareTheProfilerPoolRoundRobin) {
+  auto one_slot = std::make_unique<FakeProfilerPool>(1);
+  pool_ = std::move(one_slot);
+  pool_->HoldAfter(0);
+  StartEngine();
+  v1::JobSpec a = Spec(1, 1, 4, 2);
+  a.mutable_problem()->set_name("a");
+  v1::JobSpec b = Spec(1, 1, 4, 2);
+  b.mutable_problem()->set_name("b");
+  const std::string ja = Submit(a).job_id();
+  const std::string jb = Submit(b).job_id();
+  // Release one profile at a time; once both jobs have their children queued they alternate.
+  for (int released = 0; !Finished(Get(ja)) || !Finished(Get(jb)); ++released) {
+    if (released == 2) {
+      ASSERT_TRUE(WaitFor([&] { return executor_.calls() == 8; }));
+    }
+    ASSERT_TRUE(WaitFor([&] { return pool_->held().size() > 0 || (Finished(Get(ja)) && Finished(Get(jb))); }));
+    pool_->held().ReleaseAll();
+  }
+  auto order = pool_->dispatch_order();
+  ASSERT_EQ(order.size(), 18u);
+  // After both baselines, the 16 children alternate a, b, a, b ...
+  for (size_t i = 3; i < order.size(); ++i) EXPECT_NE(order[i], order[i - 1]) << "at " << i;
+}
+
+}  // namespace
+}  // namespace accelopt::orchestrator

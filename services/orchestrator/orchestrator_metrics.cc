@@ -1,0 +1,84 @@
+#include "services/orchestrator/orchestrator_metrics.h"
+
+namespace accelopt::orchestrator {
+
+OrchestratorMetrics OrchestratorMetrics::Create(prometheus::Registry& registry) {
+  auto& jobs = prometheus::BuildGauge().Name("accelopt_jobs").Help("Jobs by state").Register(registry);
+  auto& iterations = prometheus::BuildCounter()
+                         .Name("accelopt_iterations_total")
+                         .Help("Search iterations finished")
+                         .Register(registry);
+  auto& candidates = prometheus::BuildCounter()
+                         .Name("accelopt_candidates_total")
+                         .Help("Candidates finished, by verdict")
+                         .Register(registry);
+  auto& depth = prometheus::BuildGauge()
+                    .Name("accelopt_stage_queue_depth")
+                    .Help("Calls waiting for a slot, by stage")
+                    .Register(registry);
+  auto& wait = prometheus::BuildHistogram()
+                   .Name("accelopt_stage_wait_seconds")
+                   .Help("Time a call waited for a slot, by stage")
+                   .Register(registry);
+  auto& slots = prometheus::BuildGauge()
+                    .Name("accelopt_profiler_slots")
+                    .Help("Profiler worker slots as the orchestrator's pool sees them, by state")
+                    .Register(registry);
+  auto& retries = prometheus::BuildCounter()
+                      .Name("accelopt_dispatch_retries_total")
+                      .Help("Profiles re-dispatched to another worker after a failure")
+                      .Register(registry);
+  auto& tokens = prometheus::BuildCounter()
+                     .Name("accelopt_llm_tokens_total")
+                     .Help("LLM tokens (prompt + completion) by agent")
+                     .Register(registry);
+  auto& cost = prometheus::BuildCounter()
+                   .Name("accelopt_llm_cost_usd_total")
+                   .Help("LLM cost in USD by agent")
+                   .Register(registry);
+  auto& best = prometheus::BuildGauge()
+                   .Name("accelopt_job_best_speedup")
+                   .Help("Best speedup over the baseline of the most recently improved job")
+                   .Register(registry);
+  OrchestratorMetrics m{jobs,
+                        iterations.Add({}),
+                        candidates,
+                        depth,
+                        wait,
+                        slots.Add({{"state", "busy"}}),
+                        slots.Add({{"state", "free"}}),
+                        retries.Add({}),
+                        tokens,
+                        cost,
+                        best.Add({})};
+  for (const char* state : {"queued", "running", "succeeded", "failed", "cancelled"}) m.SetJobs(state, 0);
+  for (const char* stage : {kStagePlanner, kStageExecutor, kStageMemory, kStageProfile}) {
+    m.SetQueueDepth(stage, 0);
+  }
+  return m;
+}
+
+void OrchestratorMetrics::SetJobs(absl::string_view state, double count) {
+  jobs.Add({{"state", std::string(state)}}).Set(count);
+}
+
+void OrchestratorMetrics::CountCandidate(absl::string_view verdict) {
+  candidates.Add({{"verdict", std::string(verdict)}}).Increment();
+}
+
+void OrchestratorMetrics::SetQueueDepth(absl::string_view stage, double d) {
+  queue_depth.Add({{"stage", std::string(stage)}}).Set(d);
+}
+
+void OrchestratorMetrics::ObserveWait(absl::string_view stage, double seconds) {
+  static const prometheus::Histogram::BucketBoundaries buckets = {0.001, 0.01, 0.1, 0.5, 1,   2.5,
+                                                                  5,     10,   30,  60,  300, 900};
+  wait_seconds.Add({{"stage", std::string(stage)}}, buckets).Observe(seconds);
+}
+
+void OrchestratorMetrics::CountLlm(absl::string_view agent, double tokens, double cost_usd) {
+  llm_tokens.Add({{"agent", std::string(agent)}}).Increment(tokens);
+  llm_cost.Add({{"agent", std::string(agent)}}).Increment(cost_usd);
+}
+
+}  // namespace accelopt::orchestrator

@@ -1,0 +1,56 @@
+// Prometheus metrics of the orchestrator, declared in one place (stable names for dashboards):
+//   accelopt_jobs{state}                          gauge: jobs by state (queued, running, succeeded, ...)
+//   accelopt_iterations_total                     search iterations finished
+//   accelopt_candidates_total{verdict}            candidates finished, by verdict name (OK, INCORRECT, ...)
+//   accelopt_stage_queue_depth{stage}             gauge: calls waiting for a slot (planner, executor,
+//                                                 memory, profile)
+//   accelopt_stage_wait_seconds{stage}            histogram: time a call waited for its slot
+//   accelopt_profiler_slots{state="busy"|"free"}  gauge: the pool's view of worker slots
+//   accelopt_dispatch_retries_total               profiles re-dispatched after a worker failure
+//   accelopt_llm_tokens_total{agent}              tokens (prompt + completion) by agent
+//   accelopt_llm_cost_usd_total{agent}            LLM cost by agent
+//   accelopt_job_best_speedup                     gauge: best speedup of the most recently improved job
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "prometheus/counter.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/histogram.h"
+#include "prometheus/registry.h"
+
+namespace accelopt::orchestrator {
+
+// Stage names used as the `stage` label.
+inline constexpr char kStagePlanner[] = "planner";
+inline constexpr char kStageExecutor[] = "executor";
+inline constexpr char kStageMemory[] = "memory";
+inline constexpr char kStageProfile[] = "profile";
+
+// Thread-safe (prometheus-cpp metrics are).
+struct OrchestratorMetrics {
+  prometheus::Family<prometheus::Gauge>& jobs;
+  prometheus::Counter& iterations;
+  prometheus::Family<prometheus::Counter>& candidates;
+  prometheus::Family<prometheus::Gauge>& queue_depth;
+  prometheus::Family<prometheus::Histogram>& wait_seconds;
+  prometheus::Gauge& slots_busy;
+  prometheus::Gauge& slots_free;
+  prometheus::Counter& dispatch_retries;
+  prometheus::Family<prometheus::Counter>& llm_tokens;
+  prometheus::Family<prometheus::Counter>& llm_cost;
+  prometheus::Gauge& best_speedup;
+
+  static OrchestratorMetrics Create(prometheus::Registry& registry);
+
+  void SetJobs(absl::string_view state, double count);
+  void CountCandidate(absl::string_view verdict);
+  void SetQueueDepth(absl::string_view stage, double depth);
+  void ObserveWait(absl::string_view stage, double seconds);
+  void CountLlm(absl::string_view agent, double tokens, double cost_usd);
+};
+
+}  // namespace accelopt::orchestrator

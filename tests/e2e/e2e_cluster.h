@@ -1,0 +1,80 @@
+// A whole AccelOpt cluster as real processes for end-to-end tests: the LLM test double, planner, executor,
+// memory, two profiler workers on sim-trn1 and the orchestrator, on free loopback ports, each with its own
+// config and log under one directory. Processes can be killed (SIGKILL) and restarted.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "accelopt/v1/job_service.grpc.pb.h"
+#include "accelopt/v1/memory_service.grpc.pb.h"
+#include "accelopt/v1/profiler_service.grpc.pb.h"
+#include "libs/testing/child_process.h"
+
+namespace accelopt::e2e {
+
+// The built binaries (accelopt-*, accelopt-llm-double, accelopt).
+inline const std::string kBinDir = ACCELOPT_BINARY_DIR "/bin";
+inline const std::string kSourceDir = ACCELOPT_SOURCE_DIR;
+
+struct ClusterOptions {
+  // The double's script (JSON, docs/agents.md).
+  std::string llm_script;
+  // LlmConfig.max_attempts of the agents (1 = failures are not retried).
+  int llm_max_attempts = 3;
+  int profilers = 2;
+};
+
+class E2eCluster {
+ public:
+  // Starts every process and waits until each is SERVING. `name` names the directory.
+  static absl::StatusOr<std::unique_ptr<E2eCluster>> Start(const std::string& name, ClusterOptions options);
+  // Kills every process.
+  ~E2eCluster();
+
+  // SIGKILL, then start again on the same ports and data; waits for SERVING.
+  absl::Status KillOrchestrator();
+  absl::Status RestartOrchestrator();
+  void KillProfiler(int index);
+
+  std::string orchestrator_address() const { return address_.at("orchestrator"); }
+  std::string profiler_address(int index) const { return address_.at("profiler-" + std::to_string(index)); }
+  // "http://127.0.0.1:<port>/v1".
+  std::string llm_base_url() const { return llm_base_url_; }
+  const std::string& dir() const { return dir_; }
+
+  v1::JobService::Stub& jobs() { return *jobs_; }
+  v1::MemoryService::Stub& memory() { return *memory_; }
+  // The worker's status, or the RPC error (e.g. after it was killed).
+  absl::StatusOr<v1::WorkerStatus> WorkerStatus(int index);
+  // The last lines of a process's log (for failure messages).
+  std::string LogTail(const std::string& process) const;
+
+ private:
+  E2eCluster(std::string dir, ClusterOptions options) : dir_(std::move(dir)), options_(std::move(options)) {}
+  absl::Status StartLlmDouble();
+  absl::Status StartService(const std::string& process, const std::string& binary, const std::string& config);
+  absl::Status RestartProcess(const std::string& process);
+  std::string ServerYaml(const std::string& process);
+
+  std::string dir_;
+  ClusterOptions options_;
+  std::map<std::string, std::string> address_;
+  std::map<std::string, std::string> admin_;
+  std::map<std::string, std::string> config_path_;
+  std::map<std::string, std::string> binary_;
+  std::map<std::string, std::unique_ptr<testing::ChildProcess>> processes_;
+  std::string llm_base_url_;
+  std::unique_ptr<v1::JobService::Stub> jobs_;
+  std::unique_ptr<v1::MemoryService::Stub> memory_;
+};
+
+// JSON string literal contents for `text` (for building scripts).
+std::string JsonString(const std::string& text);
+
+}  // namespace accelopt::e2e
