@@ -73,7 +73,7 @@ absl::Status ValidateQuery(const QueryParams& params) {
   ACCELOPT_RETURN_IF_ERROR(ValidateNamespace(params.ns, "namespace"));
   if (params.capacity < 0) return absl::InvalidArgumentError("capacity: must not be negative");
   if (params.policy != v1::MEMORY_POLICY_UNSPECIFIED && params.policy != v1::MEMORY_POLICY_FIFO &&
-      params.policy != v1::MEMORY_POLICY_RANDOM) {
+      params.policy != v1::MEMORY_POLICY_RANDOM && params.policy != v1::MEMORY_POLICY_OFF) {
     return absl::InvalidArgumentError(absl::StrCat("policy: unknown value ", params.policy));
   }
   return absl::OkStatus();
@@ -82,6 +82,7 @@ absl::Status ValidateQuery(const QueryParams& params) {
 absl::StatusOr<std::vector<v1::Experience>> QueryExperiences(const ExperienceStore& store,
                                                              const QueryParams& params) {
   ACCELOPT_RETURN_IF_ERROR(ValidateQuery(params));
+  if (params.policy == v1::MEMORY_POLICY_OFF) return std::vector<v1::Experience>();
   int capacity = params.capacity > 0 ? params.capacity : kDefaultCapacity;
   if (params.policy == v1::MEMORY_POLICY_RANDOM) return Random(store, params.ns, capacity, params.seed);
   return Fifo(store, params.ns, capacity);

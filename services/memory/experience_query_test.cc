@@ -68,6 +68,7 @@ TEST_F(ExperienceQueryTest, FifoGivesTheNewestCapacityNewestFirst) {
   EXPECT_THAT(Query("job", 3, v1::MEMORY_POLICY_FIFO), ElementsAre("3.1", "3.0", "2.1"));
   EXPECT_THAT(Query("job", 3, v1::MEMORY_POLICY_UNSPECIFIED), ElementsAre("3.1", "3.0", "2.1"));
   EXPECT_EQ(Query("job", 100, v1::MEMORY_POLICY_FIFO).size(), 6u);
+  EXPECT_TRUE(Query("job", 100, v1::MEMORY_POLICY_OFF).empty());  // ablation: the planner sees nothing
 }
 
 TEST_F(ExperienceQueryTest, ZeroCapacityMeansTheDefaultOf16) {
