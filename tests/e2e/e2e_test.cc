@@ -405,5 +405,59 @@ TEST(E2eTest, CancelStopsAllWorkWithinSeconds) {
   EXPECT_GE(job.candidates().at("CANCELLED"), 2);
 }
 
+
+// The offline optimizer (builtin planner, executor and summarizer; no LLM): finds a verified speedup, learns
+// experiences, and gives the same best kernel and numbers when the same job runs twice.
+TEST(E2eTest, BuiltinOptimizerIsDeterministicAndLearns) {
+  ClusterOptions options;
+  options.llm_script = "{\"rules\": []}";  // the double stays idle: no agent calls it
+  auto cluster = E2eCluster::Start("builtin", options);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  E2eCluster& c = **cluster;
+  const std::string dir = kSourceDir + "/examples/rope/";
+  v1::JobSpec spec;
+  spec.set_name("e2e-builtin-rope");
+  spec.set_preset("small");
+  spec.set_seed(7);
+  spec.set_device(v1::DEVICE_SIM_TRN1);
+  spec.mutable_problem()->set_name("rope");
+  spec.mutable_problem()->set_reference_source(*core::ReadFile(dir + "reference_small.py"));
+  spec.mutable_problem()->set_reference_filename("reference_small.py");
+  spec.mutable_problem()->set_metadata_yaml(*core::ReadFile(dir + "problem_small.yaml"));
+  spec.mutable_baseline()->set_source(*core::ReadFile(dir + "kernel.py"));
+  spec.mutable_search()->set_iterations(2);
+  spec.mutable_search()->set_samples_per_plan(1);
+  for (v1::ModelSpec* m : {spec.mutable_models()->mutable_planner(), spec.mutable_models()->mutable_executor(),
+                           spec.mutable_models()->mutable_summarizer()}) {
+    m->set_provider("builtin");
+  }
+  spec.mutable_profile()->set_seeds(1);
+
+  std::vector<v1::Job> runs;
+  std::vector<std::string> best_sources;
+  for (int run = 0; run < 2; ++run) {
+    const std::string id = Submit(c, spec);
+    v1::Job job = WaitForJob(c, id, Finished, 180s);
+    ASSERT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED) << job.message();
+    auto candidates = Candidates(c, id);
+    ExpectConsistent(job, candidates);
+    for (const auto& cand : candidates) {
+      if (cand.candidate_id() == job.best_candidate_id()) best_sources.push_back(cand.kernel().source());
+    }
+    runs.push_back(job);
+  }
+  ASSERT_EQ(best_sources.size(), 2u);
+  EXPECT_GT(runs[0].best_speedup(), 1.0);
+  EXPECT_GT(runs[0].experiences_added(), 0);
+  EXPECT_EQ(runs[0].usage().prompt_tokens() + runs[0].usage().completion_tokens(), 0);
+  // Same seed, same spec: same best kernel and the same numbers.
+  EXPECT_EQ(best_sources[0], best_sources[1]);
+  EXPECT_DOUBLE_EQ(runs[0].best_latency_ms(), runs[1].best_latency_ms());
+  EXPECT_DOUBLE_EQ(runs[0].baseline_latency_ms(), runs[1].baseline_latency_ms());
+  EXPECT_EQ((std::map<std::string, int64_t>(runs[0].candidates().begin(), runs[0].candidates().end())),
+            (std::map<std::string, int64_t>(runs[1].candidates().begin(), runs[1].candidates().end())));
+  EXPECT_EQ(runs[0].experiences_added(), runs[1].experiences_added());
+}
+
 }  // namespace
 }  // namespace accelopt::e2e
