@@ -6,9 +6,8 @@
 #include "libs/builtin/builtin_agents.h"
 #include "libs/builtin/rewriter.h"
 #include "libs/config/service_flags.h"
+#include "libs/llm/agent_runtime.h"
 #include "libs/llm/default_models.h"
-#include "libs/llm/openai_client.h"
-#include "libs/llm/prompt_library.h"
 #include "libs/rpc/server_runner.h"
 #include "libs/rpc/service_main.h"
 #include "services/executor/executor.h"
@@ -34,16 +33,9 @@ int main(int argc, char** argv) {
   if (auto s = executor::ValidateExecutorConfig(config); !s.ok()) return rpc::FailStartup(kBinary, s);
   auto registry = std::make_shared<prometheus::Registry>();
 
-  absl::StatusOr<llm::ProxyConfig> proxy = llm::ProxyConfig::FromEnvironment();
-  if (!proxy.ok()) return rpc::FailStartup(kBinary, proxy.status());
-  auto client = llm::OpenAiClient::Create({config.llm(), *proxy, registry, /*io_threads=*/1});
-  if (!client.ok()) return rpc::FailStartup(kBinary, client.status());
-  llm::PromptLibrary prompts(config.llm().prompt_root().empty() ? llm::DefaultPromptRoot()
-                                                                : config.llm().prompt_root());
-  if (auto s = prompts.Check("default", {"executor_system", "executor_user"}); !s.ok()) {
-    return rpc::FailStartup(kBinary, absl::InvalidArgumentError(absl::StrCat("llm.prompt_root: ", s.message())));
-  }
-  llm::ProviderRegistry<llm::ExecutorModel> models = llm::MakeExecutorModels(**client, prompts);
+  auto runtime = llm::StartAgentRuntime(config.llm(), registry, {"executor_system", "executor_user"});
+  if (!runtime.ok()) return rpc::FailStartup(kBinary, runtime.status());
+  llm::ProviderRegistry<llm::ExecutorModel> models = llm::MakeExecutorModels(*runtime->client, *runtime->prompts);
   // The offline optimizer: the rewrite engine runs in the sandbox, off the gRPC threads.
   builtin::RewriterOptions rewriter_options;
   rewriter_options.rewriter_dir = builtin::DefaultRewriterDir();

@@ -8,19 +8,17 @@
 #include "absl/strings/str_join.h"
 #include "libs/config/service_flags.h"
 #include "libs/core/log.h"
-#include "libs/llm/openai_client.h"
-#include "libs/llm/prompt_library.h"
-#include "libs/llm/proxy.h"
+#include "libs/llm/agent_runtime.h"
 #include "libs/rpc/server_runner.h"
 #include "libs/rpc/service_main.h"
 #include "libs/storage/kv_store.h"
+#include "services/memory/builtin_summarizer.h"
 #include "services/memory/experience_store.h"
 #include "services/memory/fake_summarizer.h"
 #include "services/memory/memory_config.h"
 #include "services/memory/memory_metrics.h"
 #include "services/memory/memory_service.h"
 #include "services/memory/openai_summarizer.h"
-#include "services/memory/builtin_summarizer.h"
 #include "services/memory/summarizer_registry.h"
 
 namespace {
@@ -48,19 +46,11 @@ int main(int argc, char** argv) {
   if (!experiences.ok()) return accelopt::rpc::FailStartup("accelopt-memory", experiences.status());
 
   auto registry = std::make_shared<prometheus::Registry>();
-  auto proxy = accelopt::llm::ProxyConfig::FromEnvironment();
-  if (!proxy.ok()) return accelopt::rpc::FailStartup("accelopt-memory", proxy.status());
-  accelopt::llm::OpenAiClient::Options llm_options;
-  llm_options.config = config.llm();
-  llm_options.proxy = *std::move(proxy);
-  llm_options.registry = registry;
-  auto openai = accelopt::llm::OpenAiClient::Create(std::move(llm_options));
-  if (!openai.ok()) return accelopt::rpc::FailStartup("accelopt-memory", openai.status());
-  accelopt::llm::PromptLibrary prompts(config.llm().prompt_root().empty() ? accelopt::llm::DefaultPromptRoot()
-                                                                          : config.llm().prompt_root());
+  auto runtime = accelopt::llm::StartAgentRuntime(config.llm(), registry, {"summarizer_system", "summarizer_user"});
+  if (!runtime.ok()) return accelopt::rpc::FailStartup("accelopt-memory", runtime.status());
 
   accelopt::memory::SummarizerRegistry summarizers;
-  summarizers.Register("openai", std::make_unique<accelopt::memory::OpenAiSummarizer>(**openai, prompts));
+  summarizers.Register("openai", std::make_unique<accelopt::memory::OpenAiSummarizer>(*runtime->client, *runtime->prompts));
   summarizers.Register("builtin", std::make_unique<accelopt::memory::BuiltinSummarizer>());
   if (config.enable_fake_summarizer()) {
     summarizers.Register("fake", std::make_unique<accelopt::memory::FakeSummarizer>());

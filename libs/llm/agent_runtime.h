@@ -1,0 +1,29 @@
+// What every agent service (planner, executor, memory's summarizer) builds at start-up to reach LLMs: the
+// OpenAI-compatible client (proxies from the environment, metrics in the process registry) and the prompt
+// library, checked for the templates the service needs.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "accelopt/v1/config.pb.h"
+#include "libs/llm/openai_client.h"
+#include "libs/llm/prompt_library.h"
+#include "prometheus/registry.h"
+
+namespace accelopt::llm {
+
+struct AgentRuntime {
+  std::unique_ptr<OpenAiClient> client;
+  std::unique_ptr<PromptLibrary> prompts;
+};
+
+// `llm` has its defaults applied. INVALID_ARGUMENT naming `llm.prompt_root` when a template of `templates` is
+// missing from the default prompt set; the client's and proxy configuration's own errors otherwise.
+absl::StatusOr<AgentRuntime> StartAgentRuntime(const v1::LlmConfig& llm,
+                                               std::shared_ptr<prometheus::Registry> registry,
+                                               const std::vector<std::string>& templates);
+
+}  // namespace accelopt::llm
