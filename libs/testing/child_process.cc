@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <random>
 #include <thread>
 
 #include <grpcpp/create_channel.h>
@@ -73,16 +74,23 @@ std::string ChildProcess::Output() const {
 }
 
 int PickFreePort() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t len = sizeof(addr);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  close(fd);
-  return ntohs(addr.sin_port);
+  // Below the kernel's ephemeral range (32768+): outgoing connections of concurrently running tests take
+  // ephemeral ports, so a port the kernel picked with bind(0) could be gone by the time a service binds it.
+  // Also below the CLI test's base ports (20000+). Random, so concurrent test processes rarely collide.
+  static std::mt19937 rng(std::random_device{}() ^ static_cast<unsigned>(getpid()));
+  std::uniform_int_distribution<int> range(10000, 19999);
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    int port = range(rng);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = htons(static_cast<uint16_t>(port));
+    bool free = bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0;
+    close(fd);
+    if (free) return port;
+  }
+  return 0;
 }
 
 absl::Status WaitForServing(const std::string& address, std::chrono::milliseconds timeout) {
