@@ -7,6 +7,7 @@
 #include "cli/args.h"
 #include "cli/local_cluster.h"
 #include "libs/config/config_loader.h"
+#include "services/profiler/kernel_profiler.h"
 
 namespace accelopt::cli {
 namespace {
@@ -41,11 +42,9 @@ int RunUp(const std::vector<std::string>& argv) {
     config.set_base_port(p);
   }
   if (args->values.count("device")) {
-    std::string d = args->Get("device");
-    if (d == "sim-trn1") config.set_device(v1::DEVICE_SIM_TRN1);
-    else if (d == "sim-trn2") config.set_device(v1::DEVICE_SIM_TRN2);
-    else if (d == "neuron") config.set_device(v1::DEVICE_NEURON);
-    else return UsageError("--device must be sim-trn1, sim-trn2 or neuron");
+    std::optional<v1::Device> device = profiler::ParseDeviceName(args->Get("device"));
+    if (!device.has_value()) return UsageError("--device must be sim-trn1, sim-trn2 or neuron");
+    config.set_device(*device);
   }
   ApplyClusterDefaults(&config, SelfDir());
   if (auto s = Up(config, std::cout); !s.ok()) return Fail(std::string(s.message()));

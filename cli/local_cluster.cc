@@ -22,6 +22,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "libs/core/file.h"
 #include "libs/core/status_macros.h"
+#include "services/profiler/kernel_profiler.h"
 
 namespace accelopt::cli {
 namespace {
@@ -41,14 +42,6 @@ struct ServicePlan {
 std::string Loopback(int port) { return absl::StrCat("127.0.0.1:", port); }
 
 int PortOr(int configured, int fallback) { return configured > 0 ? configured : fallback; }
-
-std::string DeviceName(v1::Device d) {
-  switch (d) {
-    case v1::DEVICE_SIM_TRN2: return "sim-trn2";
-    case v1::DEVICE_NEURON: return "neuron";
-    default: return "sim-trn1";
-  }
-}
 
 std::vector<ServicePlan> PlanCluster(const v1::ClusterConfig& c) {
   const int base = c.base_port();
@@ -73,7 +66,7 @@ std::vector<ServicePlan> PlanCluster(const v1::ClusterConfig& c) {
     ServicePlan p{absl::StrCat("profiler-", i), "accelopt-profiler",
                   PortOr(c.profiler().port(), base + 10) + i,
                   PortOr(c.profiler().admin_port(), base + 110) + i, ""};
-    p.config = server(p.port, p.admin_port) + absl::StrCat("device: ", DeviceName(c.device()), "\n");
+    p.config = server(p.port, p.admin_port) + absl::StrCat("device: ", profiler::DeviceName(c.device()), "\n");
     profiler_addresses.push_back(absl::StrCat("\"", Loopback(p.port), "\""));
     profilers.push_back(std::move(p));
   }

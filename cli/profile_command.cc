@@ -109,11 +109,9 @@ int Run(const std::vector<std::string>& argv) {
   if (!kernel.ok()) return Fail(std::string(kernel.status().message()));
   request.mutable_kernel()->set_source(*kernel);
   request.mutable_kernel()->set_sha256(core::Sha256Hex(*kernel));
-  std::string device = args->Get("device", "sim-trn1");
-  if (device == "sim-trn1") request.set_device(v1::DEVICE_SIM_TRN1);
-  else if (device == "sim-trn2") request.set_device(v1::DEVICE_SIM_TRN2);
-  else if (device == "neuron") request.set_device(v1::DEVICE_NEURON);
-  else return UsageError("--device must be sim-trn1, sim-trn2 or neuron");
+  std::optional<v1::Device> device = profiler::ParseDeviceName(args->Get("device", "sim-trn1"));
+  if (!device.has_value()) return UsageError("--device must be sim-trn1, sim-trn2 or neuron");
+  request.set_device(*device);
   if (args->values.count("seeds")) {
     int seeds = 0;
     if (!absl::SimpleAtoi(args->Get("seeds"), &seeds) || seeds < 1 || seeds > 32) {

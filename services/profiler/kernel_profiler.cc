@@ -141,6 +141,13 @@ std::string DeviceName(v1::Device device) {
   }
 }
 
+std::optional<v1::Device> ParseDeviceName(absl::string_view name) {
+  for (v1::Device d : {v1::DEVICE_SIM_TRN1, v1::DEVICE_SIM_TRN2, v1::DEVICE_NEURON}) {
+    if (name == DeviceName(d)) return d;
+  }
+  return std::nullopt;
+}
+
 std::string DefaultHarnessDir() {
   return FirstExisting({SandboxEnvValue("ACCELOPT_HARNESS_DIR"), ExeDir() + "/../share/accelopt/harness",
                         ACCELOPT_SOURCE_DIR "/services/profiler/harness"},

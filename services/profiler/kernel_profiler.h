@@ -6,9 +6,11 @@
 #pragma once
 
 #include <atomic>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/strings/string_view.h"
 #include "accelopt/v1/common.pb.h"
 #include "libs/sandbox/sandbox.h"
 
@@ -59,5 +61,7 @@ std::string DefaultHarnessDir();
 
 // "sim-trn1", "sim-trn2", "neuron".
 std::string DeviceName(v1::Device device);
+// The inverse of DeviceName; nullopt for any other text.
+std::optional<v1::Device> ParseDeviceName(absl::string_view name);
 
 }  // namespace accelopt::profiler
