@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -48,10 +49,27 @@ std::vector<std::string> BwrapArgv(const SandboxSpec& spec) {
   return a;
 }
 
-// In the child between fork and exec: only async-signal-safe calls.
-[[noreturn]] void ExecChild(const SandboxSpec& spec, char* const* argv, char* const* envp, int out_fd,
+// The sandboxed program's process (in the reaper), for the SIGTERM handler.
+volatile pid_t g_program = 0;
+
+void KillProgram(int) {
+  if (g_program > 0) {
+    kill(-g_program, SIGKILL);
+    kill(g_program, SIGKILL);
+  }
+}
+
+// Runs in the forked child: only async-signal-safe calls. This process is a reaper: it starts the program as
+// its own child, becomes the subreaper of everything below, and waits until every descendant has exited, so
+// that bubblewrap's namespace init (which outlives the bubblewrap process that started it) never lingers as a
+// zombie counting against the sandbox user's process limit. SIGTERM makes it kill the program's process group.
+// It exits with the program's exit code, or 128 + the signal that killed it.
+[[noreturn]] void RunReaper(const SandboxSpec& spec, char* const* argv, char* const* envp, int out_fd,
                             bool drop_privileges) {
   setsid();
+  struct sigaction term {};
+  term.sa_handler = KillProgram;
+  sigaction(SIGTERM, &term, nullptr);
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -73,13 +91,38 @@ std::vector<std::string> BwrapArgv(const SandboxSpec& spec) {
     gid_t gid = static_cast<gid_t>(spec.sandbox_uid);
     if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(spec.sandbox_uid) != 0) _exit(126);
   }
-  if (spec.use_bwrap) {
-    execvp(argv[0], argv);
-  } else {
-    if (chdir(spec.scratch_dir.c_str()) != 0) _exit(126);
-    execve(argv[0], argv, envp);
+  prctl(PR_SET_CHILD_SUBREAPER, 1);
+  pid_t program = fork();
+  if (program < 0) _exit(125);
+  if (program == 0) {
+    setpgid(0, 0);
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigaction(SIGTERM, &dfl, nullptr);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (spec.use_bwrap) {
+      execvp(argv[0], argv);
+    } else {
+      if (chdir(spec.scratch_dir.c_str()) != 0) _exit(126);
+      execve(argv[0], argv, envp);
+    }
+    _exit(127);
   }
-  _exit(127);
+  g_program = program;
+  int code = 125;
+  while (true) {
+    int status = 0;
+    pid_t done = waitpid(-1, &status, 0);
+    if (done < 0) {
+      if (errno == EINTR) continue;
+      break;  // ECHILD: every descendant has been reaped
+    }
+    if (done == program) {
+      code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      kill(-program, SIGKILL);  // whatever the program left behind in its process group
+    }
+  }
+  _exit(code);
 }
 
 }  // namespace
@@ -118,12 +161,13 @@ absl::StatusOr<SandboxOutcome> RunInSandbox(const SandboxSpec& spec, const std::
     close(out_fd);
     return absl::UnavailableError(absl::StrCat("fork failed: ", std::strerror(errno)));
   }
-  if (pid == 0) ExecChild(spec, argv.data(), envp.data(), out_fd, drop_privileges);
+  if (pid == 0) RunReaper(spec, argv.data(), envp.data(), out_fd, drop_privileges);
 
   SandboxOutcome outcome;
   auto deadline = start + std::chrono::microseconds(absl::ToInt64Microseconds(spec.timeout));
   int status = 0;
   bool killed_for_deadline = false, killed_for_cancel = false;
+  std::chrono::steady_clock::time_point hard_kill_at;
   while (true) {
     pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid) break;
@@ -135,16 +179,19 @@ absl::StatusOr<SandboxOutcome> RunInSandbox(const SandboxSpec& spec, const std::
         killed_for_deadline = true;
       }
       if (killed_for_cancel || killed_for_deadline) {
-        // bwrap's --die-with-parent takes the sandbox's pid namespace (its whole process tree) with it.
-        kill(-pid, SIGKILL);
-        kill(pid, SIGKILL);
+        // The reaper kills the program's process group; bwrap's --die-with-parent takes the sandbox's pid
+        // namespace (its whole process tree) with it, and the reaper exits once all of it is reaped.
+        kill(pid, SIGTERM);
+        hard_kill_at = now + std::chrono::seconds(2);
       }
+    } else if (now >= hard_kill_at) {
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   outcome.wall_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  kill(-pid, SIGKILL);  // anything left in the session (plain-child mode)
 
   off_t size = lseek(out_fd, 0, SEEK_END);
   off_t from = size > static_cast<off_t>(kMaxOutputBytes) ? size - kMaxOutputBytes : 0;
@@ -156,8 +203,8 @@ absl::StatusOr<SandboxOutcome> RunInSandbox(const SandboxSpec& spec, const std::
     outcome.ending = SandboxOutcome::Ending::kCancelled;
   } else if (killed_for_deadline) {
     outcome.ending = SandboxOutcome::Ending::kTimedOut;
-  } else if (WIFEXITED(status) && spec.use_bwrap && WEXITSTATUS(status) > 128) {
-    // bwrap reports a program killed by a signal as 128 + the signal number.
+  } else if (WIFEXITED(status) && WEXITSTATUS(status) > 128) {
+    // The reaper (and bwrap) report a program killed by a signal as 128 + the signal number.
     outcome.ending = SandboxOutcome::Ending::kSignaled;
     outcome.signal = WEXITSTATUS(status) - 128;
   } else if (WIFEXITED(status)) {

@@ -3,6 +3,9 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <sys/stat.h>
+
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -139,6 +142,30 @@ except OSError as e:
     print('fork refused after', n)
 )", absl::Seconds(20));
   EXPECT_NE(o.output.find("fork refused after"), std::string::npos) << o.output;
+}
+
+TEST_F(SandboxTest, ManyRunsLeaveNoProcessBehind) {
+  if (geteuid() != 0) GTEST_SKIP() << "the sandbox user exists only when the worker runs as root";
+  // More runs than the process limit: lingering namespace inits would exhaust it and fail later runs.
+  SandboxSpec spec;
+  spec.argv = {"/usr/bin/true"};
+  spec.scratch_dir = scratch_;
+  spec.limits.max_processes = 16;
+  spec.sandbox_uid = 61999;
+  for (int i = 0; i < 40; ++i) {
+    auto outcome = RunInSandbox(spec, nullptr);
+    ASSERT_TRUE(outcome.ok()) << outcome.status();
+    ASSERT_EQ(outcome->exit_code, 0) << "run " << i << ": " << outcome->output;
+  }
+  int left = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    struct stat st;
+    if (std::isdigit(entry.path().filename().string()[0]) && stat(entry.path().c_str(), &st) == 0 &&
+        st.st_uid == 61999) {
+      ++left;
+    }
+  }
+  EXPECT_EQ(left, 0);
 }
 
 TEST_F(SandboxTest, MissingScratchDirIsAPreconditionError) {
