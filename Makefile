@@ -10,7 +10,7 @@ help:
 	@echo "make test    install deps if missing, configure, build, run every test (PRESET=$(PRESET))"
 	@echo "make demo    build, start a local cluster, show it works, stop it"
 	@echo "make build   configure and build only"
-	@echo "make bench   build and run the benchmarks in bench/"
+	@echo "make bench   build and run the benchmarks in bench/ (use PRESET=bench for optimized numbers)"
 	@echo "make clean   remove build/$(PRESET)"
 
 deps:
