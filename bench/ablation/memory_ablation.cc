@@ -3,16 +3,21 @@
 // search and budget. Prints a Markdown table of per-problem speedup and percentage of peak for both, and the
 // geometric means, so the claim that memory helps is a measurement.
 //
-// Usage: memory_ablation --server HOST:PORT [--shape small|realistic] [--seed N] [--iterations T]
+// With --shared, the memory arm uses one namespace shared by all problems and runs the problems one after
+// another (in the listed order), so each job's planner sees what the earlier problems taught.
+//
+// Usage: memory_ablation --server HOST:PORT [--shape small|realistic] [--seed N] [--iterations T] [--shared]
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include <grpcpp/create_channel.h>
 
+#include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -31,6 +36,7 @@ struct Options {
   std::string shape = "realistic";
   uint64_t seed = 11;
   int iterations = 4;
+  bool shared = false;
 };
 
 v1::JobSpec Spec(const Options& o, const std::string& problem, bool memory) {
@@ -50,6 +56,7 @@ v1::JobSpec Spec(const Options& o, const std::string& problem, bool memory) {
   spec.mutable_search()->set_iterations(o.iterations);
   spec.mutable_search()->set_samples_per_plan(1);  // the builtin executor is deterministic
   spec.mutable_search()->set_memory_policy(memory ? v1::MEMORY_POLICY_FIFO : v1::MEMORY_POLICY_OFF);
+  if (memory && o.shared) spec.mutable_search()->set_memory_namespace(absl::StrCat("ablation-", o.seed));
   for (v1::ModelSpec* m : {spec.mutable_models()->mutable_planner(), spec.mutable_models()->mutable_executor(),
                            spec.mutable_models()->mutable_summarizer()}) {
     m->set_provider("builtin");
@@ -75,52 +82,81 @@ double GeoMean(const std::vector<double>& values) {
 
 int main(int argc, char** argv) {
   Options o;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    std::string flag = argv[i], value = argv[i + 1];
+  for (int i = 1; i < argc; i += 2) {
+    std::string flag = argv[i];
+    if (flag == "--shared") {
+      o.shared = true;
+      --i;
+      continue;
+    }
+    std::string value = i + 1 < argc ? argv[i + 1] : "";
     if (flag == "--server") o.server = value;
     else if (flag == "--shape") o.shape = value;
     else if (flag == "--seed") (void)absl::SimpleAtoi(value, &o.seed);
     else if (flag == "--iterations") (void)absl::SimpleAtoi(value, &o.iterations);
     else {
       std::fprintf(stderr, "usage: memory_ablation --server HOST:PORT [--shape small|realistic] [--seed N] "
-                           "[--iterations T]\n");
+                           "[--iterations T] [--shared]\n");
       return 2;
     }
   }
   auto stub = v1::JobService::NewStub(grpc::CreateChannel(o.server, grpc::InsecureChannelCredentials()));
-  // Submit everything first: the cluster interleaves the jobs over its workers.
+  auto submit = [&](const std::string& problem, bool memory) -> absl::StatusOr<std::string> {
+    grpc::ClientContext ctx;
+    v1::SubmitJobRequest request;
+    *request.mutable_spec() = Spec(o, problem, memory);
+    v1::SubmitJobResponse response;
+    grpc::Status s = stub->SubmitJob(&ctx, request, &response);
+    if (!s.ok()) return absl::UnavailableError(absl::StrCat("submit ", problem, ": ", s.error_message()));
+    return response.job().job_id();
+  };
   std::map<std::pair<std::string, bool>, std::string> ids;
+  std::map<std::pair<std::string, bool>, v1::Job> jobs;
+  // Polls every submitted job once; returns when `key` (if given) has finished.
+  auto poll_until = [&](const std::optional<std::pair<std::string, bool>>& key) {
+    while (true) {
+      for (const auto& [k, id] : ids) {
+        if (jobs.count(k)) continue;
+        grpc::ClientContext ctx;
+        v1::GetJobRequest request;
+        request.set_job_id(id);
+        v1::Job job;
+        if (stub->GetJob(&ctx, request, &job).ok() && Finished(job)) {
+          std::fprintf(stderr, "%s %s: %s, best speedup %.3f\n", k.first.c_str(),
+                       k.second ? "with memory" : "without memory", v1::JobState_Name(job.state()).c_str(),
+                       job.best_speedup());
+          jobs[k] = job;
+        }
+      }
+      if (key.has_value() ? jobs.count(*key) > 0 : jobs.size() == ids.size()) return;
+      std::this_thread::sleep_for(std::chrono::seconds(2));
+    }
+  };
+  // The arm without memory (and, unless shared, the memory arm) is submitted at once: the cluster interleaves
+  // the jobs over its workers. A shared memory runs the problems in order.
   for (const auto& problem : kProblems) {
     for (bool memory : {true, false}) {
-      grpc::ClientContext ctx;
-      v1::SubmitJobRequest request;
-      *request.mutable_spec() = Spec(o, problem, memory);
-      v1::SubmitJobResponse response;
-      grpc::Status s = stub->SubmitJob(&ctx, request, &response);
-      if (!s.ok()) {
-        std::fprintf(stderr, "memory_ablation: submit %s: %s\n", problem.c_str(), s.error_message().c_str());
+      if (memory && o.shared) continue;
+      auto id = submit(problem, memory);
+      if (!id.ok()) {
+        std::fprintf(stderr, "memory_ablation: %s\n", std::string(id.status().message()).c_str());
         return 1;
       }
-      ids[{problem, memory}] = response.job().job_id();
+      ids[{problem, memory}] = *id;
     }
   }
-  std::map<std::pair<std::string, bool>, v1::Job> jobs;
-  while (jobs.size() < ids.size()) {
-    for (const auto& [key, id] : ids) {
-      if (jobs.count(key)) continue;
-      grpc::ClientContext ctx;
-      v1::GetJobRequest request;
-      request.set_job_id(id);
-      v1::Job job;
-      if (stub->GetJob(&ctx, request, &job).ok() && Finished(job)) {
-        std::fprintf(stderr, "%s %s: %s, best speedup %.3f\n", key.first.c_str(),
-                     key.second ? "with memory" : "without memory", v1::JobState_Name(job.state()).c_str(),
-                     job.best_speedup());
-        jobs[key] = job;
+  if (o.shared) {
+    for (const auto& problem : kProblems) {
+      auto id = submit(problem, true);
+      if (!id.ok()) {
+        std::fprintf(stderr, "memory_ablation: %s\n", std::string(id.status().message()).c_str());
+        return 1;
       }
+      ids[{problem, true}] = *id;
+      poll_until(std::make_pair(problem, true));
     }
-    std::this_thread::sleep_for(std::chrono::seconds(2));
   }
+  poll_until(std::nullopt);
   std::printf("| problem | baseline ms | %% of peak before | best ms (memory) | speedup (memory) | %% of peak "
               "(memory) | best ms (no memory) | speedup (no memory) | %% of peak (no memory) |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
