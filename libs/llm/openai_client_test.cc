@@ -1,6 +1,8 @@
 // The "openai" client against the LLM double over real HTTP(S) on loopback.
 #include "libs/llm/openai_client.h"
 
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -318,7 +320,9 @@ class OpenAiClientTlsTest : public OpenAiClientTest {
     auto identity = MakeSelfSignedIdentity({"localhost", "llm.double.test"}, {"127.0.0.1"});
     ASSERT_TRUE(identity.ok()) << identity.status();
     identity_ = *identity;
-    ca_file_ = ::testing::TempDir() + "/llm_double_ca.pem";
+    // Per process and test: ctest runs tests of this binary concurrently in separate processes.
+    ca_file_ = ::testing::TempDir() + "/llm_double_ca_" + std::to_string(getpid()) + "_" +
+               ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".pem";
     std::ofstream(ca_file_) << identity_.cert_pem;
     StartDouble(Script({}, Ok("secure")), identity_);
   }

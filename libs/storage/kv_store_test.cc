@@ -2,13 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 
 namespace accelopt::storage {
 namespace {
 
 std::string FreshDir(const std::string& name) {
-  std::string dir = ::testing::TempDir() + "/kv_store_test_" + name;
+  std::string dir = ::testing::TempDir() + "/kv_store_test_" + name + "_" + std::to_string(getpid());
   std::filesystem::remove_all(dir);
   return dir;
 }
