@@ -3,6 +3,9 @@
 #include <grpcpp/create_channel.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
+
 #include "accelopt/v1/info_service.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "libs/config/validate.h"
@@ -37,12 +40,18 @@ TEST(ServerRunnerTest, ServesHealthInfoAndRpcMetrics) {
   EXPECT_EQ(info.service(), "unit");
   EXPECT_EQ(info.metrics_address(), runner.metrics_address());
 
-  auto body = testing::HttpGet(runner.metrics_address(), "/metrics");
-  ASSERT_TRUE(body.ok());
-  EXPECT_NE(body->find("accelopt_rpc_server_handled_total{code=\"OK\",method=\"GetInfo\","
-                       "service=\"accelopt.v1.InfoService\"} 1"),
-            std::string::npos)
-      << *body;
+  // The interceptor records the call when it is destroyed, just after the response left: poll.
+  const std::string sample =
+      "accelopt_rpc_server_handled_total{code=\"OK\",method=\"GetInfo\",service=\"accelopt.v1.InfoService\"} 1";
+  absl::StatusOr<std::string> body;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {
+    body = testing::HttpGet(runner.metrics_address(), "/metrics");
+    ASSERT_TRUE(body.ok());
+    if (body->find(sample) != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } while (std::chrono::steady_clock::now() < deadline);
+  EXPECT_NE(body->find(sample), std::string::npos) << *body;
   runner.Shutdown();
 }
 

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -33,9 +34,16 @@ TEST(ClusterProcessesTest, FiveServicesServeHealthAndMetricsAndStopCleanlyOnSigt
     ASSERT_TRUE(testing::WaitForServing(s.grpc_address, 20s).ok()) << s.name << "\n" << s.process.Output();
   }
   for (auto& s : services) {
-    auto body = testing::HttpGet(s.metrics_address, "/metrics");
-    ASSERT_TRUE(body.ok()) << s.name << ": " << body.status();
-    // The health check above went through the RPC metrics interceptor.
+    // The health check above went through the RPC metrics interceptor, which records the call when it is
+    // destroyed, just after the response left: poll until the sample shows.
+    absl::StatusOr<std::string> body;
+    const auto deadline = std::chrono::steady_clock::now() + 10s;
+    do {
+      body = testing::HttpGet(s.metrics_address, "/metrics");
+      ASSERT_TRUE(body.ok()) << s.name << ": " << body.status();
+      if (body->find("service=\"grpc.health.v1.Health\"") != std::string::npos) break;
+      std::this_thread::sleep_for(20ms);
+    } while (std::chrono::steady_clock::now() < deadline);
     EXPECT_NE(body->find("accelopt_rpc_server_handled_total"), std::string::npos) << s.name;
     EXPECT_NE(body->find("service=\"grpc.health.v1.Health\""), std::string::npos) << s.name;
   }
