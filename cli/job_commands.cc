@@ -1,3 +1,4 @@
+#include "libs/core/enum_name.h"
 #include "cli/job_commands.h"
 
 #include <unistd.h>
@@ -35,12 +36,9 @@ using google::protobuf::Value;
 constexpr char kDefaultAddress[] = "127.0.0.1:50050";
 constexpr auto kDeadline = std::chrono::seconds(60);
 
-std::string StripPrefix(const std::string& name, const std::string& prefix) {
-  return name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : name;
-}
-std::string StateName(v1::JobState s) { return StripPrefix(v1::JobState_Name(s), "JOB_STATE_"); }
-std::string ReasonName(v1::StopReason r) { return StripPrefix(v1::StopReason_Name(r), "STOP_REASON_"); }
-std::string VerdictName(v1::Verdict v) { return StripPrefix(v1::Verdict_Name(v), "VERDICT_"); }
+std::string StateName(v1::JobState s) { return core::ShortEnumName(s); }
+std::string ReasonName(v1::StopReason r) { return core::ShortEnumName(r); }
+std::string VerdictName(v1::Verdict v) { return core::ShortEnumName(v); }
 
 bool Finished(v1::JobState s) {
   return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED || s == v1::JOB_STATE_CANCELLED;

@@ -1,3 +1,4 @@
+#include "libs/core/enum_name.h"
 #include "cli/profile_command.h"
 
 #include <filesystem>
@@ -25,7 +26,6 @@ namespace fs = std::filesystem;
 using google::protobuf::Struct;
 using google::protobuf::Value;
 
-std::string VerdictName(v1::Verdict v) { return v1::Verdict_Name(v).substr(8); }
 
 std::string BoundName(v1::Bound b) {
   switch (b) {
@@ -76,7 +76,7 @@ absl::StatusOr<v1::Problem> LoadProblem(const std::string& reference, const std:
 }
 
 void PrintHuman(const v1::ProfileResult& r, std::ostream& out) {
-  out << "verdict: " << VerdictName(r.verdict());
+  out << "verdict: " << core::ShortEnumName(r.verdict());
   if (!r.message().empty()) out << " — " << r.message();
   out << "\n";
   if (r.verdict() != v1::VERDICT_OK) return;
@@ -162,7 +162,7 @@ int Run(const std::vector<std::string>& argv) {
 std::string ProfileResultJson(const v1::ProfileResult& r) {
   Struct root;
   auto& f = *root.mutable_fields();
-  f["verdict"] = Text(VerdictName(r.verdict()));
+  f["verdict"] = Text(core::ShortEnumName(r.verdict()));
   f["message"] = Text(r.message());
   f["line"] = Number(r.line());
   f["device"] = Text(profiler::DeviceName(r.device()));

@@ -1,18 +1,14 @@
+#include "libs/core/enum_name.h"
 #include "services/orchestrator/job_report.h"
 
 #include <algorithm>
 #include <map>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 
 namespace accelopt::orchestrator {
 namespace {
-
-std::string StripPrefix(const std::string& name, absl::string_view prefix) {
-  return absl::StartsWith(name, prefix) ? name.substr(prefix.size()) : name;
-}
 
 std::string OneLine(const std::string& text, size_t width) {
   std::string line = text.substr(0, text.find('\n'));
@@ -24,11 +20,9 @@ std::string OneLine(const std::string& text, size_t width) {
 
 }  // namespace
 
-std::string VerdictKey(v1::Verdict verdict) { return StripPrefix(v1::Verdict_Name(verdict), "VERDICT_"); }
-std::string JobStateName(v1::JobState state) { return StripPrefix(v1::JobState_Name(state), "JOB_STATE_"); }
-std::string StopReasonName(v1::StopReason reason) {
-  return StripPrefix(v1::StopReason_Name(reason), "STOP_REASON_");
-}
+std::string VerdictKey(v1::Verdict verdict) { return core::ShortEnumName(verdict); }
+std::string JobStateName(v1::JobState state) { return core::ShortEnumName(state); }
+std::string StopReasonName(v1::StopReason reason) { return core::ShortEnumName(reason); }
 
 v1::JobReport BuildJobReport(const v1::Job& job, const std::vector<v1::Candidate>& candidates) {
   v1::JobReport report;
@@ -51,7 +45,7 @@ v1::JobReport BuildJobReport(const v1::Job& job, const std::vector<v1::Candidate
   std::string md = absl::StrCat("# AccelOpt job ", job.job_id(), job.spec().name().empty() ? "" : " (",
                                 job.spec().name(), job.spec().name().empty() ? "" : ")", "\n\n");
   absl::StrAppendFormat(&md, "- problem: %s on %s\n", job.spec().problem().name(),
-                        StripPrefix(v1::Device_Name(job.spec().device()), "DEVICE_"));
+                        core::ShortEnumName(job.spec().device()));
   absl::StrAppendFormat(&md, "- state: %s (%s)%s\n", JobStateName(job.state()), StopReasonName(job.stop_reason()),
                         job.message().empty() ? "" : absl::StrCat(": ", job.message()));
   const v1::SearchParams& s = job.spec().search();

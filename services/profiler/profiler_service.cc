@@ -1,3 +1,4 @@
+#include "libs/core/enum_name.h"
 #include "services/profiler/profiler_service.h"
 
 #include "absl/strings/str_cat.h"
@@ -7,11 +8,6 @@
 
 namespace accelopt::profiler {
 namespace {
-
-std::string VerdictName(v1::Verdict v) {
-  std::string name = v1::Verdict_Name(v);
-  return name.rfind("VERDICT_", 0) == 0 ? name.substr(8) : name;
-}
 
 // A unary reactor that raises a flag when the client cancels, so the sandbox can be killed.
 class ProfileReactor final : public grpc::ServerUnaryReactor {
@@ -121,7 +117,7 @@ grpc::ServerUnaryReactor* ProfilerServiceImpl::GetWorkerStatus(grpc::CallbackSer
 }
 
 void ProfilerServiceImpl::Record(const v1::ProfileResult& result) {
-  std::string verdict = VerdictName(result.verdict());
+  std::string verdict = core::ShortEnumName(result.verdict());
   metrics_.profiles.Add({{"verdict", verdict}}).Increment();
   std::lock_guard<std::mutex> lock(mu_);
   ++by_verdict_[verdict];
