@@ -9,8 +9,7 @@ std::string Args::Get(const std::string& name, const std::string& fallback) cons
   return it == values.end() ? fallback : it->second;
 }
 
-absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& argv,
-                               const std::set<std::string>& with_value,
+absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& argv, const std::set<std::string>& with_value,
                                const std::set<std::string>& booleans) {
   Args args;
   for (size_t i = 0; i < argv.size(); ++i) {

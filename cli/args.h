@@ -21,8 +21,7 @@ struct Args {
 
 // `with_value` lists options that take a value; `booleans` lists flags. INVALID_ARGUMENT names an unknown
 // option or a missing value.
-absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& argv,
-                               const std::set<std::string>& with_value,
+absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& argv, const std::set<std::string>& with_value,
                                const std::set<std::string>& booleans);
 
 }  // namespace accelopt::cli

@@ -16,8 +16,7 @@ TEST(ArgsTest, ParsesValuesFlagsAndPositionals) {
 
 TEST(ArgsTest, UnknownOptionAndMissingValueAreNamed) {
   EXPECT_EQ(ParseArgs({"--bogus"}, {}, {}).status().message(), "unknown option --bogus");
-  EXPECT_EQ(ParseArgs({"--data-dir"}, {"data-dir"}, {}).status().message(),
-            "option --data-dir needs a value");
+  EXPECT_EQ(ParseArgs({"--data-dir"}, {"data-dir"}, {}).status().message(), "option --data-dir needs a value");
 }
 
 }  // namespace

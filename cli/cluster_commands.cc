@@ -75,9 +75,10 @@ Command DownCommand() {
 }
 
 Command StatusCommand() {
-  return {"status",
-          "status [--data-dir DIR]\n      Health, address, version and pid of each service; exit 1 if one is not SERVING.",
-          [](const std::vector<std::string>& a) { return RunWithDataDir(a, false); }};
+  return {
+      "status",
+      "status [--data-dir DIR]\n      Health, address, version and pid of each service; exit 1 if one is not SERVING.",
+      [](const std::vector<std::string>& a) { return RunWithDataDir(a, false); }};
 }
 
 }  // namespace accelopt::cli

@@ -1,6 +1,7 @@
-#include "libs/core/enum_name.h"
 #include "cli/job_commands.h"
 
+#include <grpcpp/create_channel.h>
+#include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -9,9 +10,6 @@
 #include <map>
 #include <optional>
 #include <thread>
-
-#include <grpcpp/create_channel.h>
-#include <grpcpp/grpcpp.h>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -24,6 +22,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
+#include "libs/core/enum_name.h"
 #include "libs/core/file.h"
 
 namespace accelopt::cli {
@@ -75,9 +74,7 @@ std::unique_ptr<v1::JobService::Stub> Connect(const std::string& address) {
   return v1::JobService::NewStub(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
 }
 
-void SetDeadline(grpc::ClientContext* context) {
-  context->set_deadline(std::chrono::system_clock::now() + kDeadline);
-}
+void SetDeadline(grpc::ClientContext* context) { context->set_deadline(std::chrono::system_clock::now() + kDeadline); }
 
 int RpcFailure(const std::string& address, const grpc::Status& status) {
   if (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
@@ -208,7 +205,8 @@ std::string EventLine(const v1::JobEvent& e) {
   if (e.has_candidate_finished()) {
     const auto& c = e.candidate_finished();
     if (c.verdict() == v1::VERDICT_OK) {
-      if (c.speedup_vs_parent() <= 0) return absl::StrFormat("candidate %s OK %.4f ms", c.candidate_id(), c.latency_ms());
+      if (c.speedup_vs_parent() <= 0)
+        return absl::StrFormat("candidate %s OK %.4f ms", c.candidate_id(), c.latency_ms());
       return absl::StrFormat("candidate %s OK %.4f ms (%.3fx vs parent)", c.candidate_id(), c.latency_ms(),
                              c.speedup_vs_parent());
     }
@@ -291,47 +289,49 @@ absl::Status Follow(v1::JobService::Stub& stub, const std::string& address, cons
 // ------------------------------------------------------------------------------------------------------
 
 int RunSubmit(const std::vector<std::string>& argv) {
-  return WithArgs(argv, {"idempotency-key"}, {"wait", "json"}, 1, "JOB.yaml", [](const Args& args, const std::string& address) {
-    auto spec = LoadJobSpecFile(args.positional[0]);
-    if (absl::IsInvalidArgument(spec.status())) {
-      return Fail(absl::StrCat(args.positional[0], ": ", spec.status().message()));
-    }
-    if (!spec.ok()) return Fail(std::string(spec.status().message()));
-    auto stub = Connect(address);
-    grpc::ClientContext context;
-    SetDeadline(&context);
-    v1::SubmitJobRequest request;
-    *request.mutable_spec() = *std::move(spec);
-    request.set_idempotency_key(args.Get("idempotency-key"));
-    v1::SubmitJobResponse response;
-    if (grpc::Status s = stub->SubmitJob(&context, request, &response); !s.ok()) return RpcFailure(address, s);
-    const std::string id = response.job().job_id();
-    if (!args.Has("wait")) {
-      if (args.Has("json")) {
-        Struct out;
-        (*out.mutable_fields())["job_id"] = Text(id);
-        (*out.mutable_fields())["state"] = Text(StateName(response.job().state()));
-        Value created;
-        created.set_bool_value(response.created());
-        (*out.mutable_fields())["created"] = created;
-        std::cout << ToJson(out, false) << "\n";
-      } else {
-        std::cout << (response.created() ? "submitted " : "already submitted ") << id << "\n";
-      }
-      return 0;
-    }
-    if (!args.Has("json")) std::cout << "submitted " << id << "\n";
-    v1::Job job;
-    if (absl::Status s = Follow(*stub, address, id, !args.Has("json"), &job); !s.ok()) {
-      return Fail(std::string(s.message()));
-    }
-    if (args.Has("json")) {
-      std::cout << JobJson(job) << "\n";
-    } else {
-      PrintJobHuman(job, std::cout);
-    }
-    return job.state() == v1::JOB_STATE_FAILED ? 1 : 0;
-  });
+  return WithArgs(argv, {"idempotency-key"}, {"wait", "json"}, 1, "JOB.yaml",
+                  [](const Args& args, const std::string& address) {
+                    auto spec = LoadJobSpecFile(args.positional[0]);
+                    if (absl::IsInvalidArgument(spec.status())) {
+                      return Fail(absl::StrCat(args.positional[0], ": ", spec.status().message()));
+                    }
+                    if (!spec.ok()) return Fail(std::string(spec.status().message()));
+                    auto stub = Connect(address);
+                    grpc::ClientContext context;
+                    SetDeadline(&context);
+                    v1::SubmitJobRequest request;
+                    *request.mutable_spec() = *std::move(spec);
+                    request.set_idempotency_key(args.Get("idempotency-key"));
+                    v1::SubmitJobResponse response;
+                    if (grpc::Status s = stub->SubmitJob(&context, request, &response); !s.ok())
+                      return RpcFailure(address, s);
+                    const std::string id = response.job().job_id();
+                    if (!args.Has("wait")) {
+                      if (args.Has("json")) {
+                        Struct out;
+                        (*out.mutable_fields())["job_id"] = Text(id);
+                        (*out.mutable_fields())["state"] = Text(StateName(response.job().state()));
+                        Value created;
+                        created.set_bool_value(response.created());
+                        (*out.mutable_fields())["created"] = created;
+                        std::cout << ToJson(out, false) << "\n";
+                      } else {
+                        std::cout << (response.created() ? "submitted " : "already submitted ") << id << "\n";
+                      }
+                      return 0;
+                    }
+                    if (!args.Has("json")) std::cout << "submitted " << id << "\n";
+                    v1::Job job;
+                    if (absl::Status s = Follow(*stub, address, id, !args.Has("json"), &job); !s.ok()) {
+                      return Fail(std::string(s.message()));
+                    }
+                    if (args.Has("json")) {
+                      std::cout << JobJson(job) << "\n";
+                    } else {
+                      PrintJobHuman(job, std::cout);
+                    }
+                    return job.state() == v1::JOB_STATE_FAILED ? 1 : 0;
+                  });
 }
 
 int RunWatch(const std::vector<std::string>& argv) {
@@ -383,12 +383,13 @@ int RunList(const std::vector<std::string>& argv) {
       std::cout << "no jobs\n";
       return 0;
     }
-    std::cout << absl::StrFormat("%-17s %-10s %-16s %-7s %9s %s\n", "JOB", "STATE", "REASON", "ITER", "SPEEDUP", "NAME");
+    std::cout << absl::StrFormat("%-17s %-10s %-16s %-7s %9s %s\n", "JOB", "STATE", "REASON", "ITER", "SPEEDUP",
+                                 "NAME");
     for (const v1::Job& job : response.jobs()) {
-      std::cout << absl::StrFormat("%-17s %-10s %-16s %3d/%-3d %8.3fx %s\n", job.job_id(), StateName(job.state()),
-                                   job.stop_reason() == v1::STOP_REASON_UNSPECIFIED ? "-" : ReasonName(job.stop_reason()),
-                                   job.iterations_done(), job.spec().search().iterations(), job.best_speedup(),
-                                   job.spec().name());
+      std::cout << absl::StrFormat(
+          "%-17s %-10s %-16s %3d/%-3d %8.3fx %s\n", job.job_id(), StateName(job.state()),
+          job.stop_reason() == v1::STOP_REASON_UNSPECIFIED ? "-" : ReasonName(job.stop_reason()), job.iterations_done(),
+          job.spec().search().iterations(), job.best_speedup(), job.spec().name());
     }
     return 0;
   });
@@ -451,9 +452,8 @@ int RunExport(const std::vector<std::string>& argv) {
     struct Output {
       std::string name, contents;
     };
-    std::vector<Output> files = {{"report.md", report.markdown()},
-                                 {"lineage.json", ToJson(lineage, true)},
-                                 {"job.json", JobJson(report.job())}};
+    std::vector<Output> files = {
+        {"report.md", report.markdown()}, {"lineage.json", ToJson(lineage, true)}, {"job.json", JobJson(report.job())}};
     if (report.has_best()) files.push_back({"best_kernel.py", report.best().kernel().source()});
     for (const Output& f : files) {
       if (absl::Status s = core::WriteFileAtomic((fs::path(out) / f.name).string(), f.contents); !s.ok()) {
@@ -537,8 +537,7 @@ Command SubmitCommand() {
           RunSubmit};
 }
 Command WatchCommand() {
-  return {"watch", "watch JOB [--server ADDR] [--data-dir DIR]\n      Follow a job live until it finishes.",
-          RunWatch};
+  return {"watch", "watch JOB [--server ADDR] [--data-dir DIR]\n      Follow a job live until it finishes.", RunWatch};
 }
 Command GetCommand() {
   return {"get", "get JOB [--json] [--server ADDR] [--data-dir DIR]\n      Show a job's state and best result.",

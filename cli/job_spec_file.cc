@@ -85,9 +85,9 @@ absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
   v1::JobSpec spec;
   spec.set_name(file.name());
   spec.set_preset(file.preset());
-  auto problem = LoadProblemFiles(resolve(file.problem().reference()),
-                                  file.problem().metadata().empty() ? "" : resolve(file.problem().metadata()),
-                                  "problem");
+  auto problem =
+      LoadProblemFiles(resolve(file.problem().reference()),
+                       file.problem().metadata().empty() ? "" : resolve(file.problem().metadata()), "problem");
   if (!problem.ok()) return problem.status();
   *spec.mutable_problem() = *std::move(problem);
   auto kernel = ReadField(resolve(file.problem().kernel()), "problem.kernel");

@@ -11,7 +11,8 @@ namespace {
 class JobSpecFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "/job_spec_file_test_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    dir_ =
+        ::testing::TempDir() + "/job_spec_file_test_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_ + "/silu");
     std::ofstream(dir_ + "/silu/reference.py") << "def forward(x): return x\n";
@@ -29,16 +30,16 @@ class JobSpecFileTest : public ::testing::Test {
 };
 
 TEST_F(JobSpecFileTest, LoadsTheExampleFormatWithPathsRelativeToTheFile) {
-  auto spec = LoadJobSpecFile(Write(
-      "name: my-job\npreset: small\n"
-      "problem: {reference: silu/reference.py, kernel: silu/kernel.py, metadata: silu/problem.yaml}\n"
-      "device: sim-trn1\nseed: 42\n"
-      "search: {iterations: 4, beam_width: 2, plans_per_candidate: 3, samples_per_plan: 2,\n"
-      "         experiences_per_iteration: 8, memory_capacity: 16, memory_policy: fifo, memory_namespace: job}\n"
-      "models:\n  planner: {provider: openai, base_url: http://127.0.0.1:8000/v1, model: m, api_key_env: KEY}\n"
-      "profile: {seeds: 5, timeout_seconds: 300}\n"
-      "budget: {max_usd: 5, max_tokens: 2000000, max_device_seconds: 3600, max_wall_seconds: 7200}\n"
-      "stop: {target_peak_percent: 90}\n"));
+  auto spec = LoadJobSpecFile(
+      Write("name: my-job\npreset: small\n"
+            "problem: {reference: silu/reference.py, kernel: silu/kernel.py, metadata: silu/problem.yaml}\n"
+            "device: sim-trn1\nseed: 42\n"
+            "search: {iterations: 4, beam_width: 2, plans_per_candidate: 3, samples_per_plan: 2,\n"
+            "         experiences_per_iteration: 8, memory_capacity: 16, memory_policy: fifo, memory_namespace: job}\n"
+            "models:\n  planner: {provider: openai, base_url: http://127.0.0.1:8000/v1, model: m, api_key_env: KEY}\n"
+            "profile: {seeds: 5, timeout_seconds: 300}\n"
+            "budget: {max_usd: 5, max_tokens: 2000000, max_device_seconds: 3600, max_wall_seconds: 7200}\n"
+            "stop: {target_peak_percent: 90}\n"));
   ASSERT_TRUE(spec.ok()) << spec.status();
   EXPECT_EQ(spec->name(), "my-job");
   EXPECT_EQ(spec->problem().name(), "silu");

@@ -1,6 +1,7 @@
 #include "cli/local_cluster.h"
 
 #include <fcntl.h>
+#include <grpcpp/create_channel.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/wait.h>
@@ -11,8 +12,6 @@
 #include <ostream>
 #include <thread>
 #include <vector>
-
-#include <grpcpp/create_channel.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -32,11 +31,11 @@ using Clock = std::chrono::steady_clock;
 
 // What to start for one service of the cluster.
 struct ServicePlan {
-  std::string name;      // "orchestrator", "profiler-0", ...
-  std::string binary;    // "accelopt-orchestrator"
+  std::string name;    // "orchestrator", "profiler-0", ...
+  std::string binary;  // "accelopt-orchestrator"
   int port = 0;
   int admin_port = 0;
-  std::string config;    // YAML
+  std::string config;  // YAML
 };
 
 std::string Loopback(int port) { return absl::StrCat("127.0.0.1:", port); }
@@ -46,8 +45,7 @@ int PortOr(int configured, int fallback) { return configured > 0 ? configured : 
 std::vector<ServicePlan> PlanCluster(const v1::ClusterConfig& c) {
   const int base = c.base_port();
   auto server = [](int port, int admin) {
-    return absl::StrFormat("server: {grpc_address: \"127.0.0.1:%d\", admin_address: \"127.0.0.1:%d\"}\n",
-                           port, admin);
+    return absl::StrFormat("server: {grpc_address: \"127.0.0.1:%d\", admin_address: \"127.0.0.1:%d\"}\n", port, admin);
   };
   std::vector<ServicePlan> plans;
   ServicePlan planner{"planner", "accelopt-planner", PortOr(c.planner().port(), base + 1),
@@ -58,27 +56,23 @@ std::vector<ServicePlan> PlanCluster(const v1::ClusterConfig& c) {
                      PortOr(c.memory().admin_port(), base + 103), ""};
   planner.config = server(planner.port, planner.admin_port);
   executor.config = server(executor.port, executor.admin_port);
-  memory.config = server(memory.port, memory.admin_port) +
-                  absl::StrCat("data_dir: \"", c.data_dir(), "/memory\"\n");
+  memory.config = server(memory.port, memory.admin_port) + absl::StrCat("data_dir: \"", c.data_dir(), "/memory\"\n");
   std::vector<ServicePlan> profilers;
   std::vector<std::string> profiler_addresses;
   for (int i = 0; i < c.profilers(); ++i) {
-    ServicePlan p{absl::StrCat("profiler-", i), "accelopt-profiler",
-                  PortOr(c.profiler().port(), base + 10) + i,
+    ServicePlan p{absl::StrCat("profiler-", i), "accelopt-profiler", PortOr(c.profiler().port(), base + 10) + i,
                   PortOr(c.profiler().admin_port(), base + 110) + i, ""};
     p.config = server(p.port, p.admin_port) + absl::StrCat("device: ", profiler::DeviceName(c.device()), "\n");
     profiler_addresses.push_back(absl::StrCat("\"", Loopback(p.port), "\""));
     profilers.push_back(std::move(p));
   }
-  ServicePlan orchestrator{"orchestrator", "accelopt-orchestrator",
-                           PortOr(c.orchestrator().port(), base),
+  ServicePlan orchestrator{"orchestrator", "accelopt-orchestrator", PortOr(c.orchestrator().port(), base),
                            PortOr(c.orchestrator().admin_port(), base + 100), ""};
-  orchestrator.config =
-      server(orchestrator.port, orchestrator.admin_port) +
-      absl::StrCat("data_dir: \"", c.data_dir(), "/orchestrator\"\n", "planner_address: \"",
-                   Loopback(planner.port), "\"\n", "executor_address: \"", Loopback(executor.port),
-                   "\"\n", "memory_address: \"", Loopback(memory.port), "\"\n",
-                   "profiler_addresses: [", absl::StrJoin(profiler_addresses, ", "), "]\n");
+  orchestrator.config = server(orchestrator.port, orchestrator.admin_port) +
+                        absl::StrCat("data_dir: \"", c.data_dir(), "/orchestrator\"\n", "planner_address: \"",
+                                     Loopback(planner.port), "\"\n", "executor_address: \"", Loopback(executor.port),
+                                     "\"\n", "memory_address: \"", Loopback(memory.port), "\"\n",
+                                     "profiler_addresses: [", absl::StrJoin(profiler_addresses, ", "), "]\n");
   // Dependencies first, the orchestrator last.
   plans.push_back(std::move(planner));
   plans.push_back(std::move(executor));
@@ -120,8 +114,7 @@ bool IsRunning(int64_t pid, const std::string& binary) {
   // A zombie (state Z) has exited.
   if (stat.ok()) {
     auto close_paren = stat->rfind(')');
-    if (close_paren != std::string::npos && close_paren + 2 < stat->size() &&
-        (*stat)[close_paren + 2] == 'Z') {
+    if (close_paren != std::string::npos && close_paren + 2 < stat->size() && (*stat)[close_paren + 2] == 'Z') {
       return false;
     }
   }
@@ -163,8 +156,7 @@ absl::StatusOr<pid_t> Spawn(const std::string& binary_path, const std::string& c
     dup2(devnull, 0);
     dup2(fd, 1);
     dup2(fd, 2);
-    execl(binary_path.c_str(), binary_path.c_str(), "--config", config_path.c_str(),
-          static_cast<char*>(nullptr));
+    execl(binary_path.c_str(), binary_path.c_str(), "--config", config_path.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   close(fd);
@@ -194,8 +186,8 @@ Probe ProbeService(const std::string& address, std::chrono::milliseconds timeout
   grpc::ClientContext hctx;
   hctx.set_deadline(std::chrono::system_clock::now() + timeout);
   grpc::health::v1::HealthCheckResponse health;
-  grpc::Status s = grpc::health::v1::Health::NewStub(channel)->Check(
-      &hctx, grpc::health::v1::HealthCheckRequest(), &health);
+  grpc::Status s =
+      grpc::health::v1::Health::NewStub(channel)->Check(&hctx, grpc::health::v1::HealthCheckRequest(), &health);
   if (!s.ok()) return probe;
   probe.state = health.status() == grpc::health::v1::HealthCheckResponse::SERVING ? "SERVING" : "NOT_SERVING";
   grpc::ClientContext ictx;
@@ -214,16 +206,16 @@ absl::Status AwaitServing(const v1::LocalServiceState& s, pid_t pid, double time
     int status = 0;
     if (waitpid(pid, &status, WNOHANG) == pid) {
       std::string tail = Tail(s.log_path(), 3);
-      return absl::UnavailableError(absl::StrCat(s.name(), " exited during start-up (log ", s.log_path(),
-                                                 "):\n", tail));
+      return absl::UnavailableError(
+          absl::StrCat(s.name(), " exited during start-up (log ", s.log_path(), "):\n", tail));
     }
     if (ProbeService(s.grpc_address(), std::chrono::milliseconds(500)).state == "SERVING") {
       return absl::OkStatus();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  return absl::DeadlineExceededError(absl::StrCat(s.name(), " did not become SERVING within ",
-                                                  timeout_seconds, " s (log ", s.log_path(), ")"));
+  return absl::DeadlineExceededError(
+      absl::StrCat(s.name(), " did not become SERVING within ", timeout_seconds, " s (log ", s.log_path(), ")"));
 }
 
 // SIGTERM, then SIGKILL after `grace`. Returns true when the process had to be killed.
@@ -241,9 +233,8 @@ bool StopProcess(int64_t pid, const std::string& binary, std::chrono::millisecon
   return true;
 }
 
-void PrintServiceLine(std::ostream& out, const std::string& name, const std::string& state,
-                      const std::string& grpc, const std::string& metrics, const std::string& version,
-                      const std::string& pid) {
+void PrintServiceLine(std::ostream& out, const std::string& name, const std::string& state, const std::string& grpc,
+                      const std::string& metrics, const std::string& version, const std::string& pid) {
   out << absl::StrFormat("%-14s %-12s %-17s %-17s %-8s %s\n", name, state, grpc, metrics, version, pid);
 }
 
@@ -374,8 +365,7 @@ absl::Status Status(const std::string& data_dir_arg, std::ostream& out) {
   ACCELOPT_ASSIGN_OR_RETURN(v1::LocalClusterState state, LoadState(data_dir));
   std::vector<std::string> unhealthy = PrintStatusTable(state, out);
   if (!unhealthy.empty()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("not serving: ", absl::StrJoin(unhealthy, ", ")));
+    return absl::FailedPreconditionError(absl::StrCat("not serving: ", absl::StrJoin(unhealthy, ", ")));
   }
   return absl::OkStatus();
 }

@@ -34,9 +34,7 @@ std::unique_ptr<v1::MemoryService::Stub> Connect(const std::string& address) {
       grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), channel_args));
 }
 
-void SetDeadline(grpc::ClientContext* context) {
-  context->set_deadline(std::chrono::system_clock::now() + kDeadline);
-}
+void SetDeadline(grpc::ClientContext* context) { context->set_deadline(std::chrono::system_clock::now() + kDeadline); }
 
 // One line for a failed call: unreachable services are named as such.
 int RpcFailure(const std::string& address, const grpc::Status& status) {
@@ -71,8 +69,8 @@ void PrintTable(const v1::ListExperiencesResponse& listed, std::ostream& out) {
   }
   out << absl::StrFormat("%-24s %6s %8s %-10s %-28s %s\n", "NAMESPACE", "SEQ", "SPEEDUP", "KIND", "ID", "TITLE");
   for (const v1::Experience& e : listed.experiences()) {
-    out << absl::StrFormat("%-24s %6d %7.3fx %-10s %-28s %s\n", Shorten(e.namespace_(), 24), e.sequence(),
-                           e.speedup(), e.regression() ? "regression" : "gain", e.id(), Shorten(e.title(), 60));
+    out << absl::StrFormat("%-24s %6d %7.3fx %-10s %-28s %s\n", Shorten(e.namespace_(), 24), e.sequence(), e.speedup(),
+                           e.regression() ? "regression" : "gain", e.id(), Shorten(e.title(), 60));
   }
   out << listed.experiences_size() << " experience" << (listed.experiences_size() == 1 ? "" : "s") << "\n";
 }
@@ -121,8 +119,8 @@ int RunExport(const std::vector<std::string>& argv) {
   grpc::Status status = Connect(address)->ExportExperiences(&context, request, &response);
   if (!status.ok()) return RpcFailure(address, status);
   if (auto s = core::WriteFileAtomic(out, response.jsonl()); !s.ok()) return Fail(std::string(s.message()));
-  std::cout << "exported " << response.count() << " experience" << (response.count() == 1 ? "" : "s") << " to "
-            << out << "\n";
+  std::cout << "exported " << response.count() << " experience" << (response.count() == 1 ? "" : "s") << " to " << out
+            << "\n";
   return 0;
 }
 

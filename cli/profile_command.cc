@@ -1,10 +1,9 @@
-#include "libs/core/enum_name.h"
 #include "cli/profile_command.h"
+
+#include <grpcpp/create_channel.h>
 
 #include <filesystem>
 #include <iostream>
-
-#include <grpcpp/create_channel.h>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
@@ -14,6 +13,7 @@
 #include "cli/args.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
+#include "libs/core/enum_name.h"
 #include "libs/core/file.h"
 #include "libs/core/sha256.h"
 #include "services/profiler/kernel_profiler.h"
@@ -26,13 +26,16 @@ namespace fs = std::filesystem;
 using google::protobuf::Struct;
 using google::protobuf::Value;
 
-
 std::string BoundName(v1::Bound b) {
   switch (b) {
-    case v1::BOUND_MEMORY: return "memory";
-    case v1::BOUND_MATMUL: return "matmul";
-    case v1::BOUND_VECTOR: return "vector";
-    default: return "";
+    case v1::BOUND_MEMORY:
+      return "memory";
+    case v1::BOUND_MATMUL:
+      return "matmul";
+    case v1::BOUND_VECTOR:
+      return "vector";
+    default:
+      return "";
   }
 }
 
@@ -86,8 +89,8 @@ void PrintHuman(const v1::ProfileResult& r, std::ostream& out) {
     out << absl::StrFormat("peak: %.1f%% of the %s-bound roofline\n", r.peak_percent(), BoundName(r.bound()));
   }
   const auto& e = r.engine_active();
-  out << absl::StrFormat("engines active: pe %.0f%%  act %.0f%%  dve %.0f%%  pool %.0f%%  dma %.0f%%\n",
-                         100 * e.pe(), 100 * e.act(), 100 * e.dve(), 100 * e.pool(), 100 * e.dma());
+  out << absl::StrFormat("engines active: pe %.0f%%  act %.0f%%  dve %.0f%%  pool %.0f%%  dma %.0f%%\n", 100 * e.pe(),
+                         100 * e.act(), 100 * e.dve(), 100 * e.pool(), 100 * e.dma());
   out << absl::StrFormat("hbm: %.1f MB read, %.1f MB written; %lld instructions simulated\n",
                          r.counters().hbm_read_bytes() / 1e6, r.counters().hbm_write_bytes() / 1e6,
                          static_cast<long long>(r.instructions()));
@@ -143,7 +146,7 @@ int Run(const std::vector<std::string>& argv) {
     profiler::KernelProfilerOptions options;
     options.device = request.device();
     options.harness_dir = profiler::DefaultHarnessDir();
-      options.limits = {config.sandbox().cpu_seconds(), config.sandbox().memory_mb(), config.sandbox().max_processes()};
+    options.limits = {config.sandbox().cpu_seconds(), config.sandbox().memory_mb(), config.sandbox().max_processes()};
     options.default_timeout_seconds = config.default_timeout_seconds();
     options.worker_name = "local";
     result = profiler::KernelProfiler(options).Profile(request.kernel(), request.problem(), request.options(),
@@ -184,8 +187,8 @@ std::string ProfileResultJson(const v1::ProfileResult& r) {
     *f["counters"].mutable_struct_value() = counters;
     Struct engines;
     const auto& e = r.engine_active();
-    for (auto [name, value] : {std::pair{"pe", e.pe()}, {"act", e.act()}, {"dve", e.dve()}, {"pool", e.pool()},
-                               {"dma", e.dma()}}) {
+    for (auto [name, value] :
+         {std::pair{"pe", e.pe()}, {"act", e.act()}, {"dve", e.dve()}, {"pool", e.pool()}, {"dma", e.dma()}}) {
       (*engines.mutable_fields())[name] = Number(value);
     }
     *f["engine_active"].mutable_struct_value() = engines;

@@ -7,6 +7,8 @@
 // another (in the listed order), so each job's planner sees what the earlier problems taught.
 //
 // Usage: memory_ablation --server HOST:PORT [--shape small|realistic] [--seed N] [--iterations T] [--shared]
+#include <grpcpp/create_channel.h>
+
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -14,8 +16,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <grpcpp/create_channel.h>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/numbers.h"
@@ -28,8 +28,7 @@ namespace {
 
 using namespace accelopt;
 
-const std::vector<std::string> kProblems = {"matmul", "rmsnorm_matmul", "softmax", "silu",
-                                            "swiglu", "rope",           "adamw"};
+const std::vector<std::string> kProblems = {"matmul", "rmsnorm_matmul", "softmax", "silu", "swiglu", "rope", "adamw"};
 
 struct Options {
   std::string server = "127.0.0.1:50050";
@@ -90,13 +89,18 @@ int main(int argc, char** argv) {
       continue;
     }
     std::string value = i + 1 < argc ? argv[i + 1] : "";
-    if (flag == "--server") o.server = value;
-    else if (flag == "--shape") o.shape = value;
-    else if (flag == "--seed") (void)absl::SimpleAtoi(value, &o.seed);
-    else if (flag == "--iterations") (void)absl::SimpleAtoi(value, &o.iterations);
+    if (flag == "--server")
+      o.server = value;
+    else if (flag == "--shape")
+      o.shape = value;
+    else if (flag == "--seed")
+      (void)absl::SimpleAtoi(value, &o.seed);
+    else if (flag == "--iterations")
+      (void)absl::SimpleAtoi(value, &o.iterations);
     else {
-      std::fprintf(stderr, "usage: memory_ablation --server HOST:PORT [--shape small|realistic] [--seed N] "
-                           "[--iterations T] [--shared]\n");
+      std::fprintf(stderr,
+                   "usage: memory_ablation --server HOST:PORT [--shape small|realistic] [--seed N] "
+                   "[--iterations T] [--shared]\n");
       return 2;
     }
   }
@@ -157,8 +161,9 @@ int main(int argc, char** argv) {
     }
   }
   poll_until(std::nullopt);
-  std::printf("| problem | baseline ms | %% of peak before | best ms (memory) | speedup (memory) | %% of peak "
-              "(memory) | best ms (no memory) | speedup (no memory) | %% of peak (no memory) |\n");
+  std::printf(
+      "| problem | baseline ms | %% of peak before | best ms (memory) | speedup (memory) | %% of peak "
+      "(memory) | best ms (no memory) | speedup (no memory) | %% of peak (no memory) |\n");
   std::printf("|---|---|---|---|---|---|---|---|---|\n");
   std::vector<double> before, with_peak, without_peak, with_speedup, without_speedup;
   for (const auto& problem : kProblems) {

@@ -44,12 +44,13 @@ void RunBatches(benchmark::State& state, absl::Duration server_delay) {
                           });
     }
     absl::MutexLock lock(&mu);
-    mu.Await(absl::Condition(+[](int* n) { return *n == 0; }, &remaining));
+    mu.Await(absl::Condition(
+        +[](int* n) { return *n == 0; }, &remaining));
   }
   state.SetItemsProcessed(state.iterations() * concurrency);
   state.counters["failures"] = static_cast<double>(failures);
-  state.counters["us_per_request"] = benchmark::Counter(
-      static_cast<double>(state.iterations() * concurrency), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["us_per_request"] = benchmark::Counter(static_cast<double>(state.iterations() * concurrency),
+                                                        benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
 
 void BM_InstantDouble(benchmark::State& state) { RunBatches(state, absl::ZeroDuration()); }

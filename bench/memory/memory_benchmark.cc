@@ -4,13 +4,12 @@
 #include <grpcpp/grpcpp.h>
 
 #include <algorithm>
+#include <boost/asio/thread_pool.hpp>
 #include <chrono>
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <boost/asio/thread_pool.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "benchmark/benchmark.h"
@@ -123,8 +122,8 @@ void BM_QueryGrpc(benchmark::State& state) {
     state.SkipWithError("server did not start");
     return;
   }
-  auto stub = v1::MemoryService::NewStub(
-      grpc::CreateChannel(runner.grpc_address(), grpc::InsecureChannelCredentials()));
+  auto stub =
+      v1::MemoryService::NewStub(grpc::CreateChannel(runner.grpc_address(), grpc::InsecureChannelCredentials()));
   v1::QueryExperiencesRequest request;
   request.set_namespace_(kNamespace);
   request.set_capacity(16);

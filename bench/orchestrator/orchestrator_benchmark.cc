@@ -9,15 +9,14 @@
 #include <time.h>
 
 #include <atomic>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <filesystem>
 #include <future>
 #include <random>
 #include <thread>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "libs/storage/kv_store.h"
@@ -51,7 +50,8 @@ double ProcessCpuSeconds() {
 
 std::string FreshDir(const std::string& name) {
   // tmpfs when available: the benchmark measures CPU, not the disk's fsync latency.
-  const std::string root = std::filesystem::exists("/dev/shm") ? "/dev/shm" : std::filesystem::temp_directory_path().string();
+  const std::string root =
+      std::filesystem::exists("/dev/shm") ? "/dev/shm" : std::filesystem::temp_directory_path().string();
   std::string dir = absl::StrCat(root, "/accelopt_orchestrator_bench_", name, "_", getpid());
   std::filesystem::remove_all(dir);
   return dir;
@@ -71,10 +71,11 @@ v1::JobSpec PaperSpec(int iterations) {
 // Runs closures after a delay on one thread.
 class DelayLine {
  public:
-  DelayLine() : thread_([this] {
-    auto guard = boost::asio::make_work_guard(io_);
-    io_.run();
-  }) {}
+  DelayLine()
+      : thread_([this] {
+          auto guard = boost::asio::make_work_guard(io_);
+          io_.run();
+        }) {}
   ~DelayLine() {
     io_.stop();
     thread_.join();

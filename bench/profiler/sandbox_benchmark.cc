@@ -2,13 +2,13 @@
 // that imports numpy (what every profile pays before the harness does real work), and a whole profile of a
 // tiny kernel through the harness and timing model.
 #include <benchmark/benchmark.h>
-
-#include <filesystem>
 #include <unistd.h>
 
+#include <filesystem>
+
 #include "libs/core/file.h"
-#include "services/profiler/kernel_profiler.h"
 #include "libs/sandbox/sandbox.h"
+#include "services/profiler/kernel_profiler.h"
 
 namespace accelopt::profiler {
 namespace {

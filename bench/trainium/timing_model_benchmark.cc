@@ -29,43 +29,35 @@ std::string SyntheticTrace(int target_instructions) {
     const int psum_acc = alloc++;
     const int out = alloc++;
     const int load = id++;
-    absl::StrAppend(&body, "A id=", tile, " buf=sbuf bytes_pp=4096 parts=128 site=10\n",
-                    "I id=", load,
+    absl::StrAppend(&body, "A id=", tile, " buf=sbuf bytes_pp=4096 parts=128 site=10\n", "I id=", load,
                     " op=load eng=dma p=128 n=1024 dt=4 in=hbm:4096 out=sbuf:4096 wa=", tile,
                     " dir=load bytes=524288 run=4096 hbm=io line=11\n");
     const int transpose = id++;
-    absl::StrAppend(
-        &body, "A id=", psum_t, " buf=psum bytes_pp=512 parts=128 site=12\n", "I id=", transpose,
-        " op=transpose eng=pe p=128 n=128 nstat=128 dt=4 in=sbuf:512,const:512 out=psum:512 dep=",
-        load, " ra=", tile, " wa=", psum_t, " line=13\n");
+    absl::StrAppend(&body, "A id=", psum_t, " buf=psum bytes_pp=512 parts=128 site=12\n", "I id=", transpose,
+                    " op=transpose eng=pe p=128 n=128 nstat=128 dt=4 in=sbuf:512,const:512 out=psum:512 dep=", load,
+                    " ra=", tile, " wa=", psum_t, " line=13\n");
     const int evict_t = id++;
-    absl::StrAppend(&body, "A id=", tile_t, " buf=sbuf bytes_pp=512 parts=128 site=14\n",
-                    "I id=", evict_t,
-                    " op=copy eng=auto p=128 n=128 dt=4 in=psum:512 out=sbuf:512 dep=", transpose,
-                    " ra=", psum_t, " wa=", tile_t, " line=15\n", "F id=", psum_t, "\n");
+    absl::StrAppend(&body, "A id=", tile_t, " buf=sbuf bytes_pp=512 parts=128 site=14\n", "I id=", evict_t,
+                    " op=copy eng=auto p=128 n=128 dt=4 in=psum:512 out=sbuf:512 dep=", transpose, " ra=", psum_t,
+                    " wa=", tile_t, " line=15\n", "F id=", psum_t, "\n");
     absl::StrAppend(&body, "A id=", psum_acc, " buf=psum bytes_pp=2048 parts=128 site=16\n");
     int previous = evict_t;
     for (int m = 0; m < kMatmuls; ++m) {
       const int mm = id++;
-      absl::StrAppend(
-          &body, "I id=", mm,
-          " op=matmul eng=pe p=128 n=512 nstat=128 dt=4 in=sbuf:512,sbuf:2048 out=psum:2048 dep=",
-          previous, " ra=", tile_t, ",", tile, " wa=", psum_acc, " acc=1 line=17\n");
+      absl::StrAppend(&body, "I id=", mm,
+                      " op=matmul eng=pe p=128 n=512 nstat=128 dt=4 in=sbuf:512,sbuf:2048 out=psum:2048 dep=", previous,
+                      " ra=", tile_t, ",", tile, " wa=", psum_acc, " acc=1 line=17\n");
       previous = mm;
     }
     absl::StrAppend(&body, "F id=", tile_t, "\nF id=", tile, "\n");
     const int evict = id++;
-    absl::StrAppend(&body, "A id=", out, " buf=sbuf bytes_pp=2048 parts=128 site=18\n",
-                    "I id=", evict,
-                    " op=copy eng=auto p=128 n=512 dt=4 in=psum:2048 out=sbuf:2048 dep=", previous,
-                    " ra=", psum_acc, " wa=", out, " line=19\n", "F id=", psum_acc, "\n");
-    absl::StrAppend(&body, "I id=", id++,
-                    " op=store eng=dma p=128 n=512 dt=4 in=sbuf:2048 out=hbm:2048 dep=", evict,
-                    " ra=", out, " dir=store bytes=262144 run=2048 hbm=io line=20\n", "F id=", out,
-                    "\n");
+    absl::StrAppend(&body, "A id=", out, " buf=sbuf bytes_pp=2048 parts=128 site=18\n", "I id=", evict,
+                    " op=copy eng=auto p=128 n=512 dt=4 in=psum:2048 out=sbuf:2048 dep=", previous, " ra=", psum_acc,
+                    " wa=", out, " line=19\n", "F id=", psum_acc, "\n");
+    absl::StrAppend(&body, "I id=", id++, " op=store eng=dma p=128 n=512 dt=4 in=sbuf:2048 out=hbm:2048 dep=", evict,
+                    " ra=", out, " dir=store bytes=262144 run=2048 hbm=io line=20\n", "F id=", out, "\n");
   }
-  return absl::StrCat("accelopt-trace 1\nM kernel=synthetic.py timing_only=1 instructions=", id,
-                      "\n", body);
+  return absl::StrCat("accelopt-trace 1\nM kernel=synthetic.py timing_only=1 instructions=", id, "\n", body);
 }
 
 const std::string& TraceText() {

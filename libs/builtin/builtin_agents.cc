@@ -61,8 +61,7 @@ void BuiltinPlanner::Plan(std::shared_ptr<const v1::PlanRequest> request, int in
     }
     std::vector<v1::Experience> experiences(request->experiences().begin(), request->experiences().end());
     // One ranking per request (its seed), so sample i takes the i-th plan and samples never repeat.
-    std::vector<RankedCandidate> ranked = RankCandidates(*candidates, request->profile(), experiences,
-                                                         request->seed());
+    std::vector<RankedCandidate> ranked = RankCandidates(*candidates, request->profile(), experiences, request->seed());
     if (index >= static_cast<int>(ranked.size())) {
       result.value = absl::NotFoundError(absl::StrCat("no further transformation applies: ", ranked.size(),
                                                       " applicable, this is sample ", index + 1));
@@ -74,8 +73,8 @@ void BuiltinPlanner::Plan(std::shared_ptr<const v1::PlanRequest> request, int in
     draft.text = absl::StrCat(pick.candidate.plan_line, "\n", pick.candidate.description);
     draft.title = absl::StrCat(pick.candidate.transformation, " at ", pick.candidate.site);
     draft.transformation = pick.candidate.transformation;
-    draft.reasoning = absl::StrFormat("ranked %d of %d (score %.2f, memory evidence %+.2f)", index + 1,
-                                      ranked.size(), pick.score, pick.memory_evidence);
+    draft.reasoning = absl::StrFormat("ranked %d of %d (score %.2f, memory evidence %+.2f)", index + 1, ranked.size(),
+                                      pick.score, pick.memory_evidence);
     result.value = std::move(draft);
     done(std::move(result));
   });

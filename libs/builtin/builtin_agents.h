@@ -3,11 +3,10 @@
 // kernel's syntax tree with the rewrite engine. Both run the engine in the sandbox on their own threads.
 #pragma once
 
+#include <boost/asio/thread_pool.hpp>
 #include <memory>
 #include <mutex>
 #include <string>
-
-#include <boost/asio/thread_pool.hpp>
 
 #include "absl/container/flat_hash_map.h"
 #include "libs/builtin/rewriter.h"

@@ -10,10 +10,14 @@ namespace {
 
 // What each transformation usually buys before looking at the profile.
 double Prior(const std::string& transformation) {
-  static const std::map<std::string, double> kPriors = {
-      {"widen_dma", 1.0},         {"batch_psum_evictions", 0.8}, {"move_elementwise_engine", 0.6},
-      {"hoist_invariant_load", 0.5}, {"hoist_invariant_store", 0.5}, {"fuse_loops", 0.4},
-      {"interchange_loops", 0.2}, {"split_loop", 0.1}};
+  static const std::map<std::string, double> kPriors = {{"widen_dma", 1.0},
+                                                        {"batch_psum_evictions", 0.8},
+                                                        {"move_elementwise_engine", 0.6},
+                                                        {"hoist_invariant_load", 0.5},
+                                                        {"hoist_invariant_store", 0.5},
+                                                        {"fuse_loops", 0.4},
+                                                        {"interchange_loops", 0.2},
+                                                        {"split_loop", 0.1}};
   auto it = kPriors.find(transformation);
   return it == kPriors.end() ? 0.1 : it->second;
 }

@@ -7,8 +7,8 @@ namespace {
 
 std::vector<RewriteCandidate> Candidates() {
   return {{"split_loop", "L14", "builtin: split_loop site=L14 factor=2", "split", ""},
-          {"move_elementwise_engine", "S18", "builtin: move_elementwise_engine site=S18 call=0 engine=gpsimd",
-           "move", "gpsimd"},
+          {"move_elementwise_engine", "S18", "builtin: move_elementwise_engine site=S18 call=0 engine=gpsimd", "move",
+           "gpsimd"},
           {"widen_dma", "S16", "builtin: widen_dma site=S16", "widen", ""}};
 }
 
@@ -59,9 +59,10 @@ TEST(PlanRankingTest, SameSeedSameOrderAndEveryCandidateOnce) {
 
 TEST(PlanRankingTest, ExplorationReordersOnlyCloseCandidates) {
   // Two nearly tied candidates swap under some seed; the clear loser never rises to the top.
-  std::vector<RewriteCandidate> close = {{"hoist_invariant_load", "S1", "builtin: hoist_invariant_load site=S1", "", ""},
-                                         {"hoist_invariant_store", "S2", "builtin: hoist_invariant_store site=S2", "", ""},
-                                         {"split_loop", "L3", "builtin: split_loop site=L3", "", ""}};
+  std::vector<RewriteCandidate> close = {
+      {"hoist_invariant_load", "S1", "builtin: hoist_invariant_load site=S1", "", ""},
+      {"hoist_invariant_store", "S2", "builtin: hoist_invariant_store site=S2", "", ""},
+      {"split_loop", "L3", "builtin: split_loop site=L3", "", ""}};
   std::set<std::string> firsts;
   for (uint64_t seed = 0; seed < 64; ++seed) {
     auto r = RankCandidates(close, Profile(0.9, 0.1, 0.0), {}, seed);

@@ -52,8 +52,7 @@ class Rewriter {
   absl::StatusOr<RewriteResult> Apply(const std::string& kernel_source, const std::string& plan_line) const;
 
  private:
-  absl::StatusOr<google::protobuf::Struct> Run(const std::string& kernel_source,
-                                               std::vector<std::string> args) const;
+  absl::StatusOr<google::protobuf::Struct> Run(const std::string& kernel_source, std::vector<std::string> args) const;
   RewriterOptions options_;
 };
 

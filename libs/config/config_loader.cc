@@ -1,4 +1,3 @@
-#include "absl/strings/string_view.h"
 #include "libs/config/config_loader.h"
 
 #include <yaml-cpp/yaml.h>
@@ -9,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_replace.h"
+#include "absl/strings/string_view.h"
 #include "google/protobuf/descriptor.h"
 #include "google/protobuf/util/json_util.h"
 #include "libs/core/file.h"
@@ -18,10 +18,10 @@
 namespace accelopt::config {
 namespace {
 
+using core::JsonEscape;
 using google::protobuf::Descriptor;
 using google::protobuf::EnumDescriptor;
 using google::protobuf::FieldDescriptor;
-using core::JsonEscape;
 
 std::string JoinPath(absl::string_view parent, absl::string_view key) {
   return parent.empty() ? std::string(key) : absl::StrCat(parent, ".", key);
@@ -38,8 +38,7 @@ class YamlToJson {
  public:
   explicit YamlToJson(absl::string_view source) : source_(source) {}
 
-  absl::Status Message(const YAML::Node& node, const Descriptor* desc, const std::string& path,
-                       std::string* out) {
+  absl::Status Message(const YAML::Node& node, const Descriptor* desc, const std::string& path, std::string* out) {
     if (node.IsNull()) {
       *out += "{}";
       return absl::OkStatus();
@@ -58,9 +57,9 @@ class YamlToJson {
       if (field == nullptr) {
         std::vector<std::string> known;
         for (int i = 0; i < desc->field_count(); ++i) known.push_back(desc->field(i)->name());
-        return absl::InvalidArgumentError(
-            absl::StrCat(source_, ": unknown key '", JoinPath(path, key), "'", Where(kv.first),
-                         "; known keys here: ", absl::StrJoin(known, ", ")));
+        return absl::InvalidArgumentError(absl::StrCat(source_, ": unknown key '", JoinPath(path, key), "'",
+                                                       Where(kv.first),
+                                                       "; known keys here: ", absl::StrJoin(known, ", ")));
       }
       if (kv.second.IsNull()) continue;
       if (!first) *out += ",";
@@ -73,8 +72,7 @@ class YamlToJson {
   }
 
  private:
-  absl::Status Field(const YAML::Node& node, const FieldDescriptor* field, const std::string& path,
-                     std::string* out) {
+  absl::Status Field(const YAML::Node& node, const FieldDescriptor* field, const std::string& path, std::string* out) {
     if (field->is_map()) {
       if (!node.IsMap()) return Error(path, node, "expected a mapping");
       const FieldDescriptor* value_field = field->message_type()->map_value();
@@ -103,8 +101,7 @@ class YamlToJson {
     return Single(node, field, path, out);
   }
 
-  absl::Status Single(const YAML::Node& node, const FieldDescriptor* field, const std::string& path,
-                      std::string* out) {
+  absl::Status Single(const YAML::Node& node, const FieldDescriptor* field, const std::string& path, std::string* out) {
     if (field->type() == FieldDescriptor::TYPE_MESSAGE) {
       if (field->message_type()->full_name() == "google.protobuf.Struct" ||
           field->message_type()->full_name() == "google.protobuf.Value") {
@@ -133,16 +130,14 @@ class YamlToJson {
           // minus "UNSPECIFIED").
           std::string prefix = e->value(0)->name();
           prefix = prefix.substr(0, prefix.rfind("UNSPECIFIED"));
-          std::string friendly =
-              prefix + absl::AsciiStrToUpper(absl::StrReplaceAll(v, {{"-", "_"}}));
+          std::string friendly = prefix + absl::AsciiStrToUpper(absl::StrReplaceAll(v, {{"-", "_"}}));
           if (e->FindValueByName(friendly) == nullptr || friendly == e->value(0)->name()) {
             std::vector<std::string> allowed;
             for (int i = 1; i < e->value_count(); ++i) {
-              allowed.push_back(absl::AsciiStrToLower(
-                  absl::StrReplaceAll(e->value(i)->name().substr(prefix.size()), {{"_", "-"}})));
+              allowed.push_back(
+                  absl::AsciiStrToLower(absl::StrReplaceAll(e->value(i)->name().substr(prefix.size()), {{"_", "-"}})));
             }
-            return Error(path, node,
-                         absl::StrCat("'", v, "' is not one of ", absl::StrJoin(allowed, ", ")));
+            return Error(path, node, absl::StrCat("'", v, "' is not one of ", absl::StrJoin(allowed, ", ")));
           }
           v = friendly;
         }
@@ -152,8 +147,8 @@ class YamlToJson {
       default: {
         // Numbers: let the JSON parser check the range; reject obvious non-numbers here with the path.
         const std::string& v = node.Scalar();
-        if (v.empty() || !(std::isdigit(static_cast<unsigned char>(v[0])) || v[0] == '-' ||
-                           v[0] == '+' || v[0] == '.')) {
+        if (v.empty() ||
+            !(std::isdigit(static_cast<unsigned char>(v[0])) || v[0] == '-' || v[0] == '+' || v[0] == '.')) {
           return Error(path, node, absl::StrCat("'", v, "' is not a number"));
         }
         *out += v;
@@ -162,8 +157,7 @@ class YamlToJson {
     }
   }
 
-  absl::Status Scalar(const YAML::Node& node, const std::string& path, bool quote,
-                      std::string* out) {
+  absl::Status Scalar(const YAML::Node& node, const std::string& path, bool quote, std::string* out) {
     if (!node.IsScalar()) return Error(path, node, "expected a single value");
     absl::StrAppend(out, "\"", JsonEscape(node.Scalar()), "\"");
     return absl::OkStatus();
@@ -206,8 +200,7 @@ class YamlToJson {
   }
 
   absl::Status Error(const std::string& path, const YAML::Node& node, absl::string_view what) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(source_, ": key '", path, "'", Where(node), ": ", what));
+    return absl::InvalidArgumentError(absl::StrCat(source_, ": key '", path, "'", Where(node), ": ", what));
   }
 
   std::string source_;
@@ -215,14 +208,13 @@ class YamlToJson {
 
 }  // namespace
 
-absl::Status ParseConfigText(absl::string_view text, absl::string_view source,
-                             google::protobuf::Message* message) {
+absl::Status ParseConfigText(absl::string_view text, absl::string_view source, google::protobuf::Message* message) {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
   } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(absl::StrCat(source, ": not valid YAML or JSON (line ",
-                                                   e.mark.line + 1, "): ", e.msg));
+    return absl::InvalidArgumentError(
+        absl::StrCat(source, ": not valid YAML or JSON (line ", e.mark.line + 1, "): ", e.msg));
   }
   std::string json;
   YamlToJson converter(source);

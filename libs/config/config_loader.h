@@ -3,19 +3,18 @@
 // "fifo" for MEMORY_POLICY_FIFO), and errors name the source and the offending key.
 #pragma once
 
-#include "absl/strings/string_view.h"
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "google/protobuf/message.h"
 
 namespace accelopt::config {
 
 // Parses `text` (JSON or YAML) into `message`. `source` names the input in error messages.
 // INVALID_ARGUMENT on syntax errors, unknown keys or values of the wrong type.
-absl::Status ParseConfigText(absl::string_view text, absl::string_view source,
-                             google::protobuf::Message* message);
+absl::Status ParseConfigText(absl::string_view text, absl::string_view source, google::protobuf::Message* message);
 
 // Reads `path` and parses it. NOT_FOUND when the file is missing.
 absl::Status LoadConfigFile(const std::string& path, google::protobuf::Message* message);

@@ -14,7 +14,9 @@ TEST(ConfigLoaderTest, ParsesYamlWithNestedMessagesListsAndFriendlyEnums) {
 server: {grpc_address: "127.0.0.1:7000", drain_seconds: 2.5}
 profiler_addresses: [a:1, b:2]
 max_dispatch_attempts: 5
-)", "test.yaml", &cfg).ok());
+)",
+                              "test.yaml", &cfg)
+                  .ok());
   EXPECT_EQ(cfg.server().grpc_address(), "127.0.0.1:7000");
   EXPECT_DOUBLE_EQ(cfg.server().drain_seconds(), 2.5);
   ASSERT_EQ(cfg.profiler_addresses_size(), 2);
@@ -28,8 +30,7 @@ max_dispatch_attempts: 5
 
 TEST(ConfigLoaderTest, ParsesJson) {
   v1::MemoryConfig cfg;
-  ASSERT_TRUE(ParseConfigText(R"({"data_dir": "/tmp/m", "server": {"log_level": "debug"}})",
-                              "m.json", &cfg).ok());
+  ASSERT_TRUE(ParseConfigText(R"({"data_dir": "/tmp/m", "server": {"log_level": "debug"}})", "m.json", &cfg).ok());
   EXPECT_EQ(cfg.data_dir(), "/tmp/m");
   EXPECT_EQ(cfg.server().log_level(), "debug");
 }
@@ -62,8 +63,7 @@ TEST(ConfigLoaderTest, SyntaxErrorNamesTheLine) {
 
 TEST(ConfigLoaderTest, FreeFormStructKeepsTypes) {
   v1::ModelSpec spec;
-  ASSERT_TRUE(ParseConfigText("extra_body: {top_p: 0.9, stop: [a], flag: true, name: x}\n",
-                              "m.yaml", &spec).ok());
+  ASSERT_TRUE(ParseConfigText("extra_body: {top_p: 0.9, stop: [a], flag: true, name: x}\n", "m.yaml", &spec).ok());
   const auto& f = spec.extra_body().fields();
   EXPECT_DOUBLE_EQ(f.at("top_p").number_value(), 0.9);
   EXPECT_TRUE(f.at("flag").bool_value());

@@ -29,8 +29,7 @@ absl::Status ValidateLlmConfig(const v1::LlmConfig& llm, const std::string& pref
   }
   for (const auto& [model, price] : llm.prices()) {
     if (price.prompt_usd_per_mtok() < 0 || price.completion_usd_per_mtok() < 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(prefix, ".prices[", model, "]: prices must not be negative"));
+      return absl::InvalidArgumentError(absl::StrCat(prefix, ".prices[", model, "]: prices must not be negative"));
     }
   }
   return absl::OkStatus();

@@ -1,4 +1,3 @@
-#include "absl/strings/string_view.h"
 #include "libs/config/service_flags.h"
 
 #include <cstdio>
@@ -12,6 +11,7 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "libs/config/config_loader.h"
 #include "libs/config/validate.h"
 #include "libs/core/status_macros.h"
@@ -25,8 +25,7 @@ namespace accelopt::config {
 namespace {
 
 bool IsProjectFlag(absl::string_view file) {
-  return absl::StrContains(file, "libs/") || absl::StrContains(file, "services/") ||
-         absl::StrContains(file, "cli/");
+  return absl::StrContains(file, "libs/") || absl::StrContains(file, "services/") || absl::StrContains(file, "cli/");
 }
 
 void PrintHelp(absl::string_view usage) {
@@ -36,8 +35,7 @@ void PrintHelp(absl::string_view usage) {
     if (IsProjectFlag(flag->Filename())) flags[std::string(name)] = flag;
   }
   for (const auto& [name, flag] : flags) {
-    std::cout << "  --" << name << "  " << flag->Help() << " (default: \""
-              << flag->DefaultValue() << "\")\n";
+    std::cout << "  --" << name << "  " << flag->Help() << " (default: \"" << flag->DefaultValue() << "\")\n";
   }
   std::cout << "  --help  Show this help and exit\n";
 }

@@ -2,11 +2,11 @@
 // start-up sequence that turns them into a validated config.
 #pragma once
 
-#include "absl/strings/string_view.h"
 #include <string>
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "accelopt/v1/config.pb.h"
 #include "google/protobuf/message.h"
 

@@ -18,8 +18,8 @@ void ApplyServerDefaults(v1::ServerConfig* server) {
 absl::Status ValidateAddress(const std::string& address, const std::string& field) {
   auto colon = address.rfind(':');
   int port = -1;
-  if (colon == std::string::npos || colon == 0 ||
-      !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 || port > 65535) {
+  if (colon == std::string::npos || colon == 0 || !absl::SimpleAtoi(address.substr(colon + 1), &port) || port < 0 ||
+      port > 65535) {
     return absl::InvalidArgumentError(
         absl::StrCat(field, ": '", address, "' is not host:port with a port in 0..65535"));
   }
@@ -34,8 +34,8 @@ absl::Status ValidateServerConfig(const v1::ServerConfig& server) {
   }
   const std::string& level = server.log_level();
   if (level != "debug" && level != "info" && level != "warning" && level != "error") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "server.log_level: '", level, "' is not one of debug, info, warning, error"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("server.log_level: '", level, "' is not one of debug, info, warning, error"));
   }
   if (server.max_request_bytes() < 0) {
     return absl::InvalidArgumentError("server.max_request_bytes: must not be negative");

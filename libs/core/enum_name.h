@@ -1,10 +1,10 @@
 // Short names of proto enum values for people: VERDICT_OK -> "OK", JOB_STATE_RUNNING -> "RUNNING".
 #pragma once
 
-#include <string>
-
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/generated_enum_reflection.h>
+
+#include <string>
 
 namespace accelopt::core {
 

@@ -1,4 +1,3 @@
-#include "absl/strings/string_view.h"
 #include "libs/core/file.h"
 
 #include <unistd.h>
@@ -10,6 +9,7 @@
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace accelopt::core {
 
@@ -29,8 +29,7 @@ absl::Status WriteFileAtomic(const std::string& path, absl::string_view contents
   std::string tmp = absl::StrCat(path, ".tmp.", getpid());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
   if (f == nullptr) {
-    return absl::PermissionDeniedError(
-        absl::StrCat("cannot write ", tmp, ": ", std::strerror(errno)));
+    return absl::PermissionDeniedError(absl::StrCat("cannot write ", tmp, ": ", std::strerror(errno)));
   }
   bool ok = std::fwrite(contents.data(), 1, contents.size(), f) == contents.size();
   ok = (std::fflush(f) == 0) && ok;

@@ -1,11 +1,11 @@
 // Whole-file reads and atomic whole-file writes.
 #pragma once
 
-#include "absl/strings/string_view.h"
 #include <string>
 #include <string_view>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace accelopt::core {
 

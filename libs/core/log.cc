@@ -1,4 +1,3 @@
-#include "absl/strings/string_view.h"
 #include "libs/core/log.h"
 
 #include <grpc/support/log.h>
@@ -9,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/string_view.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 
@@ -24,10 +24,14 @@ std::string& ServiceName() {
 
 const char* LevelName(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kWarning: return "warning";
-    case LogLevel::kError: return "error";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarning:
+      return "warning";
+    case LogLevel::kError:
+      return "error";
   }
   return "info";
 }
@@ -46,9 +50,9 @@ absl::string_view Component(const char* file) {
 }
 
 void GrpcLogSink(gpr_log_func_args* args) {
-  LogLevel level = args->severity == GPR_LOG_SEVERITY_ERROR ? LogLevel::kError
+  LogLevel level = args->severity == GPR_LOG_SEVERITY_ERROR  ? LogLevel::kError
                    : args->severity == GPR_LOG_SEVERITY_INFO ? LogLevel::kInfo
-                                                              : LogLevel::kDebug;
+                                                             : LogLevel::kDebug;
   if (level < GetLogLevel()) return;
   LogMessage(level, args->file, args->line).With("origin", "grpc") << args->message;
 }
@@ -70,8 +74,7 @@ absl::Status SetLogLevelFromString(absl::string_view level) {
       return absl::OkStatus();
     }
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("log level '", level, "' is not one of debug, info, warning, error"));
+  return absl::InvalidArgumentError(absl::StrCat("log level '", level, "' is not one of debug, info, warning, error"));
 }
 
 void RouteGrpcLogs() { gpr_set_log_function(GrpcLogSink); }
@@ -81,11 +84,21 @@ std::string JsonEscape(absl::string_view s) {
   out.reserve(s.size() + 8);
   for (unsigned char c : s) {
     switch (c) {
-      case '"': out += "\\\""; break;
-      case '\\': out += "\\\\"; break;
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
       default:
         if (c < 0x20) {
           out += absl::StrFormat("\\u%04x", c);
@@ -97,8 +110,7 @@ std::string JsonEscape(absl::string_view s) {
   return out;
 }
 
-LogMessage::LogMessage(LogLevel level, const char* file, int line)
-    : level_(level), file_(file), line_(line) {}
+LogMessage::LogMessage(LogLevel level, const char* file, int line) : level_(level), file_(file), line_(line) {}
 
 LogMessage& LogMessage::With(absl::string_view key, absl::string_view value) {
   fields_.emplace_back(std::string(key), std::string(value));
@@ -106,15 +118,15 @@ LogMessage& LogMessage::With(absl::string_view key, absl::string_view value) {
 }
 
 LogMessage::~LogMessage() {
-  std::string line = absl::StrCat(
-      "{\"ts\":\"", absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()),
-      "\",\"level\":\"", LevelName(level_), "\",\"service\":\"");
+  std::string line =
+      absl::StrCat("{\"ts\":\"", absl::FormatTime("%Y-%m-%dT%H:%M:%E3SZ", absl::Now(), absl::UTCTimeZone()),
+                   "\",\"level\":\"", LevelName(level_), "\",\"service\":\"");
   {
     std::lock_guard<std::mutex> lock(g_mu);
     absl::StrAppend(&line, JsonEscape(ServiceName()));
   }
-  absl::StrAppend(&line, "\",\"component\":\"", JsonEscape(Component(file_)), ":", line_,
-                  "\",\"msg\":\"", JsonEscape(stream_.str()), "\"");
+  absl::StrAppend(&line, "\",\"component\":\"", JsonEscape(Component(file_)), ":", line_, "\",\"msg\":\"",
+                  JsonEscape(stream_.str()), "\"");
   for (const auto& [key, value] : fields_) {
     absl::StrAppend(&line, ",\"", JsonEscape(key), "\":\"", JsonEscape(value), "\"");
   }

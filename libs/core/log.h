@@ -6,7 +6,6 @@
 // Thread-safe. Messages below the configured level cost one comparison.
 #pragma once
 
-#include "absl/strings/string_view.h"
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -14,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace accelopt::core {
 
@@ -61,7 +61,7 @@ class LogMessage {
 #define ACCELOPT_LOG_LEVEL_WARNING ::accelopt::core::LogLevel::kWarning
 #define ACCELOPT_LOG_LEVEL_ERROR ::accelopt::core::LogLevel::kError
 
-#define ACCELOPT_LOG(severity)                                                            \
-  if (ACCELOPT_LOG_LEVEL_##severity < ::accelopt::core::GetLogLevel()) {                  \
-  } else                                                                                  \
+#define ACCELOPT_LOG(severity)                                           \
+  if (ACCELOPT_LOG_LEVEL_##severity < ::accelopt::core::GetLogLevel()) { \
+  } else                                                                 \
     ::accelopt::core::LogMessage(ACCELOPT_LOG_LEVEL_##severity, __FILE__, __LINE__)

@@ -1,9 +1,10 @@
 // Content hashes of kernels and other sources.
 #pragma once
 
-#include "absl/strings/string_view.h"
 #include <string>
 #include <string_view>
+
+#include "absl/strings/string_view.h"
 
 namespace accelopt::core {
 

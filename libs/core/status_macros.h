@@ -8,8 +8,8 @@
 #define ACCELOPT_INTERNAL_CONCAT(a, b) ACCELOPT_INTERNAL_CONCAT_(a, b)
 
 // Returns from the current function with `expr`'s status when it is not OK.
-#define ACCELOPT_RETURN_IF_ERROR(expr)                  \
-  do {                                                  \
+#define ACCELOPT_RETURN_IF_ERROR(expr)                    \
+  do {                                                    \
     if (absl::Status _st = (expr); !_st.ok()) return _st; \
   } while (0)
 

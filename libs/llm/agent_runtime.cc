@@ -4,8 +4,7 @@
 
 namespace accelopt::llm {
 
-absl::StatusOr<AgentRuntime> StartAgentRuntime(const v1::LlmConfig& llm,
-                                               std::shared_ptr<prometheus::Registry> registry,
+absl::StatusOr<AgentRuntime> StartAgentRuntime(const v1::LlmConfig& llm, std::shared_ptr<prometheus::Registry> registry,
                                                const std::vector<std::string>& templates) {
   absl::StatusOr<ProxyConfig> proxy = ProxyConfig::FromEnvironment();
   if (!proxy.ok()) return proxy.status();

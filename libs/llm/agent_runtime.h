@@ -22,8 +22,7 @@ struct AgentRuntime {
 
 // `llm` has its defaults applied. INVALID_ARGUMENT naming `llm.prompt_root` when a template of `templates` is
 // missing from the default prompt set; the client's and proxy configuration's own errors otherwise.
-absl::StatusOr<AgentRuntime> StartAgentRuntime(const v1::LlmConfig& llm,
-                                               std::shared_ptr<prometheus::Registry> registry,
+absl::StatusOr<AgentRuntime> StartAgentRuntime(const v1::LlmConfig& llm, std::shared_ptr<prometheus::Registry> registry,
                                                const std::vector<std::string>& templates);
 
 }  // namespace accelopt::llm

@@ -16,9 +16,8 @@ boost::asio::awaitable<void> AsyncSemaphore::Acquire() {
           boost::asio::post(executor, std::move(handler));
           return;
         }
-        waiters_.push_back([handler = std::move(handler), executor]() mutable {
-          boost::asio::post(executor, std::move(handler));
-        });
+        waiters_.push_back(
+            [handler = std::move(handler), executor]() mutable { boost::asio::post(executor, std::move(handler)); });
       },
       boost::asio::use_awaitable);
 }

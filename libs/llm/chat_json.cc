@@ -58,8 +58,8 @@ ChatResponse ParseChatResponse(absl::string_view body) {
   try {
     root = json::parse(body.begin(), body.end());
   } catch (const json::parse_error& e) {
-    out.status = absl::DataLossError(absl::StrCat("response is not valid JSON (", body.size(),
-                                                  " bytes, error at byte ", e.byte, ")"));
+    out.status = absl::DataLossError(
+        absl::StrCat("response is not valid JSON (", body.size(), " bytes, error at byte ", e.byte, ")"));
     return out;
   }
   if (!root.is_object()) {
@@ -89,8 +89,8 @@ ChatResponse ParseChatResponse(absl::string_view body) {
   auto content = message->find("content");
   if (content == message->end() || !content->is_string()) {
     std::string finish = StringField(choice, "finish_reason");
-    out.status = absl::DataLossError(absl::StrCat("response choices[0].message has no content (finish_reason: ",
-                                                  finish.empty() ? "none" : finish, ")"));
+    out.status = absl::DataLossError(absl::StrCat(
+        "response choices[0].message has no content (finish_reason: ", finish.empty() ? "none" : finish, ")"));
     return out;
   }
   out.content = content->get<std::string>();

@@ -1,6 +1,7 @@
 #include "libs/llm/chat_json.h"
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 namespace accelopt::llm {
@@ -49,8 +50,7 @@ TEST(ChatResponseTest, ReadsContentReasoningAndUsage) {
   EXPECT_EQ(r.usage.prompt_tokens, 10);
   EXPECT_EQ(r.usage.completion_tokens, 20);
   EXPECT_EQ(r.usage.reasoning_tokens, 5);
-  EXPECT_EQ(ParseChatResponse(R"({"choices":[{"message":{"content":"a","reasoning_content":"rc"}}]})").reasoning,
-            "rc");
+  EXPECT_EQ(ParseChatResponse(R"({"choices":[{"message":{"content":"a","reasoning_content":"rc"}}]})").reasoning, "rc");
 }
 
 TEST(ChatResponseTest, SaysPreciselyWhatIsWrong) {

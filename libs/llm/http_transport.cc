@@ -38,8 +38,7 @@ std::string BasicCredentials(const std::string& userinfo) {
   return absl::StrCat("Basic ", out);
 }
 
-absl::Status IoError(const error_code& ec, absl::string_view what, const std::string& where,
-                     absl::Duration timeout) {
+absl::Status IoError(const error_code& ec, absl::string_view what, const std::string& where, absl::Duration timeout) {
   if (ec == beast::error::timeout) {
     return absl::DeadlineExceededError(
         absl::StrCat("timed out after ", absl::FormatDuration(timeout), " (", what, " ", where, ")"));
@@ -48,8 +47,8 @@ absl::Status IoError(const error_code& ec, absl::string_view what, const std::st
 }
 
 template <typename Stream>
-asio::awaitable<absl::StatusOr<HttpResponse>> Exchange(Stream& stream, const Request& request,
-                                                       const std::string& where, absl::Duration timeout) {
+asio::awaitable<absl::StatusOr<HttpResponse>> Exchange(Stream& stream, const Request& request, const std::string& where,
+                                                       absl::Duration timeout) {
   error_code ec;
   co_await http::async_write(stream, request, asio::redirect_error(use_awaitable, ec));
   if (ec) co_return IoError(ec, "sending request to", where, timeout);
@@ -84,8 +83,8 @@ asio::awaitable<absl::Status> OpenTunnel(beast::tcp_stream& stream, const HttpUr
   co_await http::async_read_header(stream, buffer, parser, asio::redirect_error(use_awaitable, ec));
   if (ec) co_return IoError(ec, "reading CONNECT answer from", where, timeout);
   if (parser.get().result() != http::status::ok) {
-    co_return absl::UnavailableError(absl::StrCat(where, " refused CONNECT to ", target.HostPort(), ": HTTP ",
-                                                  parser.get().result_int()));
+    co_return absl::UnavailableError(
+        absl::StrCat(where, " refused CONNECT to ", target.HostPort(), ": HTTP ", parser.get().result_int()));
   }
   co_return absl::OkStatus();
 }
@@ -102,8 +101,8 @@ asio::awaitable<absl::StatusOr<HttpResponse>> HttpTransport::Post(const HttpPost
   tcp.expires_after(absl::ToChronoMilliseconds(post.timeout));
   error_code ec;
   asio::ip::tcp::resolver resolver(executor);
-  auto endpoints = co_await resolver.async_resolve(hop.host, std::to_string(hop.port),
-                                                   asio::redirect_error(use_awaitable, ec));
+  auto endpoints =
+      co_await resolver.async_resolve(hop.host, std::to_string(hop.port), asio::redirect_error(use_awaitable, ec));
   if (ec) co_return absl::UnavailableError(absl::StrCat("cannot resolve ", hop.host, ": ", ec.message()));
   co_await tcp.async_connect(endpoints, asio::redirect_error(use_awaitable, ec));
   if (ec) {
@@ -147,9 +146,8 @@ asio::awaitable<absl::StatusOr<HttpResponse>> HttpTransport::Post(const HttpPost
   if (ec) {
     long verify = SSL_get_verify_result(ssl);
     if (verify != X509_V_OK) {
-      co_return absl::FailedPreconditionError(absl::StrCat("TLS certificate of ", post.url.HostPort(),
-                                                           " does not verify: ",
-                                                           X509_verify_cert_error_string(verify)));
+      co_return absl::FailedPreconditionError(absl::StrCat(
+          "TLS certificate of ", post.url.HostPort(), " does not verify: ", X509_verify_cert_error_string(verify)));
     }
     co_return IoError(ec, "TLS handshake with", where, post.timeout);
   }

@@ -1,11 +1,10 @@
 // One HTTP/1.1 POST over TCP or TLS, directly or through a proxy, as an Asio coroutine (Boost.Beast).
 #pragma once
 
+#include <boost/asio/ssl/context.hpp>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <boost/asio/ssl/context.hpp>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"

@@ -1,11 +1,10 @@
 #include "libs/llm/openai_client.h"
 
 #include <algorithm>
+#include <boost/asio/steady_timer.hpp>
 #include <chrono>
 #include <cstdlib>
 #include <random>
-
-#include <boost/asio/steady_timer.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -31,12 +30,20 @@ struct Attempt {
 
 absl::StatusCode CodeForHttpStatus(int status) {
   switch (status) {
-    case 400: case 413: case 422: return absl::StatusCode::kInvalidArgument;
-    case 401: return absl::StatusCode::kUnauthenticated;
-    case 403: return absl::StatusCode::kPermissionDenied;
-    case 404: return absl::StatusCode::kNotFound;
-    case 429: return absl::StatusCode::kResourceExhausted;
-    default: return status >= 500 ? absl::StatusCode::kUnavailable : absl::StatusCode::kFailedPrecondition;
+    case 400:
+    case 413:
+    case 422:
+      return absl::StatusCode::kInvalidArgument;
+    case 401:
+      return absl::StatusCode::kUnauthenticated;
+    case 403:
+      return absl::StatusCode::kPermissionDenied;
+    case 404:
+      return absl::StatusCode::kNotFound;
+    case 429:
+      return absl::StatusCode::kResourceExhausted;
+    default:
+      return status >= 500 ? absl::StatusCode::kUnavailable : absl::StatusCode::kFailedPrecondition;
   }
 }
 
@@ -65,9 +72,17 @@ Attempt ClassifyTransportError(const absl::Status& status) {
   Attempt a;
   a.status = status;
   switch (status.code()) {
-    case absl::StatusCode::kDeadlineExceeded: a.outcome = "timeout"; a.retryable = true; break;
-    case absl::StatusCode::kUnavailable: a.outcome = "connection_error"; a.retryable = true; break;
-    default: a.outcome = "tls_error"; break;
+    case absl::StatusCode::kDeadlineExceeded:
+      a.outcome = "timeout";
+      a.retryable = true;
+      break;
+    case absl::StatusCode::kUnavailable:
+      a.outcome = "connection_error";
+      a.retryable = true;
+      break;
+    default:
+      a.outcome = "tls_error";
+      break;
   }
   return a;
 }
@@ -144,8 +159,8 @@ absl::Duration OpenAiClient::Backoff(int retry) {
   return absl::Seconds(cap * static_cast<double>(z >> 11) / static_cast<double>(1ULL << 53));
 }
 
-void OpenAiClient::Account(const CompletionRequest& request, int64_t prompt, int64_t completion,
-                           int64_t reasoning, v1::TokenUsage* usage) {
+void OpenAiClient::Account(const CompletionRequest& request, int64_t prompt, int64_t completion, int64_t reasoning,
+                           v1::TokenUsage* usage) {
   const std::string& model = request.model.model();
   usage->set_prompt_tokens(usage->prompt_tokens() + prompt);
   usage->set_completion_tokens(usage->completion_tokens() + completion);
@@ -158,8 +173,8 @@ void OpenAiClient::Account(const CompletionRequest& request, int64_t prompt, int
     metrics_.unpriced_responses.Add({{"agent", request.agent}, {"model", model}}).Increment();
     return;
   }
-  double cost = (prompt * price->second.prompt_usd_per_mtok() +
-                 completion * price->second.completion_usd_per_mtok()) / 1e6;
+  double cost =
+      (prompt * price->second.prompt_usd_per_mtok() + completion * price->second.completion_usd_per_mtok()) / 1e6;
   usage->set_cost_usd(usage->cost_usd() + cost);
   metrics_.cost_usd.Add({{"agent", request.agent}, {"model", model}}).Increment(cost);
 }
@@ -200,8 +215,8 @@ asio::awaitable<Metered<Completion>> OpenAiClient::Run(CompletionRequest request
   post.target = absl::StrCat(url->path, "/chat/completions");
   post.body = *std::move(body);
   if (!api_key.empty()) post.headers.emplace_back("Authorization", absl::StrCat("Bearer ", api_key));
-  double timeout_seconds = request.model.timeout_seconds() > 0 ? request.model.timeout_seconds()
-                                                               : options_.config.default_timeout_seconds();
+  double timeout_seconds =
+      request.model.timeout_seconds() > 0 ? request.model.timeout_seconds() : options_.config.default_timeout_seconds();
   post.timeout = absl::Seconds(timeout_seconds);
   const std::string where = absl::StrCat(url->Redacted(), "/chat/completions");
   AsyncSemaphore& limiter = LimiterFor(url->Redacted());
@@ -243,8 +258,8 @@ asio::awaitable<Metered<Completion>> OpenAiClient::Run(CompletionRequest request
       out.value = final_status;
       co_return out;
     }
-    absl::Duration delay = result.retry_after.has_value() ? std::min(*result.retry_after, kMaxRetryAfter)
-                                                          : Backoff(attempt);
+    absl::Duration delay =
+        result.retry_after.has_value() ? std::min(*result.retry_after, kMaxRetryAfter) : Backoff(attempt);
     out.usage.set_retries(out.usage.retries() + 1);
     metrics_.retries.Add({{"agent", request.agent}, {"model", model}}).Increment();
     asio::steady_timer timer(co_await asio::this_coro::executor, absl::ToChronoNanoseconds(delay));

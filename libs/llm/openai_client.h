@@ -2,15 +2,14 @@
 // with retries, a per-endpoint concurrency limit, and token and cost accounting.
 #pragma once
 
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <map>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <boost/asio/executor_work_guard.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ssl/context.hpp>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"

@@ -1,9 +1,8 @@
 // The "openai" client against the LLM double over real HTTP(S) on loopback.
 #include "libs/llm/openai_client.h"
 
-#include <unistd.h>
-
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -288,7 +287,8 @@ TEST_F(OpenAiClientTest, ConcurrencyPerEndpointIsLimitedAndTotalsAddUp) {
   }
   {
     absl::MutexLock lock(&mu);
-    mu.Await(absl::Condition(+[](int* n) { return *n == 0; }, &remaining));
+    mu.Await(absl::Condition(
+        +[](int* n) { return *n == 0; }, &remaining));
   }
   v1::TokenUsage total;
   for (const auto& r : results) {

@@ -18,8 +18,8 @@ std::string FormatNumber(double v) {
 }  // namespace
 
 std::string FormatProfile(const v1::ProfileResult& profile) {
-  std::string out = absl::StrCat(
-      "latency_ms: ", profile.has_latency() ? FormatNumber(profile.latency().mean_ms()) : "unknown", "\n");
+  std::string out =
+      absl::StrCat("latency_ms: ", profile.has_latency() ? FormatNumber(profile.latency().mean_ms()) : "unknown", "\n");
   const v1::ProfileCounters& counters = profile.counters();
   const google::protobuf::Descriptor* descriptor = counters.GetDescriptor();
   const google::protobuf::Reflection* reflection = counters.GetReflection();

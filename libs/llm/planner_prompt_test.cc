@@ -39,9 +39,7 @@ TEST(FormatProfileTest, AllSixteenFieldsAppearInOrder) {
   }
 }
 
-TEST(FormatExperiencesTest, EmptyListRendersNothing) {
-  EXPECT_EQ(FormatExperiences({}), "");
-}
+TEST(FormatExperiencesTest, EmptyListRendersNothing) { EXPECT_EQ(FormatExperiences({}), ""); }
 
 TEST(FormatExperiencesTest, KeepsOrderAndMarksRegressions) {
   google::protobuf::RepeatedPtrField<v1::Experience> list;
@@ -57,8 +55,9 @@ TEST(FormatExperiencesTest, KeepsOrderAndMarksRegressions) {
   std::string text = FormatExperiences(list);
   EXPECT_NE(text.find("## Experiences"), std::string::npos);
   size_t first = text.find("### 1. Hoist loads (1.30x faster)\n**Hoist loads**\nMove them out.");
-  size_t second = text.find("### 2. REGRESSION: Split the K loop (the attempted change was 1.50x slower)\n"
-                            "Merging the loops back restores speed.");
+  size_t second = text.find(
+      "### 2. REGRESSION: Split the K loop (the attempted change was 1.50x slower)\n"
+      "Merging the loops back restores speed.");
   ASSERT_NE(first, std::string::npos) << text;
   ASSERT_NE(second, std::string::npos) << text;
   EXPECT_LT(first, second);

@@ -80,8 +80,7 @@ absl::StatusOr<std::string> PromptLibrary::Render(absl::string_view prompt_set, 
                                                   const PromptValues& values) const {
   absl::StatusOr<std::shared_ptr<const std::string>> text = Load(prompt_set, name);
   if (!text.ok()) return text.status();
-  return RenderTemplate(**text, values,
-                        absl::StrCat(prompt_set.empty() ? "default" : prompt_set, "/", name, ".md"));
+  return RenderTemplate(**text, values, absl::StrCat(prompt_set.empty() ? "default" : prompt_set, "/", name, ".md"));
 }
 
 absl::Status PromptLibrary::Check(absl::string_view prompt_set, const std::vector<std::string>& names) const {

@@ -8,8 +8,7 @@ namespace accelopt::llm {
 namespace {
 
 TEST(RenderTemplateTest, FillsEveryPlaceholderInOnePass) {
-  absl::StatusOr<std::string> out =
-      RenderTemplate("a {{x}} b {{y_2}} {{x}}", {{"x", "{{y_2}}"}, {"y_2", "Y"}}, "t.md");
+  absl::StatusOr<std::string> out = RenderTemplate("a {{x}} b {{y_2}} {{x}}", {{"x", "{{y_2}}"}, {"y_2", "Y"}}, "t.md");
   ASSERT_TRUE(out.ok()) << out.status();
   EXPECT_EQ(*out, "a {{y_2}} b Y {{y_2}}");  // a value is never rescanned
 }
@@ -37,8 +36,9 @@ TEST(PromptLibraryTest, RejectsPathLikeAndMissingPromptSetsNamingTheField) {
   EXPECT_NE(missing.message().find("model.prompt_set: prompt set 'no-such-set' has no planner_user.md"),
             std::string::npos)
       << missing;
-  EXPECT_TRUE(prompts.Check("", {"planner_system", "planner_user", "executor_system", "executor_user",
-                                 "summarizer_system", "summarizer_user"})
+  EXPECT_TRUE(prompts
+                  .Check("", {"planner_system", "planner_user", "executor_system", "executor_user", "summarizer_system",
+                              "summarizer_user"})
                   .ok());
 }
 

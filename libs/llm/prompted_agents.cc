@@ -58,11 +58,10 @@ void PromptedExecutor::Implement(std::shared_ptr<const v1::ImplementRequest> req
                                  absl::AnyInvocable<void(Metered<KernelDraft>)> done) {
   const v1::ModelSpec& spec = request->model();
   absl::StatusOr<std::string> system = prompts_.Render(spec.prompt_set(), "executor_system", {});
-  absl::StatusOr<std::string> user =
-      prompts_.Render(spec.prompt_set(), "executor_user",
-                      {{"problem_source", request->problem().reference_source()},
-                       {"kernel_source", request->kernel().source()},
-                       {"plan", request->plan().text()}});
+  absl::StatusOr<std::string> user = prompts_.Render(spec.prompt_set(), "executor_user",
+                                                     {{"problem_source", request->problem().reference_source()},
+                                                      {"kernel_source", request->kernel().source()},
+                                                      {"plan", request->plan().text()}});
   if (!system.ok() || !user.ok()) {
     done(Metered<KernelDraft>{system.ok() ? user.status() : system.status(), {}});
     return;

@@ -101,8 +101,7 @@ TEST_F(PromptedAgentsTest, ExecutorExtractsTheFirstCodeBlockOrSaysThereIsNone) {
   prose.fallback.content = "I would rather explain it in words.";
   prose.fallback.completion_tokens = 9;
   double_->SetScript(prose);
-  Metered<KernelDraft> none =
-      Wait<KernelDraft>([&](auto done) { executor.Implement(request, 1, 2, std::move(done)); });
+  Metered<KernelDraft> none = Wait<KernelDraft>([&](auto done) { executor.Implement(request, 1, 2, std::move(done)); });
   EXPECT_EQ(none.value.status().message(), "no fenced code block in the response");
   EXPECT_EQ(none.usage.completion_tokens(), 9);
 }

@@ -62,13 +62,12 @@ class ProviderRegistry {
   // not registered (the message lists the registered names).
   absl::StatusOr<Model*> Find(const v1::ModelSpec& spec) const {
     if (spec.provider().empty()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("model.provider: required (one of: ", KnownNames(), ")"));
+      return absl::InvalidArgumentError(absl::StrCat("model.provider: required (one of: ", KnownNames(), ")"));
     }
     auto it = models_.find(spec.provider());
     if (it == models_.end()) {
-      return absl::InvalidArgumentError(absl::StrCat("model.provider: unknown provider '", spec.provider(),
-                                                     "' (known: ", KnownNames(), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("model.provider: unknown provider '", spec.provider(), "' (known: ", KnownNames(), ")"));
     }
     return it->second.get();
   }

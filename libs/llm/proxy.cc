@@ -1,10 +1,9 @@
 #include "libs/llm/proxy.h"
 
-#include <cstdlib>
-
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/network_v4.hpp>
 #include <boost/asio/ip/network_v6.hpp>
+#include <cstdlib>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -110,9 +109,8 @@ bool NoProxyMatches(const std::vector<std::string>& entries, const HttpUrl& targ
 absl::StatusOr<ProxyConfig> ProxyConfig::FromEnvironment() {
   ProxyConfig config;
   const char* used = nullptr;
-  for (auto [lower, upper, slot] :
-       {std::tuple{"http_proxy", "HTTP_PROXY", &config.http_proxy},
-        std::tuple{"https_proxy", "HTTPS_PROXY", &config.https_proxy}}) {
+  for (auto [lower, upper, slot] : {std::tuple{"http_proxy", "HTTP_PROXY", &config.http_proxy},
+                                    std::tuple{"https_proxy", "HTTPS_PROXY", &config.https_proxy}}) {
     std::string value = GetProxyVariable(lower, upper, &used);
     if (value.empty()) continue;
     absl::StatusOr<HttpUrl> url = ParseProxyUrl(value);
@@ -121,8 +119,9 @@ absl::StatusOr<ProxyConfig> ProxyConfig::FromEnvironment() {
     }
     if (url->https()) {
       return absl::InvalidArgumentError(
-          absl::StrCat(used, ": https:// proxies are not supported; use an http:// proxy (CONNECT tunnels "
-                             "https traffic)"));
+          absl::StrCat(used,
+                       ": https:// proxies are not supported; use an http:// proxy (CONNECT tunnels "
+                       "https traffic)"));
     }
     *slot = *std::move(url);
   }

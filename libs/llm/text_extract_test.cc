@@ -23,8 +23,7 @@ TEST(FirstFencedBlockTest, TakesTheFirstBlockWithoutItsLanguageTag) {
 
 TEST(FirstFencedBlockTest, SaysWhyThereIsNoCode) {
   EXPECT_EQ(FirstFencedBlock("def kernel(): pass").status().message(), "no fenced code block in the response");
-  EXPECT_NE(FirstFencedBlock("```python\ndef kernel(a):\n").status().message().find("never closed"),
-            std::string::npos);
+  EXPECT_NE(FirstFencedBlock("```python\ndef kernel(a):\n").status().message().find("never closed"), std::string::npos);
 }
 
 }  // namespace

@@ -23,8 +23,7 @@ absl::StatusOr<HttpUrl> ParseHttpUrl(absl::string_view url) {
   }
   out.scheme = absl::AsciiStrToLower(url.substr(0, scheme_end));
   if (out.scheme != "http" && out.scheme != "https") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unsupported URL scheme '", out.scheme, "' (want http or https)"));
+    return absl::InvalidArgumentError(absl::StrCat("unsupported URL scheme '", out.scheme, "' (want http or https)"));
   }
   absl::string_view rest = url.substr(scheme_end + 3);
   if (rest.find_first_of("?#") != absl::string_view::npos) {

@@ -6,8 +6,8 @@
 
 namespace accelopt::metrics {
 
-absl::StatusOr<std::unique_ptr<MetricsExposer>> MetricsExposer::Start(
-    const std::string& address, std::shared_ptr<prometheus::Registry> registry) {
+absl::StatusOr<std::unique_ptr<MetricsExposer>> MetricsExposer::Start(const std::string& address,
+                                                                      std::shared_ptr<prometheus::Registry> registry) {
   std::unique_ptr<prometheus::Exposer> exposer;
   try {
     exposer = std::make_unique<prometheus::Exposer>(address, /*num_threads=*/1);

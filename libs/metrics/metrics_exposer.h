@@ -15,8 +15,8 @@ class MetricsExposer {
  public:
   // `address` is host:port (port 0 picks a free port). UNAVAILABLE with one clear line when the address
   // cannot be bound.
-  static absl::StatusOr<std::unique_ptr<MetricsExposer>> Start(
-      const std::string& address, std::shared_ptr<prometheus::Registry> registry);
+  static absl::StatusOr<std::unique_ptr<MetricsExposer>> Start(const std::string& address,
+                                                               std::shared_ptr<prometheus::Registry> registry);
 
   // host:port actually bound.
   const std::string& address() const { return address_; }

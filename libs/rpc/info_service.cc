@@ -14,8 +14,7 @@ InfoServiceImpl::InfoServiceImpl(std::string service) {
   *info_.mutable_started_at() = google::protobuf::util::TimeUtil::GetCurrentTime();
 }
 
-grpc::ServerUnaryReactor* InfoServiceImpl::GetInfo(grpc::CallbackServerContext* ctx,
-                                                   const v1::GetInfoRequest*,
+grpc::ServerUnaryReactor* InfoServiceImpl::GetInfo(grpc::CallbackServerContext* ctx, const v1::GetInfoRequest*,
                                                    v1::GetInfoResponse* resp) {
   *resp = info_;
   auto* reactor = ctx->DefaultReactor();

@@ -1,6 +1,9 @@
 #include "libs/rpc/server_runner.h"
 
 #include <arpa/inet.h>
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/server_builder.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -8,10 +11,6 @@
 
 #include <chrono>
 #include <cstring>
-
-#include <grpcpp/ext/proto_server_reflection_plugin.h>
-#include <grpcpp/health_check_service_interface.h>
-#include <grpcpp/server_builder.h>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -89,11 +88,10 @@ absl::Status ServerRunner::Start() {
   if (server_ == nullptr || grpc_port_ == 0) {
     server_.reset();
     std::string why = BindError(config_.grpc_address());
-    return absl::UnavailableError(absl::StrCat("cannot listen on ", config_.grpc_address(), ": ",
-                                               why.empty() ? "gRPC could not bind it" : why));
+    return absl::UnavailableError(
+        absl::StrCat("cannot listen on ", config_.grpc_address(), ": ", why.empty() ? "gRPC could not bind it" : why));
   }
-  grpc_address_ = absl::StrCat(config_.grpc_address().substr(0, config_.grpc_address().rfind(':')),
-                               ":", grpc_port_);
+  grpc_address_ = absl::StrCat(config_.grpc_address().substr(0, config_.grpc_address().rfind(':')), ":", grpc_port_);
   ACCELOPT_LOG(INFO).With("grpc_address", grpc_address_).With("metrics_address", exposer_->address())
       << service_name_ << " serving";
   return absl::OkStatus();
@@ -122,8 +120,6 @@ void ServerRunner::Shutdown() {
   ACCELOPT_LOG(INFO) << service_name_ << " stopped";
 }
 
-std::string ServerRunner::metrics_address() const {
-  return exposer_ ? exposer_->address() : std::string();
-}
+std::string ServerRunner::metrics_address() const { return exposer_ ? exposer_->address() : std::string(); }
 
 }  // namespace accelopt::rpc

@@ -29,8 +29,7 @@ void BlockShutdownSignals();
 
 class ServerRunner {
  public:
-  ServerRunner(std::string service_name, v1::ServerConfig config,
-               std::shared_ptr<prometheus::Registry> registry);
+  ServerRunner(std::string service_name, v1::ServerConfig config, std::shared_ptr<prometheus::Registry> registry);
   ~ServerRunner();
 
   // Registers a service; call before Start(). Not owned.

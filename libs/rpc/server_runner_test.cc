@@ -29,9 +29,8 @@ TEST(ServerRunnerTest, ServesHealthInfoAndRpcMetrics) {
 
   grpc::health::v1::HealthCheckResponse health;
   grpc::ClientContext hctx;
-  ASSERT_TRUE(grpc::health::v1::Health::NewStub(channel)
-                  ->Check(&hctx, grpc::health::v1::HealthCheckRequest(), &health)
-                  .ok());
+  ASSERT_TRUE(
+      grpc::health::v1::Health::NewStub(channel)->Check(&hctx, grpc::health::v1::HealthCheckRequest(), &health).ok());
   EXPECT_EQ(health.status(), grpc::health::v1::HealthCheckResponse::SERVING);
 
   v1::GetInfoResponse info;

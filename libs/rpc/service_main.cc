@@ -13,9 +13,8 @@ int FailStartup(const std::string& binary, const absl::Status& status) {
   return 1;
 }
 
-int RunServer(const std::string& service_name, const google::protobuf::Message& config,
-              const v1::ServerConfig& server, std::shared_ptr<prometheus::Registry> registry,
-              const std::vector<grpc::Service*>& services) {
+int RunServer(const std::string& service_name, const google::protobuf::Message& config, const v1::ServerConfig& server,
+              std::shared_ptr<prometheus::Registry> registry, const std::vector<grpc::Service*>& services) {
   core::SetLogService(service_name);
   (void)core::SetLogLevelFromString(server.log_level());  // validated at load
   core::RouteGrpcLogs();

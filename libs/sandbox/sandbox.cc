@@ -26,17 +26,36 @@ std::vector<std::string> BwrapArgv(const SandboxSpec& spec) {
                                 "--unshare-all",  // network, pid, ipc, uts, cgroup, user
                                 "--die-with-parent",
                                 "--new-session",
-                                "--ro-bind", "/usr", "/usr",
-                                "--symlink", "usr/lib", "/lib",
-                                "--symlink", "usr/lib64", "/lib64",
-                                "--symlink", "usr/bin", "/bin",
-                                "--symlink", "usr/sbin", "/sbin",
-                                "--ro-bind-try", "/etc/alternatives", "/etc/alternatives",
-                                "--ro-bind-try", "/etc/ld.so.cache", "/etc/ld.so.cache",
-                                "--proc", "/proc",
-                                "--dev", "/dev",
-                                "--tmpfs", "/tmp",
-                                "--bind", spec.scratch_dir, "/scratch"};
+                                "--ro-bind",
+                                "/usr",
+                                "/usr",
+                                "--symlink",
+                                "usr/lib",
+                                "/lib",
+                                "--symlink",
+                                "usr/lib64",
+                                "/lib64",
+                                "--symlink",
+                                "usr/bin",
+                                "/bin",
+                                "--symlink",
+                                "usr/sbin",
+                                "/sbin",
+                                "--ro-bind-try",
+                                "/etc/alternatives",
+                                "/etc/alternatives",
+                                "--ro-bind-try",
+                                "/etc/ld.so.cache",
+                                "/etc/ld.so.cache",
+                                "--proc",
+                                "/proc",
+                                "--dev",
+                                "/dev",
+                                "--tmpfs",
+                                "/tmp",
+                                "--bind",
+                                spec.scratch_dir,
+                                "/scratch"};
   for (const auto& device : spec.device_binds) a.insert(a.end(), {"--dev-bind-try", device, device});
   for (const auto& [host, inside] : spec.read_only_binds) {
     a.insert(a.end(), {"--ro-bind", host, inside});
@@ -85,8 +104,7 @@ void KillProgram(int) {
   rlimit core{0, 0};
   setrlimit(RLIMIT_CORE, &core);
   if (drop_privileges) {
-    rlimit nproc{static_cast<rlim_t>(spec.limits.max_processes),
-                 static_cast<rlim_t>(spec.limits.max_processes)};
+    rlimit nproc{static_cast<rlim_t>(spec.limits.max_processes), static_cast<rlim_t>(spec.limits.max_processes)};
     setrlimit(RLIMIT_NPROC, &nproc);
     gid_t gid = static_cast<gid_t>(spec.sandbox_uid);
     if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(spec.sandbox_uid) != 0) _exit(126);
@@ -190,8 +208,7 @@ absl::StatusOr<SandboxOutcome> RunInSandbox(const SandboxSpec& spec, const std::
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  outcome.wall_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  outcome.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   off_t size = lseek(out_fd, 0, SEEK_END);
   off_t from = size > static_cast<off_t>(kMaxOutputBytes) ? size - kMaxOutputBytes : 0;

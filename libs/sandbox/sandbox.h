@@ -14,9 +14,9 @@
 namespace accelopt::sandbox {
 
 struct SandboxLimits {
-  int cpu_seconds = 600;    // RLIMIT_CPU: SIGXCPU/SIGKILL past it
-  int memory_mb = 8192;     // RLIMIT_AS
-  int max_processes = 64;   // RLIMIT_NPROC of the unprivileged sandbox user (when started as root)
+  int cpu_seconds = 600;   // RLIMIT_CPU: SIGXCPU/SIGKILL past it
+  int memory_mb = 8192;    // RLIMIT_AS
+  int max_processes = 64;  // RLIMIT_NPROC of the unprivileged sandbox user (when started as root)
 };
 
 struct SandboxSpec {

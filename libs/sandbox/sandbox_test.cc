@@ -1,16 +1,14 @@
 #include "libs/sandbox/sandbox.h"
 
+#include <gtest/gtest.h>
 #include <signal.h>
-#include <unistd.h>
-
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "libs/core/file.h"
 
@@ -91,7 +89,8 @@ import subprocess, time
 subprocess.Popen(['/usr/bin/python3', '-c', 'import time\nwhile True: time.sleep(0.1)'])
 open('/scratch/started', 'w').write('1')
 while True: pass
-)", absl::Seconds(3));
+)",
+                               absl::Seconds(3));
   EXPECT_EQ(o.ending, SandboxOutcome::Ending::kTimedOut);
   EXPECT_LT(o.wall_seconds, 10);
   // Nothing of the sandbox survives: no process still has the scratch dir as its working directory.
@@ -110,8 +109,8 @@ TEST_F(SandboxTest, CancellationKillsPromptly) {
     while (!std::filesystem::exists(scratch_ + "/started")) std::this_thread::yield();
     cancel.store(true);
   });
-  SandboxOutcome o = RunPython("open('/scratch/started','w').write('1')\nwhile True: pass\n", absl::Seconds(60),
-                               &cancel);
+  SandboxOutcome o =
+      RunPython("open('/scratch/started','w').write('1')\nwhile True: pass\n", absl::Seconds(60), &cancel);
   canceller.join();
   EXPECT_EQ(o.ending, SandboxOutcome::Ending::kCancelled);
   EXPECT_LT(o.wall_seconds, 30);
@@ -140,7 +139,8 @@ try:
         n += 1
 except OSError as e:
     print('fork refused after', n)
-)", absl::Seconds(20));
+)",
+                               absl::Seconds(20));
   EXPECT_NE(o.output.find("fork refused after"), std::string::npos) << o.output;
 }
 

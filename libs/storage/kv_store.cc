@@ -1,4 +1,3 @@
-#include "absl/strings/string_view.h"
 #include "libs/storage/kv_store.h"
 
 #include <rocksdb/db.h>
@@ -9,6 +8,7 @@
 #include <map>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 
 namespace accelopt::storage {
 namespace {
@@ -128,8 +128,7 @@ absl::Status KvStore::Write(WriteBatch batch) {
     rocksdb::Status s = op.is_delete ? wb.Delete(*cf, op.key) : wb.Put(*cf, op.key, op.value);
     if (!s.ok()) return FromRocksStatus(s, "batch");
   }
-  return FromRocksStatus(impl_->db->Write(impl_->write_options, &wb),
-                         absl::StrCat("write to ", impl_->path));
+  return FromRocksStatus(impl_->db->Write(impl_->write_options, &wb), absl::StrCat("write to ", impl_->path));
 }
 
 absl::Status KvStore::Scan(absl::string_view family, absl::string_view prefix,
@@ -139,14 +138,15 @@ absl::Status KvStore::Scan(absl::string_view family, absl::string_view prefix,
   std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(rocksdb::ReadOptions(), *cf));
   rocksdb::Slice p(prefix.data(), prefix.size());
   for (it->Seek(p); it->Valid() && it->key().starts_with(p); it->Next()) {
-    if (!fn(absl::string_view(it->key().data(), it->key().size()), absl::string_view(it->value().data(), it->value().size()))) break;
+    if (!fn(absl::string_view(it->key().data(), it->key().size()),
+            absl::string_view(it->value().data(), it->value().size())))
+      break;
   }
   return FromRocksStatus(it->status(), absl::StrCat("scan ", family));
 }
 
-absl::Status KvStore::ScanReverse(
-    absl::string_view family, absl::string_view prefix,
-    const std::function<bool(absl::string_view, absl::string_view)>& fn) const {
+absl::Status KvStore::ScanReverse(absl::string_view family, absl::string_view prefix,
+                                  const std::function<bool(absl::string_view, absl::string_view)>& fn) const {
   auto cf = impl_->Family(family);
   if (!cf.ok()) return cf.status();
   std::unique_ptr<rocksdb::Iterator> it(impl_->db->NewIterator(rocksdb::ReadOptions(), *cf));
@@ -155,7 +155,9 @@ absl::Status KvStore::ScanReverse(
   std::string upper = std::string(prefix) + std::string(8, '\xff');
   it->SeekForPrev(upper);
   for (; it->Valid() && it->key().starts_with(p); it->Prev()) {
-    if (!fn(absl::string_view(it->key().data(), it->key().size()), absl::string_view(it->value().data(), it->value().size()))) break;
+    if (!fn(absl::string_view(it->key().data(), it->key().size()),
+            absl::string_view(it->value().data(), it->value().size())))
+      break;
   }
   return FromRocksStatus(it->status(), absl::StrCat("scan ", family));
 }

@@ -4,7 +4,6 @@
 // Thread-safe: any method may be called from any thread.
 #pragma once
 
-#include "absl/strings/string_view.h"
 #include <functional>
 #include <memory>
 #include <optional>
@@ -14,6 +13,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 
 namespace accelopt::storage {
 

@@ -1,7 +1,6 @@
 #include "libs/storage/kv_store.h"
 
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
 #include <filesystem>
@@ -47,13 +46,22 @@ TEST(KvStoreTest, ScansByPrefixForwardAndBackward) {
   ASSERT_TRUE(store.ok());
   for (const char* k : {"j1/001", "j1/002", "j1/003", "j2/001"}) ASSERT_TRUE((*store)->Put("c", k, k).ok());
   std::vector<std::string> keys;
-  ASSERT_TRUE((*store)->Scan("c", "j1/", [&](auto k, auto) { keys.emplace_back(k); return true; }).ok());
+  ASSERT_TRUE((*store)
+                  ->Scan("c", "j1/",
+                         [&](auto k, auto) {
+                           keys.emplace_back(k);
+                           return true;
+                         })
+                  .ok());
   EXPECT_EQ(keys, (std::vector<std::string>{"j1/001", "j1/002", "j1/003"}));
   keys.clear();
-  ASSERT_TRUE((*store)->ScanReverse("c", "j1/", [&](auto k, auto) {
-    keys.emplace_back(k);
-    return keys.size() < 2;
-  }).ok());
+  ASSERT_TRUE((*store)
+                  ->ScanReverse("c", "j1/",
+                                [&](auto k, auto) {
+                                  keys.emplace_back(k);
+                                  return keys.size() < 2;
+                                })
+                  .ok());
   EXPECT_EQ(keys, (std::vector<std::string>{"j1/003", "j1/002"}));
 }
 

@@ -1,6 +1,7 @@
 #include "libs/testing/child_process.h"
 
 #include <fcntl.h>
+#include <grpcpp/create_channel.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -10,16 +11,13 @@
 #include <random>
 #include <thread>
 
-#include <grpcpp/create_channel.h>
-
 #include "absl/strings/str_cat.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "libs/core/file.h"
 
 namespace accelopt::testing {
 
-absl::StatusOr<ChildProcess> ChildProcess::Start(const std::vector<std::string>& argv,
-                                                 const std::string& log_path) {
+absl::StatusOr<ChildProcess> ChildProcess::Start(const std::vector<std::string>& argv, const std::string& log_path) {
   int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
   if (fd < 0) return absl::InternalError(absl::StrCat("cannot open ", log_path));
   std::vector<char*> args;

@@ -15,8 +15,7 @@ namespace accelopt::testing {
 class ChildProcess {
  public:
   // Starts `argv[0]` (a path) with `argv`; stdout and stderr go to `log_path`.
-  static absl::StatusOr<ChildProcess> Start(const std::vector<std::string>& argv,
-                                            const std::string& log_path);
+  static absl::StatusOr<ChildProcess> Start(const std::vector<std::string>& argv, const std::string& log_path);
   ChildProcess(ChildProcess&& other) noexcept;
   ChildProcess& operator=(ChildProcess&&) = delete;
   // Kills the process (SIGKILL) if it is still running.

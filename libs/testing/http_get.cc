@@ -13,8 +13,7 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = boost::asio::ip::tcp;
 
-absl::StatusOr<std::string> HttpGet(const std::string& address, const std::string& target,
-                                    int timeout_ms) {
+absl::StatusOr<std::string> HttpGet(const std::string& address, const std::string& target, int timeout_ms) {
   auto colon = address.rfind(':');
   if (colon == std::string::npos) return absl::InvalidArgumentError("address must be host:port");
   try {

@@ -45,8 +45,8 @@ absl::StatusOr<v1::Kernel> FinishKernel(const llm::KernelDraft& draft, const v1:
 
 absl::StatusOr<llm::ExecutorModel*> Executor::Validate(const v1::ImplementRequest& request) const {
   if (request.num_samples() < 1 || request.num_samples() > kMaxSamples) {
-    return absl::InvalidArgumentError(absl::StrCat("num_samples: must be between 1 and ", kMaxSamples, ", got ",
-                                                   request.num_samples()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_samples: must be between 1 and ", kMaxSamples, ", got ", request.num_samples()));
   }
   if (request.kernel().source().empty()) return absl::InvalidArgumentError("kernel.source: required");
   if (request.kernel().source().size() > kMaxKernelBytes) {
@@ -98,26 +98,25 @@ void Executor::Implement(std::shared_ptr<const v1::ImplementRequest> request, ll
   };
   boost::asio::post(pool_, [this, request, record, &model, n] {
     for (int i = 0; i < n; ++i) {
-      model.Implement(request, i, llm::SampleSeed(request->seed(), i),
-                      [this, request, record, i](llm::Metered<llm::KernelDraft> draft) {
-                        if (!draft.value.ok()) {
-                          bool no_block = draft.value.status().code() == absl::StatusCode::kNotFound;
-                          record(i, draft.value.status(), draft.usage, no_block ? "no_code_block" : "model_error");
-                          return;
-                        }
-                        // The syntax check blocks: run it on the pool, not on the model's thread.
-                        boost::asio::post(pool_, [this, request, record, i, draft = std::move(draft)] {
-                          absl::StatusOr<v1::Kernel> kernel =
-                              FinishKernel(*draft.value, request->kernel(), checker_, metrics_);
-                          absl::string_view outcome = "kernel";
-                          if (!kernel.ok()) {
-                            outcome = absl::StartsWith(kernel.status().message(), "does not parse")
-                                          ? "syntax_error"
-                                          : "no_kernel_function";
-                          }
-                          record(i, std::move(kernel), draft.usage, outcome);
-                        });
-                      });
+      model.Implement(
+          request, i, llm::SampleSeed(request->seed(), i),
+          [this, request, record, i](llm::Metered<llm::KernelDraft> draft) {
+            if (!draft.value.ok()) {
+              bool no_block = draft.value.status().code() == absl::StatusCode::kNotFound;
+              record(i, draft.value.status(), draft.usage, no_block ? "no_code_block" : "model_error");
+              return;
+            }
+            // The syntax check blocks: run it on the pool, not on the model's thread.
+            boost::asio::post(pool_, [this, request, record, i, draft = std::move(draft)] {
+              absl::StatusOr<v1::Kernel> kernel = FinishKernel(*draft.value, request->kernel(), checker_, metrics_);
+              absl::string_view outcome = "kernel";
+              if (!kernel.ok()) {
+                outcome = absl::StartsWith(kernel.status().message(), "does not parse") ? "syntax_error"
+                                                                                        : "no_kernel_function";
+              }
+              record(i, std::move(kernel), draft.usage, outcome);
+            });
+          });
     }
   });
 }

@@ -2,9 +2,8 @@
 // the model registered for the request's provider, and checks each new kernel. No gRPC types.
 #pragma once
 
-#include <memory>
-
 #include <boost/asio/thread_pool.hpp>
+#include <memory>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"

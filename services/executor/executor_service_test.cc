@@ -2,8 +2,8 @@
 // LLM double.
 #include "services/executor/executor_service.h"
 
-#include <gtest/gtest.h>
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 
 #include "libs/config/llm_config.h"
 #include "libs/core/sha256.h"
@@ -35,8 +35,7 @@ class ExecutorServiceTest : public ::testing::Test {
     auto client = llm::OpenAiClient::Create({config, {}, registry_, 1});
     ASSERT_TRUE(client.ok()) << client.status();
     client_ = *std::move(client);
-    models_ =
-        std::make_unique<llm::ProviderRegistry<llm::ExecutorModel>>(llm::MakeExecutorModels(*client_, prompts_));
+    models_ = std::make_unique<llm::ProviderRegistry<llm::ExecutorModel>>(llm::MakeExecutorModels(*client_, prompts_));
     executor_ = std::make_unique<Executor>(*models_, checker_, pool_, metrics_);
     service_ = std::make_unique<ExecutorServiceImpl>(*executor_);
     grpc::ServerBuilder builder;

@@ -1,7 +1,6 @@
 // accelopt-executor: the executor agent, which turns a kernel and a plan into new kernel sources
-#include <memory>
-
 #include <boost/asio/thread_pool.hpp>
+#include <memory>
 
 #include "libs/builtin/builtin_agents.h"
 #include "libs/builtin/rewriter.h"

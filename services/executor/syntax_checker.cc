@@ -66,12 +66,13 @@ absl::Status PythonSyntaxChecker::Check(absl::string_view source) const {
   posix_spawn_file_actions_adddup2(&actions, out_child.get(), 1);
   posix_spawn_file_actions_adddup2(&actions, out_child.get(), 2);
   std::string script = kScript;
-  char* argv[] = {const_cast<char*>(python_.c_str()), const_cast<char*>("-I"), const_cast<char*>("-c"),
-                  script.data(), nullptr};
+  char* argv[] = {const_cast<char*>(python_.c_str()), const_cast<char*>("-I"), const_cast<char*>("-c"), script.data(),
+                  nullptr};
   pid_t pid = 0;
   int rc = posix_spawn(&pid, python_.c_str(), &actions, nullptr, argv, environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return absl::UnavailableError(absl::StrCat("syntax check: cannot run ", python_, ": ", std::strerror(rc)));
+  if (rc != 0)
+    return absl::UnavailableError(absl::StrCat("syntax check: cannot run ", python_, ": ", std::strerror(rc)));
   in_child.Close();
   out_child.Close();
   fcntl(in_parent.get(), F_SETFL, O_NONBLOCK);

@@ -31,8 +31,7 @@ std::string PlanSentence(const v1::Plan& plan) {
 
 }  // namespace
 
-std::pair<std::string, std::string> ChangedLines(const std::string& before, const std::string& after,
-                                                 int max_lines) {
+std::pair<std::string, std::string> ChangedLines(const std::string& before, const std::string& after, int max_lines) {
   std::vector<std::string> a = absl::StrSplit(before, '\n');
   std::vector<std::string> b = absl::StrSplit(after, '\n');
   size_t head = 0;
@@ -64,21 +63,20 @@ void BuiltinSummarizer::Summarize(const SummaryInput& input, SummaryCallback don
   auto [slow_lines, fast_lines] = ChangedLines(input.slow_kernel, input.fast_kernel, 12);
   if (input.regression) {
     out.title = absl::StrFormat("Avoid %s here: it made the kernel %.2fx slower", what, input.speedup);
-    out.description = absl::StrCat(
-        "Applying ", what, " (", sentence.empty() ? input.plan.title() : sentence, ") to a ", input.problem,
-        " kernel slowed it down ", absl::StrFormat("%.2fx", input.speedup),
-        ". Prefer other transformations for kernels with the same bottleneck; undo it as shown.");
+    out.description =
+        absl::StrCat("Applying ", what, " (", sentence.empty() ? input.plan.title() : sentence, ") to a ",
+                     input.problem, " kernel slowed it down ", absl::StrFormat("%.2fx", input.speedup),
+                     ". Prefer other transformations for kernels with the same bottleneck; undo it as shown.");
   } else {
     out.title = absl::StrFormat("%s: %.2fx faster", what, input.speedup);
-    out.description = absl::StrCat(
-        sentence.empty() ? input.plan.title() : sentence, ". On a ", input.problem, " kernel this gave ",
-        absl::StrFormat("%.2fx", input.speedup), "; it pays off where the same pattern and bottleneck appear.");
+    out.description = absl::StrCat(sentence.empty() ? input.plan.title() : sentence, ". On a ", input.problem,
+                                   " kernel this gave ", absl::StrFormat("%.2fx", input.speedup),
+                                   "; it pays off where the same pattern and bottleneck appear.");
   }
   out.before_snippet = slow_lines;
   out.after_snippet = fast_lines;
   out.summary = absl::StrCat("**", out.title, "**\n\n", out.description, "\n\nOriginal code:\n```python\n",
-                             out.before_snippet, "\n```\n\nOptimized code:\n```python\n", out.after_snippet,
-                             "\n```\n");
+                             out.before_snippet, "\n```\n\nOptimized code:\n```python\n", out.after_snippet, "\n```\n");
   answer.summary = std::move(out);
   done(std::move(answer));
 }

@@ -20,7 +20,6 @@ class BuiltinSummarizer final : public Summarizer {
 
 // The lines of `before` and `after` between their common leading and trailing lines, each cut to at most
 // `max_lines`.
-std::pair<std::string, std::string> ChangedLines(const std::string& before, const std::string& after,
-                                                 int max_lines);
+std::pair<std::string, std::string> ChangedLines(const std::string& before, const std::string& after, int max_lines);
 
 }  // namespace accelopt::memory

@@ -17,8 +17,7 @@ uint64_t SplitMix64(uint64_t x) {
   return x ^ (x >> 31);
 }
 
-absl::StatusOr<std::vector<v1::Experience>> Fifo(const ExperienceStore& store, const std::string& ns,
-                                                 int capacity) {
+absl::StatusOr<std::vector<v1::Experience>> Fifo(const ExperienceStore& store, const std::string& ns, int capacity) {
   std::vector<v1::Experience> out;
   ACCELOPT_RETURN_IF_ERROR(store.ForEachNewestFirst(ns, [&](const v1::Experience& e) {
     out.push_back(e);
@@ -27,8 +26,8 @@ absl::StatusOr<std::vector<v1::Experience>> Fifo(const ExperienceStore& store, c
   return out;
 }
 
-absl::StatusOr<std::vector<v1::Experience>> Random(const ExperienceStore& store, const std::string& ns,
-                                                   int capacity, uint64_t seed) {
+absl::StatusOr<std::vector<v1::Experience>> Random(const ExperienceStore& store, const std::string& ns, int capacity,
+                                                   uint64_t seed) {
   std::vector<v1::Experience> batch;
   ACCELOPT_RETURN_IF_ERROR(store.ForEachNewestFirst(ns, [&](const v1::Experience& e) {
     if (!batch.empty() && (e.provenance().job_id() != batch.front().provenance().job_id() ||
@@ -79,8 +78,7 @@ absl::Status ValidateQuery(const QueryParams& params) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::vector<v1::Experience>> QueryExperiences(const ExperienceStore& store,
-                                                             const QueryParams& params) {
+absl::StatusOr<std::vector<v1::Experience>> QueryExperiences(const ExperienceStore& store, const QueryParams& params) {
   ACCELOPT_RETURN_IF_ERROR(ValidateQuery(params));
   if (params.policy == v1::MEMORY_POLICY_OFF) return std::vector<v1::Experience>();
   int capacity = params.capacity > 0 ? params.capacity : kDefaultCapacity;

@@ -35,7 +35,6 @@ absl::Status ValidateQuery(const QueryParams& params);
 // std::mt19937_64 seeded with SplitMix64(seed ^ SplitMix64(newest sequence)), index i + rng() % (n - i): the
 // same seed and the same stored experiences give the same answer, and each new batch reshuffles.
 // An empty or unknown namespace gives no experiences.
-absl::StatusOr<std::vector<v1::Experience>> QueryExperiences(const ExperienceStore& store,
-                                                             const QueryParams& params);
+absl::StatusOr<std::vector<v1::Experience>> QueryExperiences(const ExperienceStore& store, const QueryParams& params);
 
 }  // namespace accelopt::memory

@@ -19,9 +19,7 @@ constexpr size_t kMaxNamespaceBytes = 256;
 constexpr int kSequenceDigits = 20;
 
 // experiences: "<namespace>/<20-digit sequence>" -> serialized v1.Experience.
-std::string ExperienceKey(absl::string_view ns, int64_t sequence) {
-  return absl::StrFormat("%s/%020d", ns, sequence);
-}
+std::string ExperienceKey(absl::string_view ns, int64_t sequence) { return absl::StrFormat("%s/%020d", ns, sequence); }
 
 bool ParseExperienceKey(absl::string_view key, std::string* ns, int64_t* sequence) {
   size_t slash = key.rfind('/');
@@ -55,8 +53,7 @@ absl::Status ValidateNamespace(absl::string_view ns, absl::string_view field) {
   }
   for (char c : ns) {
     if (c == '/' || static_cast<unsigned char>(c) < 0x20 || c == 0x7f) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ": '", ns, "' contains '/' or a control character"));
+      return absl::InvalidArgumentError(absl::StrCat(field, ": '", ns, "' contains '/' or a control character"));
     }
   }
   return absl::OkStatus();
@@ -92,8 +89,8 @@ absl::StatusOr<std::optional<std::vector<v1::Experience>>> ExperienceStore::Comp
   for (absl::string_view id : absl::StrSplit(*marker, '\n', absl::SkipEmpty())) {
     ACCELOPT_ASSIGN_OR_RETURN(std::optional<v1::Experience> experience, FindById(id));
     if (!experience) {
-      return absl::DataLossError(absl::StrCat("iteration marker ", IterationMarkerKey(key), " names experience ",
-                                              id, ", which is not stored"));
+      return absl::DataLossError(absl::StrCat("iteration marker ", IterationMarkerKey(key), " names experience ", id,
+                                              ", which is not stored"));
     }
     experiences.push_back(std::move(*experience));
   }
@@ -137,8 +134,9 @@ void ExperienceStore::IndexWritten(const std::vector<v1::Experience>& written) {
   count_ += static_cast<int64_t>(written.size());
 }
 
-absl::StatusOr<ExperienceStore::AppendResult> ExperienceStore::AppendIteration(
-    const IterationKey& key, std::vector<v1::Experience> experiences, bool complete) {
+absl::StatusOr<ExperienceStore::AppendResult> ExperienceStore::AppendIteration(const IterationKey& key,
+                                                                               std::vector<v1::Experience> experiences,
+                                                                               bool complete) {
   absl::MutexLock write_lock(&write_mu_);
   ACCELOPT_ASSIGN_OR_RETURN(auto completed, CompletedIteration(key));
   if (completed) return AppendResult{std::move(*completed), 0};
@@ -154,8 +152,8 @@ absl::StatusOr<ExperienceStore::AppendResult> ExperienceStore::AppendIteration(
   for (v1::Experience& e : experiences) {
     if (e.id().empty()) return absl::InvalidArgumentError("experience without an id");
     ACCELOPT_ASSIGN_OR_RETURN(std::optional<v1::Experience> stored, FindById(e.id()));
-    auto earlier = std::find_if(written.begin(), written.end(),
-                                [&](const v1::Experience& w) { return w.id() == e.id(); });
+    auto earlier =
+        std::find_if(written.begin(), written.end(), [&](const v1::Experience& w) { return w.id() == e.id(); });
     if (stored) {
       result.experiences.push_back(std::move(*stored));
     } else if (earlier != written.end()) {
@@ -239,15 +237,15 @@ absl::Status ExperienceStore::ForEach(absl::string_view ns, const Visitor& fn) c
 
 absl::Status ExperienceStore::ForEachNewestFirst(absl::string_view ns, const Visitor& fn) const {
   absl::Status parse_error;
-  ACCELOPT_RETURN_IF_ERROR(kv_->ScanReverse(kExperiencesFamily, absl::StrCat(ns, "/"),
-                                            [&](absl::string_view key, absl::string_view value) {
-                                              auto experience = ParseRecord(key, value);
-                                              if (!experience.ok()) {
-                                                parse_error = experience.status();
-                                                return false;
-                                              }
-                                              return fn(*experience);
-                                            }));
+  ACCELOPT_RETURN_IF_ERROR(
+      kv_->ScanReverse(kExperiencesFamily, absl::StrCat(ns, "/"), [&](absl::string_view key, absl::string_view value) {
+        auto experience = ParseRecord(key, value);
+        if (!experience.ok()) {
+          parse_error = experience.status();
+          return false;
+        }
+        return fn(*experience);
+      }));
   return parse_error;
 }
 
@@ -269,8 +267,7 @@ int64_t ExperienceStore::CountIn(absl::string_view ns) const {
   return it == sequences_.end() ? 0 : static_cast<int64_t>(it->second.size());
 }
 
-std::vector<int64_t> ExperienceStore::SequencesAt(absl::string_view ns,
-                                                  const std::vector<int64_t>& positions) const {
+std::vector<int64_t> ExperienceStore::SequencesAt(absl::string_view ns, const std::vector<int64_t>& positions) const {
   absl::ReaderMutexLock lock(&index_mu_);
   std::vector<int64_t> out;
   auto it = sequences_.find(ns);

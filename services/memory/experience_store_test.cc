@@ -1,12 +1,12 @@
 #include "services/memory/experience_store.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
 #include "services/memory/memory_test_util.h"
@@ -45,10 +45,13 @@ class ExperienceStoreTest : public ::testing::Test {
 
   std::vector<v1::Experience> All(const std::string& ns) {
     std::vector<v1::Experience> out;
-    EXPECT_TRUE(store_->ForEach(ns, [&](const v1::Experience& e) {
-      out.push_back(e);
-      return true;
-    }).ok());
+    EXPECT_TRUE(store_
+                    ->ForEach(ns,
+                              [&](const v1::Experience& e) {
+                                out.push_back(e);
+                                return true;
+                              })
+                    .ok());
     return out;
   }
 
@@ -59,8 +62,8 @@ class ExperienceStoreTest : public ::testing::Test {
 
 TEST_F(ExperienceStoreTest, AppendAssignsSequencesPerNamespaceAndSurvivesReopen) {
   IterationKey a{"job-a", "job-a", 1};
-  auto r = store_->AppendIteration(a, {MakeExperience("x1", "", "job-a", 1), MakeExperience("x2", "", "job-a", 1)},
-                                   true);
+  auto r =
+      store_->AppendIteration(a, {MakeExperience("x1", "", "job-a", 1), MakeExperience("x2", "", "job-a", 1)}, true);
   ASSERT_TRUE(r.ok()) << r.status();
   EXPECT_EQ(r->written, 2);
   EXPECT_EQ(r->experiences[0].sequence(), 1);
@@ -89,8 +92,8 @@ TEST_F(ExperienceStoreTest, AppendAssignsSequencesPerNamespaceAndSurvivesReopen)
 TEST_F(ExperienceStoreTest, ACompletedIterationIsNeverWrittenTwice) {
   IterationKey key{"ns", "job", 4};
   ASSERT_TRUE(store_->AppendIteration(key, {MakeExperience("e1", "", "job", 4)}, true).ok());
-  auto again = store_->AppendIteration(key, {MakeExperience("e1", "", "job", 4), MakeExperience("e2", "", "job", 4)},
-                                       true);
+  auto again =
+      store_->AppendIteration(key, {MakeExperience("e1", "", "job", 4), MakeExperience("e2", "", "job", 4)}, true);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->written, 0);
   EXPECT_THAT(Ids(again->experiences), ElementsAre("e1"));
@@ -108,8 +111,8 @@ TEST_F(ExperienceStoreTest, AnIncompleteIterationReusesStoredIdsAndMarksCompleti
   ASSERT_TRUE(marker.ok());
   EXPECT_FALSE(marker->has_value());
 
-  auto retry = store_->AppendIteration(key, {MakeExperience("e1", "", "job", 1), MakeExperience("e2", "", "job", 1)},
-                                       true);
+  auto retry =
+      store_->AppendIteration(key, {MakeExperience("e1", "", "job", 1), MakeExperience("e2", "", "job", 1)}, true);
   ASSERT_TRUE(retry.ok());
   EXPECT_EQ(retry->written, 1);
   EXPECT_THAT(Ids(retry->experiences), ElementsAre("e1", "e2"));
@@ -159,20 +162,24 @@ TEST_F(ExperienceStoreTest, ImportKeepsIdsNamespacesProvenanceAndFreeSequences) 
 }
 
 TEST_F(ExperienceStoreTest, GetAndNewestFirst) {
-  ASSERT_TRUE(store_->AppendIteration({"ns", "j", 1},
-                                      {MakeExperience("1", "", "j", 1), MakeExperience("2", "", "j", 1),
-                                       MakeExperience("3", "", "j", 1)},
-                                      true)
-                  .ok());
+  ASSERT_TRUE(
+      store_
+          ->AppendIteration(
+              {"ns", "j", 1},
+              {MakeExperience("1", "", "j", 1), MakeExperience("2", "", "j", 1), MakeExperience("3", "", "j", 1)}, true)
+          .ok());
   auto second = store_->Get("ns", 2);
   ASSERT_TRUE(second.ok());
   EXPECT_EQ(second->id(), "2");
   EXPECT_TRUE(absl::IsNotFound(store_->Get("ns", 9).status()));
   std::vector<std::string> newest;
-  ASSERT_TRUE(store_->ForEachNewestFirst("ns", [&](const v1::Experience& e) {
-    newest.push_back(e.id());
-    return newest.size() < 2;
-  }).ok());
+  ASSERT_TRUE(store_
+                  ->ForEachNewestFirst("ns",
+                                       [&](const v1::Experience& e) {
+                                         newest.push_back(e.id());
+                                         return newest.size() < 2;
+                                       })
+                  .ok());
   EXPECT_THAT(newest, ElementsAre("3", "2"));
 }
 

@@ -8,10 +8,9 @@ namespace accelopt::memory {
 namespace {
 
 absl::Status TooLarge(absl::string_view ns) {
-  return absl::ResourceExhaustedError(
-      absl::StrCat("the experiences of ", ns.empty() ? "every namespace" : absl::StrCat("namespace ", ns),
-                   " are over the answer limit of ", kMaxExportBytes, " bytes (64 MiB)",
-                   ns.empty() ? "; name one namespace" : ""));
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "the experiences of ", ns.empty() ? "every namespace" : absl::StrCat("namespace ", ns),
+      " are over the answer limit of ", kMaxExportBytes, " bytes (64 MiB)", ns.empty() ? "; name one namespace" : ""));
 }
 
 }  // namespace

@@ -30,7 +30,6 @@ struct ImportCounts {
 };
 // Validates every line, then stores all new experiences in one atomic write (ids already stored are
 // skipped and counted). INVALID_ARGUMENT naming the line (nothing stored) or the size limit.
-absl::StatusOr<ImportCounts> ImportExperiences(ExperienceStore* store, MemoryMetrics* metrics,
-                                               absl::string_view jsonl);
+absl::StatusOr<ImportCounts> ImportExperiences(ExperienceStore* store, MemoryMetrics* metrics, absl::string_view jsonl);
 
 }  // namespace accelopt::memory

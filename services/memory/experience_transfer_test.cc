@@ -1,13 +1,13 @@
 #include "services/memory/experience_transfer.h"
 
+#include <gmock/gmock.h>
+#include <google/protobuf/util/message_differencer.h>
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <google/protobuf/util/message_differencer.h>
-#include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -72,7 +72,8 @@ TEST(ExperienceTransferTest, ExportThenImportIntoAnEmptyMemoryGivesTheSameExperi
   ASSERT_EQ(before->size(), after->size());
   for (size_t i = 0; i < before->size(); ++i) {
     EXPECT_TRUE(google::protobuf::util::MessageDifferencer::Equals((*before)[i], (*after)[i]))
-        << (*before)[i].DebugString() << "\nvs\n" << (*after)[i].DebugString();
+        << (*before)[i].DebugString() << "\nvs\n"
+        << (*after)[i].DebugString();
   }
   auto again = ExportExperiences(*target.store(), "");
   ASSERT_TRUE(again.ok());

@@ -31,8 +31,7 @@ void FakeSummarizer::Summarize(const SummaryInput& input, SummaryCallback done) 
   out.before_snippet = FirstLine(input.slow_kernel);
   out.after_snippet = FirstLine(input.fast_kernel);
   out.summary = absl::StrCat("**", out.title, "**\n", out.description, "\nOriginal code:\n```python\n",
-                             out.before_snippet, "\n```\nOptimized code:\n```python\n", out.after_snippet,
-                             "\n```\n");
+                             out.before_snippet, "\n```\nOptimized code:\n```python\n", out.after_snippet, "\n```\n");
   answer.usage.set_completion_tokens(static_cast<int64_t>(out.summary.size()) / 4);
   answer.summary = std::move(out);
   done(std::move(answer));

@@ -1,13 +1,12 @@
 #include "services/memory/iteration_summarizer.h"
 
 #include <atomic>
+#include <boost/asio/post.hpp>
 #include <cstdlib>
 #include <exception>
 #include <optional>
 #include <utility>
 #include <vector>
-
-#include <boost/asio/post.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -162,8 +161,8 @@ void IterationSummarizer::Finish(const std::shared_ptr<Call>& call) {
       const SelectedPair& pair = call->pairs[i];
       const SummaryAnswer& answer = *call->answers[i];
       AddUsage(answer.usage, response.mutable_usage());
-      std::string what = absl::StrCat("candidate ", pair.sample->candidate_id(), " (plan ",
-                                      pair.sample->plan_index(), ", sample ", pair.sample->sample_index(), ")");
+      std::string what = absl::StrCat("candidate ", pair.sample->candidate_id(), " (plan ", pair.sample->plan_index(),
+                                      ", sample ", pair.sample->sample_index(), ")");
       if (!answer.summary.ok()) {
         metrics_->RecordSummarizerCall(provider, "error");
         failures.push_back(absl::StrCat(what, ": ", answer.summary.status().ToString()));
@@ -197,8 +196,8 @@ void IterationSummarizer::Finish(const std::shared_ptr<Call>& call) {
       p->set_device(request.device());
       p->set_model(summary.model.empty() ? request.model().model() : summary.model);
       p->mutable_created_at()->set_seconds(absl::ToUnixSeconds(now));
-      p->mutable_created_at()->set_nanos(static_cast<int32_t>(absl::ToInt64Nanoseconds(
-          now - absl::FromUnixSeconds(absl::ToUnixSeconds(now)))));
+      p->mutable_created_at()->set_nanos(
+          static_cast<int32_t>(absl::ToInt64Nanoseconds(now - absl::FromUnixSeconds(absl::ToUnixSeconds(now)))));
       p->set_candidate_id(pair.sample->candidate_id());
       p->set_iteration(request.iteration());
       experiences.push_back(std::move(e));

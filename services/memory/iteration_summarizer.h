@@ -2,11 +2,10 @@
 // experiences in one atomic write. Retries of the same (namespace, job, iteration) store nothing twice.
 #pragma once
 
+#include <boost/asio/thread_pool.hpp>
 #include <functional>
 #include <memory>
 #include <string>
-
-#include <boost/asio/thread_pool.hpp>
 
 #include "absl/status/statusor.h"
 #include "absl/time/clock.h"

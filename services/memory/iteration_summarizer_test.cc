@@ -1,13 +1,13 @@
 #include "services/memory/iteration_summarizer.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -44,8 +44,7 @@ class ScriptedSummarizer final : public Summarizer {
       absl::MutexLock lock(&mu_);
       inputs_.push_back(input);
       for (const auto& f : fail_) {
-        fail = fail || input.slow_kernel.find(f) != std::string::npos ||
-               input.fast_kernel.find(f) != std::string::npos;
+        fail = fail || input.slow_kernel.find(f) != std::string::npos || input.fast_kernel.find(f) != std::string::npos;
       }
     }
     auto answer = [input, fail, done = std::move(done)]() {

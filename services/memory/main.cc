@@ -1,9 +1,8 @@
 // accelopt-memory: the summarizer agent and the optimization memory
 #include <algorithm>
+#include <boost/asio/thread_pool.hpp>
 #include <memory>
 #include <thread>
-
-#include <boost/asio/thread_pool.hpp>
 
 #include "absl/strings/str_join.h"
 #include "libs/config/service_flags.h"
@@ -50,13 +49,15 @@ int main(int argc, char** argv) {
   if (!runtime.ok()) return accelopt::rpc::FailStartup("accelopt-memory", runtime.status());
 
   accelopt::memory::SummarizerRegistry summarizers;
-  summarizers.Register("openai", std::make_unique<accelopt::memory::OpenAiSummarizer>(*runtime->client, *runtime->prompts));
+  summarizers.Register("openai",
+                       std::make_unique<accelopt::memory::OpenAiSummarizer>(*runtime->client, *runtime->prompts));
   summarizers.Register("builtin", std::make_unique<accelopt::memory::BuiltinSummarizer>());
   if (config.enable_fake_summarizer()) {
     summarizers.Register("fake", std::make_unique<accelopt::memory::FakeSummarizer>());
   }
   accelopt::core::SetLogService("memory");
-  ACCELOPT_LOG(INFO).With("experiences", std::to_string((*experiences)->Count()))
+  ACCELOPT_LOG(INFO)
+          .With("experiences", std::to_string((*experiences)->Count()))
           .With("summarizers", absl::StrJoin(summarizers.Providers(), ","))
       << "memory opened";
   auto metrics = accelopt::memory::MemoryMetrics::Create(*registry);

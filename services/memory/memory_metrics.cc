@@ -21,12 +21,9 @@ MemoryMetrics MemoryMetrics::Create(prometheus::Registry& registry) {
                     .Name("accelopt_memory_experiences")
                     .Help("Experiences stored in every namespace")
                     .Register(registry);
-  return MemoryMetrics{stored.Add({{"namespace_kind", "job"}}),
-                       stored.Add({{"namespace_kind", "shared"}}),
-                       calls,
-                       query.Add({{"policy", "fifo"}}, buckets),
-                       query.Add({{"policy", "random"}}, buckets),
-                       count.Add({})};
+  return MemoryMetrics{
+      stored.Add({{"namespace_kind", "job"}}),  stored.Add({{"namespace_kind", "shared"}}), calls,
+      query.Add({{"policy", "fifo"}}, buckets), query.Add({{"policy", "random"}}, buckets), count.Add({})};
 }
 
 void MemoryMetrics::RecordStored(absl::string_view ns, absl::string_view job_id, int n) {

@@ -1,5 +1,11 @@
 // Tests of the real accelopt-memory binary: crash safety under SIGKILL while it writes, and the
 // `accelopt memory` CLI against it.
+#include <gmock/gmock.h>
+#include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/message_differencer.h>
+#include <grpcpp/create_channel.h>
+#include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 
@@ -12,13 +18,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <google/protobuf/util/json_util.h>
-#include <google/protobuf/util/message_differencer.h>
-#include <grpcpp/create_channel.h>
-#include <grpcpp/grpcpp.h>
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
@@ -57,13 +56,11 @@ struct MemoryProcess {
                           << "data_dir: " << data_dir << "\n"
                           << "enable_fake_summarizer: true\n";
     int port = accelopt::testing::PickFreePort();
-    auto p = accelopt::testing::ChildProcess::Start(
-        {kMemoryBinary, "--config", config, "--port", std::to_string(port), "--admin_port",
-         std::to_string(accelopt::testing::PickFreePort())},
-        absl::StrCat(dir, "/", log_name));
+    auto p = accelopt::testing::ChildProcess::Start({kMemoryBinary, "--config", config, "--port", std::to_string(port),
+                                                     "--admin_port", std::to_string(accelopt::testing::PickFreePort())},
+                                                    absl::StrCat(dir, "/", log_name));
     EXPECT_TRUE(p.ok()) << p.status();
-    MemoryProcess m{absl::StrCat("127.0.0.1:", port),
-                    std::make_unique<accelopt::testing::ChildProcess>(std::move(*p))};
+    MemoryProcess m{absl::StrCat("127.0.0.1:", port), std::make_unique<accelopt::testing::ChildProcess>(std::move(*p))};
     absl::Status serving = accelopt::testing::WaitForServing(m.address, kStartTimeout);
     EXPECT_TRUE(serving.ok()) << serving << "\n" << m.process->Output();
     return m;
@@ -111,8 +108,8 @@ TEST(MemoryProcessTest, SigkillWhileWritingLosesNothingAcknowledgedAndLeavesNoth
         grpc::ClientContext context;
         context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
         v1::SummarizeIterationResponse response;
-        grpc::Status s = stub->SummarizeIteration(&context, ThreePairIteration(absl::StrCat("job-", w), iteration),
-                                                  &response);
+        grpc::Status s =
+            stub->SummarizeIteration(&context, ThreePairIteration(absl::StrCat("job-", w), iteration), &response);
         if (!s.ok()) return;  // the server is gone
         absl::MutexLock lock(&mu);
         EXPECT_EQ(response.added_size(), 3);

@@ -1,9 +1,8 @@
 #include "services/memory/memory_service.h"
 
+#include <boost/asio/post.hpp>
 #include <chrono>
 #include <exception>
-
-#include <boost/asio/post.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "libs/core/log.h"

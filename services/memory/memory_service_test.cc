@@ -1,14 +1,13 @@
 #include "services/memory/memory_service.h"
 
+#include <gmock/gmock.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 
 #include <filesystem>
 #include <memory>
 #include <string>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
 #include "libs/config/validate.h"
@@ -41,8 +40,8 @@ class MemoryServiceTest : public ::testing::Test {
     runner_ = std::make_unique<rpc::ServerRunner>("memory", config, registry_);
     runner_->AddService(service_.get());
     ASSERT_TRUE(runner_->Start().ok());
-    stub_ = v1::MemoryService::NewStub(
-        grpc::CreateChannel(runner_->grpc_address(), grpc::InsecureChannelCredentials()));
+    stub_ =
+        v1::MemoryService::NewStub(grpc::CreateChannel(runner_->grpc_address(), grpc::InsecureChannelCredentials()));
   }
 
   void TearDown() override {

@@ -49,30 +49,28 @@ absl::Status OpenAiSummarizer::ValidateSpec(const v1::ModelSpec& model) const {
 void OpenAiSummarizer::Summarize(const SummaryInput& input, SummaryCallback done) {
   const v1::ModelSpec& spec = input.model;
   absl::StatusOr<std::string> system = prompts_.Render(spec.prompt_set(), "summarizer_system", {});
-  absl::StatusOr<std::string> user =
-      prompts_.Render(spec.prompt_set(), "summarizer_user",
-                      {{"slow_kernel", input.slow_kernel},
-                       {"fast_kernel", input.fast_kernel},
-                       {"speedup", absl::StrFormat("%.3f", input.speedup)}});
+  absl::StatusOr<std::string> user = prompts_.Render(spec.prompt_set(), "summarizer_user",
+                                                     {{"slow_kernel", input.slow_kernel},
+                                                      {"fast_kernel", input.fast_kernel},
+                                                      {"speedup", absl::StrFormat("%.3f", input.speedup)}});
   if (!system.ok() || !user.ok()) {
     done(SummaryAnswer{system.ok() ? user.status() : system.status(), {}});
     return;
   }
-  provider_.Complete(
-      llm::CompletionRequest{"summarizer", spec, *std::move(system), *std::move(user), input.seed},
-      [done = std::move(done), model = spec.model()](llm::Metered<llm::Completion> completion) {
-        SummaryAnswer answer{absl::UnknownError(""), completion.usage};
-        if (!completion.value.ok()) {
-          answer.summary = completion.value.status();
-        } else if (absl::StripAsciiWhitespace(completion.value->text).empty()) {
-          answer.summary = absl::DataLossError("the model returned an empty summary");
-        } else {
-          SummaryOutput out = ParseSummaryAnswer(completion.value->text);
-          out.model = model;
-          answer.summary = std::move(out);
-        }
-        done(std::move(answer));
-      });
+  provider_.Complete(llm::CompletionRequest{"summarizer", spec, *std::move(system), *std::move(user), input.seed},
+                     [done = std::move(done), model = spec.model()](llm::Metered<llm::Completion> completion) {
+                       SummaryAnswer answer{absl::UnknownError(""), completion.usage};
+                       if (!completion.value.ok()) {
+                         answer.summary = completion.value.status();
+                       } else if (absl::StripAsciiWhitespace(completion.value->text).empty()) {
+                         answer.summary = absl::DataLossError("the model returned an empty summary");
+                       } else {
+                         SummaryOutput out = ParseSummaryAnswer(completion.value->text);
+                         out.model = model;
+                         answer.summary = std::move(out);
+                       }
+                       done(std::move(answer));
+                     });
 }
 
 }  // namespace accelopt::memory

@@ -1,11 +1,11 @@
 #include "services/memory/pair_selection.h"
 
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <gmock/gmock.h>
-#include <gtest/gtest.h>
 
 #include "services/memory/memory_test_util.h"
 
@@ -33,13 +33,12 @@ Samples Of(std::vector<v1::SampleResult> list) {
 
 TEST(PairSelectionTest, PerPlanMaxWhenAnyGainMinWhenAllLoseNoneAtExactlyOne) {
   Samples samples = Of({
-      Sample("c0", 0, 0, 1.2), Sample("c0", 0, 1, 1.5),   // max 1.5 > 1: the best sample
-      Sample("c0", 1, 0, 0.8), Sample("c0", 1, 1, 0.5),   // max 0.8 < 1: the WORST sample
-      Sample("c0", 2, 0, 1.0), Sample("c0", 2, 1, 0.5),   // max exactly 1.0: nothing
-      Sample("c1", 0, 0, 0.6), Sample("c1", 0, 1, 1.1),   // max 1.1 > 1: 1.1, never the 0.6
+      Sample("c0", 0, 0, 1.2), Sample("c0", 0, 1, 1.5),  // max 1.5 > 1: the best sample
+      Sample("c0", 1, 0, 0.8), Sample("c0", 1, 1, 0.5),  // max 0.8 < 1: the WORST sample
+      Sample("c0", 2, 0, 1.0), Sample("c0", 2, 1, 0.5),  // max exactly 1.0: nothing
+      Sample("c1", 0, 0, 0.6), Sample("c1", 0, 1, 1.1),  // max 1.1 > 1: 1.1, never the 0.6
   });
-  EXPECT_THAT(Selected(samples),
-              ElementsAre(Pair("c0-p0-s1", 1.5), Pair("c1-p0-s1", 1.1), Pair("c0-p1-s1", 0.5)));
+  EXPECT_THAT(Selected(samples), ElementsAre(Pair("c0-p0-s1", 1.5), Pair("c1-p0-s1", 1.1), Pair("c0-p1-s1", 0.5)));
 }
 
 TEST(PairSelectionTest, GroupsByParentAndPlan) {
@@ -53,37 +52,37 @@ TEST(PairSelectionTest, SkipsFailedSamplesAndSamplesWithoutLatencies) {
   no_parent_latency.set_parent_latency_ms(0);
   v1::SampleResult no_latency = Sample("c0", 2, 0, 2.0);
   no_latency.mutable_result()->clear_latency();
-  Samples samples = Of({Sample("c0", 0, 0, 3.0, v1::VERDICT_INCORRECT), Sample("c0", 0, 1, 1.2),
-                        std::move(no_parent_latency), std::move(no_latency),
-                        Sample("c0", 3, 0, 0.1, v1::VERDICT_TIMEOUT)});
+  Samples samples =
+      Of({Sample("c0", 0, 0, 3.0, v1::VERDICT_INCORRECT), Sample("c0", 0, 1, 1.2), std::move(no_parent_latency),
+          std::move(no_latency), Sample("c0", 3, 0, 0.1, v1::VERDICT_TIMEOUT)});
   EXPECT_THAT(Selected(samples), ElementsAre(Pair("c0-p0-s1", 1.2)));
 }
 
 TEST(PairSelectionTest, TiesGoToTheFirstSampleIndex) {
   // The request lists sample 1 before sample 0; the tie still goes to sample index 0.
-  Samples samples = Of({Sample("c0", 0, 1, 1.3), Sample("c0", 0, 0, 1.3),
-                        Sample("c0", 1, 0, 0.5), Sample("c0", 1, 1, 0.5)});
+  Samples samples =
+      Of({Sample("c0", 0, 1, 1.3), Sample("c0", 0, 0, 1.3), Sample("c0", 1, 0, 0.5), Sample("c0", 1, 1, 0.5)});
   EXPECT_THAT(Selected(samples), ElementsAre(Pair("c0-p0-s0", 1.3), Pair("c0-p1-s0", 0.5)));
 }
 
 TEST(PairSelectionTest, EqualSpeedupsAcrossPlansKeepPoolOrder) {
-  Samples samples = Of({Sample("c1", 0, 0, 1.2), Sample("c0", 0, 0, 1.2), Sample("c0", 1, 0, 0.5),
-                        Sample("c1", 1, 0, 0.5)});
-  EXPECT_THAT(Selected(samples), ElementsAre(Pair("c1-p0-s0", 1.2), Pair("c0-p0-s0", 1.2),
-                                             Pair("c0-p1-s0", 0.5), Pair("c1-p1-s0", 0.5)));
+  Samples samples =
+      Of({Sample("c1", 0, 0, 1.2), Sample("c0", 0, 0, 1.2), Sample("c0", 1, 0, 0.5), Sample("c1", 1, 0, 0.5)});
+  EXPECT_THAT(Selected(samples),
+              ElementsAre(Pair("c1-p0-s0", 1.2), Pair("c0-p0-s0", 1.2), Pair("c0-p1-s0", 0.5), Pair("c1-p1-s0", 0.5)));
 }
 
 TEST(PairSelectionTest, ThresholdsAreStrict) {
   const double at_negative_threshold = 1.0 / 1.15;
-  Samples samples = Of({Sample("c0", 0, 0, 1.04), Sample("c0", 1, 0, 1.0401), Sample("c0", 2, 0, 1.02),
-                        Sample("c0", 3, 0, at_negative_threshold), Sample("c0", 4, 0, 0.8695),
-                        Sample("c0", 5, 0, 0.95)});
+  Samples samples =
+      Of({Sample("c0", 0, 0, 1.04), Sample("c0", 1, 0, 1.0401), Sample("c0", 2, 0, 1.02),
+          Sample("c0", 3, 0, at_negative_threshold), Sample("c0", 4, 0, 0.8695), Sample("c0", 5, 0, 0.95)});
   EXPECT_THAT(Selected(samples), ElementsAre(Pair("c0-p1-s0", 1.0401), Pair("c0-p4-s0", 0.8695)));
 }
 
 TEST(PairSelectionTest, CustomThresholds) {
-  Samples samples = Of({Sample("c0", 0, 0, 1.2), Sample("c0", 1, 0, 1.5), Sample("c0", 2, 0, 0.6),
-                        Sample("c0", 3, 0, 0.4)});
+  Samples samples =
+      Of({Sample("c0", 0, 0, 1.2), Sample("c0", 1, 0, 1.5), Sample("c0", 2, 0, 0.6), Sample("c0", 3, 0, 0.4)});
   SelectionParams params;
   params.positive_threshold = 1.3;
   params.negative_threshold = 2.0;  // keeps s < 0.5
@@ -91,32 +90,30 @@ TEST(PairSelectionTest, CustomThresholds) {
 }
 
 TEST(PairSelectionTest, PositivesCappedAtHalfOfTopKAndNegativesFillTheRest) {
-  Samples samples = Of({Sample("c0", 0, 0, 1.10), Sample("c0", 1, 0, 1.60), Sample("c0", 2, 0, 1.20),
-                        Sample("c0", 3, 0, 1.50), Sample("c0", 4, 0, 1.30), Sample("c0", 5, 0, 1.40),
-                        Sample("c1", 0, 0, 0.50), Sample("c1", 1, 0, 0.20), Sample("c1", 2, 0, 0.80),
-                        Sample("c1", 3, 0, 0.30), Sample("c1", 4, 0, 0.40)});
+  Samples samples =
+      Of({Sample("c0", 0, 0, 1.10), Sample("c0", 1, 0, 1.60), Sample("c0", 2, 0, 1.20), Sample("c0", 3, 0, 1.50),
+          Sample("c0", 4, 0, 1.30), Sample("c0", 5, 0, 1.40), Sample("c1", 0, 0, 0.50), Sample("c1", 1, 0, 0.20),
+          Sample("c1", 2, 0, 0.80), Sample("c1", 3, 0, 0.30), Sample("c1", 4, 0, 0.40)});
   // TopK 8: the 4 best positives, then the 4 worst negatives.
   EXPECT_THAT(Selected(samples),
-              ElementsAre(Pair("c0-p1-s0", 1.6), Pair("c0-p3-s0", 1.5), Pair("c0-p5-s0", 1.4),
-                          Pair("c0-p4-s0", 1.3), Pair("c1-p1-s0", 0.2), Pair("c1-p3-s0", 0.3),
-                          Pair("c1-p4-s0", 0.4), Pair("c1-p0-s0", 0.5)));
+              ElementsAre(Pair("c0-p1-s0", 1.6), Pair("c0-p3-s0", 1.5), Pair("c0-p5-s0", 1.4), Pair("c0-p4-s0", 1.3),
+                          Pair("c1-p1-s0", 0.2), Pair("c1-p3-s0", 0.3), Pair("c1-p4-s0", 0.4), Pair("c1-p0-s0", 0.5)));
 }
 
 TEST(PairSelectionTest, NegativesFillSlotsPositivesLeaveEmpty) {
-  Samples samples = Of({Sample("c0", 0, 0, 1.5), Sample("c0", 1, 0, 1.01),  // 1.01 is under the threshold
-                        Sample("c1", 0, 0, 0.1), Sample("c1", 1, 0, 0.2), Sample("c1", 2, 0, 0.3),
-                        Sample("c1", 3, 0, 0.4), Sample("c1", 4, 0, 0.5), Sample("c1", 5, 0, 0.6),
-                        Sample("c1", 6, 0, 0.7), Sample("c1", 7, 0, 0.8)});
+  Samples samples =
+      Of({Sample("c0", 0, 0, 1.5), Sample("c0", 1, 0, 1.01),  // 1.01 is under the threshold
+          Sample("c1", 0, 0, 0.1), Sample("c1", 1, 0, 0.2), Sample("c1", 2, 0, 0.3), Sample("c1", 3, 0, 0.4),
+          Sample("c1", 4, 0, 0.5), Sample("c1", 5, 0, 0.6), Sample("c1", 6, 0, 0.7), Sample("c1", 7, 0, 0.8)});
   // One positive, so 7 negative slots; 0.8 is not below 1/1.15 anyway.
   EXPECT_THAT(Selected(samples),
-              ElementsAre(Pair("c0-p0-s0", 1.5), Pair("c1-p0-s0", 0.1), Pair("c1-p1-s0", 0.2),
-                          Pair("c1-p2-s0", 0.3), Pair("c1-p3-s0", 0.4), Pair("c1-p4-s0", 0.5),
-                          Pair("c1-p5-s0", 0.6), Pair("c1-p6-s0", 0.7)));
+              ElementsAre(Pair("c0-p0-s0", 1.5), Pair("c1-p0-s0", 0.1), Pair("c1-p1-s0", 0.2), Pair("c1-p2-s0", 0.3),
+                          Pair("c1-p3-s0", 0.4), Pair("c1-p4-s0", 0.5), Pair("c1-p5-s0", 0.6), Pair("c1-p6-s0", 0.7)));
 }
 
 TEST(PairSelectionTest, OddTopKRoundsThePositiveShareDown) {
-  Samples samples = Of({Sample("c0", 0, 0, 1.5), Sample("c0", 1, 0, 1.4), Sample("c0", 2, 0, 1.3),
-                        Sample("c0", 3, 0, 0.5)});
+  Samples samples =
+      Of({Sample("c0", 0, 0, 1.5), Sample("c0", 1, 0, 1.4), Sample("c0", 2, 0, 1.3), Sample("c0", 3, 0, 0.5)});
   SelectionParams params;
   params.top_k = 3;  // at most 1 positive
   EXPECT_THAT(Selected(samples, params), ElementsAre(Pair("c0-p0-s0", 1.5), Pair("c0-p3-s0", 0.5)));
@@ -154,9 +151,7 @@ TEST(PairSelectionTest, ZerosInTheRequestMeanThePaperDefaults) {
   EXPECT_DOUBLE_EQ(params.negative_threshold, 1.5);
 }
 
-TEST(PairSelectionTest, NothingToSelect) {
-  EXPECT_TRUE(SelectPairs(Samples(), {}).empty());
-}
+TEST(PairSelectionTest, NothingToSelect) { EXPECT_TRUE(SelectPairs(Samples(), {}).empty()); }
 
 }  // namespace
 }  // namespace accelopt::memory

@@ -37,11 +37,9 @@ class ExecutorClient {
 class MemoryClient {
  public:
   virtual ~MemoryClient() = default;
-  virtual std::shared_ptr<CallHandle> QueryExperiences(v1::QueryExperiencesRequest request,
-                                                       absl::Duration deadline,
+  virtual std::shared_ptr<CallHandle> QueryExperiences(v1::QueryExperiencesRequest request, absl::Duration deadline,
                                                        Callback<v1::QueryExperiencesResponse> done) = 0;
-  virtual std::shared_ptr<CallHandle> SummarizeIteration(v1::SummarizeIterationRequest request,
-                                                         absl::Duration deadline,
+  virtual std::shared_ptr<CallHandle> SummarizeIteration(v1::SummarizeIterationRequest request, absl::Duration deadline,
                                                          Callback<v1::SummarizeIterationResponse> done) = 0;
 };
 

@@ -45,10 +45,9 @@ TEST(BeamSelectionTest, OnlyCorrectKernelsRankedByLatency) {
 }
 
 TEST(BeamSelectionTest, SameHashCountsOnceAndTiesGoToTheEarlierCandidate) {
-  std::vector<v1::Candidate> cs = {Make("late", 9, v1::VERDICT_OK, 0.5, "h1"),
-                                   Make("early", 3, v1::VERDICT_OK, 0.5, "h2"),
-                                   Make("copy", 4, v1::VERDICT_OK, 0.5, "h2"),
-                                   Make("other", 5, v1::VERDICT_OK, 0.6, "h3")};
+  std::vector<v1::Candidate> cs = {
+      Make("late", 9, v1::VERDICT_OK, 0.5, "h1"), Make("early", 3, v1::VERDICT_OK, 0.5, "h2"),
+      Make("copy", 4, v1::VERDICT_OK, 0.5, "h2"), Make("other", 5, v1::VERDICT_OK, 0.6, "h3")};
   EXPECT_THAT(SelectBeam(Pool(cs), 3), ElementsAre("early", "late", "other"));
 }
 

@@ -1,8 +1,8 @@
 #include "services/orchestrator/grpc_clients.h"
 
-#include <mutex>
-
 #include <grpcpp/create_channel.h>
+
+#include <mutex>
 
 #include "absl/time/clock.h"
 #include "libs/core/status_convert.h"
@@ -37,8 +37,7 @@ class UnaryCall : public CallHandle {
 // Starts `start(context, request, response, on_done)` (a stub->async() method) and reports the response or
 // the RPC error to `done`.
 template <typename Request, typename Response, typename Start>
-std::shared_ptr<CallHandle> StartUnary(Request request, absl::Duration deadline, Callback<Response> done,
-                                       Start start) {
+std::shared_ptr<CallHandle> StartUnary(Request request, absl::Duration deadline, Callback<Response> done, Start start) {
   auto call = std::make_shared<UnaryCall<Request, Response>>();
   call->request = std::move(request);
   call->context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
@@ -65,10 +64,10 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
 
 std::shared_ptr<CallHandle> GrpcPlannerClient::Plan(v1::PlanRequest request, absl::Duration deadline,
                                                     Callback<v1::PlanResponse> done) {
-  return StartUnary<v1::PlanRequest, v1::PlanResponse>(
-      std::move(request), deadline, std::move(done), [this](auto* ctx, auto* req, auto* resp, auto on_done) {
-        stub_->async()->Plan(ctx, req, resp, std::move(on_done));
-      });
+  return StartUnary<v1::PlanRequest, v1::PlanResponse>(std::move(request), deadline, std::move(done),
+                                                       [this](auto* ctx, auto* req, auto* resp, auto on_done) {
+                                                         stub_->async()->Plan(ctx, req, resp, std::move(on_done));
+                                                       });
 }
 
 std::shared_ptr<CallHandle> GrpcExecutorClient::Implement(v1::ImplementRequest request, absl::Duration deadline,
@@ -117,8 +116,7 @@ std::shared_ptr<CallHandle> GrpcProfilerWorker::Profile(const v1::ProfileRequest
 
 std::shared_ptr<CallHandle> GrpcProfilerWorker::GetStatus(absl::Duration deadline, Callback<v1::WorkerStatus> done) {
   return StartUnary<v1::GetWorkerStatusRequest, v1::WorkerStatus>(
-      v1::GetWorkerStatusRequest(), deadline, std::move(done),
-      [this](auto* ctx, auto* req, auto* resp, auto on_done) {
+      v1::GetWorkerStatusRequest(), deadline, std::move(done), [this](auto* ctx, auto* req, auto* resp, auto on_done) {
         stub_->async()->GetWorkerStatus(ctx, req, resp, std::move(on_done));
       });
 }

@@ -2,10 +2,10 @@
 // worker. Every call is asynchronous (stub->async()) with a deadline, and cancellable through its handle.
 #pragma once
 
+#include <grpcpp/channel.h>
+
 #include <memory>
 #include <string>
-
-#include <grpcpp/channel.h>
 
 #include "accelopt/v1/executor_service.grpc.pb.h"
 #include "accelopt/v1/memory_service.grpc.pb.h"

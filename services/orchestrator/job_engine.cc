@@ -1,9 +1,8 @@
 #include "services/orchestrator/job_engine.h"
 
 #include <algorithm>
-#include <mutex>
-
 #include <boost/asio/post.hpp>
+#include <mutex>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -77,8 +76,8 @@ StopCheck CheckStops(const v1::Job& job) {
   const v1::Budget& b = job.spec().budget();
   const int64_t tokens = job.usage().prompt_tokens() + job.usage().completion_tokens();
   if (b.max_usd() > 0 && job.usage().cost_usd() >= b.max_usd()) {
-    return {v1::STOP_REASON_BUDGET_USD, absl::StrFormat("spent $%.4f of max_usd $%.4f", job.usage().cost_usd(),
-                                                        b.max_usd())};
+    return {v1::STOP_REASON_BUDGET_USD,
+            absl::StrFormat("spent $%.4f of max_usd $%.4f", job.usage().cost_usd(), b.max_usd())};
   }
   if (b.max_tokens() > 0 && tokens >= b.max_tokens()) {
     return {v1::STOP_REASON_BUDGET_TOKENS, absl::StrFormat("used %d tokens of max_tokens %d", tokens, b.max_tokens())};
@@ -242,10 +241,10 @@ void JobEngine::SubmitJob(v1::SubmitJobRequest request, Callback<v1::SubmitJobRe
     if (absl::Status s = ValidateJobSpec(request.spec(), options_.limits); !s.ok()) return std::move(done)(s);
 
     auto run = std::make_unique<Run>();
-    const std::string job_id = absl::StrCat(
-        "job-", core::Sha256Hex(absl::StrCat(absl::ToUnixNanos(absl::Now()), "|", ++submitted_, "|", key, "|",
-                                             reinterpret_cast<uintptr_t>(run.get())))
-                    .substr(0, 12));
+    const std::string job_id =
+        absl::StrCat("job-", core::Sha256Hex(absl::StrCat(absl::ToUnixNanos(absl::Now()), "|", ++submitted_, "|", key,
+                                                          "|", reinterpret_cast<uintptr_t>(run.get())))
+                                 .substr(0, 12));
     v1::Job& job = run->job();
     job.set_job_id(job_id);
     *job.mutable_spec() = ResolveJobSpec(request.spec());
@@ -502,45 +501,41 @@ void JobEngine::StartParent(Run& run, int rank) {
     Run* run = FindActive(job_id, t);
     if (run == nullptr) return false;
     auto call_id = std::make_shared<uint64_t>(0);
-    *call_id = Track(*run, clients_.memory->QueryExperiences(
-                               *query, options_.agent_timeout,
-                               OnLoop<v1::QueryExperiencesResponse>(
-                                   [this, job_id, t, rank, plan, call_id](
-                                       absl::StatusOr<v1::QueryExperiencesResponse> experiences) {
-                                     memory_stage_.Release();
-                                     Run* run = FindActive(job_id, t);
-                                     if (run == nullptr || !Untrack(*run, *call_id)) return;
-                                     if (experiences.ok()) {
-                                       *plan->mutable_experiences() = experiences->experiences();
-                                     } else {
-                                       ACCELOPT_LOG(WARNING).With("job_id", job_id)
-                                           << "memory query failed (planning without experiences): "
-                                           << experiences.status().message();
-                                     }
-                                     planner_stage_.Enqueue([this, job_id, t, rank, plan]() -> bool {
-                                       Run* run = FindActive(job_id, t);
-                                       if (run == nullptr) return false;
-                                       auto call_id = std::make_shared<uint64_t>(0);
-                                       *call_id = Track(
-                                           *run, clients_.planner->Plan(
-                                                     *plan, options_.agent_timeout,
-                                                     OnLoop<v1::PlanResponse>(
-                                                         [this, job_id, t, rank, call_id](
-                                                             absl::StatusOr<v1::PlanResponse> plans) {
-                                                           planner_stage_.Release();
-                                                           Run* run = FindActive(job_id, t);
-                                                           if (run == nullptr || !Untrack(*run, *call_id)) return;
-                                                           OnPlanned(job_id, t, rank, std::move(plans));
-                                                         })));
-                                       return true;
-                                     });
-                                   })));
+    *call_id = Track(
+        *run, clients_.memory->QueryExperiences(
+                  *query, options_.agent_timeout,
+                  OnLoop<v1::QueryExperiencesResponse>([this, job_id, t, rank, plan, call_id](
+                                                           absl::StatusOr<v1::QueryExperiencesResponse> experiences) {
+                    memory_stage_.Release();
+                    Run* run = FindActive(job_id, t);
+                    if (run == nullptr || !Untrack(*run, *call_id)) return;
+                    if (experiences.ok()) {
+                      *plan->mutable_experiences() = experiences->experiences();
+                    } else {
+                      ACCELOPT_LOG(WARNING).With("job_id", job_id)
+                          << "memory query failed (planning without experiences): " << experiences.status().message();
+                    }
+                    planner_stage_.Enqueue([this, job_id, t, rank, plan]() -> bool {
+                      Run* run = FindActive(job_id, t);
+                      if (run == nullptr) return false;
+                      auto call_id = std::make_shared<uint64_t>(0);
+                      *call_id = Track(*run, clients_.planner->Plan(
+                                                 *plan, options_.agent_timeout,
+                                                 OnLoop<v1::PlanResponse>([this, job_id, t, rank, call_id](
+                                                                              absl::StatusOr<v1::PlanResponse> plans) {
+                                                   planner_stage_.Release();
+                                                   Run* run = FindActive(job_id, t);
+                                                   if (run == nullptr || !Untrack(*run, *call_id)) return;
+                                                   OnPlanned(job_id, t, rank, std::move(plans));
+                                                 })));
+                      return true;
+                    });
+                  })));
     return true;
   });
 }
 
-void JobEngine::OnPlanned(const std::string& job_id, int iteration, int rank,
-                          absl::StatusOr<v1::PlanResponse> plans) {
+void JobEngine::OnPlanned(const std::string& job_id, int iteration, int rank, absl::StatusOr<v1::PlanResponse> plans) {
   Run* run = FindActive(job_id, iteration);
   if (run == nullptr) return;
   const int n = run->spec().search().plans_per_candidate();
@@ -592,14 +587,13 @@ void JobEngine::ImplementPlans(Run& run, int rank, const v1::PlanResponse& plans
       auto call_id = std::make_shared<uint64_t>(0);
       *call_id = Track(*run, clients_.executor->Implement(
                                  *request, options_.agent_timeout,
-                                 OnLoop<v1::ImplementResponse>(
-                                     [this, job_id, t, rank, j, request, call_id](
-                                         absl::StatusOr<v1::ImplementResponse> response) {
-                                       executor_stage_.Release();
-                                       Run* run = FindActive(job_id, t);
-                                       if (run == nullptr || !Untrack(*run, *call_id)) return;
-                                       OnImplemented(job_id, t, rank, j, request->plan(), std::move(response));
-                                     })));
+                                 OnLoop<v1::ImplementResponse>([this, job_id, t, rank, j, request, call_id](
+                                                                   absl::StatusOr<v1::ImplementResponse> response) {
+                                   executor_stage_.Release();
+                                   Run* run = FindActive(job_id, t);
+                                   if (run == nullptr || !Untrack(*run, *call_id)) return;
+                                   OnImplemented(job_id, t, rank, j, request->plan(), std::move(response));
+                                 })));
       return true;
     });
   }
@@ -635,8 +629,7 @@ void JobEngine::OnImplemented(const std::string& job_id, int iteration, int rank
       error = "the executor returned fewer samples";
     } else if (!response->samples(i).has_kernel() || response->samples(i).kernel().source().empty()) {
       error = response->samples(i).error().empty() ? "no kernel" : response->samples(i).error();
-    } else if (static_cast<int64_t>(response->samples(i).kernel().source().size()) >
-               options_.limits.max_kernel_bytes) {
+    } else if (static_cast<int64_t>(response->samples(i).kernel().source().size()) > options_.limits.max_kernel_bytes) {
       error = absl::StrCat("kernel of ", response->samples(i).kernel().source().size(),
                            " bytes exceeds max_kernel_bytes (", options_.limits.max_kernel_bytes, ")");
     }
@@ -719,21 +712,20 @@ void JobEngine::Dispatch(Run& run, const std::string& candidate_id) {
   request.set_device(spec.device());
   *request.mutable_options() = spec.profile();
   request.set_candidate_id(candidate_id);
-  const absl::Duration timeout = spec.profile().timeout_seconds() > 0
-                                     ? absl::Seconds(spec.profile().timeout_seconds())
-                                     : options_.default_profile_timeout;
+  const absl::Duration timeout = spec.profile().timeout_seconds() > 0 ? absl::Seconds(spec.profile().timeout_seconds())
+                                                                      : options_.default_profile_timeout;
   const std::string job_id = run.id();
   auto call_id = std::make_shared<uint64_t>(0);
-  *call_id = Track(run, clients_.profilers->Profile(
-                            std::move(request), timeout + options_.profile_margin,
-                            [mailbox = mailbox_, this, job_id, candidate_id, call_id](ProfileOutcome outcome) mutable {
-                              mailbox->Post([this, job_id, candidate_id, call_id,
-                                             outcome = std::move(outcome)]() mutable {
-                                Run* run = FindRun(job_id);
-                                if (run == nullptr || !run->active || !Untrack(*run, *call_id)) return;
-                                OnProfiled(job_id, candidate_id, std::move(outcome));
-                              });
-                            }));
+  *call_id =
+      Track(run, clients_.profilers->Profile(
+                     std::move(request), timeout + options_.profile_margin,
+                     [mailbox = mailbox_, this, job_id, candidate_id, call_id](ProfileOutcome outcome) mutable {
+                       mailbox->Post([this, job_id, candidate_id, call_id, outcome = std::move(outcome)]() mutable {
+                         Run* run = FindRun(job_id);
+                         if (run == nullptr || !run->active || !Untrack(*run, *call_id)) return;
+                         OnProfiled(job_id, candidate_id, std::move(outcome));
+                       });
+                     }));
 }
 
 void JobEngine::OnProfiled(const std::string& job_id, const std::string& candidate_id, ProfileOutcome outcome) {
@@ -954,8 +946,8 @@ void JobEngine::OnSummarized(const std::string& job_id, int iteration,
   if (run->active) StartIterationWork(*run);
 }
 
-void JobEngine::Stop(Run& run, Transaction txn, v1::JobState state, v1::StopReason reason,
-                     const std::string& message, const std::string& detail) {
+void JobEngine::Stop(Run& run, Transaction txn, v1::JobState state, v1::StopReason reason, const std::string& message,
+                     const std::string& detail) {
   run.active = false;
   for (auto& [call_id, handle] : run.calls) handle->Cancel();
   run.calls.clear();
@@ -1055,8 +1047,7 @@ void JobEngine::AddUsage(Run& run, const std::string& agent, const v1::TokenUsag
   AddTo(run.job().mutable_usage(), usage);
   AddTo(&(*run.job().mutable_usage_by_agent())[agent], usage);
   if (metrics_ != nullptr) {
-    metrics_->CountLlm(agent, static_cast<double>(usage.prompt_tokens() + usage.completion_tokens()),
-                       usage.cost_usd());
+    metrics_->CountLlm(agent, static_cast<double>(usage.prompt_tokens() + usage.completion_tokens()), usage.cost_usd());
   }
 }
 

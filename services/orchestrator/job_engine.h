@@ -8,6 +8,8 @@
 // profiled again, candidates stored without one are re-dispatched, stored plans are not re-requested.
 #pragma once
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -16,9 +18,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
@@ -119,8 +118,7 @@ class JobEngine {
   void AfterTransition(Run& run);
   void FinishIteration(Run& run);
   void Summarize(Run& run);
-  void OnSummarized(const std::string& job_id, int iteration,
-                    absl::StatusOr<v1::SummarizeIterationResponse> response);
+  void OnSummarized(const std::string& job_id, int iteration, absl::StatusOr<v1::SummarizeIterationResponse> response);
   void Stop(Run& run, Transaction txn, v1::JobState state, v1::StopReason reason, const std::string& message,
             const std::string& detail);
   void Tick();

@@ -96,8 +96,7 @@ class RecordingSink : public EventSink {
 class JobEngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "/job_engine_test_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    dir_ = ::testing::TempDir() + "/job_engine_test_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
     std::filesystem::remove_all(dir_);
     OpenStore();
   }
@@ -166,10 +165,13 @@ class JobEngineTest : public ::testing::Test {
 
   std::vector<v1::JobEvent> Events(const std::string& id, int64_t from = 1) {
     std::vector<v1::JobEvent> events;
-    EXPECT_TRUE(store_->ScanEvents(id, from, [&](const v1::JobEvent& e) {
-                        events.push_back(e);
-                        return true;
-                      }).ok());
+    EXPECT_TRUE(store_
+                    ->ScanEvents(id, from,
+                                 [&](const v1::JobEvent& e) {
+                                   events.push_back(e);
+                                   return true;
+                                 })
+                    .ok());
     return events;
   }
 
@@ -256,7 +258,8 @@ TEST_F(JobEngineTest, SlowerChildrenNeverReplaceTheirParent) {
 TEST_F(JobEngineTest, DuplicateKernelsAreRecordedButNotProfiled) {
   executor_.SetHandler([](const v1::ImplementRequest& r) -> absl::StatusOr<v1::ImplementResponse> {
     v1::ImplementResponse response;
-    for (int i = 0; i < r.num_samples(); ++i) response.add_samples()->mutable_kernel()->set_source(FakeKernel(0.9, "same"));
+    for (int i = 0; i < r.num_samples(); ++i)
+      response.add_samples()->mutable_kernel()->set_source(FakeKernel(0.9, "same"));
     return response;
   });
   StartEngine();

@@ -1,4 +1,3 @@
-#include "libs/core/enum_name.h"
 #include "services/orchestrator/job_report.h"
 
 #include <algorithm>
@@ -6,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "libs/core/enum_name.h"
 
 namespace accelopt::orchestrator {
 namespace {
@@ -49,9 +49,9 @@ v1::JobReport BuildJobReport(const v1::Job& job, const std::vector<v1::Candidate
   absl::StrAppendFormat(&md, "- state: %s (%s)%s\n", JobStateName(job.state()), StopReasonName(job.stop_reason()),
                         job.message().empty() ? "" : absl::StrCat(": ", job.message()));
   const v1::SearchParams& s = job.spec().search();
-  absl::StrAppendFormat(&md, "- search: preset %s, T=%d B=%d N=%d K=%d TopK=%d ExpN=%d, seed %d\n",
-                        job.spec().preset(), s.iterations(), s.beam_width(), s.plans_per_candidate(),
-                        s.samples_per_plan(), s.experiences_per_iteration(), s.memory_capacity(), job.spec().seed());
+  absl::StrAppendFormat(&md, "- search: preset %s, T=%d B=%d N=%d K=%d TopK=%d ExpN=%d, seed %d\n", job.spec().preset(),
+                        s.iterations(), s.beam_width(), s.plans_per_candidate(), s.samples_per_plan(),
+                        s.experiences_per_iteration(), s.memory_capacity(), job.spec().seed());
   absl::StrAppendFormat(&md, "- iterations done: %d; experiences added: %d\n", job.iterations_done(),
                         job.experiences_added());
   absl::StrAppendFormat(&md, "- baseline: %.4f ms", job.baseline_latency_ms());
@@ -67,13 +67,14 @@ v1::JobReport BuildJobReport(const v1::Job& job, const std::vector<v1::Candidate
   md += "\n## Candidates by verdict\n\n| verdict | count |\n|---|---|\n";
   std::map<std::string, int64_t> sorted(job.candidates().begin(), job.candidates().end());
   for (const auto& [verdict, count] : sorted) absl::StrAppendFormat(&md, "| %s | %d |\n", verdict, count);
-  md += "\n## Lineage of the best kernel\n\n| iteration | candidate | plan | latency (ms) | vs parent | vs baseline |\n"
-        "|---|---|---|---|---|---|\n";
+  md +=
+      "\n## Lineage of the best kernel\n\n| iteration | candidate | plan | latency (ms) | vs parent | vs baseline |\n"
+      "|---|---|---|---|---|---|\n";
   for (const v1::Candidate* c : lineage) {
     absl::StrAppendFormat(&md, "| %d | %s | %s | %.4f | %.3fx | %.3fx |\n", c->iteration(), c->candidate_id(),
-                          c->parent_id().empty() ? "(baseline)" : OneLine(c->plan().title().empty() ? c->plan().text()
-                                                                                                    : c->plan().title(),
-                                                                          70),
+                          c->parent_id().empty()
+                              ? "(baseline)"
+                              : OneLine(c->plan().title().empty() ? c->plan().text() : c->plan().title(), 70),
                           c->result().latency().mean_ms(), c->parent_id().empty() ? 1.0 : c->speedup_vs_parent(),
                           c->speedup_vs_baseline());
   }

@@ -51,8 +51,7 @@ void Transaction::AddEvent(v1::JobRecord* record, v1::JobEvent event) {
   event.set_sequence(record->next_sequence());
   record->set_next_sequence(record->next_sequence() + 1);
   event.set_job_id(record->job().job_id());
-  *event.mutable_time() = google::protobuf::util::TimeUtil::NanosecondsToTimestamp(
-      absl::ToUnixNanos(absl::Now()));
+  *event.mutable_time() = google::protobuf::util::TimeUtil::NanosecondsToTimestamp(absl::ToUnixNanos(absl::Now()));
   batch_.Put(kEvents, JobStore::EventKey(event.job_id(), event.sequence()), event.SerializeAsString());
   events_.push_back(std::move(event));
 }
@@ -106,7 +105,7 @@ absl::StatusOr<std::vector<v1::Candidate>> JobStore::LoadCandidates(absl::string
 }
 
 absl::StatusOr<std::optional<v1::PlanResponse>> JobStore::LoadPlans(absl::string_view job_id, int iteration,
-                                                                   absl::string_view parent_id) const {
+                                                                    absl::string_view parent_id) const {
   auto value = kv_->Get(kIndex, PlanKey(job_id, iteration, parent_id));
   if (absl::IsNotFound(value.status())) return std::optional<v1::PlanResponse>();
   if (!value.ok()) return value.status();

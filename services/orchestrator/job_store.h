@@ -36,8 +36,7 @@ class Transaction {
  public:
   void PutJob(const v1::JobRecord& record);
   void PutCandidate(const v1::Candidate& candidate);
-  void PutPlans(absl::string_view job_id, int iteration, absl::string_view parent_id,
-                const v1::PlanResponse& plans);
+  void PutPlans(absl::string_view job_id, int iteration, absl::string_view parent_id, const v1::PlanResponse& plans);
   void PutIdempotencyKey(absl::string_view key, absl::string_view job_id);
   // Assigns `event` the record's next sequence number (and advances it), stamps job id and time, and
   // stores it. The record itself must still be written with PutJob (after the last AddEvent).

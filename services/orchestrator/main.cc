@@ -51,8 +51,7 @@ int main(int argc, char** argv) {
       config.profiler_dns().empty()
           ? orchestrator::StaticWorkers({config.profiler_addresses().begin(), config.profiler_addresses().end()})
           : orchestrator::DnsWorkers(config.profiler_dns()),
-      [](const std::string& address) { return std::make_unique<orchestrator::GrpcProfilerWorker>(address); },
-      &metrics);
+      [](const std::string& address) { return std::make_unique<orchestrator::GrpcProfilerWorker>(address); }, &metrics);
   pool.Start();
 
   orchestrator::JobEngine::Options options;

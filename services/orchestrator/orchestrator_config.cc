@@ -31,8 +31,8 @@ absl::Status ValidateOrchestratorConfig(const v1::OrchestratorConfig& c) {
   ACCELOPT_RETURN_IF_ERROR(config::ValidateAddress(c.executor_address(), "executor_address"));
   ACCELOPT_RETURN_IF_ERROR(config::ValidateAddress(c.memory_address(), "memory_address"));
   for (int i = 0; i < c.profiler_addresses_size(); ++i) {
-    ACCELOPT_RETURN_IF_ERROR(config::ValidateAddress(c.profiler_addresses(i),
-                                                     absl::StrCat("profiler_addresses[", i, "]")));
+    ACCELOPT_RETURN_IF_ERROR(
+        config::ValidateAddress(c.profiler_addresses(i), absl::StrCat("profiler_addresses[", i, "]")));
   }
   if (!c.profiler_dns().empty()) {
     ACCELOPT_RETURN_IF_ERROR(config::ValidateAddress(c.profiler_dns(), "profiler_dns"));

@@ -149,8 +149,8 @@ grpc::ServerUnaryReactor* JobServiceImpl::SubmitJob(grpc::CallbackServerContext*
   return reactor;
 }
 
-grpc::ServerUnaryReactor* JobServiceImpl::GetJob(grpc::CallbackServerContext* context,
-                                                 const v1::GetJobRequest* request, v1::Job* response) {
+grpc::ServerUnaryReactor* JobServiceImpl::GetJob(grpc::CallbackServerContext* context, const v1::GetJobRequest* request,
+                                                 v1::Job* response) {
   if (absl::Status s = RequireJobId(request->job_id()); !s.ok()) return Reject(context, s);
   auto* reactor = context->DefaultReactor();
   engine_->GetJob(request->job_id(), FinishWith(reactor, response));
@@ -158,8 +158,7 @@ grpc::ServerUnaryReactor* JobServiceImpl::GetJob(grpc::CallbackServerContext* co
 }
 
 grpc::ServerUnaryReactor* JobServiceImpl::ListJobs(grpc::CallbackServerContext* context,
-                                                   const v1::ListJobsRequest* request,
-                                                   v1::ListJobsResponse* response) {
+                                                   const v1::ListJobsRequest* request, v1::ListJobsResponse* response) {
   if (request->limit() < 0) return Reject(context, absl::InvalidArgumentError("limit: must not be negative"));
   auto* reactor = context->DefaultReactor();
   engine_->ListJobs(*request, FinishWith(reactor, response));

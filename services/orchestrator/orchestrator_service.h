@@ -26,8 +26,8 @@ class JobServiceImpl final : public v1::JobService::CallbackService {
   grpc::ServerUnaryReactor* ListCandidates(grpc::CallbackServerContext* context,
                                            const v1::ListCandidatesRequest* request,
                                            v1::ListCandidatesResponse* response) override;
-  grpc::ServerUnaryReactor* GetJobReport(grpc::CallbackServerContext* context,
-                                         const v1::GetJobReportRequest* request, v1::JobReport* response) override;
+  grpc::ServerUnaryReactor* GetJobReport(grpc::CallbackServerContext* context, const v1::GetJobReportRequest* request,
+                                         v1::JobReport* response) override;
 
  private:
   JobEngine* engine_;

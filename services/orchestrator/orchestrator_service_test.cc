@@ -1,8 +1,8 @@
 #include "services/orchestrator/orchestrator_service.h"
 
-#include <gtest/gtest.h>
 #include <grpcpp/create_channel.h>
 #include <grpcpp/server_builder.h>
+#include <gtest/gtest.h>
 
 #include <chrono>
 #include <filesystem>
@@ -20,8 +20,8 @@ using testing::FakeKernel;
 class JobServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string dir = ::testing::TempDir() + "/job_service_test_" +
-                            ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    const std::string dir =
+        ::testing::TempDir() + "/job_service_test_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
     std::filesystem::remove_all(dir);
     kv_ = *storage::KvStore::Open(dir, JobStoreFamilies());
     store_ = std::make_unique<JobStore>(kv_.get());

@@ -19,10 +19,8 @@ int64_t CandidateOrdinal(int iteration, int parent_rank, int plan_index, int sam
          (static_cast<int64_t>(plan_index) << 4) | sample_index;
 }
 
-uint64_t DeriveSeed(uint64_t job_seed, absl::string_view purpose, int iteration, absl::string_view parent,
-                    int index) {
-  std::string digest =
-      core::Sha256Hex(absl::StrCat(job_seed, "|", purpose, "|", iteration, "|", parent, "|", index));
+uint64_t DeriveSeed(uint64_t job_seed, absl::string_view purpose, int iteration, absl::string_view parent, int index) {
+  std::string digest = core::Sha256Hex(absl::StrCat(job_seed, "|", purpose, "|", iteration, "|", parent, "|", index));
   uint64_t seed = 0;
   (void)absl::SimpleHexAtoi(absl::string_view(digest).substr(0, 16), &seed);
   return seed;

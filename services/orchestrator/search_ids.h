@@ -22,7 +22,6 @@ int64_t CandidateOrdinal(int iteration, int parent_rank, int plan_index, int sam
 
 // A seed for one random choice: the first 64 bits of sha256(job_seed|purpose|iteration|parent|index). The
 // engine names the parent by its kernel's sha256, so the same seed replays the same search in another job.
-uint64_t DeriveSeed(uint64_t job_seed, absl::string_view purpose, int iteration, absl::string_view parent,
-                    int index);
+uint64_t DeriveSeed(uint64_t job_seed, absl::string_view purpose, int iteration, absl::string_view parent, int index);
 
 }  // namespace accelopt::orchestrator

@@ -1,7 +1,6 @@
 #include "services/orchestrator/worker_pool.h"
 
 #include <algorithm>
-
 #include <boost/asio/post.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -72,11 +71,7 @@ class WorkerPool::TaskHandle : public CallHandle {
 
 WorkerPool::WorkerPool(WorkerPoolOptions options, WorkerResolver resolver, WorkerFactory factory,
                        OrchestratorMetrics* metrics)
-    : options_(options),
-      resolver_(std::move(resolver)),
-      factory_(std::move(factory)),
-      metrics_(metrics),
-      timer_(io_) {}
+    : options_(options), resolver_(std::move(resolver)), factory_(std::move(factory)), metrics_(metrics), timer_(io_) {}
 
 WorkerPool::~WorkerPool() {
   io_.stop();
@@ -191,28 +186,28 @@ void WorkerPool::Poll() {
       }));
     } else {
       TrackProbe(address, p.worker->client->GetStatus(
-          options_.probe_deadline, [this, address](absl::StatusOr<v1::WorkerStatus> status) {
-            std::vector<Launch> launches;
-            {
-              std::lock_guard<std::mutex> lock(mu_);
-              auto it = workers_.find(address);
-              if (it != workers_.end()) {
-                Worker& w = *it->second;
-                w.probing = false;
-                if (status.ok()) {
-                  if (w.state != Worker::State::kFailed) w.state = Worker::State::kReady;
-                  w.slots = status->slots();
-                } else if (w.state != Worker::State::kFailed && !stopping_) {
-                  MarkFailedLocked(w, std::string(status.status().message()));
-                }
-              }
-              if (!stopping_) DispatchLocked(&launches);
-              UpdateGaugesLocked();
-            }
-            StartLaunches(std::move(launches));
-            Notify();
-            ProbeDone();
-          }));
+                              options_.probe_deadline, [this, address](absl::StatusOr<v1::WorkerStatus> status) {
+                                std::vector<Launch> launches;
+                                {
+                                  std::lock_guard<std::mutex> lock(mu_);
+                                  auto it = workers_.find(address);
+                                  if (it != workers_.end()) {
+                                    Worker& w = *it->second;
+                                    w.probing = false;
+                                    if (status.ok()) {
+                                      if (w.state != Worker::State::kFailed) w.state = Worker::State::kReady;
+                                      w.slots = status->slots();
+                                    } else if (w.state != Worker::State::kFailed && !stopping_) {
+                                      MarkFailedLocked(w, std::string(status.status().message()));
+                                    }
+                                  }
+                                  if (!stopping_) DispatchLocked(&launches);
+                                  UpdateGaugesLocked();
+                                }
+                                StartLaunches(std::move(launches));
+                                Notify();
+                                ProbeDone();
+                              }));
     }
   }
 }
@@ -285,10 +280,9 @@ void WorkerPool::StartLaunches(std::vector<Launch> launches) {
   for (Launch& l : launches) {
     std::shared_ptr<Task> task = l.task;
     const std::string address = l.address;
-    std::shared_ptr<CallHandle> call =
-        l.client->Profile(task->request, task->deadline, [this, task, address](absl::StatusOr<v1::ProfileResult> r) {
-          OnResult(task, address, std::move(r));
-        });
+    std::shared_ptr<CallHandle> call = l.client->Profile(
+        task->request, task->deadline,
+        [this, task, address](absl::StatusOr<v1::ProfileResult> r) { OnResult(task, address, std::move(r)); });
     bool cancel = false;
     {
       std::lock_guard<std::mutex> lock(mu_);

@@ -4,6 +4,8 @@
 // until it passes a health probe.
 #pragma once
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -14,9 +16,6 @@
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -60,8 +59,7 @@ struct WorkerPoolOptions {
 class WorkerPool : public ProfilerPool {
  public:
   // `metrics` may be null.
-  WorkerPool(WorkerPoolOptions options, WorkerResolver resolver, WorkerFactory factory,
-             OrchestratorMetrics* metrics);
+  WorkerPool(WorkerPoolOptions options, WorkerResolver resolver, WorkerFactory factory, OrchestratorMetrics* metrics);
   // Cancels in-flight calls and waits for their completions.
   ~WorkerPool() override;
 

@@ -151,8 +151,7 @@ class WorkerPoolTest : public ::testing::Test {
           absl::MutexLock lock(&mu_);
           return addresses_;
         },
-        [this](const std::string& address) { return std::unique_ptr<ProfilerWorker>(fakes_.at(address)); },
-        nullptr);
+        [this](const std::string& address) { return std::unique_ptr<ProfilerWorker>(fakes_.at(address)); }, nullptr);
     pool_->Start();
   }
   void SetAddresses(std::vector<std::string> a) {

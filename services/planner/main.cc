@@ -1,7 +1,6 @@
 // accelopt-planner: the planner agent, which turns a kernel and its profile into optimization plans
-#include <memory>
-
 #include <boost/asio/thread_pool.hpp>
+#include <memory>
 
 #include "libs/builtin/builtin_agents.h"
 #include "libs/builtin/rewriter.h"

@@ -21,8 +21,8 @@ struct PlanBatch {
 
 absl::StatusOr<llm::PlannerModel*> Planner::Validate(const v1::PlanRequest& request) const {
   if (request.num_plans() < 1 || request.num_plans() > kMaxPlans) {
-    return absl::InvalidArgumentError(absl::StrCat("num_plans: must be between 1 and ", kMaxPlans, ", got ",
-                                                   request.num_plans()));
+    return absl::InvalidArgumentError(
+        absl::StrCat("num_plans: must be between 1 and ", kMaxPlans, ", got ", request.num_plans()));
   }
   if (request.kernel().source().empty()) return absl::InvalidArgumentError("kernel.source: required");
   if (request.kernel().source().size() > kMaxKernelBytes) {

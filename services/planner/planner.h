@@ -2,9 +2,8 @@
 // model registered for the request's provider. No gRPC types.
 #pragma once
 
-#include <memory>
-
 #include <boost/asio/thread_pool.hpp>
+#include <memory>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"

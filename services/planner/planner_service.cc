@@ -4,8 +4,8 @@
 
 namespace accelopt::planner {
 
-grpc::ServerUnaryReactor* PlannerServiceImpl::Plan(grpc::CallbackServerContext* context,
-                                                   const v1::PlanRequest* request, v1::PlanResponse* response) {
+grpc::ServerUnaryReactor* PlannerServiceImpl::Plan(grpc::CallbackServerContext* context, const v1::PlanRequest* request,
+                                                   v1::PlanResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   absl::StatusOr<llm::PlannerModel*> model = planner_.Validate(*request);
   if (!model.ok()) {

@@ -1,8 +1,8 @@
 // PlannerService over an in-process gRPC channel, with the real client and prompts, against the LLM double.
 #include "services/planner/planner_service.h"
 
-#include <gtest/gtest.h>
 #include <grpcpp/grpcpp.h>
+#include <gtest/gtest.h>
 
 #include <set>
 

@@ -78,9 +78,15 @@ std::string SandboxEnvValue(const char* name) {
 void FillPeak(const trainium::RooflineResult& roofline, v1::ProfileResult* r) {
   r->set_peak_percent(roofline.percent_of_peak);
   switch (roofline.bound) {
-    case trainium::RooflineBound::kMemory: r->set_bound(v1::BOUND_MEMORY); break;
-    case trainium::RooflineBound::kMatmul: r->set_bound(v1::BOUND_MATMUL); break;
-    case trainium::RooflineBound::kVector: r->set_bound(v1::BOUND_VECTOR); break;
+    case trainium::RooflineBound::kMemory:
+      r->set_bound(v1::BOUND_MEMORY);
+      break;
+    case trainium::RooflineBound::kMatmul:
+      r->set_bound(v1::BOUND_MATMUL);
+      break;
+    case trainium::RooflineBound::kVector:
+      r->set_bound(v1::BOUND_VECTOR);
+      break;
   }
 }
 
@@ -135,9 +141,12 @@ std::string FirstExisting(const std::vector<std::string>& candidates, const std:
 
 std::string DeviceName(v1::Device device) {
   switch (device) {
-    case v1::DEVICE_SIM_TRN2: return "sim-trn2";
-    case v1::DEVICE_NEURON: return "neuron";
-    default: return "sim-trn1";
+    case v1::DEVICE_SIM_TRN2:
+      return "sim-trn2";
+    case v1::DEVICE_NEURON:
+      return "neuron";
+    default:
+      return "sim-trn1";
   }
 }
 
@@ -159,12 +168,11 @@ KernelProfiler::KernelProfiler(KernelProfilerOptions options) : options_(std::mo
 v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Problem& problem,
                                           const v1::ProfileOptions& options, int slot,
                                           const std::atomic<bool>* cancel) const {
-  const double timeout =
-      options.timeout_seconds() > 0 ? options.timeout_seconds() : options_.default_timeout_seconds;
+  const double timeout = options.timeout_seconds() > 0 ? options.timeout_seconds() : options_.default_timeout_seconds;
   ScratchDir scratch(options_.scratch_root);
   if (scratch.path().empty()) {
-    return Verdict(v1::VERDICT_INFRA_ERROR, absl::StrCat("cannot create a scratch directory in ",
-                                                         options_.scratch_root));
+    return Verdict(v1::VERDICT_INFRA_ERROR,
+                   absl::StrCat("cannot create a scratch directory in ", options_.scratch_root));
   }
   const std::string reference_name =
       problem.reference_filename().empty() ? "reference.py" : problem.reference_filename();
@@ -185,10 +193,13 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
   const std::string work = sandboxed ? "/scratch" : scratch.path();
   const bool neuron = options_.device == v1::DEVICE_NEURON;
   const std::string runner = neuron ? "/run_neuron.py" : "/run_kernel.py";
-  spec.argv = {options_.python, harness + "/harness_guard.py", work + "/kernel.py", harness + runner,
-               "--problem", work + "/" + reference_name, "--kernel", work + "/kernel.py",
-               "--metadata", work + "/problem.yaml", "--result-out", work + "/result.json",
-               "--seeds", absl::StrCat(options.seeds() > 0 ? options.seeds() : 5)};
+  spec.argv = {options_.python,     harness + "/harness_guard.py",
+               work + "/kernel.py", harness + runner,
+               "--problem",         work + "/" + reference_name,
+               "--kernel",          work + "/kernel.py",
+               "--metadata",        work + "/problem.yaml",
+               "--result-out",      work + "/result.json",
+               "--seeds",           absl::StrCat(options.seeds() > 0 ? options.seeds() : 5)};
   if (neuron) {
     spec.argv.insert(spec.argv.end(), {"--ntff-dir", work + "/ntff/round1", "--neff-out", work + "/kernel.neff"});
   } else {
@@ -197,8 +208,9 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
   if (options.timing_only()) spec.argv.push_back("--timing-only");
   if (options.ban_low_precision()) spec.argv.push_back("--ban-low-precision");
   if (problem.tolerance() > 0) spec.argv.insert(spec.argv.end(), {"--tolerance", absl::StrCat(problem.tolerance())});
-  spec.env = {{"PATH", "/usr/bin:/bin"}, {"HOME", work}, {"PYTHONDONTWRITEBYTECODE", "1"},
-              {"PYTHONHASHSEED", "0"}, {"OPENBLAS_NUM_THREADS", "1"}, {"OMP_NUM_THREADS", "1"}};
+  spec.env = {{"PATH", "/usr/bin:/bin"},        {"HOME", work},
+              {"PYTHONDONTWRITEBYTECODE", "1"}, {"PYTHONHASHSEED", "0"},
+              {"OPENBLAS_NUM_THREADS", "1"},    {"OMP_NUM_THREADS", "1"}};
   // Older OpenBLAS builds need these on some processors to compute correctly.
   for (const char* name : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"}) {
     if (std::string v = SandboxEnvValue(name); !v.empty()) spec.env.emplace_back(name, v);
@@ -210,7 +222,8 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
   spec.sandbox_uid = 60000 + slot;
   if (neuron) {
     spec.device_binds = options_.neuron_devices;
-    spec.env.insert(spec.env.end(), {{"NEURON_CC_FLAGS", "--auto-cast=none"}, {"NEURON_RT_NUM_CORES", "1"},
+    spec.env.insert(spec.env.end(), {{"NEURON_CC_FLAGS", "--auto-cast=none"},
+                                     {"NEURON_RT_NUM_CORES", "1"},
                                      {"NEURON_RT_VISIBLE_CORES", absl::StrCat(options_.neuron_core)}});
   }
 
@@ -230,16 +243,16 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
     result = Verdict(v1::VERDICT_TIMEOUT,
                      absl::StrFormat("exceeded the %.0f s deadline; killed with its whole process tree", timeout));
   } else if (outcome->ending == Ending::kSignaled && (outcome->signal == SIGXCPU || outcome->signal == SIGKILL)) {
-    result = Verdict(v1::VERDICT_TIMEOUT, absl::StrCat("exceeded its CPU-time limit of ",
-                                                       options_.limits.cpu_seconds, " s"));
+    result = Verdict(v1::VERDICT_TIMEOUT,
+                     absl::StrCat("exceeded its CPU-time limit of ", options_.limits.cpu_seconds, " s"));
   } else if (outcome->ending == Ending::kSignaled) {
-    result = Verdict(v1::VERDICT_RUNTIME_ERROR, absl::StrCat("crashed with signal ", outcome->signal,
-                                                             " (", strsignal(outcome->signal), ")"));
+    result = Verdict(v1::VERDICT_RUNTIME_ERROR,
+                     absl::StrCat("crashed with signal ", outcome->signal, " (", strsignal(outcome->signal), ")"));
   } else if (!harness_json.ok()) {
     if (absl::StrContains(outcome->output, "MemoryError") ||
         absl::StrContains(outcome->output, "Cannot allocate memory")) {
-      result = Verdict(v1::VERDICT_OUT_OF_MEMORY, absl::StrCat("exceeded the sandbox's memory limit of ",
-                                                               options_.limits.memory_mb, " MiB"));
+      result = Verdict(v1::VERDICT_OUT_OF_MEMORY,
+                       absl::StrCat("exceeded the sandbox's memory limit of ", options_.limits.memory_mb, " MiB"));
     } else {
       result = Verdict(v1::VERDICT_INFRA_ERROR, absl::StrCat("the harness wrote no result (exit code ",
                                                              outcome->exit_code, "): ", LastLine(outcome->output)));
@@ -249,8 +262,8 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
   } else {
     result = Verdict(parsed->verdict, parsed->message, parsed->line);
     if (parsed->verdict == v1::VERDICT_OUT_OF_MEMORY) {
-      result.set_message(absl::StrCat(parsed->message, " (the sandbox's memory limit of ",
-                                      options_.limits.memory_mb, " MiB)"));
+      result.set_message(
+          absl::StrCat(parsed->message, " (the sandbox's memory limit of ", options_.limits.memory_mb, " MiB)"));
     }
     result.set_seeds_checked(parsed->seeds_checked);
     result.set_max_rel_l2(parsed->max_rel_l2);

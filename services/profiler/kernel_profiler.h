@@ -41,16 +41,15 @@ class KernelProfiler {
   explicit KernelProfiler(KernelProfilerOptions options);
 
   // `slot` selects the sandbox user (so process limits are per slot). `cancel` may be null.
-  v1::ProfileResult Profile(const v1::Kernel& kernel, const v1::Problem& problem,
-                            const v1::ProfileOptions& options, int slot,
-                            const std::atomic<bool>* cancel) const;
+  v1::ProfileResult Profile(const v1::Kernel& kernel, const v1::Problem& problem, const v1::ProfileOptions& options,
+                            int slot, const std::atomic<bool>* cancel) const;
 
   const KernelProfilerOptions& options() const { return options_; }
 
  private:
   // `neuron` backend: the latency protocol over the NTFF traces the runner saved (neuron_backend.cc).
-  void MeasureOnNeuron(const sandbox::SandboxSpec& runner, const std::string& scratch,
-                       const std::atomic<bool>* cancel, v1::ProfileResult* result) const;
+  void MeasureOnNeuron(const sandbox::SandboxSpec& runner, const std::string& scratch, const std::atomic<bool>* cancel,
+                       v1::ProfileResult* result) const;
 
   KernelProfilerOptions options_;
 };

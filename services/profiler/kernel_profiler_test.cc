@@ -1,9 +1,8 @@
 // Real kernels through the real harness in the real sandbox: correct, broken and hostile ones.
 #include "services/profiler/kernel_profiler.h"
 
-#include <stdlib.h>
-
 #include <gtest/gtest.h>
+#include <stdlib.h>
 
 #include "libs/core/file.h"
 

@@ -71,18 +71,17 @@ int main(int argc, char** argv) {
   }
   if (!std::filesystem::exists(options.harness_dir + runner)) {
     return rpc::FailStartup("accelopt-profiler",
-                            absl::FailedPreconditionError(absl::StrCat(
-                                "harness_dir: no ", runner.substr(1), " in '", options.harness_dir, "'")));
+                            absl::FailedPreconditionError(
+                                absl::StrCat("harness_dir: no ", runner.substr(1), " in '", options.harness_dir, "'")));
   }
   if (config.device() == v1::DEVICE_NEURON && !OnPath(options.neuron_profile_bin)) {
-    return rpc::FailStartup("accelopt-profiler",
-                            absl::FailedPreconditionError(absl::StrCat(
-                                "neuron_profile_bin: '", options.neuron_profile_bin,
-                                "' not found (the neuron device needs the Neuron SDK tools)")));
+    return rpc::FailStartup("accelopt-profiler", absl::FailedPreconditionError(absl::StrCat(
+                                                     "neuron_profile_bin: '", options.neuron_profile_bin,
+                                                     "' not found (the neuron device needs the Neuron SDK tools)")));
   }
   if (access(options.python.c_str(), X_OK) != 0) {
-    return rpc::FailStartup("accelopt-profiler", absl::FailedPreconditionError(absl::StrCat(
-                                                     "python: '", options.python, "' is not executable")));
+    return rpc::FailStartup("accelopt-profiler", absl::FailedPreconditionError(
+                                                     absl::StrCat("python: '", options.python, "' is not executable")));
   }
   auto registry = std::make_shared<prometheus::Registry>();
   profiler::KernelProfiler kernel_profiler(options);

@@ -61,8 +61,8 @@ void KernelProfiler::MeasureOnNeuron(const sandbox::SandboxSpec& runner, const s
       sandbox::SandboxSpec view;
       view.use_bwrap = false;  // our own tool, on our own files
       view.scratch_dir = scratch;
-      view.argv = {options_.neuron_profile_bin, "view", "--output-format", "summary-json",
-                   "-n", scratch + "/kernel.neff", "-s", round_dir + "/" + trace};
+      view.argv = {options_.neuron_profile_bin, "view", "--output-format",      "summary-json", "-n",
+                   scratch + "/kernel.neff",    "-s",   round_dir + "/" + trace};
       view.env = {{"PATH", "/usr/bin:/bin:/opt/aws/neuron/bin"}};
       view.timeout = absl::Minutes(2);
       auto outcome = sandbox::RunInSandbox(view, cancel);

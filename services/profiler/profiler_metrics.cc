@@ -21,8 +21,12 @@ ProfilerMetrics ProfilerMetrics::Create(prometheus::Registry& registry) {
                        .Help("Profiles refused with RESOURCE_EXHAUSTED because the worker was full")
                        .Register(registry)
                        .Add({});
-  return {profiles, seconds, gauges.Add({{"state", "total"}}), gauges.Add({{"state", "busy"}}),
-          gauges.Add({{"state", "queued"}}), rejected};
+  return {profiles,
+          seconds,
+          gauges.Add({{"state", "total"}}),
+          gauges.Add({{"state", "busy"}}),
+          gauges.Add({{"state", "queued"}}),
+          rejected};
 }
 
 }  // namespace accelopt::profiler

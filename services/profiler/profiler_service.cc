@@ -1,7 +1,7 @@
-#include "libs/core/enum_name.h"
 #include "services/profiler/profiler_service.h"
 
 #include "absl/strings/str_cat.h"
+#include "libs/core/enum_name.h"
 #include "libs/core/log.h"
 #include "libs/core/sha256.h"
 #include "libs/core/status_convert.h"
@@ -27,8 +27,8 @@ absl::Status ValidateProfileRequest(const v1::ProfileRequest& request, v1::Devic
   const auto& source = request.kernel().source();
   if (source.empty()) return absl::InvalidArgumentError("kernel.source: must not be empty");
   if (source.size() > kMaxKernelBytes) {
-    return absl::InvalidArgumentError(absl::StrCat("kernel.source: ", source.size(),
-                                                   " bytes exceeds the limit of ", kMaxKernelBytes));
+    return absl::InvalidArgumentError(
+        absl::StrCat("kernel.source: ", source.size(), " bytes exceeds the limit of ", kMaxKernelBytes));
   }
   if (!request.kernel().sha256().empty() && request.kernel().sha256() != core::Sha256Hex(source)) {
     return absl::InvalidArgumentError("kernel.sha256: does not match the SHA-256 of kernel.source");
@@ -40,13 +40,13 @@ absl::Status ValidateProfileRequest(const v1::ProfileRequest& request, v1::Devic
                                                    " bytes exceeds the limit of ", kMaxReferenceBytes));
   }
   const auto& name = request.problem().reference_filename();
-  if (!name.empty() && (name.find('/') != std::string::npos || name == "kernel.py" ||
-                        name.size() < 4 || name.substr(name.size() - 3) != ".py")) {
+  if (!name.empty() && (name.find('/') != std::string::npos || name == "kernel.py" || name.size() < 4 ||
+                        name.substr(name.size() - 3) != ".py")) {
     return absl::InvalidArgumentError("problem.reference_filename: must be a plain *.py name other than kernel.py");
   }
   if (request.device() != v1::DEVICE_UNSPECIFIED && request.device() != device) {
-    return absl::InvalidArgumentError(absl::StrCat("device: this worker serves ", DeviceName(device), ", not ",
-                                                   DeviceName(request.device())));
+    return absl::InvalidArgumentError(
+        absl::StrCat("device: this worker serves ", DeviceName(device), ", not ", DeviceName(request.device())));
   }
   if (request.options().seeds() < 0 || request.options().seeds() > 32) {
     return absl::InvalidArgumentError("options.seeds: must be from 0 (default 5) to 32");
@@ -75,11 +75,10 @@ grpc::ServerUnaryReactor* ProfilerServiceImpl::Profile(grpc::CallbackServerConte
   absl::Status admitted = pool_.Submit([this, reactor, request, response, cancelled](int slot) {
     UpdateGauges();
     auto start = std::chrono::steady_clock::now();
-    v1::ProfileResult result = cancelled->load()
-        ? v1::ProfileResult()
-        : profiler_->Profile(request->kernel(), request->problem(), request->options(), slot, cancelled.get());
-    metrics_.profile_seconds.Observe(
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    v1::ProfileResult result = cancelled->load() ? v1::ProfileResult()
+                                                 : profiler_->Profile(request->kernel(), request->problem(),
+                                                                      request->options(), slot, cancelled.get());
+    metrics_.profile_seconds.Observe(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
     if (cancelled->load()) {
       reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "profile cancelled by the caller"));
     } else {

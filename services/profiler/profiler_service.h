@@ -25,8 +25,7 @@ class ProfilerServiceImpl final : public v1::ProfilerService::CallbackService {
 
   grpc::ServerUnaryReactor* Profile(grpc::CallbackServerContext* ctx, const v1::ProfileRequest* request,
                                     v1::ProfileResponse* response) override;
-  grpc::ServerUnaryReactor* GetWorkerStatus(grpc::CallbackServerContext* ctx,
-                                            const v1::GetWorkerStatusRequest* request,
+  grpc::ServerUnaryReactor* GetWorkerStatus(grpc::CallbackServerContext* ctx, const v1::GetWorkerStatusRequest* request,
                                             v1::WorkerStatus* response) override;
 
  private:

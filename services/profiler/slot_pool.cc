@@ -23,9 +23,8 @@ absl::Status SlotPool::Submit(std::function<void(int)> task) {
     const int slots = static_cast<int>(threads_.size());
     const int free_slots = slots - busy_ - static_cast<int>(queue_.size());
     if (free_slots <= 0 && static_cast<int>(queue_.size()) >= queue_limit_) {
-      return absl::ResourceExhaustedError(absl::StrCat("worker is full: ", slots, " slots busy and ",
-                                                       queue_.size(), " profiles queued (queue limit ",
-                                                       queue_limit_, ")"));
+      return absl::ResourceExhaustedError(absl::StrCat("worker is full: ", slots, " slots busy and ", queue_.size(),
+                                                       " profiles queued (queue limit ", queue_limit_, ")"));
     }
     queue_.push_back(std::move(task));
   }

@@ -39,13 +39,14 @@ TEST(SlotPoolTest, EachRunningTaskHasItsOwnSlot) {
     SlotPool pool(3, 0);
     for (int i = 0; i < 3; ++i) {
       ASSERT_TRUE(pool.Submit([&](int slot) {
-        {
-          std::lock_guard<std::mutex> lock(mu);
-          slots.insert(slot);
-        }
-        started++;
-        release.WaitForNotification();
-      }).ok());
+                        {
+                          std::lock_guard<std::mutex> lock(mu);
+                          slots.insert(slot);
+                        }
+                        started++;
+                        release.WaitForNotification();
+                      })
+                      .ok());
     }
     while (started.load() < 3) std::this_thread::yield();
     release.Notify();

@@ -1,5 +1,7 @@
 #include "tests/e2e/e2e_cluster.h"
 
+#include <grpcpp/create_channel.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -7,9 +9,6 @@
 #include <filesystem>
 #include <fstream>
 #include <thread>
-
-#include <grpcpp/create_channel.h>
-#include <gtest/gtest.h>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -38,8 +37,8 @@ absl::StatusOr<std::unique_ptr<E2eCluster>> E2eCluster::Start(const std::string&
   std::unique_ptr<E2eCluster> c(new E2eCluster(dir, std::move(options)));
   if (absl::Status s = c->StartLlmDouble(); !s.ok()) return s;
 
-  for (const std::string& p : {std::string("planner"), std::string("executor"), std::string("memory"),
-                               std::string("orchestrator")}) {
+  for (const std::string& p :
+       {std::string("planner"), std::string("executor"), std::string("memory"), std::string("orchestrator")}) {
     c->address_[p] = absl::StrCat("127.0.0.1:", testing::PickFreePort());
     c->admin_[p] = absl::StrCat("127.0.0.1:", testing::PickFreePort());
   }
@@ -68,11 +67,11 @@ absl::StatusOr<std::unique_ptr<E2eCluster>> E2eCluster::Start(const std::string&
     }
     absl::StrAppend(&workers, i == 0 ? "" : ", ", "\"", c->address_[p], "\"");
   }
-  const std::string orchestrator = absl::StrCat(
-      c->ServerYaml("orchestrator"), "data_dir: \"", dir, "/orchestrator\"\n", "planner_address: \"",
-      c->address_["planner"], "\"\n", "executor_address: \"", c->address_["executor"], "\"\n", "memory_address: \"",
-      c->address_["memory"], "\"\n", "profiler_addresses: [", workers, "]\n", "worker_poll_seconds: 0.2\n",
-      "agent_timeout_seconds: 60\n");
+  const std::string orchestrator =
+      absl::StrCat(c->ServerYaml("orchestrator"), "data_dir: \"", dir, "/orchestrator\"\n", "planner_address: \"",
+                   c->address_["planner"], "\"\n", "executor_address: \"", c->address_["executor"], "\"\n",
+                   "memory_address: \"", c->address_["memory"], "\"\n", "profiler_addresses: [", workers, "]\n",
+                   "worker_poll_seconds: 0.2\n", "agent_timeout_seconds: 60\n");
   if (auto s = c->StartService("orchestrator", "accelopt-orchestrator", orchestrator); !s.ok()) return s;
   c->jobs_ = v1::JobService::NewStub(Channel(c->address_["orchestrator"]));
   c->memory_ = v1::MemoryService::NewStub(Channel(c->address_["memory"]));

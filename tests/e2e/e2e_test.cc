@@ -63,7 +63,9 @@ def kernel(x):
 }
 
 // The baseline, but importing it takes `seconds` (a profile long enough to kill its worker mid-way).
-std::string SleepyKernel(int seconds) { return absl::StrCat("import time\ntime.sleep(", seconds, ")\n", Example("kernel.py")); }
+std::string SleepyKernel(int seconds) {
+  return absl::StrCat("import time\ntime.sleep(", seconds, ")\n", Example("kernel.py"));
+}
 
 struct Rule {
   std::string match;
@@ -83,8 +85,8 @@ std::string Script(const std::vector<Rule>& rules, const std::string& fallback, 
                                  ", \"reply\": {\"content\": ", JsonString(r.content),
                                  ", \"usage\": {\"prompt_tokens\": 1000, \"completion_tokens\": 200}}}"));
   }
-  return absl::StrCat("{\"rules\": [", absl::StrJoin(parts, ", "), "], \"default\": {\"content\": ",
-                      JsonString(fallback), "}, \"fail_fraction\": ", fail_fraction,
+  return absl::StrCat("{\"rules\": [", absl::StrJoin(parts, ", "),
+                      "], \"default\": {\"content\": ", JsonString(fallback), "}, \"fail_fraction\": ", fail_fraction,
                       ", \"fail_seed\": 7, \"failure\": {\"status\": 500}}");
 }
 
@@ -251,9 +253,8 @@ TEST(E2eTest, SearchFindsTheFastestVariantThroughTheCli) {
                                "profile: {seeds: 1, timeout_seconds: 60}\nbudget: {max_wall_seconds: 600}\n"))
                   .ok());
   const std::string out_path = c.dir() + "/submit.out";
-  auto cli = testing::ChildProcess::Start({kBinDir + "/accelopt", "submit", spec_path, "--wait", "--json", "--server",
-                                           c.orchestrator_address()},
-                                          out_path);
+  auto cli = testing::ChildProcess::Start(
+      {kBinDir + "/accelopt", "submit", spec_path, "--wait", "--json", "--server", c.orchestrator_address()}, out_path);
   ASSERT_TRUE(cli.ok()) << cli.status();
   auto exit = cli->WaitForExit(120s);
   ASSERT_TRUE(exit.has_value()) << "accelopt submit --wait did not finish: " << cli->Output();
@@ -404,7 +405,6 @@ TEST(E2eTest, CancelStopsAllWorkWithinSeconds) {
   ExpectConsistent(job, candidates);
   EXPECT_GE(job.candidates().at("CANCELLED"), 2);
 }
-
 
 // The offline optimizer (builtin planner, executor and summarizer; no LLM): finds a verified speedup, learns
 // experiences, and gives the same best kernel and numbers when the same job runs twice.

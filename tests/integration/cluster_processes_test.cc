@@ -1,13 +1,12 @@
 // The five service binaries as real processes: health, /metrics, graceful SIGTERM, bad config, busy port,
 // and the `accelopt` CLI's local cluster (up twice, status of a crashed service, down).
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/wait.h>
 
 #include <filesystem>
 #include <fstream>
 #include <thread>
-
-#include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
 #include "libs/core/file.h"

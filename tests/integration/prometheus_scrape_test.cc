@@ -1,9 +1,9 @@
 // A real Prometheus server (Debian's `prometheus`) scrapes the five services; its HTTP API must report every
 // target up.
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/struct.pb.h"
@@ -43,16 +43,15 @@ TEST(PrometheusScrapeTest, RealPrometheusSeesEveryServiceUp) {
     ASSERT_TRUE(testing::WaitForServing(s.grpc_address, 20s).ok()) << s.name << s.process.Output();
     absl::StrAppend(&targets, targets.empty() ? "" : ", ", "'", s.metrics_address, "'");
   }
-  std::ofstream(dir + "/prometheus.yml")
-      << "global: {scrape_interval: 1s, scrape_timeout: 1s}\n"
-      << "scrape_configs:\n"
-      << "  - job_name: accelopt\n"
-      << "    static_configs: [{targets: [" << targets << "]}]\n";
+  std::ofstream(dir + "/prometheus.yml") << "global: {scrape_interval: 1s, scrape_timeout: 1s}\n"
+                                         << "scrape_configs:\n"
+                                         << "  - job_name: accelopt\n"
+                                         << "    static_configs: [{targets: [" << targets << "]}]\n";
   std::string web = absl::StrCat("127.0.0.1:", testing::PickFreePort());
-  auto prometheus = testing::ChildProcess::Start(
-      {prometheus_bin, "--config.file=" + dir + "/prometheus.yml", "--storage.tsdb.path=" + dir + "/tsdb",
-       "--web.listen-address=" + web},
-      dir + "/prometheus.log");
+  auto prometheus =
+      testing::ChildProcess::Start({prometheus_bin, "--config.file=" + dir + "/prometheus.yml",
+                                    "--storage.tsdb.path=" + dir + "/tsdb", "--web.listen-address=" + web},
+                                   dir + "/prometheus.log");
   ASSERT_TRUE(prometheus.ok());
 
   // Poll until all five targets have been scraped successfully (or the deadline passes).
@@ -60,7 +59,8 @@ TEST(PrometheusScrapeTest, RealPrometheusSeesEveryServiceUp) {
   auto deadline = std::chrono::steady_clock::now() + 60s;
   auto all_up = [&] {
     if (health.size() != services.size()) return false;
-    for (const auto& [url, h] : health) if (h != "up") return false;
+    for (const auto& [url, h] : health)
+      if (h != "up") return false;
     return true;
   };
   while (std::chrono::steady_clock::now() < deadline) {

@@ -1,11 +1,10 @@
 #include "tests/integration/service_process.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
-
-#include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
 
@@ -26,10 +25,9 @@ ServiceProcess StartService(const std::string& name, const std::string& dir, dou
                         << (name == "orchestrator" || name == "memory"
                                 ? absl::StrCat("data_dir: ", dir, "/", name, "-data\n")
                                 : "");
-  auto p = testing::ChildProcess::Start(
-      {kBinDir + "/accelopt-" + name, "--config", config, "--port", std::to_string(port),
-       "--admin_port", std::to_string(admin)},
-      absl::StrCat(dir, "/", name, ".log"));
+  auto p = testing::ChildProcess::Start({kBinDir + "/accelopt-" + name, "--config", config, "--port",
+                                         std::to_string(port), "--admin_port", std::to_string(admin)},
+                                        absl::StrCat(dir, "/", name, ".log"));
   EXPECT_TRUE(p.ok()) << p.status();
   return {name, absl::StrCat("127.0.0.1:", port), absl::StrCat("127.0.0.1:", admin), std::move(*p)};
 }

@@ -9,8 +9,7 @@
 namespace accelopt::integration {
 
 inline const std::string kBinDir = ACCELOPT_BINARY_DIR "/bin";
-inline const std::vector<std::string> kServiceNames = {"orchestrator", "planner", "executor", "memory",
-                                                      "profiler"};
+inline const std::vector<std::string> kServiceNames = {"orchestrator", "planner", "executor", "memory", "profiler"};
 
 struct ServiceProcess {
   std::string name;

@@ -23,13 +23,20 @@ absl::StatusOr<DoubleReply> ParseReply(const json& j, const std::string& where) 
   DoubleReply r;
   if (!j.is_object()) return absl::InvalidArgumentError(absl::StrCat(where, ": must be an object"));
   for (const auto& [key, value] : j.items()) {
-    if (key == "status") r.status = value.get<int>();
-    else if (key == "content") r.content = value.get<std::string>();
-    else if (key == "reasoning") r.reasoning = value.get<std::string>();
-    else if (key == "reasoning_field") r.reasoning_field = value.get<std::string>();
-    else if (key == "retry_after") r.retry_after = value.get<std::string>();
-    else if (key == "body") r.body = value.get<std::string>();
-    else if (key == "delay_ms") r.delay = absl::Milliseconds(value.get<double>());
+    if (key == "status")
+      r.status = value.get<int>();
+    else if (key == "content")
+      r.content = value.get<std::string>();
+    else if (key == "reasoning")
+      r.reasoning = value.get<std::string>();
+    else if (key == "reasoning_field")
+      r.reasoning_field = value.get<std::string>();
+    else if (key == "retry_after")
+      r.retry_after = value.get<std::string>();
+    else if (key == "body")
+      r.body = value.get<std::string>();
+    else if (key == "delay_ms")
+      r.delay = absl::Milliseconds(value.get<double>());
     else if (key == "fault") {
       absl::StatusOr<DoubleReply::Fault> fault = ParseFault(value.get<std::string>());
       if (!fault.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ".fault: ", fault.status().message()));

@@ -1,7 +1,5 @@
 #include "tests/llm_double/llm_double.h"
 
-#include <utility>
-
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -15,6 +13,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -58,7 +57,8 @@ class LlmDouble::Impl {
     if (!ec) acceptor_.set_option(asio::socket_base::reuse_address(true), ec);
     if (!ec) acceptor_.bind(endpoint, ec);
     if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
-    if (ec) return absl::UnavailableError(absl::StrCat("double: cannot listen on ", host, ":", port, ": ", ec.message()));
+    if (ec)
+      return absl::UnavailableError(absl::StrCat("double: cannot listen on ", host, ":", port, ": ", ec.message()));
     return acceptor_.local_endpoint().port();
   }
 
@@ -143,7 +143,8 @@ class LlmDouble::Impl {
 
   asio::awaitable<std::optional<Response>> Handle(const http::request<http::string_body>& request) {
     std::string target(request.target());
-    if (request.method() == http::verb::get && target == "/_double/requests") co_return JsonResponse(200, RequestsJson());
+    if (request.method() == http::verb::get && target == "/_double/requests")
+      co_return JsonResponse(200, RequestsJson());
     if (request.method() == http::verb::get && target == "/_double/stats") {
       co_return JsonResponse(200, json{{"requests", request_count()}, {"max_in_flight", max_in_flight()}}.dump());
     }
@@ -245,12 +246,12 @@ class LlmDouble::Impl {
                          {"message", message},
                          {"finish_reason", reply.fault == Fault::kNoContent ? "length" : "stop"}});
     }
-    std::string body = json{{"id", absl::StrCat("chatcmpl-double-", record.index)},
-                            {"object", "chat.completion"},
-                            {"model", record.model},
-                            {"choices", choices},
-                            {"usage", usage}}
-                           .dump();
+    std::string body = json{
+        {"id", absl::StrCat("chatcmpl-double-", record.index)},
+        {"object", "chat.completion"},
+        {"model", record.model},
+        {"choices", choices},
+        {"usage", usage}}.dump();
     if (reply.fault == Fault::kTruncatedJson) body.resize(body.size() / 2);
     return JsonResponse(200, std::move(body));
   }
@@ -258,8 +259,13 @@ class LlmDouble::Impl {
   std::string RequestsJson() const {
     json out = json::array();
     for (const RecordedRequest& r : Requests()) {
-      out.push_back({{"index", r.index}, {"method", r.method}, {"target", r.target}, {"headers", r.headers},
-                     {"model", r.model}, {"system", r.system}, {"user", r.user},
+      out.push_back({{"index", r.index},
+                     {"method", r.method},
+                     {"target", r.target},
+                     {"headers", r.headers},
+                     {"model", r.model},
+                     {"system", r.system},
+                     {"user", r.user},
                      {"seed", r.seed.has_value() ? json(*r.seed) : json(nullptr)},
                      {"received_unix_micros", absl::ToUnixMicros(r.received)}});
     }
@@ -290,14 +296,11 @@ absl::StatusOr<std::unique_ptr<LlmDouble>> LlmDouble::Start(DoubleScript script,
   return std::unique_ptr<LlmDouble>(new LlmDouble(std::move(impl), *port, tls));
 }
 
-LlmDouble::LlmDouble(std::unique_ptr<Impl> impl, int port, bool tls)
-    : impl_(std::move(impl)), port_(port), tls_(tls) {}
+LlmDouble::LlmDouble(std::unique_ptr<Impl> impl, int port, bool tls) : impl_(std::move(impl)), port_(port), tls_(tls) {}
 
 LlmDouble::~LlmDouble() { impl_->Stop(); }
 
-std::string LlmDouble::base_url() const {
-  return absl::StrCat(tls_ ? "https" : "http", "://127.0.0.1:", port_, "/v1");
-}
+std::string LlmDouble::base_url() const { return absl::StrCat(tls_ ? "https" : "http", "://127.0.0.1:", port_, "/v1"); }
 
 void LlmDouble::SetScript(DoubleScript script) { impl_->SetScript(std::move(script)); }
 std::vector<RecordedRequest> LlmDouble::Requests() const { return impl_->Requests(); }

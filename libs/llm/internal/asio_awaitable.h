@@ -2,9 +2,8 @@
 // <utility>; include it first so every translation unit compiles regardless of include order.
 #pragma once
 
-#include <utility>
-
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/redirect_error.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <utility>

@@ -155,7 +155,8 @@ int FakePlanner::calls() const {
   return static_cast<int>(requests_.size());
 }
 
-std::shared_ptr<CallHandle> FakePlanner::Plan(v1::PlanRequest request, absl::Duration, Callback<v1::PlanResponse> done) {
+std::shared_ptr<CallHandle> FakePlanner::Plan(v1::PlanRequest request, absl::Duration,
+                                              Callback<v1::PlanResponse> done) {
   Handler handler;
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -311,8 +312,8 @@ v1::ProfileResult FakeProfilerPool::Judge(const v1::ProfileRequest& request) con
   constexpr absl::string_view kVerdict = "# verdict=";
   v1::Verdict verdict = v1::VERDICT_COMPILE_ERROR;
   if (source.rfind(kVerdict.data(), 0) == 0) {
-    (void)v1::Verdict_Parse(absl::StrCat("VERDICT_", source.substr(kVerdict.size(), source.find('\n') - kVerdict.size())),
-                            &verdict);
+    (void)v1::Verdict_Parse(
+        absl::StrCat("VERDICT_", source.substr(kVerdict.size(), source.find('\n') - kVerdict.size())), &verdict);
   }
   r.set_verdict(verdict);
   r.set_message("judged by the fake profiler");

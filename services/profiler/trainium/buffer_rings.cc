@@ -6,8 +6,7 @@
 namespace accelopt::trainium {
 
 BufferRings::BufferRings(const Trace& trace, int depth, double capacity_bytes_pp) : trace_(trace) {
-  absl::flat_hash_map<int, std::pair<int64_t, int64_t>>
-      sites;  // site -> (allocations, largest bytes_pp)
+  absl::flat_hash_map<int, std::pair<int64_t, int64_t>> sites;  // site -> (allocations, largest bytes_pp)
   for (const Allocation& alloc : trace.allocations) {
     if (alloc.buffer != Buffer::kSbuf) continue;
     auto& [count, largest] = sites[alloc.site];
@@ -22,8 +21,7 @@ BufferRings::BufferRings(const Trace& trace, int depth, double capacity_bytes_pp
   std::sort(ring_sites.begin(), ring_sites.end());
   std::vector<int> depths(ring_sites.size(), std::max(depth, 1));
   double total = 0;
-  for (size_t k = 0; k < ring_sites.size(); ++k)
-    total += static_cast<double>(ring_sites[k].second) * depths[k];
+  for (size_t k = 0; k < ring_sites.size(); ++k) total += static_cast<double>(ring_sites[k].second) * depths[k];
   // While the rings do not fit, take one buffer from the site whose ring is largest (ties: lowest
   // site).
   while (total > capacity_bytes_pp) {

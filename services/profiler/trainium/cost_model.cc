@@ -14,8 +14,7 @@ bool AnyInput(const Instruction& inst, Buffer buffer) {
 }
 
 double PeCycles(const Instruction& inst, const DeviceParams& params) {
-  const double stationary =
-      std::min(params.pe_min_stationary, static_cast<double>(inst.stationary_free));
+  const double stationary = std::min(params.pe_min_stationary, static_cast<double>(inst.stationary_free));
   double cycles = std::max(stationary, static_cast<double>(inst.free_elems));
   if (inst.dtype_bytes >= 4) {
     cycles *= inst.op == Op::kTranspose ? params.pe_transpose_fp32_factor : params.pe_fp32_factor;
@@ -106,8 +105,7 @@ double DmaEfficiency(int64_t run_bytes, const DeviceParams& params) {
   return run / (run + params.dma_descriptor_overhead_bytes);
 }
 
-DmaCost ComputeDmaCost(int partitions, int64_t bytes, int64_t run_bytes, bool touches_hbm,
-                       const DeviceParams& params) {
+DmaCost ComputeDmaCost(int partitions, int64_t bytes, int64_t run_bytes, bool touches_hbm, const DeviceParams& params) {
   DmaCost cost;
   const int max_queues = static_cast<int>(params.dma_queues);
   const int per_queue = std::max(1, static_cast<int>(params.dma_partitions_per_queue));
@@ -116,8 +114,7 @@ DmaCost ComputeDmaCost(int partitions, int64_t bytes, int64_t run_bytes, bool to
   const double per_queue_bytes = static_cast<double>(bytes) / cost.queues;
   double queue_rate = params.dma_queue_bytes_per_ns;
   if (touches_hbm) queue_rate = std::min(queue_rate, params.hbm_bytes_per_ns / params.dma_queues);
-  cost.queue_busy_ns = per_queue_bytes / (queue_rate * DmaEfficiency(run_bytes, params)) +
-                       params.dma_queue_overhead_ns;
+  cost.queue_busy_ns = per_queue_bytes / (queue_rate * DmaEfficiency(run_bytes, params)) + params.dma_queue_overhead_ns;
   return cost;
 }
 

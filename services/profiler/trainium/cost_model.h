@@ -26,15 +26,13 @@ double DmaEfficiency(int64_t run_bytes, const DeviceParams& params);
 
 // How one DMA is split over the queues and how long each queue is busy moving its share.
 struct DmaCost {
-  int queues = 1;  // ceil(partitions / partitions_per_queue), at most dma_queues
-  double queue_busy_ns =
-      0;  // transfer of bytes/queues at the queue bandwidth times efficiency, plus overhead
+  int queues = 1;            // ceil(partitions / partitions_per_queue), at most dma_queues
+  double queue_busy_ns = 0;  // transfer of bytes/queues at the queue bandwidth times efficiency, plus overhead
 };
 
 // Cost of moving `bytes` spread over `partitions` partitions in contiguous runs of `run_bytes` (0 =
 // one run per partition). When the DMA touches HBM, a queue moves at most hbm_bytes_per_ns /
 // dma_queues: all queues together never exceed the core's HBM share.
-DmaCost ComputeDmaCost(int partitions, int64_t bytes, int64_t run_bytes, bool touches_hbm,
-                       const DeviceParams& params);
+DmaCost ComputeDmaCost(int partitions, int64_t bytes, int64_t run_bytes, bool touches_hbm, const DeviceParams& params);
 
 }  // namespace accelopt::trainium

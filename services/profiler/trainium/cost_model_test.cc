@@ -61,11 +61,9 @@ TEST(CostModelTest, DurationUsesTheEngineClock) {
   absl::StatusOr<DeviceParams> trn1 = BuiltinDeviceParams("trn1");
   ASSERT_TRUE(trn1.ok());
   const Instruction mm = Make(Op::kMatmul, 512, 128);
-  EXPECT_NEAR(InstructionDurationNs(mm, Engine::kPe, *trn1),
-              (4 * 512 + trn1->pe_overhead_cycles) / 2.8, 1e-9);
+  EXPECT_NEAR(InstructionDurationNs(mm, Engine::kPe, *trn1), (4 * 512 + trn1->pe_overhead_cycles) / 2.8, 1e-9);
   const Instruction act = Make(Op::kActivation, 512);
-  EXPECT_NEAR(InstructionDurationNs(act, Engine::kAct, *trn1),
-              (512 + trn1->act_overhead_cycles) / 1.4, 1e-9);
+  EXPECT_NEAR(InstructionDurationNs(act, Engine::kAct, *trn1), (512 + trn1->act_overhead_cycles) / 1.4, 1e-9);
 }
 
 TEST(CostModelTest, DmaEfficiencyGrowsWithRunLength) {
@@ -98,8 +96,7 @@ TEST(CostModelTest, DmaSplitsOverQueuesByPartitions) {
   EXPECT_DOUBLE_EQ(half.queue_busy_ns, 64 * 4096 / 8.0);
   // A small HBM share caps every queue at share / queues.
   p.hbm_bytes_per_ns = 8;
-  EXPECT_DOUBLE_EQ(ComputeDmaCost(64, 64 * 4096, 4096, true, p).queue_busy_ns,
-                   64 * 4096 / 8.0 / 0.5);
+  EXPECT_DOUBLE_EQ(ComputeDmaCost(64, 64 * 4096, 4096, true, p).queue_busy_ns, 64 * 4096 / 8.0 / 0.5);
   EXPECT_DOUBLE_EQ(ComputeDmaCost(64, 64 * 4096, 4096, false, p).queue_busy_ns, 64 * 4096 / 8.0);
   p.hbm_bytes_per_ns = 1e6;
   EXPECT_EQ(ComputeDmaCost(1, 512, 512, true, p).queues, 1);

@@ -38,8 +38,7 @@ constexpr Field kFields[] = {
     {"act_overhead_cycles", &DeviceParams::act_overhead_cycles, 0},
     {"dve_overhead_cycles", &DeviceParams::dve_overhead_cycles, 0},
     {"pool_overhead_cycles", &DeviceParams::pool_overhead_cycles, 0},
-    {"dve_tensor_tensor_cycles_per_elem", &DeviceParams::dve_tensor_tensor_cycles_per_elem,
-     kPositive},
+    {"dve_tensor_tensor_cycles_per_elem", &DeviceParams::dve_tensor_tensor_cycles_per_elem, kPositive},
     {"reciprocal_cycles_per_elem", &DeviceParams::reciprocal_cycles_per_elem, kPositive},
     {"scan_cycles_per_elem", &DeviceParams::scan_cycles_per_elem, kPositive},
     {"bn_aggr_cycles_per_elem", &DeviceParams::bn_aggr_cycles_per_elem, kPositive},
@@ -64,8 +63,7 @@ constexpr Field kFields[] = {
     {"psum_banks", &DeviceParams::psum_banks, 1},
     {"psum_bank_bytes", &DeviceParams::psum_bank_bytes, 1},
     {"peak_flops_bandwidth_ratio", &DeviceParams::peak_flops_bandwidth_ratio, kPositive},
-    {"roofline_peak_bandwidth_bytes_per_s", &DeviceParams::roofline_peak_bandwidth_bytes_per_s,
-     kPositive},
+    {"roofline_peak_bandwidth_bytes_per_s", &DeviceParams::roofline_peak_bandwidth_bytes_per_s, kPositive},
     {"roofline_peak_vector_flops", &DeviceParams::roofline_peak_vector_flops, kPositive},
     {"roofline_peak_matmul_flops", &DeviceParams::roofline_peak_matmul_flops, kPositive},
 };
@@ -86,8 +84,7 @@ bool HasSourceTag(absl::string_view source) {
 
 absl::Status ParseConstant(const std::string& key, const YAML::Node& entry, DeviceParams* params) {
   const Field* field = FindField(key);
-  if (field == nullptr)
-    return absl::InvalidArgumentError(absl::StrCat("device file: unknown constant '", key, "'"));
+  if (field == nullptr) return absl::InvalidArgumentError(absl::StrCat("device file: unknown constant '", key, "'"));
   if (!entry.IsMap()) {
     return absl::InvalidArgumentError(
         absl::StrCat("device file: constant '", key, "' must be {value: ..., source: ...}"));
@@ -95,28 +92,24 @@ absl::Status ParseConstant(const std::string& key, const YAML::Node& entry, Devi
   for (const auto& item : entry) {
     const std::string sub = item.first.as<std::string>();
     if (sub != "value" && sub != "source") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("device file: constant '", key, "': unknown key '", sub, "'"));
+      return absl::InvalidArgumentError(absl::StrCat("device file: constant '", key, "': unknown key '", sub, "'"));
     }
   }
   if (!entry["value"]) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("device file: constant '", key, "' has no value"));
+    return absl::InvalidArgumentError(absl::StrCat("device file: constant '", key, "' has no value"));
   }
   const YAML::Node source = entry["source"];
   if (!source || !HasSourceTag(source.as<std::string>())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("device file: constant '", key,
-                     "' needs a source starting with [doc], [meas], [est], [fit] or [derived]"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "device file: constant '", key, "' needs a source starting with [doc], [meas], [est], [fit] or [derived]"));
   }
   double value = 0;
   if (!YAML::convert<double>::decode(entry["value"], value) || !std::isfinite(value)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("device file: constant '", key, "': value is not a number"));
+    return absl::InvalidArgumentError(absl::StrCat("device file: constant '", key, "': value is not a number"));
   }
   if (value < field->min_value) {
-    return absl::InvalidArgumentError(absl::StrCat("device file: constant '", key, "' = ", value,
-                                                   " is below its minimum ", field->min_value));
+    return absl::InvalidArgumentError(
+        absl::StrCat("device file: constant '", key, "' = ", value, " is below its minimum ", field->min_value));
   }
   params->*(field->member) = value;
   return absl::OkStatus();
@@ -135,13 +128,11 @@ absl::StatusOr<DeviceParams> ParseDocument(const YAML::Node& root) {
       continue;
     } else if (key == "constants") {
       has_constants = true;
-      if (!item.second.IsMap())
-        return absl::InvalidArgumentError("device file: 'constants' must be a mapping");
+      if (!item.second.IsMap()) return absl::InvalidArgumentError("device file: 'constants' must be a mapping");
       for (const auto& constant : item.second) {
         const std::string name = constant.first.as<std::string>();
         if (!seen.insert(name).second) {
-          return absl::InvalidArgumentError(
-              absl::StrCat("device file: constant '", name, "' given twice"));
+          return absl::InvalidArgumentError(absl::StrCat("device file: constant '", name, "' given twice"));
         }
         if (absl::Status s = ParseConstant(name, constant.second, &params); !s.ok()) return s;
       }
@@ -153,13 +144,11 @@ absl::StatusOr<DeviceParams> ParseDocument(const YAML::Node& root) {
   if (!has_constants) return absl::InvalidArgumentError("device file: missing 'constants'");
   for (const Field& field : kFields) {
     if (!seen.contains(field.name)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("device file: missing constant '", field.name, "'"));
+      return absl::InvalidArgumentError(absl::StrCat("device file: missing constant '", field.name, "'"));
     }
   }
   if (params.sbuf_reserve_bytes_pp >= params.sbuf_bytes_pp) {
-    return absl::InvalidArgumentError(
-        "device file: sbuf_reserve_bytes_pp must be below sbuf_bytes_pp");
+    return absl::InvalidArgumentError("device file: sbuf_reserve_bytes_pp must be below sbuf_bytes_pp");
   }
   return params;
 }
@@ -171,8 +160,7 @@ absl::StatusOr<DeviceParams> ParseDeviceParams(absl::string_view yaml_text) {
   try {
     return ParseDocument(YAML::Load(std::string(yaml_text)));
   } catch (const YAML::Exception& e) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("device file: line ", e.mark.line + 1, ": ", e.msg));
+    return absl::InvalidArgumentError(absl::StrCat("device file: line ", e.mark.line + 1, ": ", e.msg));
   }
 }
 
@@ -183,8 +171,7 @@ absl::StatusOr<DeviceParams> LoadDeviceParamsFile(const std::string& path) {
   text << in.rdbuf();
   absl::StatusOr<DeviceParams> params = ParseDeviceParams(text.str());
   if (!params.ok()) {
-    return absl::Status(params.status().code(),
-                        absl::StrCat(path, ": ", params.status().message()));
+    return absl::Status(params.status().code(), absl::StrCat(path, ": ", params.status().message()));
   }
   return params;
 }

@@ -70,8 +70,7 @@ struct DeviceParams {
   double sbuf_bytes_pp = 0;
   double sbuf_reserve_bytes_pp = 0;
   double sbuf_ring_depth = 0;
-  double spill_reuse_window_instructions =
-      0;  // a streamed tile read this soon after its write needs no reload
+  double spill_reuse_window_instructions = 0;  // a streamed tile read this soon after its write needs no reload
   // 1: ACT outputs read by a DVE tensor_tensor are placed in PSUM (the DVE op then runs at one
   // element per cycle and the write counts as psum_write_bytes); 0: off.
   double act_outputs_to_psum_for_dve = 0;

@@ -31,8 +31,8 @@ TEST(DeviceParamsTest, BuiltinDevicesLoad) {
 
 #ifdef ACCELOPT_SOURCE_DIR
 TEST(DeviceParamsTest, EmbeddedCopyMatchesSourceFile) {
-  absl::StatusOr<DeviceParams> from_file = LoadDeviceParamsFile(
-      std::string(ACCELOPT_SOURCE_DIR) + "/services/profiler/trainium/devices/trn1.yaml");
+  absl::StatusOr<DeviceParams> from_file =
+      LoadDeviceParamsFile(std::string(ACCELOPT_SOURCE_DIR) + "/services/profiler/trainium/devices/trn1.yaml");
   ASSERT_TRUE(from_file.ok()) << from_file.status();
   absl::StatusOr<DeviceParams> builtin = BuiltinDeviceParams("trn1");
   ASSERT_TRUE(builtin.ok());
@@ -59,11 +59,10 @@ void ExpectRejected(const std::string& from, const std::string& to, const std::s
 
 TEST(DeviceParamsTest, RejectsBadFiles) {
   ExpectRejected("  pe_clock_hz:", "  pe_clock_hzz:", "unknown constant 'pe_clock_hzz'");
-  ExpectRejected(
-      "  act_clock_hz: {value: 1.4e9, source: \"[doc] trn1 arch guide engine table (ScalarE)\"}\n",
-      "", "missing constant 'act_clock_hz'");
-  ExpectRejected("source: \"[doc] trn1 arch guide engine table (ScalarE)\"",
-                 "source: \"arch guide\"", "'act_clock_hz' needs a source");
+  ExpectRejected("  act_clock_hz: {value: 1.4e9, source: \"[doc] trn1 arch guide engine table (ScalarE)\"}\n", "",
+                 "missing constant 'act_clock_hz'");
+  ExpectRejected("source: \"[doc] trn1 arch guide engine table (ScalarE)\"", "source: \"arch guide\"",
+                 "'act_clock_hz' needs a source");
   ExpectRejected("{value: 1.4e9,", "{value: fast,", "'act_clock_hz': value is not a number");
   ExpectRejected("{value: 1.4e9,", "{value: 1.4e9, unit: Hz,", "unknown key 'unit'");
   ExpectRejected("{value: 1.4e9,", "{value: -1,", "below its minimum");

@@ -12,8 +12,7 @@ constexpr size_t kLookBack = 32;
 }  // namespace
 
 DmaQueues::DmaQueues(const DeviceParams& params)
-    : fixed_latency_ns_(params.dma_fixed_latency_ns),
-      queues_(static_cast<size_t>(std::max(1.0, params.dma_queues))) {}
+    : fixed_latency_ns_(params.dma_fixed_latency_ns), queues_(static_cast<size_t>(std::max(1.0, params.dma_queues))) {}
 
 bool DmaQueues::IdleDuring(const Queue& q, double start, double end, double* retry) const {
   if (start < q.horizon_ns) {
@@ -21,9 +20,8 @@ bool DmaQueues::IdleDuring(const Queue& q, double start, double end, double* ret
     return false;
   }
   // First interval that ends after `start`.
-  auto it =
-      std::upper_bound(q.busy.begin(), q.busy.end(), start,
-                       [](double t, const std::pair<double, double>& b) { return t < b.second; });
+  auto it = std::upper_bound(q.busy.begin(), q.busy.end(), start,
+                             [](double t, const std::pair<double, double>& b) { return t < b.second; });
   if (it == q.busy.end() || it->first >= end) return true;
   *retry = it->second;
   return false;

@@ -25,8 +25,8 @@ void DmaEnds(const Instruction& inst, Buffer* source, Buffer* destination) {
 
 }  // namespace
 
-ProfileCounters ComputeProfileCounters(const Trace& trace, const Schedule& schedule,
-                                       const DeviceParams& params, double latency_ns) {
+ProfileCounters ComputeProfileCounters(const Trace& trace, const Schedule& schedule, const DeviceParams& params,
+                                       double latency_ns) {
   ProfileCounters c;
   for (size_t i = 0; i < trace.instructions.size(); ++i) {
     const Instruction& inst = trace.instructions[i];
@@ -84,8 +84,7 @@ ProfileCounters ComputeProfileCounters(const Trace& trace, const Schedule& sched
   const int64_t hbm_bytes = c.hbm_read_bytes + c.hbm_write_bytes;
   if (hbm_bytes > 0) c.mm_arithmetic_intensity = (c.hardware_flops - c.transpose_flops) / hbm_bytes;
   if (latency_ns > 0) {
-    const double peak_flops_per_ns =
-        2.0 * params.pe_array_dim * params.pe_array_dim * params.pe_clock_hz * 1e-9;
+    const double peak_flops_per_ns = 2.0 * params.pe_array_dim * params.pe_array_dim * params.pe_clock_hz * 1e-9;
     c.hfu_estimated_percent = c.hardware_flops / (peak_flops_per_ns * latency_ns);
     c.scalar_engine_active_time_percent = schedule.busy.act_ns / latency_ns;
     c.vector_engine_active_time_percent = schedule.busy.dve_ns / latency_ns;

@@ -34,7 +34,7 @@ struct ProfileCounters {
 
 // Counters of `schedule` (made from `trace` with `params`) for a kernel whose total time is
 // `latency_ns`.
-ProfileCounters ComputeProfileCounters(const Trace& trace, const Schedule& schedule,
-                                       const DeviceParams& params, double latency_ns);
+ProfileCounters ComputeProfileCounters(const Trace& trace, const Schedule& schedule, const DeviceParams& params,
+                                       double latency_ns);
 
 }  // namespace accelopt::trainium

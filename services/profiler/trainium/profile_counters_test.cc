@@ -53,8 +53,7 @@ TEST(ProfileCountersTest, FollowsTheNeuronProfileCountingRules) {
   EXPECT_DOUBLE_EQ(c.mm_arithmetic_intensity, matmul_flops / (262144.0 + 262144 + 64000));
   EXPECT_DOUBLE_EQ(c.peak_flops_bandwidth_ratio, p.peak_flops_bandwidth_ratio);
   // hfu = flops / (2 * 128 * 128 * f_PE * time); SimpleDeviceForTest runs the PE at 1 GHz.
-  EXPECT_DOUBLE_EQ(c.hfu_estimated_percent,
-                   (matmul_flops + transpose_flops) / (2.0 * 128 * 128 * latency));
+  EXPECT_DOUBLE_EQ(c.hfu_estimated_percent, (matmul_flops + transpose_flops) / (2.0 * 128 * 128 * latency));
   // Engine activity: ACT ran the copy and the activation (512 cycles each), DVE the tensor_tensor
   // (2 * 512).
   EXPECT_DOUBLE_EQ(c.scalar_engine_active_time_percent, 1024 / latency);
@@ -105,11 +104,10 @@ TEST(ProfileCountersTest, TimingModelReportsLatencyAndActivity) {
   const std::string json = ToJson(r);
   EXPECT_EQ(json.find("{\"kernel\":\"test.py\",\"device\":\"trn1\",\"latency_ns\":"), 0u);
   for (const char* field :
-       {"hbm_read_bytes", "hbm_write_bytes", "psum_read_bytes", "psum_write_bytes",
-        "sbuf_read_bytes", "sbuf_write_bytes", "spill_reload_bytes", "spill_save_bytes",
-        "hardware_flops", "transpose_flops", "peak_flops_bandwidth_ratio",
-        "mm_arithmetic_intensity", "hfu_estimated_percent", "scalar_engine_active_time_percent",
-        "vector_engine_active_time_percent", "gpsimd_engine_active_time_percent",
+       {"hbm_read_bytes", "hbm_write_bytes", "psum_read_bytes", "psum_write_bytes", "sbuf_read_bytes",
+        "sbuf_write_bytes", "spill_reload_bytes", "spill_save_bytes", "hardware_flops", "transpose_flops",
+        "peak_flops_bandwidth_ratio", "mm_arithmetic_intensity", "hfu_estimated_percent",
+        "scalar_engine_active_time_percent", "vector_engine_active_time_percent", "gpsimd_engine_active_time_percent",
         "\"engine_active\"", "\"bound\":\"matmul\""}) {
     EXPECT_NE(json.find(field), std::string::npos) << field;
   }

@@ -19,8 +19,7 @@ double PsumBanks::Acquire(int32_t alloc, int64_t bytes_pp) {
     ++overflows_;
     return 0;
   }
-  std::stable_sort(unheld.begin(), unheld.end(),
-                   [this](int a, int b) { return free_at_ns_[a] < free_at_ns_[b]; });
+  std::stable_sort(unheld.begin(), unheld.end(), [this](int a, int b) { return free_at_ns_[a] < free_at_ns_[b]; });
   double ready = 0;
   for (int64_t k = 0; k < needed; ++k) {
     holder_[unheld[k]] = alloc;

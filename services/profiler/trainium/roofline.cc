@@ -14,8 +14,7 @@ absl::string_view RooflineBoundName(RooflineBound bound) {
   return "unknown";
 }
 
-RooflineResult ComputeRoofline(const RooflineTerms& terms, double latency_ns,
-                               const DeviceParams& params) {
+RooflineResult ComputeRoofline(const RooflineTerms& terms, double latency_ns, const DeviceParams& params) {
   const double memory_ns = terms.hbm_bytes / params.roofline_peak_bandwidth_bytes_per_s * 1e9;
   const double matmul_ns = terms.matmul_flops / params.roofline_peak_matmul_flops * 1e9;
   const double vector_ns = terms.vector_flops / params.roofline_peak_vector_flops * 1e9;

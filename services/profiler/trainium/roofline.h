@@ -27,7 +27,6 @@ struct RooflineResult {
 };
 
 // Ties go to memory, then matmul. percent_of_peak is 0 when latency_ns is not positive.
-RooflineResult ComputeRoofline(const RooflineTerms& terms, double latency_ns,
-                               const DeviceParams& params);
+RooflineResult ComputeRoofline(const RooflineTerms& terms, double latency_ns, const DeviceParams& params);
 
 }  // namespace accelopt::trainium

@@ -32,8 +32,7 @@ TEST(RooflineTest, MemoryAndVectorBounds) {
   EXPECT_NEAR(silu.percent_of_peak, 40.0, 0.1);
   EXPECT_EQ(RooflineBoundName(silu.bound), "memory");
 
-  const RooflineResult vec =
-      ComputeRoofline({286.72e9, 0, 1}, 2e9, Trn1());  // one second of vector work
+  const RooflineResult vec = ComputeRoofline({286.72e9, 0, 1}, 2e9, Trn1());  // one second of vector work
   EXPECT_EQ(vec.bound, RooflineBound::kVector);
   EXPECT_NEAR(vec.peak_ns, 1e9, 1);
   EXPECT_NEAR(vec.percent_of_peak, 50, 1e-9);

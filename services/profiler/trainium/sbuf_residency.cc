@@ -27,8 +27,7 @@ SbufResidency::SbufResidency(const Trace& trace, double capacity_bytes_pp, int r
   }
 }
 
-void SbufResidency::Demote(int site_id, std::vector<Transfer>* saves,
-                           std::vector<int32_t>* displaced) {
+void SbufResidency::Demote(int site_id, std::vector<Transfer>* saves, std::vector<int32_t>* displaced) {
   Site& site = sites_[site_id];
   site.demoted = true;
   ++demoted_sites_;
@@ -47,8 +46,7 @@ void SbufResidency::Demote(int site_id, std::vector<Transfer>* saves,
   site.live_bytes_pp = 0;
 }
 
-void SbufResidency::Allocate(int32_t alloc, std::vector<Transfer>* saves,
-                             std::vector<int32_t>* displaced) {
+void SbufResidency::Allocate(int32_t alloc, std::vector<Transfer>* saves, std::vector<int32_t>* displaced) {
   State& s = state_[alloc];
   if (!s.tracked) return;
   const Allocation& a = trace_.allocations[alloc];
@@ -70,9 +68,8 @@ void SbufResidency::Allocate(int32_t alloc, std::vector<Transfer>* saves,
     double victim_bytes = 0;
     for (const auto& [id, candidate] : sites_) {
       if (candidate.demoted || candidate.live.empty()) continue;
-      const bool clean =
-          std::all_of(candidate.live.begin(), candidate.live.end(),
-                      [this](int32_t x) { return state_[x].written && state_[x].hbm_copy; });
+      const bool clean = std::all_of(candidate.live.begin(), candidate.live.end(),
+                                     [this](int32_t x) { return state_[x].written && state_[x].hbm_copy; });
       const bool better = !found || candidate.live_bytes_pp > victim_bytes ||
                           (candidate.live_bytes_pp == victim_bytes &&
                            ((clean && !victim_clean) || (clean == victim_clean && id < victim)));
@@ -92,14 +89,11 @@ void SbufResidency::Allocate(int32_t alloc, std::vector<Transfer>* saves,
 int64_t SbufResidency::AccessedBytesPp(const Instruction& inst, int32_t alloc, bool write) const {
   const int64_t whole = trace_.allocations[alloc].bytes_pp;
   if (write) {
-    return inst.has_output && inst.output.buffer == Buffer::kSbuf
-               ? std::min(inst.output.bytes_pp, whole)
-               : whole;
+    return inst.has_output && inst.output.buffer == Buffer::kSbuf ? std::min(inst.output.bytes_pp, whole) : whole;
   }
   int64_t best = 0;
   for (const Operand& operand : inst.inputs) {
-    if (operand.buffer == Buffer::kSbuf && operand.bytes_pp <= whole)
-      best = std::max(best, operand.bytes_pp);
+    if (operand.buffer == Buffer::kSbuf && operand.bytes_pp <= whole) best = std::max(best, operand.bytes_pp);
   }
   return best > 0 ? best : whole;
 }
@@ -110,16 +104,14 @@ bool SbufResidency::Elided(const Instruction& inst) const {
                      [this](int32_t a) { return state_[a].tracked && state_[a].streamed; });
 }
 
-void SbufResidency::BeforeInstruction(int32_t position, const Instruction& inst,
-                                      std::vector<Transfer>* reloads) const {
+void SbufResidency::BeforeInstruction(int32_t position, const Instruction& inst, std::vector<Transfer>* reloads) const {
   for (int32_t a : inst.read_allocs) {
     const State& s = state_[a];
     if (!s.tracked || !s.streamed || !s.written) continue;
     // Data written shortly before is still in the staging buffer.
     if (s.last_write_position >= 0 && position - s.last_write_position <= reuse_window_) continue;
     const int64_t bytes = AccessedBytesPp(inst, a, false) * trace_.allocations[a].partitions;
-    reloads->push_back(
-        {a, bytes, s.hbm_copy ? Transfer::Kind::kRematerialize : Transfer::Kind::kSpillReload});
+    reloads->push_back({a, bytes, s.hbm_copy ? Transfer::Kind::kRematerialize : Transfer::Kind::kSpillReload});
   }
 }
 
@@ -133,8 +125,8 @@ void SbufResidency::AfterInstruction(int32_t position, const Instruction& inst, 
     s.last_write_position = elided ? -1 : position;
     if (!from_hbm) s.hbm_copy = false;
     if (s.streamed && !from_hbm) {
-      saves->push_back({a, AccessedBytesPp(inst, a, true) * trace_.allocations[a].partitions,
-                        Transfer::Kind::kSpillSave});
+      saves->push_back(
+          {a, AccessedBytesPp(inst, a, true) * trace_.allocations[a].partitions, Transfer::Kind::kSpillSave});
     }
   }
 }

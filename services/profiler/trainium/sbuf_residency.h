@@ -42,13 +42,11 @@ class SbufResidency {
   bool Elided(const Instruction& inst) const;
 
   // Reloads needed before instruction `position` (not eliminated) can read its streamed operands.
-  void BeforeInstruction(int32_t position, const Instruction& inst,
-                         std::vector<Transfer>* reloads) const;
+  void BeforeInstruction(int32_t position, const Instruction& inst, std::vector<Transfer>* reloads) const;
 
   // Records the writes of instruction `position` after it was scheduled (`elided`: it was dropped,
   // see Elided); appends spill saves of computed data written into streamed tiles.
-  void AfterInstruction(int32_t position, const Instruction& inst, bool elided,
-                        std::vector<Transfer>* saves);
+  void AfterInstruction(int32_t position, const Instruction& inst, bool elided, std::vector<Transfer>* saves);
 
   // Allocation `alloc` is freed.
   void Free(int32_t alloc);

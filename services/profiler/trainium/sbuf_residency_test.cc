@@ -12,8 +12,7 @@ namespace {
 constexpr char kLoadX[] =
     "I id=0 op=load eng=dma p=128 n=250 in=hbm:1000 out=sbuf:1000 wa=0 dir=load bytes=128000 "
     "run=1000 hbm=io\n";
-constexpr char kComputeX[] =
-    "I id=0 op=activation eng=act p=128 n=250 in=const:4 out=sbuf:1000 wa=0\n";
+constexpr char kComputeX[] = "I id=0 op=activation eng=act p=128 n=250 in=const:4 out=sbuf:1000 wa=0\n";
 
 // Three 1000-byte tiles from three sites where the usable SBUF holds two. x (site 1) is produced by
 // `x_producer`; y and z are computed; x is read twice at the end, the second time half of it.
@@ -63,8 +62,7 @@ TEST(SbufResidencyTest, ComputedTilesAreSpilledOnceAndReloadedPerUse) {
 TEST(SbufResidencyTest, ReadsSoonAfterTheWriteNeedNoReload) {
   const Trace trace = ParseTraceForTest(PressureTrace(kComputeX));
   DeviceParams p = TwoTileDevice();
-  p.spill_reuse_window_instructions =
-      4;  // the read at instruction 4 is within reach of the write at 0
+  p.spill_reuse_window_instructions = 4;  // the read at instruction 4 is within reach of the write at 0
   const Schedule s = ScheduleTrace(trace, p);
   EXPECT_EQ(s.traffic.spill_save_bytes, 128000);
   EXPECT_EQ(s.traffic.spill_reload_bytes, 64000);
@@ -74,9 +72,7 @@ TEST(SbufResidencyTest, NoTrafficWhenEverythingFits) {
   const Trace trace = ParseTraceForTest(PressureTrace(kComputeX));
   const Schedule s = ScheduleTrace(trace, SimpleDeviceForTest());
   EXPECT_EQ(s.demoted_sbuf_sites, 0);
-  EXPECT_EQ(
-      s.traffic.rematerialized_bytes + s.traffic.spill_save_bytes + s.traffic.spill_reload_bytes,
-      0);
+  EXPECT_EQ(s.traffic.rematerialized_bytes + s.traffic.spill_save_bytes + s.traffic.spill_reload_bytes, 0);
 }
 
 TEST(SbufResidencyTest, LoadsIntoStreamedTilesAreElided) {

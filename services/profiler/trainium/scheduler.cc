@@ -144,8 +144,7 @@ void ListScheduler::ScheduleInstruction(int32_t index) {
     for (int32_t dep : inst.deps) ready = std::max(ready, schedule_.instructions[dep].end_ns);
     out = {Engine::kAuto, ready, ready};
     ++schedule_.eliminated_instructions;
-    for (int32_t a : inst.write_allocs)
-      allocs_[a].last_write_end_ns = std::max(allocs_[a].last_write_end_ns, ready);
+    for (int32_t a : inst.write_allocs) allocs_[a].last_write_end_ns = std::max(allocs_[a].last_write_end_ns, ready);
     if (!inst.cse) {
       transfers_.clear();
       sbuf_.AfterInstruction(index, inst, /*elided=*/true, &transfers_);
@@ -164,28 +163,24 @@ void ListScheduler::ScheduleInstruction(int32_t index) {
                                 : allocs_[reload.alloc].last_write_end_ns;
     storage_ready = std::max(storage_ready, IssueTransfer(reload, earliest));
   }
-  for (int32_t a : inst.write_allocs)
-    storage_ready = std::max(storage_ready, allocs_[a].storage_ready_ns);
+  for (int32_t a : inst.write_allocs) storage_ready = std::max(storage_ready, allocs_[a].storage_ready_ns);
 
   const absl::InlinedVector<Engine, 2> candidates = CandidateEngines(inst);
   if (candidates[0] == Engine::kDma) {
-    const bool touches_hbm =
-        inst.dma_direction != DmaDirection::kCopy ||
-        std::any_of(inst.inputs.begin(), inst.inputs.end(),
-                    [](const Operand& o) { return o.buffer == Buffer::kHbm; }) ||
-        (inst.has_output && inst.output.buffer == Buffer::kHbm);
+    const bool touches_hbm = inst.dma_direction != DmaDirection::kCopy ||
+                             std::any_of(inst.inputs.begin(), inst.inputs.end(),
+                                         [](const Operand& o) { return o.buffer == Buffer::kHbm; }) ||
+                             (inst.has_output && inst.output.buffer == Buffer::kHbm);
     const int64_t run = inst.dma_run > 0 ? inst.dma_run : inst.dma_bytes / inst.partitions;
     const DmaCost cost = ComputeDmaCost(inst.partitions, inst.dma_bytes, run, touches_hbm, params_);
-    const DmaQueues::Issued issued =
-        dma_.Issue(cost, std::max(ReadyTime(inst, Engine::kDma), storage_ready));
+    const DmaQueues::Issued issued = dma_.Issue(cost, std::max(ReadyTime(inst, Engine::kDma), storage_ready));
     out = {Engine::kDma, issued.start_ns, issued.completion_ns};
   } else {
     // A DVE binary op reading an ACT output the compiler staged in PSUM runs at one element per
     // cycle.
-    const bool staged_input = !inst.inputs.empty() &&
-                              std::any_of(inst.deps.begin(), inst.deps.end(), [this](int32_t dep) {
-                                return schedule_.instructions[dep].output_to_psum;
-                              });
+    const bool staged_input =
+        !inst.inputs.empty() && std::any_of(inst.deps.begin(), inst.deps.end(),
+                                            [this](int32_t dep) { return schedule_.instructions[dep].output_to_psum; });
     Instruction staged;
     if (staged_input) {
       staged = inst;
@@ -208,9 +203,8 @@ void ListScheduler::ScheduleInstruction(int32_t index) {
         best_rank = rank;
       }
     }
-    out.output_to_psum = out.engine == Engine::kAct && inst.op != Op::kCopy &&
-                         feeds_dve_binary_[index] && inst.has_output &&
-                         inst.output.buffer == Buffer::kSbuf &&
+    out.output_to_psum = out.engine == Engine::kAct && inst.op != Op::kCopy && feeds_dve_binary_[index] &&
+                         inst.has_output && inst.output.buffer == Buffer::kSbuf &&
                          static_cast<double>(inst.output.bytes_pp) <= params_.psum_bank_bytes;
     const double duration = out.end_ns - out.start_ns;
     switch (out.engine) {
@@ -233,8 +227,7 @@ void ListScheduler::ScheduleInstruction(int32_t index) {
     }
   }
   schedule_.makespan_ns = std::max(schedule_.makespan_ns, out.end_ns);
-  for (int32_t a : inst.read_allocs)
-    allocs_[a].last_use_end_ns = std::max(allocs_[a].last_use_end_ns, out.end_ns);
+  for (int32_t a : inst.read_allocs) allocs_[a].last_use_end_ns = std::max(allocs_[a].last_use_end_ns, out.end_ns);
   for (int32_t a : inst.write_allocs) {
     allocs_[a].last_use_end_ns = std::max(allocs_[a].last_use_end_ns, out.end_ns);
     allocs_[a].last_write_end_ns = std::max(allocs_[a].last_write_end_ns, out.end_ns);

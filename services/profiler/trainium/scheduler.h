@@ -17,8 +17,7 @@
 namespace accelopt::trainium {
 
 struct ScheduledInstruction {
-  Engine engine =
-      Engine::kAuto;  // kAuto when eliminated (cse=1, or a load replaced by re-materialisation)
+  Engine engine = Engine::kAuto;  // kAuto when eliminated (cse=1, or a load replaced by re-materialisation)
   double start_ns = 0;
   double end_ns = 0;            // for DMAs: completion including the fixed latency
   bool output_to_psum = false;  // an ACT output the compiler placed in PSUM for a DVE consumer

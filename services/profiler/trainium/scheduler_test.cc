@@ -91,14 +91,12 @@ TEST(SchedulerTest, ActOutputsReadByDveBinaryOpsAreStagedInPsum) {
 std::string PsumPressureTrace() {
   std::string body;
   for (int k = 0; k < 8; ++k) {
-    absl::StrAppend(
-        &body, "A id=", k, " buf=psum bytes_pp=2048 parts=128 site=3\n", "I id=", k,
-        " op=matmul eng=pe p=128 n=512 nstat=128 in=sbuf:512,sbuf:2048 out=psum:2048 wa=", k, "\n");
+    absl::StrAppend(&body, "A id=", k, " buf=psum bytes_pp=2048 parts=128 site=3\n", "I id=", k,
+                    " op=matmul eng=pe p=128 n=512 nstat=128 in=sbuf:512,sbuf:2048 out=psum:2048 wa=", k, "\n");
   }
-  absl::StrAppend(
-      &body, "I id=8 op=copy eng=act p=128 n=20000 in=psum:2048 out=sbuf:2048 dep=0 ra=0\n",
-      "F id=0\n", "A id=8 buf=psum bytes_pp=2048 parts=128 site=3\n",
-      "I id=9 op=matmul eng=pe p=128 n=512 nstat=128 in=sbuf:512,sbuf:2048 out=psum:2048 wa=8\n");
+  absl::StrAppend(&body, "I id=8 op=copy eng=act p=128 n=20000 in=psum:2048 out=sbuf:2048 dep=0 ra=0\n", "F id=0\n",
+                  "A id=8 buf=psum bytes_pp=2048 parts=128 site=3\n",
+                  "I id=9 op=matmul eng=pe p=128 n=512 nstat=128 in=sbuf:512,sbuf:2048 out=psum:2048 wa=8\n");
   return body;
 }
 
@@ -123,15 +121,13 @@ std::string PipelineTrace(int iterations) {
     const int in = 2 * k;
     const int out = 2 * k + 1;
     absl::StrAppend(&body, "A id=", in, " buf=sbuf bytes_pp=4096 parts=128 site=10\n",  //
-                    "I id=", 3 * k,
-                    " op=load eng=dma p=128 n=1024 in=hbm:4096 out=sbuf:4096 wa=", in,
+                    "I id=", 3 * k, " op=load eng=dma p=128 n=1024 in=hbm:4096 out=sbuf:4096 wa=", in,
                     " dir=load bytes=524288 run=4096 hbm=io\n",  //
                     "A id=", out, " buf=sbuf bytes_pp=4096 parts=128 site=11\n", "I id=", 3 * k + 1,
-                    " op=activation eng=act p=128 n=1024 in=sbuf:4096 out=sbuf:4096 dep=", 3 * k,
-                    " ra=", in, " wa=", out, "\n",  //
-                    "F id=", in, "\n",              //
-                    "I id=", 3 * k + 2,
-                    " op=store eng=dma p=128 n=1024 in=sbuf:4096 out=hbm:4096 dep=", 3 * k + 1,
+                    " op=activation eng=act p=128 n=1024 in=sbuf:4096 out=sbuf:4096 dep=", 3 * k, " ra=", in,
+                    " wa=", out, "\n",  //
+                    "F id=", in, "\n",  //
+                    "I id=", 3 * k + 2, " op=store eng=dma p=128 n=1024 in=sbuf:4096 out=hbm:4096 dep=", 3 * k + 1,
                     " ra=", out, " dir=store bytes=524288 run=4096 hbm=io\n",  //
                     "F id=", out, "\n");
   }

@@ -17,8 +17,7 @@ inline Trace ParseTraceForTest(const std::string& body) {
   int count = 0;
   for (size_t pos = 0; (pos = body.find("I id=", pos)) != std::string::npos; ++pos) ++count;
   const std::string text =
-      "accelopt-trace 1\nM kernel=test.py timing_only=1 instructions=" + std::to_string(count) +
-      "\n" + body;
+      "accelopt-trace 1\nM kernel=test.py timing_only=1 instructions=" + std::to_string(count) + "\n" + body;
   absl::StatusOr<Trace> trace = ParseTrace(text);
   EXPECT_TRUE(trace.ok()) << trace.status();
   return trace.ok() ? *std::move(trace) : Trace{};

@@ -16,9 +16,8 @@ TimingResult RunTimingModel(const Trace& trace, const DeviceParams& params,
   result.counters = ComputeProfileCounters(trace, schedule, params, result.latency_ns);
   const double latency = result.latency_ns;
   if (latency > 0) {
-    result.active = {schedule.busy.pe_ns / latency, schedule.busy.act_ns / latency,
-                     schedule.busy.dve_ns / latency, schedule.busy.pool_ns / latency,
-                     schedule.busy.dma_ns / latency};
+    result.active = {schedule.busy.pe_ns / latency, schedule.busy.act_ns / latency, schedule.busy.dve_ns / latency,
+                     schedule.busy.pool_ns / latency, schedule.busy.dma_ns / latency};
   }
   result.diagnostics = {static_cast<int64_t>(trace.instructions.size()),
                         schedule.eliminated_instructions,
@@ -27,8 +26,7 @@ TimingResult RunTimingModel(const Trace& trace, const DeviceParams& params,
                         schedule.peak_sbuf_live_bytes_pp,
                         schedule.demoted_sbuf_sites,
                         schedule.sbuf_ring_depth};
-  if (roofline_terms.has_value())
-    result.roofline = ComputeRoofline(*roofline_terms, latency, params);
+  if (roofline_terms.has_value()) result.roofline = ComputeRoofline(*roofline_terms, latency, params);
   return result;
 }
 

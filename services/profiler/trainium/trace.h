@@ -63,8 +63,7 @@ struct Instruction {
   absl::InlinedVector<Operand, 3> inputs;
   bool has_output = false;
   Operand output;
-  absl::InlinedVector<int32_t, 4>
-      deps;  // indices into Trace::instructions, all smaller than own index
+  absl::InlinedVector<int32_t, 4> deps;          // indices into Trace::instructions, all smaller than own index
   absl::InlinedVector<int32_t, 3> read_allocs;   // indices into Trace::allocations
   absl::InlinedVector<int32_t, 2> write_allocs;  // indices into Trace::allocations
   bool accumulate = false;

@@ -158,8 +158,7 @@ absl::StatusOr<bool> TraceParser::OptionalBool(absl::string_view key) const {
   return Error(absl::StrCat("key '", key, "': '", *value, "' is not 0 or 1"));
 }
 
-absl::Status TraceParser::ParseOperands(absl::string_view key,
-                                        absl::InlinedVector<Operand, 3>* out) const {
+absl::Status TraceParser::ParseOperands(absl::string_view key, absl::InlinedVector<Operand, 3>* out) const {
   std::optional<absl::string_view> value = Find(key);
   if (!value.has_value()) return absl::OkStatus();
   size_t pos = 0;
@@ -183,8 +182,7 @@ absl::Status TraceParser::ParseOperands(absl::string_view key,
   return absl::OkStatus();
 }
 
-absl::Status TraceParser::ParseAllocRefs(absl::string_view key,
-                                         absl::InlinedVector<int32_t, 4>* out) const {
+absl::Status TraceParser::ParseAllocRefs(absl::string_view key, absl::InlinedVector<int32_t, 4>* out) const {
   std::optional<absl::string_view> value = Find(key);
   if (!value.has_value()) return absl::OkStatus();
   size_t pos = 0;
@@ -252,8 +250,7 @@ absl::Status TraceParser::ParseFree() {
   absl::StatusOr<int64_t> id = RequireInt("id");
   if (!id.ok()) return id.status();
   auto it = live_allocs_.find(*id);
-  if (it == live_allocs_.end())
-    return Error(absl::StrCat("F of allocation ", *id, " which is not live"));
+  if (it == live_allocs_.end()) return Error(absl::StrCat("F of allocation ", *id, " which is not live"));
   trace_.allocations[it->second].free_at = static_cast<int32_t>(trace_.instructions.size());
   live_allocs_.erase(it);
   return absl::OkStatus();
@@ -264,8 +261,8 @@ absl::Status TraceParser::ParseInstruction() {
   absl::StatusOr<int64_t> id = RequireInt("id");
   if (!id.ok()) return id.status();
   if (!trace_.instructions.empty() && *id <= trace_.instructions.back().id) {
-    return Error(absl::StrCat("instruction id ", *id, " is not greater than the previous id ",
-                              trace_.instructions.back().id));
+    return Error(
+        absl::StrCat("instruction id ", *id, " is not greater than the previous id ", trace_.instructions.back().id));
   }
   if (*id < 0) return Error("negative instruction id");
   inst.id = *id;
@@ -323,14 +320,12 @@ absl::Status TraceParser::ParseInstruction() {
       if (*dep >= 0 && *dep < static_cast<int64_t>(insts.size()) && insts[*dep].id == *dep) {
         index = *dep;
       } else {
-        auto it =
-            std::lower_bound(insts.begin(), insts.end(), *dep,
-                             [](const Instruction& a, int64_t value) { return a.id < value; });
+        auto it = std::lower_bound(insts.begin(), insts.end(), *dep,
+                                   [](const Instruction& a, int64_t value) { return a.id < value; });
         if (it != insts.end() && it->id == *dep) index = it - insts.begin();
       }
       if (index < 0) {
-        return Error(
-            absl::StrCat("key 'dep': instruction ", *dep, " is not an earlier instruction"));
+        return Error(absl::StrCat("key 'dep': instruction ", *dep, " is not an earlier instruction"));
       }
       inst.deps.push_back(static_cast<int32_t>(index));
     }
@@ -403,8 +398,7 @@ absl::StatusOr<Trace> TraceParser::Parse(absl::string_view text) {
     if (!seen_header) {
       if (line != "accelopt-trace 1") {
         if (line.substr(0, 15) == "accelopt-trace ") {
-          return Error(
-              absl::StrCat("unsupported trace version '", line.substr(15), "' (expected 1)"));
+          return Error(absl::StrCat("unsupported trace version '", line.substr(15), "' (expected 1)"));
         }
         return Error("missing header 'accelopt-trace 1'");
       }
@@ -413,8 +407,7 @@ absl::StatusOr<Trace> TraceParser::Parse(absl::string_view text) {
     }
     if (line.empty() || line[0] == '#') continue;
     if (line.size() > 1 && line[1] != ' ') {
-      return Error(
-          absl::StrCat("record kind '", line.substr(0, line.find(' ')), "' is not one letter"));
+      return Error(absl::StrCat("record kind '", line.substr(0, line.find(' ')), "' is not one letter"));
     }
     const char kind = line[0];
     if (absl::Status s = Tokenize(line.substr(1)); !s.ok()) return s;
@@ -443,9 +436,9 @@ absl::StatusOr<Trace> TraceParser::Parse(absl::string_view text) {
   if (!seen_header) return Error("empty trace: missing header 'accelopt-trace 1'");
   if (!seen_metadata) return Error("missing M record");
   if (static_cast<int64_t>(trace_.instructions.size()) != declared_instructions_) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "trace has ", trace_.instructions.size(),
-        " I records but M declares instructions=", declared_instructions_, " (truncated trace?)"));
+    return absl::InvalidArgumentError(absl::StrCat("trace has ", trace_.instructions.size(),
+                                                   " I records but M declares instructions=", declared_instructions_,
+                                                   " (truncated trace?)"));
   }
   // Allocations never freed explicitly live until the end of the kernel.
   const int32_t end_index = static_cast<int32_t>(trace_.instructions.size());
@@ -467,8 +460,7 @@ absl::StatusOr<Trace> ReadTraceFile(const std::string& path) {
   char buffer[1 << 16];
   size_t got;
   while ((got = std::fread(buffer, 1, sizeof(buffer), file.get())) > 0) text.append(buffer, got);
-  if (std::ferror(file.get()))
-    return absl::DataLossError(absl::StrCat("error reading trace file ", path));
+  if (std::ferror(file.get())) return absl::DataLossError(absl::StrCat("error reading trace file ", path));
   absl::StatusOr<Trace> trace = ParseTrace(text);
   if (!trace.ok()) {
     return absl::Status(trace.status().code(), absl::StrCat(path, ": ", trace.status().message()));

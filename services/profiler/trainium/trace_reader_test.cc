@@ -99,8 +99,7 @@ TEST(TraceReaderTest, SideOutputsFollowTheMainOutput) {
 
 // Replaces the first occurrence of `from` in the example and expects an error mentioning `line` and
 // `what`.
-void ExpectError(const std::string& from, const std::string& to, int line,
-                 const std::string& what) {
+void ExpectError(const std::string& from, const std::string& to, int line, const std::string& what) {
   std::string text = kExample;
   const size_t pos = text.find(from);
   ASSERT_NE(pos, std::string::npos) << from;
@@ -108,8 +107,7 @@ void ExpectError(const std::string& from, const std::string& to, int line,
   absl::StatusOr<Trace> trace = ParseTrace(text);
   ASSERT_FALSE(trace.ok()) << "accepted: " << to;
   EXPECT_EQ(trace.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(trace.status().message()),
-              HasSubstr("line " + std::to_string(line) + ":"));
+  EXPECT_THAT(std::string(trace.status().message()), HasSubstr("line " + std::to_string(line) + ":"));
   EXPECT_THAT(std::string(trace.status().message()), HasSubstr(what));
 }
 
@@ -119,8 +117,7 @@ TEST(TraceReaderTest, RejectsMalformedRecordsWithLineNumbers) {
   ExpectError("M kernel=kernel.py", "X kernel=kernel.py", 2, "expected the M record");
   ExpectError("op=activation", "op=fly", 7, "unknown op 'fly'");
   ExpectError("eng=act", "eng=gpu", 7, "unknown engine 'gpu'");
-  ExpectError("p=128 n=512 dt=4 in=sbuf", "p=abc n=512 dt=4 in=sbuf", 7,
-              "key 'p': 'abc' is not an integer");
+  ExpectError("p=128 n=512 dt=4 in=sbuf", "p=abc n=512 dt=4 in=sbuf", 7, "key 'p': 'abc' is not an integer");
   ExpectError("p=128 n=512 dt=4 in=sbuf", "p=129 n=512 dt=4 in=sbuf", 7, "outside 1..128");
   ExpectError("I id=1 op=activation eng=act p=128 n=512", "I id=1 op=activation eng=act p=128", 7,
               "missing required key 'n'");
@@ -146,8 +143,7 @@ TEST(TraceReaderTest, RejectsStructuralErrors) {
   truncated.resize(truncated.find("I id=2"));
   absl::StatusOr<Trace> trace = ParseTrace(truncated);
   ASSERT_FALSE(trace.ok());
-  EXPECT_THAT(std::string(trace.status().message()),
-              HasSubstr("2 I records but M declares instructions=3"));
+  EXPECT_THAT(std::string(trace.status().message()), HasSubstr("2 I records but M declares instructions=3"));
   EXPECT_FALSE(ParseTrace("").ok());
 }
 

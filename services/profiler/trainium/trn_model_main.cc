@@ -70,8 +70,8 @@ int ParseArgs(int argc, char** argv, Options* options) {
       options->json = true;
       continue;
     }
-    if (arg != "--trace" && arg != "--device" && arg != "--device-file" &&
-        arg != "--vector-flops" && arg != "--matmul-flops" && arg != "--hbm-bytes") {
+    if (arg != "--trace" && arg != "--device" && arg != "--device-file" && arg != "--vector-flops" &&
+        arg != "--matmul-flops" && arg != "--hbm-bytes") {
       return UsageError("unknown argument '" + arg + "'");
     }
     if (!has_value) {
@@ -108,20 +108,16 @@ int main(int argc, char** argv) {
       options.device_file.empty() ? accelopt::trainium::BuiltinDeviceParams(options.device)
                                   : accelopt::trainium::LoadDeviceParamsFile(options.device_file);
   if (!device.ok()) {
-    std::fprintf(stderr, "accelopt-trn-model: %s\n",
-                 std::string(device.status().message()).c_str());
+    std::fprintf(stderr, "accelopt-trn-model: %s\n", std::string(device.status().message()).c_str());
     return 1;
   }
-  absl::StatusOr<accelopt::trainium::Trace> trace =
-      accelopt::trainium::ReadTraceFile(options.trace);
+  absl::StatusOr<accelopt::trainium::Trace> trace = accelopt::trainium::ReadTraceFile(options.trace);
   if (!trace.ok()) {
     std::fprintf(stderr, "accelopt-trn-model: %s\n", std::string(trace.status().message()).c_str());
     return 1;
   }
-  const accelopt::trainium::TimingResult result =
-      accelopt::trainium::RunTimingModel(*trace, *device, options.roofline);
-  const std::string out =
-      options.json ? accelopt::trainium::ToJson(result) + "\n" : accelopt::trainium::ToText(result);
+  const accelopt::trainium::TimingResult result = accelopt::trainium::RunTimingModel(*trace, *device, options.roofline);
+  const std::string out = options.json ? accelopt::trainium::ToJson(result) + "\n" : accelopt::trainium::ToText(result);
   std::fputs(out.c_str(), stdout);
   return 0;
 }
