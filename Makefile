@@ -2,7 +2,7 @@
 PRESET ?= dev
 BUILD_DIR := build/$(PRESET)
 
-.PHONY: all deps configure build test demo bench clean help
+.PHONY: all deps configure build test demo bench thread-safety clean help
 
 all: build
 
@@ -11,6 +11,7 @@ help:
 	@echo "make demo    build, start a local cluster, show it works, stop it"
 	@echo "make build   configure and build only"
 	@echo "make bench   build and run the benchmarks in bench/ (use PRESET=bench for optimized numbers)"
+	@echo "make thread-safety  clang -Wthread-safety -Werror over every C++ file (needs a build)"
 	@echo "make clean   remove build/$(PRESET)"
 
 deps:
@@ -32,6 +33,9 @@ demo: build
 
 bench: configure
 	scripts/run-benchmarks.sh $(BUILD_DIR)
+
+thread-safety: build
+	tests/style/check_thread_safety.py $(BUILD_DIR)
 
 clean:
 	rm -rf $(BUILD_DIR)
