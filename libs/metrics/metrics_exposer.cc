@@ -22,4 +22,9 @@ absl::StatusOr<std::unique_ptr<MetricsExposer>> MetricsExposer::Start(const std:
   return std::unique_ptr<MetricsExposer>(new MetricsExposer(std::move(exposer), bound));
 }
 
+void MetricsExposer::AddCollectable(std::shared_ptr<prometheus::Collectable> collectable) {
+  exposer_->RegisterCollectable(collectable);
+  collectables_.push_back(std::move(collectable));
+}
+
 }  // namespace accelopt::metrics

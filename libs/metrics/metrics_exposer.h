@@ -3,6 +3,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "prometheus/exposer.h"
@@ -21,12 +22,16 @@ class MetricsExposer {
   // host:port actually bound.
   const std::string& address() const { return address_; }
 
+  // Also serves `collectable` (kept alive as long as this exposer).
+  void AddCollectable(std::shared_ptr<prometheus::Collectable> collectable);
+
  private:
   MetricsExposer(std::unique_ptr<prometheus::Exposer> exposer, std::string address)
       : exposer_(std::move(exposer)), address_(std::move(address)) {}
 
   std::unique_ptr<prometheus::Exposer> exposer_;
   std::string address_;
+  std::vector<std::shared_ptr<prometheus::Collectable>> collectables_;
 };
 
 }  // namespace accelopt::metrics

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/ascii.h"
+#include "google/protobuf/descriptor.h"
 #include "prometheus/counter.h"
 #include "prometheus/histogram.h"
 
@@ -74,9 +75,10 @@ class RpcMetricsInterceptor final : public grpc::experimental::Interceptor {
 
   ~RpcMetricsInterceptor() override {
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-    families_->handled.Add({{"service", service_}, {"method", method_}, {"code", CodeName(code_)}}).Increment();
+    families_->handled.Add({{"grpc_service", service_}, {"grpc_method", method_}, {"grpc_code", CodeName(code_)}})
+        .Increment();
     families_->seconds
-        .Add({{"service", service_}, {"method", method_}},
+        .Add({{"grpc_service", service_}, {"grpc_method", method_}},
              prometheus::Histogram::BucketBoundaries{0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 30, 120, 600})
         .Observe(seconds);
   }
@@ -103,11 +105,7 @@ class RpcMetricsInterceptorFactory final : public grpc::experimental::ServerInte
                       .Register(registry)} {}
 
   grpc::experimental::Interceptor* CreateServerInterceptor(grpc::experimental::ServerRpcInfo* info) override {
-    // "/accelopt.v1.JobService/SubmitJob" -> service "accelopt.v1.JobService", method "SubmitJob".
-    std::string full = info->method() ? info->method() : "";
-    auto slash = full.rfind('/');
-    std::string service = slash == std::string::npos || slash == 0 ? "unknown" : full.substr(1, slash - 1);
-    std::string method = slash == std::string::npos ? full : full.substr(slash + 1);
+    auto [service, method] = RpcMethodLabels(info->method() ? info->method() : "");
     return new RpcMetricsInterceptor(&families_, std::move(service), std::move(method));
   }
 
@@ -116,6 +114,20 @@ class RpcMetricsInterceptorFactory final : public grpc::experimental::ServerInte
 };
 
 }  // namespace
+
+std::pair<std::string, std::string> RpcMethodLabels(absl::string_view path) {
+  // "/accelopt.v1.JobService/SubmitJob" -> ("accelopt.v1.JobService", "SubmitJob").
+  auto slash = path.rfind('/');
+  if (path.size() < 2 || path[0] != '/' || slash == absl::string_view::npos || slash == 0)
+    return {"unknown", "unknown"};
+  std::string service(path.substr(1, slash - 1));
+  std::string method(path.substr(slash + 1));
+  const auto* pool = google::protobuf::DescriptorPool::generated_pool();
+  const google::protobuf::ServiceDescriptor* descriptor = pool->FindServiceByName(service);
+  if (descriptor == nullptr) return {"unknown", "unknown"};
+  if (descriptor->FindMethodByName(method) == nullptr) return {service, "unknown"};
+  return {service, method};
+}
 
 std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface> MakeRpcMetricsInterceptorFactory(
     prometheus::Registry& registry) {

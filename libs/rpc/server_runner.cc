@@ -3,6 +3,9 @@
 #include <arpa/inet.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 #include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/impl/server_builder_option.h>
+#include <grpcpp/impl/server_builder_plugin.h>
+#include <grpcpp/impl/server_initializer.h>
 #include <grpcpp/server_builder.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -14,7 +17,10 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "grpc/health/v1/health.pb.h"
 #include "libs/core/log.h"
+#include "libs/core/version.h"
+#include "libs/metrics/process_collector.h"
 #include "libs/rpc/rpc_metrics.h"
 
 namespace accelopt::rpc {
@@ -45,6 +51,33 @@ std::string BindError(const std::string& address) {
   return err;
 }
 
+constexpr char kLiveness[] = "liveness";
+
+// Captures the full names of the services registered on a server, once they are all registered.
+class ServiceNamesPlugin final : public grpc::ServerBuilderPlugin {
+ public:
+  explicit ServiceNamesPlugin(std::vector<std::string>* out) : out_(out) {}
+  std::string name() override { return "accelopt_service_names"; }
+  void InitServer(grpc::ServerInitializer*) override {}
+  void Finish(grpc::ServerInitializer* initializer) override { *out_ = *initializer->GetServiceList(); }
+  void ChangeArguments(const std::string&, void*) override {}
+
+ private:
+  std::vector<std::string>* out_;
+};
+
+class ServiceNamesOption final : public grpc::ServerBuilderOption {
+ public:
+  explicit ServiceNamesOption(std::vector<std::string>* out) : out_(out) {}
+  void UpdateArguments(grpc::ChannelArguments*) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override {
+    plugins->push_back(std::make_unique<ServiceNamesPlugin>(out_));
+  }
+
+ private:
+  std::vector<std::string>* out_;
+};
+
 }  // namespace
 
 void BlockShutdownSignals() {
@@ -66,10 +99,44 @@ ServerRunner::~ServerRunner() { Shutdown(); }
 
 void ServerRunner::AddService(grpc::Service* service) { services_.push_back(service); }
 
+void ServerRunner::SetReadinessCheck(std::function<absl::Status()> check, absl::Duration period) {
+  readiness_check_ = std::move(check);
+  readiness_period_ = period;
+}
+
+void ServerRunner::SetReadiness(bool ready) {
+  auto* health = server_->GetHealthCheckService();
+  health->SetServingStatus("", ready);
+  for (const std::string& name : service_names_) health->SetServingStatus(name, ready);
+  health->SetServingStatus(kLiveness, true);
+}
+
+void ServerRunner::ReadinessLoop() {
+  bool ready = true;
+  absl::MutexLock lock(&mu_);
+  while (!stopping_) {
+    mu_.Unlock();
+    absl::Status status = readiness_check_();
+    mu_.Lock();
+    if (stopping_) break;
+    if (status.ok() != ready) {
+      ready = status.ok();
+      SetReadiness(ready);
+      if (ready) {
+        ACCELOPT_LOG(INFO) << service_name_ << " ready again";
+      } else {
+        ACCELOPT_LOG(WARNING).With("error", status.ToString()) << service_name_ << " not ready";
+      }
+    }
+    mu_.AwaitWithTimeout(absl::Condition(&stopping_), readiness_period_);
+  }
+}
+
 absl::Status ServerRunner::Start() {
   auto exposer = metrics::MetricsExposer::Start(config_.admin_address(), registry_);
   if (!exposer.ok()) return exposer.status();
   exposer_ = std::move(*exposer);
+  exposer_->AddCollectable(std::make_shared<metrics::ProcessCollector>(service_name_, core::kVersion));
   info_service_.set_metrics_address(exposer_->address());
 
   grpc::EnableDefaultHealthCheckService(true);
@@ -78,6 +145,7 @@ absl::Status ServerRunner::Start() {
   // Without this, a second server could silently share the port via SO_REUSEPORT.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(config_.max_request_bytes());
+  builder.SetOption(std::make_unique<ServiceNamesOption>(&service_names_));
   builder.AddListeningPort(config_.grpc_address(), grpc::InsecureServerCredentials(), &grpc_port_);
   builder.RegisterService(&info_service_);
   for (grpc::Service* service : services_) builder.RegisterService(service);
@@ -92,6 +160,11 @@ absl::Status ServerRunner::Start() {
         absl::StrCat("cannot listen on ", config_.grpc_address(), ": ", why.empty() ? "gRPC could not bind it" : why));
   }
   grpc_address_ = absl::StrCat(config_.grpc_address().substr(0, config_.grpc_address().rfind(':')), ":", grpc_port_);
+  // Reflection resolves grpc.health.v1 only when its generated descriptor is linked in; this keeps it linked.
+  (void)grpc::health::v1::HealthCheckRequest::descriptor();
+  std::erase_if(service_names_, [](const std::string& name) { return name.rfind("grpc.reflection.", 0) == 0; });
+  SetReadiness(true);
+  if (readiness_check_) readiness_thread_ = std::thread([this] { ReadinessLoop(); });
   ACCELOPT_LOG(INFO).With("grpc_address", grpc_address_).With("metrics_address", exposer_->address())
       << service_name_ << " serving";
   return absl::OkStatus();
@@ -112,6 +185,11 @@ int ServerRunner::WaitForShutdownSignal() {
 void ServerRunner::Shutdown() {
   if (shut_down_ || server_ == nullptr) return;
   shut_down_ = true;
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (readiness_thread_.joinable()) readiness_thread_.join();
   server_->GetHealthCheckService()->Shutdown();
   auto deadline = std::chrono::system_clock::now() +
                   std::chrono::milliseconds(static_cast<int64_t>(config_.drain_seconds() * 1000));

@@ -1,14 +1,20 @@
 #include "libs/rpc/server_runner.h"
 
 #include <grpcpp/create_channel.h>
+#include <grpcpp/generic/generic_stub.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/notification.h"
 #include "accelopt/v1/info_service.grpc.pb.h"
+#include "google/protobuf/descriptor.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "libs/config/validate.h"
+#include "libs/rpc/rpc_metrics.h"
 #include "libs/testing/http_get.h"
 
 namespace accelopt::rpc {
@@ -41,7 +47,8 @@ TEST(ServerRunnerTest, ServesHealthInfoAndRpcMetrics) {
 
   // The interceptor records the call when it is destroyed, just after the response left: poll.
   const std::string sample =
-      "accelopt_rpc_server_handled_total{code=\"OK\",method=\"GetInfo\",service=\"accelopt.v1.InfoService\"} 1";
+      "accelopt_rpc_server_handled_total{grpc_code=\"OK\",grpc_method=\"GetInfo\",grpc_service=\"accelopt.v1."
+      "InfoService\"} 1";
   absl::StatusOr<std::string> body;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   do {
@@ -52,6 +59,120 @@ TEST(ServerRunnerTest, ServesHealthInfoAndRpcMetrics) {
   } while (std::chrono::steady_clock::now() < deadline);
   EXPECT_NE(body->find(sample), std::string::npos) << *body;
   runner.Shutdown();
+}
+
+grpc::health::v1::HealthCheckResponse::ServingStatus HealthOf(const std::shared_ptr<grpc::Channel>& channel,
+                                                              const std::string& service) {
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(service);
+  grpc::health::v1::HealthCheckResponse response;
+  grpc::ClientContext context;
+  grpc::Status status = grpc::health::v1::Health::NewStub(channel)->Check(&context, request, &response);
+  if (status.error_code() == grpc::StatusCode::NOT_FOUND) return grpc::health::v1::HealthCheckResponse::SERVICE_UNKNOWN;
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return response.status();
+}
+
+TEST(ServerRunnerTest, EveryRegisteredServiceHasANamedHealthStatus) {
+  ServerRunner runner("unit", TestConfig(), std::make_shared<prometheus::Registry>());
+  ASSERT_TRUE(runner.Start().ok());
+  auto channel = grpc::CreateChannel(runner.grpc_address(), grpc::InsecureChannelCredentials());
+  EXPECT_EQ(HealthOf(channel, "accelopt.v1.InfoService"), grpc::health::v1::HealthCheckResponse::SERVING);
+  EXPECT_EQ(HealthOf(channel, "liveness"), grpc::health::v1::HealthCheckResponse::SERVING);
+  EXPECT_EQ(HealthOf(channel, "accelopt.v1.NoSuchService"), grpc::health::v1::HealthCheckResponse::SERVICE_UNKNOWN);
+  EXPECT_NE(std::find(runner.service_names().begin(), runner.service_names().end(), "accelopt.v1.InfoService"),
+            runner.service_names().end());
+  // Reflection can only resolve what is linked: the health protocol's descriptor must be.
+  EXPECT_NE(google::protobuf::DescriptorPool::generated_pool()->FindServiceByName("grpc.health.v1.Health"), nullptr);
+}
+
+TEST(ServerRunnerTest, ReadinessFollowsTheCheckWhileLivenessStaysServing) {
+  absl::Mutex mu;
+  absl::Status dependency = absl::OkStatus();
+  int checks = 0;
+  ServerRunner runner("unit", TestConfig(), std::make_shared<prometheus::Registry>());
+  runner.SetReadinessCheck(
+      [&] {
+        absl::MutexLock lock(&mu);
+        ++checks;
+        return dependency;
+      },
+      absl::Milliseconds(10));
+  ASSERT_TRUE(runner.Start().ok());
+  auto channel = grpc::CreateChannel(runner.grpc_address(), grpc::InsecureChannelCredentials());
+  // Blocks until the readiness loop has run `n` more checks (so it has applied the latest answer).
+  auto checks_after = [&](int n) {
+    absl::MutexLock lock(&mu);
+    struct Target {
+      const int* checks;
+      int value;
+      bool Reached() const { return *checks >= value; }
+    } target{&checks, checks + n};
+    mu.Await(absl::Condition(&target, &Target::Reached));
+  };
+  {
+    absl::MutexLock lock(&mu);
+    dependency = absl::UnavailableError("store closed");
+  }
+  checks_after(2);  // the loop has seen the failure and applied it
+  EXPECT_EQ(HealthOf(channel, ""), grpc::health::v1::HealthCheckResponse::NOT_SERVING);
+  EXPECT_EQ(HealthOf(channel, "accelopt.v1.InfoService"), grpc::health::v1::HealthCheckResponse::NOT_SERVING);
+  EXPECT_EQ(HealthOf(channel, "liveness"), grpc::health::v1::HealthCheckResponse::SERVING);
+  {
+    absl::MutexLock lock(&mu);
+    dependency = absl::OkStatus();
+  }
+  checks_after(2);
+  EXPECT_EQ(HealthOf(channel, ""), grpc::health::v1::HealthCheckResponse::SERVING);
+  runner.Shutdown();
+}
+
+TEST(RpcMethodLabelsTest, OnlyDeclaredServicesAndMethodsGetTheirNames) {
+  EXPECT_EQ(RpcMethodLabels("/accelopt.v1.InfoService/GetInfo"),
+            std::make_pair(std::string("accelopt.v1.InfoService"), std::string("GetInfo")));
+  EXPECT_EQ(RpcMethodLabels("/accelopt.v1.InfoService/MadeUp123"),
+            std::make_pair(std::string("accelopt.v1.InfoService"), std::string("unknown")));
+  EXPECT_EQ(RpcMethodLabels("/evil.Service/X"), std::make_pair(std::string("unknown"), std::string("unknown")));
+  EXPECT_EQ(RpcMethodLabels("garbage"), std::make_pair(std::string("unknown"), std::string("unknown")));
+  EXPECT_EQ(RpcMethodLabels("/grpc.health.v1.Health/Check"),
+            std::make_pair(std::string("grpc.health.v1.Health"), std::string("Check")));
+}
+
+TEST(ServerRunnerTest, MadeUpMethodsDoNotGrowMetrics) {
+  auto registry = std::make_shared<prometheus::Registry>();
+  ServerRunner runner("unit", TestConfig(), registry);
+  ASSERT_TRUE(runner.Start().ok());
+  auto channel = grpc::CreateChannel(runner.grpc_address(), grpc::InsecureChannelCredentials());
+  grpc::GenericStub stub(channel);
+  for (int i = 0; i < 20; ++i) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    grpc::Slice empty(std::string{});
+    grpc::ByteBuffer request(&empty, 1), response;
+    grpc::Status status;
+    absl::Notification done;
+    stub.UnaryCall(&context, absl::StrCat("/made.up.Service", i, "/Method", i), grpc::StubOptions(), &request,
+                   &response, [&](grpc::Status s) {
+                     status = std::move(s);
+                     done.Notify();
+                   });
+    done.WaitForNotification();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+  }
+  const std::string sample =
+      "accelopt_rpc_server_handled_total{grpc_code=\"UNIMPLEMENTED\",grpc_method=\"unknown\",grpc_service="
+      "\"unknown\"} 20";
+  absl::StatusOr<std::string> body;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {
+    body = testing::HttpGet(runner.metrics_address(), "/metrics");
+    ASSERT_TRUE(body.ok());
+    if (body->find(sample) != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  } while (std::chrono::steady_clock::now() < deadline);
+  EXPECT_NE(body->find(sample), std::string::npos) << *body;
+  EXPECT_EQ(body->find("made.up"), std::string::npos);
+  EXPECT_EQ(body->find("Method1"), std::string::npos);
 }
 
 TEST(ServerRunnerTest, PortInUseIsOneClearError) {

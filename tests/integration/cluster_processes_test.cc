@@ -40,11 +40,11 @@ TEST(ClusterProcessesTest, FiveServicesServeHealthAndMetricsAndStopCleanlyOnSigt
     do {
       body = testing::HttpGet(s.metrics_address, "/metrics");
       ASSERT_TRUE(body.ok()) << s.name << ": " << body.status();
-      if (body->find("service=\"grpc.health.v1.Health\"") != std::string::npos) break;
+      if (body->find("grpc_service=\"grpc.health.v1.Health\"") != std::string::npos) break;
       std::this_thread::sleep_for(20ms);
     } while (std::chrono::steady_clock::now() < deadline);
     EXPECT_NE(body->find("accelopt_rpc_server_handled_total"), std::string::npos) << s.name;
-    EXPECT_NE(body->find("service=\"grpc.health.v1.Health\""), std::string::npos) << s.name;
+    EXPECT_NE(body->find("grpc_service=\"grpc.health.v1.Health\""), std::string::npos) << s.name;
   }
   for (auto& s : services) s.process.Signal(SIGTERM);
   for (auto& s : services) {
