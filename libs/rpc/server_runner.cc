@@ -22,6 +22,7 @@
 #include "libs/core/version.h"
 #include "libs/metrics/process_collector.h"
 #include "libs/rpc/rpc_metrics.h"
+#include "libs/rpc/tls_credentials.h"
 
 namespace accelopt::rpc {
 namespace {
@@ -133,6 +134,19 @@ void ServerRunner::ReadinessLoop() {
 }
 
 absl::Status ServerRunner::Start() {
+  if (!HasTls(config_.tls()) && !IsLoopbackAddress(config_.grpc_address())) {
+    if (!config_.insecure()) {
+      return absl::FailedPreconditionError(
+          absl::StrCat("server.grpc_address ", config_.grpc_address(),
+                       " is not loopback: configure server.tls (cert_file, key_file) or set server.insecure: true"));
+    }
+    ACCELOPT_LOG(WARNING).With("grpc_address", config_.grpc_address())
+        << "serving plaintext on a non-loopback address (server.insecure: true): anyone who reaches the port can "
+           "read and forge this service's traffic";
+  }
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = MakeServerCredentials(config_);
+  if (!credentials.ok()) return credentials.status();
+
   auto exposer = metrics::MetricsExposer::Start(config_.admin_address(), registry_);
   if (!exposer.ok()) return exposer.status();
   exposer_ = std::move(*exposer);
@@ -146,7 +160,7 @@ absl::Status ServerRunner::Start() {
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(config_.max_request_bytes());
   builder.SetOption(std::make_unique<ServiceNamesOption>(&service_names_));
-  builder.AddListeningPort(config_.grpc_address(), grpc::InsecureServerCredentials(), &grpc_port_);
+  builder.AddListeningPort(config_.grpc_address(), *credentials, &grpc_port_);
   builder.RegisterService(&info_service_);
   for (grpc::Service* service : services_) builder.RegisterService(service);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;

@@ -1,0 +1,62 @@
+// Establishes the Principal of an incoming call from its bearer token (the `authorization: Bearer <token>`
+// metadata, checked against a token file that stores only SHA-256 hashes) or its verified mTLS client
+// identity (certificate CN or DNS subjectAltName, from AuthConfig.identities).
+//
+// With an empty AuthConfig, authentication is off: every caller is the anonymous admin of tenant "default"
+// (loopback development clusters). The token file is re-read when it changes.
+#pragma once
+
+#include <grpcpp/server_context.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "accelopt/v1/config.pb.h"
+#include "libs/security/principal.h"
+
+namespace accelopt::security {
+
+class Authenticator {
+ public:
+  // Loads the token file now; INVALID_ARGUMENT/NOT_FOUND naming the file or the bad entry. The file is checked
+  // for changes at most once per `recheck`.
+  static absl::StatusOr<std::unique_ptr<Authenticator>> Create(const v1::AuthConfig& config,
+                                                               absl::Duration recheck = absl::Seconds(1));
+
+  bool enabled() const { return enabled_; }
+
+  // UNAUTHENTICATED ("missing bearer token", "unknown token", ...) or the caller's principal.
+  absl::StatusOr<Principal> Authenticate(const grpc::ServerContextBase& context);
+
+  // The same from explicit inputs (the bearer value and verified peer identities), for tests and non-gRPC use.
+  absl::StatusOr<Principal> AuthenticateToken(absl::string_view bearer_header,
+                                              const std::vector<std::string>& peer_identities);
+
+ private:
+  struct Entry {
+    std::string tenant;
+    Role role;
+  };
+  Authenticator(v1::AuthConfig config, absl::Duration recheck) : config_(std::move(config)), recheck_(recheck) {}
+  absl::Status ReloadIfChanged() ABSL_LOCKS_EXCLUDED(mu_);
+
+  const v1::AuthConfig config_;
+  const absl::Duration recheck_;
+  bool enabled_ = false;
+  std::map<std::string, Entry> identities_;
+  absl::Mutex mu_;
+  std::map<std::string, Entry> tokens_ ABSL_GUARDED_BY(mu_);  // by SHA-256 hex
+  int64_t token_file_mtime_ns_ ABSL_GUARDED_BY(mu_) = -1;
+  absl::Time next_stat_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
+};
+
+// Parses a token file's text (YAML/JSON TokenFile) into hash -> (tenant, role). `source` names it in errors.
+absl::StatusOr<std::map<std::string, std::pair<std::string, Role>>> ParseTokenFile(absl::string_view text,
+                                                                                   absl::string_view source);
+
+}  // namespace accelopt::security
