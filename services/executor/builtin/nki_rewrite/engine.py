@@ -1,7 +1,8 @@
 """analyze / apply: the JSON-level API over the transformation catalogue, plus the static features."""
 import ast
 
-from .kernel_ast import KernelSource, RewriteError, const_int, index_components, linear
+from .const_eval import const_int
+from .kernel_ast import KernelSource, RewriteError, index_components, linear
 from .plan import Plan
 from .transforms import BY_ID, CATALOGUE
 

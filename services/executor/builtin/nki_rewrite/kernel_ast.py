@@ -245,17 +245,6 @@ def _const(node):
     return None
 
 
-def const_int(node, env=None):
-    """Evaluate an integer expression of constants (and names bound in env), else None."""
-    try:
-        value = eval(compile(ast.Expression(body=node), '<expr>', 'eval'), {'__builtins__': {}}, dict(env or {}))
-    except Exception:
-        return None
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    return None
-
-
 # ----- names -----
 def names_read(node):
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}

@@ -7,7 +7,8 @@ site (`apply`) or raises RewriteError with the precise reason it does not apply 
 import ast
 import copy
 
-from .kernel_ast import (Loop, RewriteError, const_int, fresh_name, full_slice, index_components, linear,
+from .const_eval import const_int
+from .kernel_ast import (Loop, RewriteError, fresh_name, full_slice, index_components, linear,
                          make_index, names_bound, names_mutated, names_read, parse_site, rename, slice_node,
                          snippet, subscript_base, substitute)
 
