@@ -5,6 +5,7 @@ from .const_eval import const_int
 from .kernel_ast import KernelSource, RewriteError, index_components, linear
 from .plan import Plan
 from .transforms import BY_ID, CATALOGUE
+from .transforms.move_engine import engine_hint
 
 PE_OPS = {'nisa.nc_matmul', 'nl.matmul', 'nisa.nc_transpose', 'nl.transpose'}
 DMA_OPS = {'nl.load', 'nl.store', 'nisa.dma_copy', 'nl.load_transpose2d'}
@@ -95,7 +96,7 @@ def _tile_shape(sub):
 
 def _engine(src, call):
     name = src.call_name(call)
-    hint = next((ast.unparse(k.value).split('.')[-1] for k in call.keywords if k.arg == 'engine'), None)
+    hint = engine_hint(call)
     if hint in ('vector_engine', 'scalar_engine', 'gpsimd_engine'):
         return {'vector_engine': 'dve', 'scalar_engine': 'act', 'gpsimd_engine': 'pool'}[hint]
     if name in PE_OPS:
