@@ -52,7 +52,7 @@ def _power(base: Number, exponent: Number) -> Number:
 def _shift_left(value: Number, count: Number) -> Number:
     if isinstance(count, int) and count > MAX_SHIFT:
         raise NotConstant('shift too large')
-    return _check(operator.lshift(value, count))  # type: ignore[call-overload]
+    return _check(operator.lshift(value, count))
 
 
 _BINARY: Dict[type, Callable[[Number, Number], Number]] = {
@@ -60,7 +60,7 @@ _BINARY: Dict[type, Callable[[Number, Number], Number]] = {
     ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: _power, ast.LShift: _shift_left,
     ast.RShift: operator.rshift, ast.BitAnd: operator.and_, ast.BitOr: operator.or_, ast.BitXor: operator.xor,
 }
-_UNARY: Dict[type, Callable[[Number], Number]] = {
+_UNARY: Dict[type, Callable[..., Number]] = {
     ast.USub: operator.neg, ast.UAdd: operator.pos, ast.Invert: operator.invert, ast.Not: operator.not_,
 }
 _COMPARE: Dict[type, Callable[[Number, Number], bool]] = {

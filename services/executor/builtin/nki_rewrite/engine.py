@@ -1,8 +1,10 @@
 """analyze / apply: the JSON-level API over the transformation catalogue, plus the static features."""
 import ast
+from typing import Any, Dict, List, Optional, Tuple
 
 from .const_eval import const_int
-from .kernel_ast import KernelSource, RewriteError, index_components, linear
+from .index_forms import index_components, linear
+from .kernel_ast import KernelSource, RewriteError
 from .plan import Plan
 from .transforms import BY_ID, CATALOGUE
 from .transforms.move_engine import engine_hint
@@ -17,12 +19,17 @@ ACT_DEFAULT = {'nisa.activation', 'nisa.activation_reduce', 'nl.exp', 'nl.log', 
 EITHER = {'nisa.tensor_scalar', 'nl.copy', 'nisa.tensor_copy', 'nisa.memset'}
 
 
-def catalogue():
+JSON = Dict[str, Any]
+
+
+def catalogue() -> List[JSON]:
+    """Every transformation: id, summary, site kind and documented parameters."""
     return [{'id': t.id, 'summary': t.summary, 'site_kind': 'loop' if t.site_kind == 'L' else 'statement',
              'params': t.params_doc} for t in CATALOGUE]
 
 
-def analyze(source, filename='kernel.py'):
+def analyze(source: str, filename: str = 'kernel.py') -> JSON:
+    """The applicable transformations (with their plan lines) and the static features; never raises."""
     try:
         src = KernelSource(source, filename)
         candidates = []
@@ -44,7 +51,9 @@ def analyze(source, filename='kernel.py'):
         return {'ok': False, 'reason': f'internal error while analysing {filename}: {type(e).__name__}: {e}'}
 
 
-def apply(source, transformation, site=None, params=None, filename='kernel.py'):
+def apply(source: str, transformation: str, site: Optional[str] = None, params: Optional[Dict[str, Any]] = None,
+          filename: str = 'kernel.py') -> JSON:
+    """Applies one transformation (at its first candidate site when site is None); never raises."""
     params = params or {}
     try:
         if not isinstance(params, dict):
@@ -79,8 +88,8 @@ def apply(source, transformation, site=None, params=None, filename='kernel.py'):
 
 
 # ----- static features -----
-def _tile_shape(sub):
-    shape = []
+def _tile_shape(sub: ast.Subscript) -> List[Optional[int]]:
+    shape: List[Optional[int]] = []
     for c in index_components(sub):
         if isinstance(c, ast.Slice):
             if c.lower is None and c.upper is None:
@@ -94,7 +103,7 @@ def _tile_shape(sub):
     return shape
 
 
-def _engine(src, call):
+def _engine(src: KernelSource, call: ast.Call) -> Optional[str]:
     name = src.call_name(call)
     hint = engine_hint(call)
     if hint in ('vector_engine', 'scalar_engine', 'gpsimd_engine'):
@@ -112,10 +121,10 @@ def _engine(src, call):
     return None
 
 
-def _counts(src, stmts):
+def _counts(src: KernelSource, stmts: List[ast.stmt]) -> Tuple[Dict[str, int], Dict[str, int], List[JSON]]:
     counts = {'loads': 0, 'stores': 0, 'matmuls': 0, 'transposes': 0, 'elementwise': 0}
-    engines = {}
-    dma = []
+    engines: Dict[str, int] = {}
+    dma: List[JSON] = []
     for stmt in stmts:
         for node in ast.walk(stmt):
             if not isinstance(node, ast.Call):
@@ -142,8 +151,9 @@ def _counts(src, stmts):
     return counts, engines, dma
 
 
-def features(src):
-    loops = []
+def features(src: KernelSource) -> JSON:
+    """Static features of the kernel: per-loop counts and engines, totals, DMA shapes, loop depth."""
+    loops: List[JSON] = []
     for loop in src.loops():
         trip = loop.trip()
         direct = [s for s in loop.node.body if not isinstance(s, ast.For)]
@@ -157,4 +167,4 @@ def features(src):
                       'dma_widths': sorted({d['shape'][-1] for d in dma if d['shape'] and d['shape'][-1]})})
     counts, engines, dma = _counts(src, src.func.body)
     return {'loops': loops, 'totals': counts, 'engine_mix': engines, 'dma': dma,
-            'max_loop_depth': max((l['depth'] for l in loops), default=-1) + 1}
+            'max_loop_depth': max((loop.depth for loop in src.loops()), default=-1) + 1}

@@ -4,8 +4,8 @@ import copy
 from typing import List, NamedTuple, Union
 
 from ..const_eval import const_int
-from ..kernel_ast import (KernelSource, Linear, Loop, RewriteError, index_components, linear, make_index, names_read,
-                          slice_node, snippet)
+from ..index_forms import Linear, index_components, linear, make_index, slice_node
+from ..kernel_ast import KernelSource, Loop, RewriteError, names_read, snippet
 from .base import Applied, Candidate, Params, Transformation
 from .common import affine_loop_problem, call_arg, store_call, strip_var_slice
 from .operand_kinds import OperandKinds

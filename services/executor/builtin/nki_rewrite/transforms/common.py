@@ -2,8 +2,8 @@
 import ast
 from typing import List, Optional, Set, Tuple, Union
 
-from ..kernel_ast import (KernelSource, Linear, Loop, RewriteError, index_components, linear, names_bound,
-                          names_mutated, names_read, subscript_base)
+from ..index_forms import Linear, index_components, linear
+from ..kernel_ast import KernelSource, Loop, RewriteError, names_bound, names_mutated, names_read, subscript_base
 
 
 def call_arg(call: ast.Call, position: Optional[int], *keywords: str) -> Optional[ast.expr]:

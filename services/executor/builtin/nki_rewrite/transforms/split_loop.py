@@ -29,7 +29,7 @@ class SplitLoop(Transformation):
         for loop in src.loops():
             if self._problem(loop, 2) is None:
                 out.append(Candidate(self.id, loop.site, f'split the loop over {loop.var} ({loop.site}, '
-                                     f'{ast.unparse(loop.trip())} iterations) into an outer and an inner loop',
+                                     f'{loop.trip_text()} iterations) into an outer and an inner loop',
                                      {'factor': 2}))
         return out
 

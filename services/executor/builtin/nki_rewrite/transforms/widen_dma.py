@@ -9,8 +9,8 @@ import copy
 from typing import List, NamedTuple, Optional, Set, Union
 
 from ..const_eval import const_int
-from ..kernel_ast import (KernelSource, Linear, Loop, RewriteError, fresh_name, full_slice, index_components,
-                          linear, make_index, names_read, slice_node, snippet)
+from ..index_forms import Linear, full_slice, index_components, linear, make_index, slice_node
+from ..kernel_ast import KernelSource, Loop, RewriteError, fresh_name, names_read, snippet
 from .base import Applied, Candidate, Params, Transformation
 from .common import affine_loop_problem, has_keyword, invariance_problem, load_call, strip_var_slice
 
@@ -30,9 +30,9 @@ class WidenDma(Transformation):
             for stmt in loop.node.body:
                 if load_call(src, stmt) and loop_problem(src, loop, stmt, {}) is None:
                     out.append(Candidate(self.id, f'S{stmt.lineno}',
-                                         f'widen `{ast.unparse(stmt)}`: one load of all {ast.unparse(loop.trip())} '
+                                         f'widen `{ast.unparse(stmt)}`: one load of all {loop.trip_text()} '
                                          f'column blocks before the loop over {loop.var} ({loop.site})'))
-        for stmt, body, index, loop in src.statements():
+        for stmt, body, index, _ in src.statements():
             if not load_call(src, stmt):
                 continue
             run = adjacent_loads(src, body, index, {})
