@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import sys
+from typing import List, NoReturn, Optional
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -20,12 +21,12 @@ from nki_rewrite import Plan, PlanError, analyze, apply, catalogue  # noqa: E402
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         print(json.dumps({'ok': False, 'reason': f'usage: {message}'}))
         sys.exit(2)
 
 
-def _read(path):
+def _read(path: str) -> str:
     try:
         with open(path, encoding='utf-8') as f:
             return f.read()
@@ -34,7 +35,7 @@ def _read(path):
         sys.exit(2)
 
 
-def main(argv=None):
+def main(argv: Optional[List[str]] = None) -> int:
     parser = _Parser(prog='nki_rewrite', description='builtin NKI rewrite engine')
     sub = parser.add_subparsers(dest='command')
     sub.add_parser('catalogue', help='list the transformations')

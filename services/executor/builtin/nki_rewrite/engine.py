@@ -1,9 +1,13 @@
 """analyze / apply: the JSON-level API over the transformation catalogue, plus the static features."""
 import ast
+from typing import Any, Dict, List, Optional, Tuple
 
-from .kernel_ast import KernelSource, RewriteError, const_int, index_components, linear
+from .const_eval import const_int
+from .index_forms import index_components, linear
+from .kernel_ast import KernelSource, RewriteError
 from .plan import Plan
 from .transforms import BY_ID, CATALOGUE
+from .transforms.move_engine import engine_hint
 
 PE_OPS = {'nisa.nc_matmul', 'nl.matmul', 'nisa.nc_transpose', 'nl.transpose'}
 DMA_OPS = {'nl.load', 'nl.store', 'nisa.dma_copy', 'nl.load_transpose2d'}
@@ -15,12 +19,17 @@ ACT_DEFAULT = {'nisa.activation', 'nisa.activation_reduce', 'nl.exp', 'nl.log', 
 EITHER = {'nisa.tensor_scalar', 'nl.copy', 'nisa.tensor_copy', 'nisa.memset'}
 
 
-def catalogue():
+JSON = Dict[str, Any]
+
+
+def catalogue() -> List[JSON]:
+    """Every transformation: id, summary, site kind and documented parameters."""
     return [{'id': t.id, 'summary': t.summary, 'site_kind': 'loop' if t.site_kind == 'L' else 'statement',
              'params': t.params_doc} for t in CATALOGUE]
 
 
-def analyze(source, filename='kernel.py'):
+def analyze(source: str, filename: str = 'kernel.py') -> JSON:
+    """The applicable transformations (with their plan lines) and the static features; never raises."""
     try:
         src = KernelSource(source, filename)
         candidates = []
@@ -42,7 +51,9 @@ def analyze(source, filename='kernel.py'):
         return {'ok': False, 'reason': f'internal error while analysing {filename}: {type(e).__name__}: {e}'}
 
 
-def apply(source, transformation, site=None, params=None, filename='kernel.py'):
+def apply(source: str, transformation: str, site: Optional[str] = None, params: Optional[Dict[str, Any]] = None,
+          filename: str = 'kernel.py') -> JSON:
+    """Applies one transformation (at its first candidate site when site is None); never raises."""
     params = params or {}
     try:
         if not isinstance(params, dict):
@@ -77,8 +88,8 @@ def apply(source, transformation, site=None, params=None, filename='kernel.py'):
 
 
 # ----- static features -----
-def _tile_shape(sub):
-    shape = []
+def _tile_shape(sub: ast.Subscript) -> List[Optional[int]]:
+    shape: List[Optional[int]] = []
     for c in index_components(sub):
         if isinstance(c, ast.Slice):
             if c.lower is None and c.upper is None:
@@ -92,9 +103,9 @@ def _tile_shape(sub):
     return shape
 
 
-def _engine(src, call):
+def _engine(src: KernelSource, call: ast.Call) -> Optional[str]:
     name = src.call_name(call)
-    hint = next((ast.unparse(k.value).split('.')[-1] for k in call.keywords if k.arg == 'engine'), None)
+    hint = engine_hint(call)
     if hint in ('vector_engine', 'scalar_engine', 'gpsimd_engine'):
         return {'vector_engine': 'dve', 'scalar_engine': 'act', 'gpsimd_engine': 'pool'}[hint]
     if name in PE_OPS:
@@ -110,10 +121,10 @@ def _engine(src, call):
     return None
 
 
-def _counts(src, stmts):
+def _counts(src: KernelSource, stmts: List[ast.stmt]) -> Tuple[Dict[str, int], Dict[str, int], List[JSON]]:
     counts = {'loads': 0, 'stores': 0, 'matmuls': 0, 'transposes': 0, 'elementwise': 0}
-    engines = {}
-    dma = []
+    engines: Dict[str, int] = {}
+    dma: List[JSON] = []
     for stmt in stmts:
         for node in ast.walk(stmt):
             if not isinstance(node, ast.Call):
@@ -140,8 +151,9 @@ def _counts(src, stmts):
     return counts, engines, dma
 
 
-def features(src):
-    loops = []
+def features(src: KernelSource) -> JSON:
+    """Static features of the kernel: per-loop counts and engines, totals, DMA shapes, loop depth."""
+    loops: List[JSON] = []
     for loop in src.loops():
         trip = loop.trip()
         direct = [s for s in loop.node.body if not isinstance(s, ast.For)]
@@ -155,4 +167,4 @@ def features(src):
                       'dma_widths': sorted({d['shape'][-1] for d in dma if d['shape'] and d['shape'][-1]})})
     counts, engines, dma = _counts(src, src.func.body)
     return {'loops': loops, 'totals': counts, 'engine_mix': engines, 'dma': dma,
-            'max_loop_depth': max((l['depth'] for l in loops), default=-1) + 1}
+            'max_loop_depth': max((loop.depth for loop in src.loops()), default=-1) + 1}

@@ -2,11 +2,18 @@
 
 `KernelSource` parses a module, finds the kernel function (decorated with `@nki.jit` or named `kernel` /
 `optimized_kernel`) and the aliases under which `neuronxcc.nki.language` and `neuronxcc.nki.isa` are imported.
-`loops()` lists every loop of the kernel with a stable site id `L<line>`. The linear-form helpers decide
-whether an index expression is affine in a loop variable (`k * 128 + j * 32` is `{k: 128, j: 32}`).
+`loops()` lists every loop of the kernel with a stable site id `L<line>`, `statements()` every statement with
+its innermost loop (site `S<line>`). The name helpers say which names a piece of code reads, binds or writes
+through; index_forms.py holds the linear (affine) index forms.
 """
 import ast
 import copy
+from typing import Dict, List, Mapping, Optional, Sequence, Set, Tuple, TypeVar, Union
+
+# (statement, the body list holding it, its index there, its innermost enclosing loop)
+Statement = Tuple[ast.stmt, List[ast.stmt], int, Optional['Loop']]
+
+ASTNode = TypeVar('ASTNode', bound=ast.AST)
 
 RANGE_KINDS = ('affine_range', 'sequential_range', 'static_range')
 
@@ -16,7 +23,9 @@ class RewriteError(Exception):
 
 
 class KernelSource:
-    def __init__(self, source, filename='kernel.py'):
+    """A parsed kernel module: the kernel function, the nl / nisa aliases, its loops and statements."""
+
+    def __init__(self, source: str, filename: str = 'kernel.py') -> None:
         self.source = source
         self.filename = filename
         try:
@@ -27,8 +36,10 @@ class KernelSource:
             raise RewriteError(f'{filename}: cannot be parsed: {e}') from None
         self.func = self._find_kernel()
         self.nl, self.nisa = self._aliases()
+        self.added_import = False
+        self._loop_index: Dict[int, Loop] = {}
 
-    def _find_kernel(self):
+    def _find_kernel(self) -> ast.FunctionDef:
         funcs = [n for n in self.module.body if isinstance(n, ast.FunctionDef)]
         for f in funcs:
             for d in f.decorator_list:
@@ -44,8 +55,9 @@ class KernelSource:
         raise RewriteError(f'{self.filename}: no kernel function (a function decorated with @nki.jit, or named '
                            '`kernel` / `optimized_kernel`)')
 
-    def _aliases(self):
-        nl, nisa = set(), set()
+    def _aliases(self) -> Tuple[Set[str], Set[str]]:
+        nl: Set[str] = set()
+        nisa: Set[str] = set()
         for node in ast.walk(self.module):
             if isinstance(node, ast.Import):
                 for a in node.names:
@@ -63,21 +75,22 @@ class KernelSource:
         return nl or {'nl'}, nisa or {'nisa'}
 
     # ----- naming -----
-    def nisa_alias(self):
+    def nisa_alias(self) -> str:
         return sorted(self.nisa)[0]
 
-    def nl_alias(self):
+    def nl_alias(self) -> str:
         return sorted(self.nl)[0]
 
-    def ensure_nisa_import(self):
+    def ensure_nisa_import(self) -> str:
         """Make sure the module imports neuronxcc.nki.isa; returns the alias to use."""
         for node in self.module.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 text = ast.unparse(node)
                 if 'nki.isa' in text:
                     return self.nisa_alias()
-        base = 'nki' if any('import nki' in ast.unparse(n) and 'neuronxcc' not in ast.unparse(n)
-                            for n in self.module.body if isinstance(n, (ast.Import, ast.ImportFrom))) else 'neuronxcc.nki'
+        plain_nki = any('import nki' in ast.unparse(n) and 'neuronxcc' not in ast.unparse(n)
+                        for n in self.module.body if isinstance(n, (ast.Import, ast.ImportFrom)))
+        base = 'nki' if plain_nki else 'neuronxcc.nki'
         imp = ast.parse(f'import {base}.isa as nisa').body[0]
         last = 0
         for i, node in enumerate(self.module.body):
@@ -88,7 +101,7 @@ class KernelSource:
         self.added_import = True
         return 'nisa'
 
-    def call_name(self, node):
+    def call_name(self, node: ast.AST) -> Optional[str]:
         """'nl.load' / 'nisa.nc_matmul' (aliases normalised) for a Call node, else None."""
         if not isinstance(node, ast.Call):
             return None
@@ -105,11 +118,11 @@ class KernelSource:
         return None
 
     # ----- loops -----
-    def loops(self):
+    def loops(self) -> List['Loop']:
         """Every loop of the kernel as Loop objects, outermost first, in source order."""
-        found = []
+        found: List[Loop] = []
 
-        def visit(body, parent, depth, path):
+        def visit(body: List[ast.stmt], parent: Optional[Loop], depth: int, path: List[int]) -> None:
             for index, stmt in enumerate(body):
                 if isinstance(stmt, ast.For):
                     loop = Loop(self, stmt, body, index, parent, depth, path + [index])
@@ -123,7 +136,8 @@ class KernelSource:
         visit(self.func.body, None, 0, [])
         return found
 
-    def loop_at(self, site):
+    def loop_at(self, site: str) -> 'Loop':
+        """The loop at site `L<line>`; RewriteError naming the loops there are when there is none."""
         parse_site(site, 'L')
         for loop in self.loops():
             if loop.site == site:
@@ -131,11 +145,11 @@ class KernelSource:
         known = ', '.join(l.site for l in self.loops()) or 'none'
         raise RewriteError(f'no loop at site {site} in {self.filename} (loops: {known})')
 
-    def statements(self):
+    def statements(self) -> List[Statement]:
         """(stmt, containing body list, index, innermost enclosing Loop or None) for every statement."""
-        out = []
+        out: List[Statement] = []
 
-        def visit(body, loop):
+        def visit(body: List[ast.stmt], loop: Optional[Loop]) -> None:
             for index, stmt in enumerate(body):
                 out.append((stmt, body, index, loop))
                 if isinstance(stmt, ast.For):
@@ -149,17 +163,18 @@ class KernelSource:
         visit(self.func.body, None)
         return out
 
-    def _loop_for(self, node):
+    def _loop_for(self, node: ast.For) -> Optional['Loop']:
         return self._loop_index.get(id(node))
 
-    def statement_at(self, site):
+    def statement_at(self, site: str) -> Statement:
+        """The simple (non-loop) statement at site `S<line>`; RewriteError when there is none."""
         line = parse_site(site, 'S')
         for stmt, body, index, loop in self.statements():
             if stmt.lineno == line and not isinstance(stmt, ast.For):
                 return stmt, body, index, loop
         raise RewriteError(f'no simple statement at site {site} ({self.filename}:{line})')
 
-    def render(self):
+    def render(self) -> str:
         """The module source with the kernel function re-generated; text outside the function is kept as is."""
         ast.fix_missing_locations(self.module)
         lines = self.source.splitlines(keepends=True)
@@ -170,12 +185,12 @@ class KernelSource:
         func_text = ast.unparse(self.func) + '\n'
         head = ''.join(lines[:start])
         tail = ''.join(lines[end:])
-        if getattr(self, 'added_import', False):
+        if self.added_import:
             head = _insert_import(head, 'import neuronxcc.nki.isa as nisa\n')
         return head + func_text + tail
 
 
-def _insert_import(head, line):
+def _insert_import(head: str, line: str) -> str:
     lines = head.splitlines(keepends=True)
     last = -1
     for i, l in enumerate(lines):
@@ -185,7 +200,8 @@ def _insert_import(head, line):
     return ''.join(lines)
 
 
-def parse_site(site, kind):
+def parse_site(site: object, kind: str) -> int:
+    """The line number of a site `<kind><line>`; RewriteError when site has another form."""
     if not isinstance(site, str) or len(site) < 2 or site[0] != kind or not site[1:].isdigit():
         expected = 'L<line> (a loop)' if kind == 'L' else 'S<line> (a statement)'
         raise RewriteError(f'site {site!r} is not of the form {expected}')
@@ -195,7 +211,8 @@ def parse_site(site, kind):
 class Loop:
     """A `for` loop of the kernel. kind: affine_range, sequential_range, static_range, range or other."""
 
-    def __init__(self, src, node, body, index, parent, depth, path):
+    def __init__(self, src: KernelSource, node: ast.For, body: List[ast.stmt], index: int, parent: Optional['Loop'],
+                 depth: int, path: List[int]) -> None:
         self.src = src
         self.node = node
         self.body = body          # the list holding the loop statement
@@ -204,9 +221,9 @@ class Loop:
         self.depth = depth
         self.path = path
         self.site = f'L{node.lineno}'
-        self.var = node.target.id if isinstance(node.target, ast.Name) else None
+        self.var: Optional[str] = node.target.id if isinstance(node.target, ast.Name) else None
         self.kind = 'other'
-        self.args = []
+        self.args: List[ast.expr] = []
         it = node.iter
         if isinstance(it, ast.Call):
             name = src.call_name(it)
@@ -217,10 +234,10 @@ class Loop:
             self.args = list(it.args)
 
     @property
-    def affine(self):
+    def affine(self) -> bool:
         return self.kind in ('affine_range', 'sequential_range', 'static_range', 'range')
 
-    def trip(self):
+    def trip(self) -> Optional[ast.expr]:
         """The trip count as an expression when the loop is range(N) / range(0, N) / nl.*_range(N)."""
         if not self.affine or self.var is None:
             return None
@@ -233,37 +250,31 @@ class Loop:
             return args[1]
         return None
 
-    def describe(self):
+    def trip_text(self) -> str:
+        """The trip count's source text, or the whole iterator's when the trip count is not known."""
         trip = self.trip()
-        trip_text = ast.unparse(trip) if trip is not None else ast.unparse(self.node.iter)
-        return f'{self.src.filename}:{self.node.lineno} loop over {self.var} ({self.kind}, {trip_text} iterations)'
+        return ast.unparse(trip) if trip is not None else ast.unparse(self.node.iter)
+
+    def describe(self) -> str:
+        return (f'{self.src.filename}:{self.node.lineno} loop over {self.var} ({self.kind}, {self.trip_text()} '
+                'iterations)')
 
 
-def _const(node):
+def _const(node: ast.expr) -> Optional[int]:
     if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
         return node.value
     return None
 
 
-def const_int(node, env=None):
-    """Evaluate an integer expression of constants (and names bound in env), else None."""
-    try:
-        value = eval(compile(ast.Expression(body=node), '<expr>', 'eval'), {'__builtins__': {}}, dict(env or {}))
-    except Exception:
-        return None
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    return None
-
-
 # ----- names -----
-def names_read(node):
+def names_read(node: ast.AST) -> Set[str]:
+    """Names loaded anywhere in node."""
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
 
 
-def names_bound(stmts):
+def names_bound(stmts: List[ast.stmt]) -> Set[str]:
     """Names (re)bound by a list of statements, including loop variables of nested loops."""
-    out = set()
+    out: Set[str] = set()
     for stmt in stmts:
         for n in ast.walk(stmt):
             if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store):
@@ -271,12 +282,12 @@ def names_bound(stmts):
     return out
 
 
-def names_mutated(stmts):
+def names_mutated(stmts: List[ast.stmt]) -> Set[str]:
     """Names whose contents are written through a subscript (`x[...] = v`, `x[...] += v`)."""
-    out = set()
+    out: Set[str] = set()
     for stmt in stmts:
         for n in ast.walk(stmt):
-            targets = []
+            targets: List[ast.expr] = []
             if isinstance(n, ast.Assign):
                 targets = n.targets
             elif isinstance(n, (ast.AugAssign, ast.AnnAssign)):
@@ -289,7 +300,8 @@ def names_mutated(stmts):
     return out
 
 
-def subscript_base(node):
+def subscript_base(node: ast.AST) -> Optional[str]:
+    """The tensor name under subscripts and attributes (`a.b[i][j]` is `a`), else None."""
     while isinstance(node, ast.Subscript):
         node = node.value
     while isinstance(node, ast.Attribute):
@@ -297,27 +309,30 @@ def subscript_base(node):
     return node.id if isinstance(node, ast.Name) else None
 
 
-def substitute(node, mapping):
+def substitute(node: ASTNode, mapping: Mapping[str, ast.expr]) -> ASTNode:
     """A copy of node with Name loads replaced by expressions (mapping: name -> ast.expr)."""
     class Sub(ast.NodeTransformer):
-        def visit_Name(self, n):
+        def visit_Name(self, n: ast.Name) -> ast.AST:
             if isinstance(n.ctx, ast.Load) and n.id in mapping:
                 return copy.deepcopy(mapping[n.id])
             return n
-    return Sub().visit(copy.deepcopy(node))
+    result: ASTNode = Sub().visit(copy.deepcopy(node))
+    return result
 
 
-def rename(node, old, new):
+def rename(node: ASTNode, old: str, new: str) -> ASTNode:
     """Rename a name everywhere (loads and stores) in a copy of node."""
     class Ren(ast.NodeTransformer):
-        def visit_Name(self, n):
+        def visit_Name(self, n: ast.Name) -> ast.AST:
             if n.id == old:
                 return ast.copy_location(ast.Name(id=new, ctx=n.ctx), n)
             return n
-    return Ren().visit(copy.deepcopy(node))
+    result: ASTNode = Ren().visit(copy.deepcopy(node))
+    return result
 
 
-def fresh_name(src, base):
+def fresh_name(src: KernelSource, base: str) -> str:
+    """base, or base2, base3, ...: the first that no name or argument of the module uses."""
     used = {n.id for n in ast.walk(src.module) if isinstance(n, ast.Name)} | \
            {a.arg for a in ast.walk(src.module) if isinstance(a, ast.arg)}
     if base not in used:
@@ -328,106 +343,8 @@ def fresh_name(src, base):
     return f'{base}{i}'
 
 
-# ----- linear forms -----
-class Linear:
-    """c + sum(coef * term): terms are names or opaque sub-expressions keyed by their source text."""
-
-    def __init__(self, terms=None, const=0, exprs=None):
-        self.terms = dict(terms or {})
-        self.const = const
-        self.exprs = dict(exprs or {})   # key -> ast for opaque terms
-
-    def add(self, other, sign=1):
-        out = Linear(self.terms, self.const, self.exprs)
-        for k, v in other.terms.items():
-            out.terms[k] = out.terms.get(k, 0) + sign * v
-            if out.terms[k] == 0:
-                del out.terms[k]
-        out.exprs.update(other.exprs)
-        out.const += sign * other.const
-        return out
-
-    def scale(self, f):
-        return Linear({k: v * f for k, v in self.terms.items() if v * f}, self.const * f, self.exprs)
-
-    def coef(self, name):
-        return self.terms.get(name, 0)
-
-    def without(self, name):
-        out = Linear(self.terms, self.const, self.exprs)
-        out.terms.pop(name, None)
-        return out
-
-    def is_const(self):
-        return not self.terms
-
-    def to_ast(self):
-        parts = []
-        for key in sorted(self.terms, key=lambda k: (k not in self.exprs, k)):
-            coef = self.terms[key]
-            term = copy.deepcopy(self.exprs[key]) if key in self.exprs else ast.Name(id=key, ctx=ast.Load())
-            if coef == 1:
-                expr = term
-            elif coef == -1:
-                expr = ast.UnaryOp(op=ast.USub(), operand=term)
-            else:
-                expr = ast.BinOp(left=term, op=ast.Mult(), right=ast.Constant(coef))
-            parts.append(expr)
-        if self.const or not parts:
-            parts.append(ast.Constant(self.const))
-        out = parts[0]
-        for p in parts[1:]:
-            if isinstance(p, ast.Constant) and p.value < 0:
-                out = ast.BinOp(left=out, op=ast.Sub(), right=ast.Constant(-p.value))
-            else:
-                out = ast.BinOp(left=out, op=ast.Add(), right=p)
-        return out
-
-
-def linear(node):
-    """Linear form of an integer index expression; opaque (non-linear) parts become terms of their own."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, int) and not isinstance(node.value, bool):
-        return Linear(const=node.value)
-    if isinstance(node, ast.Name):
-        return Linear({node.id: 1})
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
-        return linear(node.operand).scale(-1)
-    if isinstance(node, ast.BinOp):
-        if isinstance(node.op, (ast.Add, ast.Sub)):
-            return linear(node.left).add(linear(node.right), 1 if isinstance(node.op, ast.Add) else -1)
-        if isinstance(node.op, ast.Mult):
-            left, right = linear(node.left), linear(node.right)
-            if right.is_const():
-                return left.scale(right.const)
-            if left.is_const():
-                return right.scale(left.const)
-    key = ast.unparse(node)
-    return Linear({key: 1}, exprs={key: node})
-
-
-def index_components(subscript):
-    """The components of a subscript's index (a tuple index is split)."""
-    sl = subscript.slice
-    if isinstance(sl, ast.Tuple):
-        return list(sl.elts)
-    return [sl]
-
-
-def make_index(elts):
-    if len(elts) == 1:
-        return elts[0]
-    return ast.Tuple(elts=elts, ctx=ast.Load())
-
-
-def slice_node(lower, upper):
-    return ast.Slice(lower=lower, upper=upper, step=None)
-
-
-def full_slice():
-    return ast.Slice(lower=None, upper=None, step=None)
-
-
-def snippet(nodes):
-    if not isinstance(nodes, list):
+def snippet(nodes: Union[ast.AST, Sequence[ast.AST]]) -> str:
+    """The source text of a node or of a list of nodes, one per line."""
+    if isinstance(nodes, ast.AST):
         nodes = [nodes]
     return '\n'.join(ast.unparse(n) for n in nodes)
