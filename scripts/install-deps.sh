@@ -6,7 +6,7 @@ set -euo pipefail
 
 PACKAGES=(
   # toolchain
-  build-essential cmake ninja-build ccache lld pkg-config git clang-format-14 clang-14 mypy
+  build-essential cmake ninja-build ccache lld pkg-config git clang-format-14 clang-16 mypy
   # C++ libraries
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libboost-dev libssl-dev librocksdb-dev prometheus-cpp-dev libyaml-cpp-dev

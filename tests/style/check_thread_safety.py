@@ -5,7 +5,7 @@ Reads BUILD_DIR/compile_commands.json (CMake exports it), reruns each of our tra
 with -fsyntax-only -Wthread-safety -Werror, so fields marked ABSL_GUARDED_BY are only touched under their mutex.
 Generated code (protobuf/gRPC stubs under the build directory) is skipped.
 
-usage: check_thread_safety.py BUILD_DIR [--jobs N] [--clang clang++-14]
+usage: check_thread_safety.py BUILD_DIR [--jobs N] [--clang clang++-16]
 """
 import argparse
 import concurrent.futures
@@ -36,14 +36,17 @@ def clang_command(entry, clang):
         if argument == '-c':
             continue
         out.append(argument)
-    return out + ['-fsyntax-only', '-Wthread-safety', '-Werror=thread-safety', '-Wno-unknown-warning-option']
+    # Boost 1.74 only detects clang's coroutines through <experimental/coroutine>; libstdc++ has <coroutine>.
+    coroutines = ['-DBOOST_ASIO_HAS_CO_AWAIT=1', '-DBOOST_ASIO_HAS_STD_COROUTINE=1']
+    return out + coroutines + ['-fsyntax-only', '-Wthread-safety', '-Werror=thread-safety',
+                               '-Wno-unknown-warning-option']
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('build_dir')
     parser.add_argument('--jobs', type=int, default=2)
-    parser.add_argument('--clang', default=shutil.which('clang++-14') or shutil.which('clang++') or 'clang++')
+    parser.add_argument('--clang', default=shutil.which('clang++-16') or shutil.which('clang++') or 'clang++')
     args = parser.parse_args()
     build_dir = os.path.realpath(args.build_dir)
     with open(os.path.join(build_dir, 'compile_commands.json')) as f:
