@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "libs/core/file.h"
+#include "services/profiler/backend_registry.h"
 
 namespace accelopt::profiler {
 namespace {
@@ -29,7 +30,9 @@ class KernelProfilerTest : public ::testing::Test {
     v1::ProfileOptions profile_options;
     profile_options.set_seeds(3);
     profile_options.set_timeout_seconds(timeout_seconds);
-    return KernelProfiler(options).Profile(kernel, problem, profile_options, 0, nullptr);
+    auto backend = BuiltinBackends().Create(v1::DEVICE_SIM_TRN1, v1::ProfilerConfig());
+    EXPECT_TRUE(backend.ok()) << backend.status();
+    return KernelProfiler(options, *std::move(backend)).Profile(kernel, problem, profile_options, 0, nullptr);
   }
 };
 
@@ -46,6 +49,7 @@ TEST_F(KernelProfilerTest, CorrectKernelIsTimedWithCountersAndPeak) {
   EXPECT_EQ(r.bound(), v1::BOUND_MEMORY);
   EXPECT_GT(r.engine_active().dma(), 0);
   EXPECT_EQ(r.device(), v1::DEVICE_SIM_TRN1);
+  EXPECT_EQ(r.backend_version(), "sim-trn1 simulator, timing model v1");
 }
 
 struct HostileCase {
