@@ -113,7 +113,8 @@ int Run(const std::vector<std::string>& argv) {
   if (!kernel.ok()) return Fail(std::string(kernel.status().message()));
   request.mutable_kernel()->set_source(*kernel);
   request.mutable_kernel()->set_sha256(core::Sha256Hex(*kernel));
-  auto device = profiler::BuiltinBackends().ParseDevice(args->Get("device", "sim-trn1"));
+  const std::string device_name = args->Get("device", "sim-trn1");
+  auto device = profiler::BuiltinBackends().ParseDevice(device_name);
   if (!device.ok()) return UsageError(absl::StrCat("--device: ", device.status().message()));
   request.set_device(*device);
   if (args->values.count("seeds")) {
@@ -143,12 +144,12 @@ int Run(const std::vector<std::string>& argv) {
     v1::ProfilerConfig config;
     config.set_device(request.device());
     profiler::ApplyProfilerDefaults(&config);
-    auto profiler = profiler::NewKernelProfiler(config, profiler::BuiltinBackends(), "local");
-    if (!profiler.ok()) {
-      return Fail(absl::StrCat("--device ", args->Get("device", "sim-trn1"), " cannot run here (",
-                               profiler.status().message(), "); use --server ADDR of a worker that can"));
+    auto kernel_profiler = profiler::NewKernelProfiler(config, profiler::BuiltinBackends(), "local");
+    if (!kernel_profiler.ok()) {
+      return Fail(absl::StrCat("--device ", device_name, " cannot run here (", kernel_profiler.status().message(),
+                               "); use --server ADDR of a worker that can"));
     }
-    result = (*profiler)->Profile(request.kernel(), request.problem(), request.options(), /*slot=*/0, nullptr);
+    result = (*kernel_profiler)->Profile(request.kernel(), request.problem(), request.options(), /*slot=*/0, nullptr);
   }
   if (args->Has("json")) {
     std::cout << ProfileResultJson(result) << "\n";
