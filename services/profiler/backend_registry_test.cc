@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
+#include "absl/strings/str_replace.h"
 
 namespace accelopt::profiler {
 namespace {
@@ -16,6 +18,15 @@ TEST(BackendRegistryTest, BuiltinNamesParseToTheirDevicesAndBack) {
     EXPECT_EQ(registry.Name(*device), name);
   }
   EXPECT_EQ(*registry.ParseDevice("sim-trn2"), v1::DEVICE_SIM_TRN2);
+}
+
+// Config files spell devices in the friendly enum form (libs/config: "sim-trn1" is DEVICE_SIM_TRN1), so
+// each backend's name must be that form of its Device value.
+TEST(BackendRegistryTest, NamesAreTheFriendlyFormOfTheirDeviceValue) {
+  for (const std::string& name : BuiltinBackends().Names()) {
+    v1::Device device = *BuiltinBackends().ParseDevice(name);
+    EXPECT_EQ(v1::Device_Name(device), "DEVICE_" + absl::AsciiStrToUpper(absl::StrReplaceAll(name, {{"-", "_"}})));
+  }
 }
 
 TEST(BackendRegistryTest, UnknownNameListsTheKnownOnes) {
