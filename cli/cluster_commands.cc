@@ -4,10 +4,12 @@
 #include <iostream>
 
 #include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cli/args.h"
 #include "cli/local_cluster.h"
 #include "libs/config/config_loader.h"
-#include "services/profiler/kernel_profiler.h"
+#include "services/profiler/backend_registry.h"
 
 namespace accelopt::cli {
 namespace {
@@ -42,8 +44,8 @@ int RunUp(const std::vector<std::string>& argv) {
     config.set_base_port(p);
   }
   if (args->values.count("device")) {
-    std::optional<v1::Device> device = profiler::ParseDeviceName(args->Get("device"));
-    if (!device.has_value()) return UsageError("--device must be sim-trn1, sim-trn2 or neuron");
+    auto device = profiler::BuiltinBackends().ParseDevice(args->Get("device"));
+    if (!device.ok()) return UsageError(absl::StrCat("--device: ", device.status().message()));
     config.set_device(*device);
   }
   ApplyClusterDefaults(&config, SelfDir());
@@ -64,8 +66,10 @@ int RunWithDataDir(const std::vector<std::string>& argv, bool down) {
 
 Command UpCommand() {
   return {"up",
-          "up [--data-dir DIR] [--config FILE] [--profilers N] [--base-port N] [--device sim-trn1|sim-trn2]\n"
-          "      Start every service of the local cluster that is not running; wait until SERVING.",
+          absl::StrCat("up [--data-dir DIR] [--config FILE] [--profilers N] [--base-port N] [--device ",
+                       absl::StrJoin(profiler::BuiltinBackends().Names(), "|"),
+                       "]\n"
+                       "      Start every service of the local cluster that is not running; wait until SERVING."),
           RunUp};
 }
 

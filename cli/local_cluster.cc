@@ -21,7 +21,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "libs/core/file.h"
 #include "libs/core/status_macros.h"
-#include "services/profiler/kernel_profiler.h"
+#include "services/profiler/backend_registry.h"
 
 namespace accelopt::cli {
 namespace {
@@ -62,7 +62,8 @@ std::vector<ServicePlan> PlanCluster(const v1::ClusterConfig& c) {
   for (int i = 0; i < c.profilers(); ++i) {
     ServicePlan p{absl::StrCat("profiler-", i), "accelopt-profiler", PortOr(c.profiler().port(), base + 10) + i,
                   PortOr(c.profiler().admin_port(), base + 110) + i, ""};
-    p.config = server(p.port, p.admin_port) + absl::StrCat("device: ", profiler::DeviceName(c.device()), "\n");
+    p.config =
+        server(p.port, p.admin_port) + absl::StrCat("device: ", profiler::BuiltinBackends().Name(c.device()), "\n");
     profiler_addresses.push_back(absl::StrCat("\"", Loopback(p.port), "\""));
     profilers.push_back(std::move(p));
   }

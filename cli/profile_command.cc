@@ -9,6 +9,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "accelopt/v1/profiler_service.grpc.pb.h"
 #include "cli/args.h"
 #include "google/protobuf/struct.pb.h"
@@ -16,7 +17,7 @@
 #include "libs/core/enum_name.h"
 #include "libs/core/file.h"
 #include "libs/core/sha256.h"
-#include "services/profiler/kernel_profiler.h"
+#include "services/profiler/backend_registry.h"
 #include "services/profiler/profiler_config.h"
 
 namespace accelopt::cli {
@@ -84,7 +85,7 @@ void PrintHuman(const v1::ProfileResult& r, std::ostream& out) {
   out << "\n";
   if (r.verdict() != v1::VERDICT_OK) return;
   out << absl::StrFormat("latency: %.4f ms on %s (%d seeds checked, max rel L2 %.3g)\n", r.latency().mean_ms(),
-                         profiler::DeviceName(r.device()), r.seeds_checked(), r.max_rel_l2());
+                         profiler::BuiltinBackends().Name(r.device()), r.seeds_checked(), r.max_rel_l2());
   if (r.has_peak_percent()) {
     out << absl::StrFormat("peak: %.1f%% of the %s-bound roofline\n", r.peak_percent(), BoundName(r.bound()));
   }
@@ -112,8 +113,9 @@ int Run(const std::vector<std::string>& argv) {
   if (!kernel.ok()) return Fail(std::string(kernel.status().message()));
   request.mutable_kernel()->set_source(*kernel);
   request.mutable_kernel()->set_sha256(core::Sha256Hex(*kernel));
-  std::optional<v1::Device> device = profiler::ParseDeviceName(args->Get("device", "sim-trn1"));
-  if (!device.has_value()) return UsageError("--device must be sim-trn1, sim-trn2 or neuron");
+  const std::string device_name = args->Get("device", "sim-trn1");
+  auto device = profiler::BuiltinBackends().ParseDevice(device_name);
+  if (!device.ok()) return UsageError(absl::StrCat("--device: ", device.status().message()));
   request.set_device(*device);
   if (args->values.count("seeds")) {
     int seeds = 0;
@@ -139,18 +141,15 @@ int Run(const std::vector<std::string>& argv) {
     if (!s.ok()) return Fail(absl::StrCat("profiler at ", server, ": ", s.error_message()));
     result = response.result();
   } else {
-    if (request.device() == v1::DEVICE_NEURON) return Fail("--device neuron needs --server (a worker on a Trn host)");
     v1::ProfilerConfig config;
     config.set_device(request.device());
     profiler::ApplyProfilerDefaults(&config);
-    profiler::KernelProfilerOptions options;
-    options.device = request.device();
-    options.harness_dir = profiler::DefaultHarnessDir();
-    options.limits = {config.sandbox().cpu_seconds(), config.sandbox().memory_mb(), config.sandbox().max_processes()};
-    options.default_timeout_seconds = config.default_timeout_seconds();
-    options.worker_name = "local";
-    result = profiler::KernelProfiler(options).Profile(request.kernel(), request.problem(), request.options(),
-                                                       /*slot=*/0, nullptr);
+    auto kernel_profiler = profiler::NewKernelProfiler(config, profiler::BuiltinBackends(), "local");
+    if (!kernel_profiler.ok()) {
+      return Fail(absl::StrCat("--device ", device_name, " cannot run here (", kernel_profiler.status().message(),
+                               "); use --server ADDR of a worker that can"));
+    }
+    result = (*kernel_profiler)->Profile(request.kernel(), request.problem(), request.options(), /*slot=*/0, nullptr);
   }
   if (args->Has("json")) {
     std::cout << ProfileResultJson(result) << "\n";
@@ -168,7 +167,7 @@ std::string ProfileResultJson(const v1::ProfileResult& r) {
   f["verdict"] = Text(core::ShortEnumName(r.verdict()));
   f["message"] = Text(r.message());
   f["line"] = Number(r.line());
-  f["device"] = Text(profiler::DeviceName(r.device()));
+  f["device"] = Text(profiler::BuiltinBackends().Name(r.device()));
   f["seeds_checked"] = Number(r.seeds_checked());
   f["max_rel_l2"] = Number(r.max_rel_l2());
   f["instructions"] = Number(static_cast<double>(r.instructions()));
@@ -203,12 +202,15 @@ std::string ProfileResultJson(const v1::ProfileResult& r) {
 }
 
 Command ProfileCommand() {
-  return {"profile",
-          "profile --problem REF.py --kernel KERNEL.py [--metadata problem.yaml] [--device sim-trn1|sim-trn2|neuron]\n"
-          "        [--seeds N] [--timing-only] [--ban-low-precision] [--timeout S] [--json] [--server ADDR]\n"
-          "      Check and time one kernel (locally in the sandbox, or on the worker at ADDR).\n"
-          "      Exit 0 when the verdict is OK, 1 otherwise.",
-          Run};
+  return {
+      "profile",
+      absl::StrCat("profile --problem REF.py --kernel KERNEL.py [--metadata problem.yaml] [--device ",
+                   absl::StrJoin(profiler::BuiltinBackends().Names(), "|"),
+                   "]\n"
+                   "        [--seeds N] [--timing-only] [--ban-low-precision] [--timeout S] [--json] [--server ADDR]\n"
+                   "      Check and time one kernel (locally in the sandbox, or on the worker at ADDR).\n"
+                   "      Exit 0 when the verdict is OK, 1 otherwise."),
+      Run};
 }
 
 }  // namespace accelopt::cli

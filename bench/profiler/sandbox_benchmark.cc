@@ -8,6 +8,7 @@
 
 #include "libs/core/file.h"
 #include "libs/sandbox/sandbox.h"
+#include "services/profiler/backend_registry.h"
 #include "services/profiler/kernel_profiler.h"
 
 namespace accelopt::profiler {
@@ -54,7 +55,7 @@ void BM_WholeProfileOfTinyKernel(benchmark::State& state) {
   kernel.set_source(*core::ReadFile(dir + "kernel.py"));
   v1::ProfileOptions profile_options;
   profile_options.set_seeds(1);
-  KernelProfiler profiler(options);
+  KernelProfiler profiler(options, *BuiltinBackends().Create(v1::DEVICE_SIM_TRN1, v1::ProfilerConfig()));
   for (auto _ : state) {
     if (profiler.Profile(kernel, problem, profile_options, 0, nullptr).verdict() != v1::VERDICT_OK) {
       state.SkipWithError("profile failed");

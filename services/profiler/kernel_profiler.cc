@@ -14,9 +14,7 @@
 #include "absl/time/time.h"
 #include "libs/core/file.h"
 #include "services/profiler/harness_result.h"
-#include "services/profiler/trainium/roofline.h"
-#include "services/profiler/trainium/timing_model.h"
-#include "services/profiler/trainium/trace_reader.h"
+#include "services/profiler/program_path.h"
 
 namespace accelopt::profiler {
 namespace {
@@ -75,54 +73,6 @@ std::string SandboxEnvValue(const char* name) {
   return v == nullptr ? "" : v;
 }
 
-void FillPeak(const trainium::RooflineResult& roofline, v1::ProfileResult* r) {
-  r->set_peak_percent(roofline.percent_of_peak);
-  switch (roofline.bound) {
-    case trainium::RooflineBound::kMemory:
-      r->set_bound(v1::BOUND_MEMORY);
-      break;
-    case trainium::RooflineBound::kMatmul:
-      r->set_bound(v1::BOUND_MATMUL);
-      break;
-    case trainium::RooflineBound::kVector:
-      r->set_bound(v1::BOUND_VECTOR);
-      break;
-  }
-}
-
-void FillTiming(const trainium::TimingResult& t, v1::ProfileResult* r) {
-  auto* latency = r->mutable_latency();
-  latency->set_mean_ms(t.latency_ms);
-  latency->set_min_ms(t.latency_ms);
-  latency->set_max_ms(t.latency_ms);
-  latency->set_rel_diff(0);
-  latency->set_runs(1);
-  auto* c = r->mutable_counters();
-  c->set_hbm_read_bytes(t.counters.hbm_read_bytes);
-  c->set_hbm_write_bytes(t.counters.hbm_write_bytes);
-  c->set_psum_read_bytes(t.counters.psum_read_bytes);
-  c->set_psum_write_bytes(t.counters.psum_write_bytes);
-  c->set_sbuf_read_bytes(t.counters.sbuf_read_bytes);
-  c->set_sbuf_write_bytes(t.counters.sbuf_write_bytes);
-  c->set_spill_reload_bytes(t.counters.spill_reload_bytes);
-  c->set_spill_save_bytes(t.counters.spill_save_bytes);
-  c->set_hardware_flops(t.counters.hardware_flops);
-  c->set_transpose_flops(t.counters.transpose_flops);
-  c->set_peak_flops_bandwidth_ratio(t.counters.peak_flops_bandwidth_ratio);
-  c->set_mm_arithmetic_intensity(t.counters.mm_arithmetic_intensity);
-  c->set_hfu_estimated_percent(t.counters.hfu_estimated_percent);
-  c->set_scalar_engine_active_time_percent(t.counters.scalar_engine_active_time_percent);
-  c->set_vector_engine_active_time_percent(t.counters.vector_engine_active_time_percent);
-  c->set_gpsimd_engine_active_time_percent(t.counters.gpsimd_engine_active_time_percent);
-  auto* e = r->mutable_engine_active();
-  e->set_pe(t.active.pe);
-  e->set_act(t.active.act);
-  e->set_dve(t.active.dve);
-  e->set_pool(t.active.pool);
-  e->set_dma(t.active.dma);
-  if (t.roofline.has_value()) FillPeak(*t.roofline, r);
-}
-
 std::string ExeDir() {
   std::error_code ec;
   auto exe = fs::read_symlink("/proc/self/exe", ec);
@@ -139,31 +89,74 @@ std::string FirstExisting(const std::vector<std::string>& candidates, const std:
 
 }  // namespace
 
-std::string DeviceName(v1::Device device) {
-  switch (device) {
-    case v1::DEVICE_SIM_TRN2:
-      return "sim-trn2";
-    case v1::DEVICE_NEURON:
-      return "neuron";
-    default:
-      return "sim-trn1";
-  }
-}
-
-std::optional<v1::Device> ParseDeviceName(absl::string_view name) {
-  for (v1::Device d : {v1::DEVICE_SIM_TRN1, v1::DEVICE_SIM_TRN2, v1::DEVICE_NEURON}) {
-    if (name == DeviceName(d)) return d;
-  }
-  return std::nullopt;
-}
-
 std::string DefaultHarnessDir() {
   return FirstExisting({SandboxEnvValue("ACCELOPT_HARNESS_DIR"), ExeDir() + "/../share/accelopt/harness",
                         ACCELOPT_SOURCE_DIR "/services/profiler/harness"},
                        "run_kernel.py");
 }
 
-KernelProfiler::KernelProfiler(KernelProfilerOptions options) : options_(std::move(options)) {}
+KernelProfiler::KernelProfiler(KernelProfilerOptions options, std::unique_ptr<const DeviceBackend> backend)
+    : options_(std::move(options)), backend_(std::move(backend)) {}
+
+absl::Status KernelProfiler::CheckReady() const {
+  if (options_.use_bwrap && !IsExecutableOnPath(options_.bwrap)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("sandbox.bwrap: '", options_.bwrap, "' not found (install the bubblewrap package)"));
+  }
+  // The runner's file name does not depend on the paths.
+  const std::string runner = backend_->Runner({options_.harness_dir, options_.scratch_root}).runner;
+  std::error_code ec;
+  if (!fs::exists(fs::path(options_.harness_dir) / runner, ec)) {
+    return absl::FailedPreconditionError(absl::StrCat("harness_dir: no ", runner, " in '", options_.harness_dir, "'"));
+  }
+  if (access(options_.python.c_str(), X_OK) != 0) {
+    return absl::FailedPreconditionError(absl::StrCat("python: '", options_.python, "' is not executable"));
+  }
+  return backend_->CheckReady();
+}
+
+sandbox::SandboxSpec KernelProfiler::RunSpec(const std::string& scratch, const std::string& reference_name,
+                                             const v1::Problem& problem, const v1::ProfileOptions& options,
+                                             double timeout, int slot) const {
+  const bool sandboxed = options_.use_bwrap;
+  const RunPaths paths{sandboxed ? "/harness" : options_.harness_dir, sandboxed ? "/scratch" : scratch};
+  BackendRunner runner = backend_->Runner(paths);
+  sandbox::SandboxSpec spec;
+  spec.scratch_dir = scratch;
+  spec.read_only_binds = {{options_.harness_dir, "/harness"}};
+  spec.device_binds = std::move(runner.device_binds);
+  spec.argv = {options_.python,
+               paths.harness + "/harness_guard.py",
+               paths.work + "/kernel.py",
+               paths.harness + "/" + runner.runner,
+               "--problem",
+               paths.work + "/" + reference_name,
+               "--kernel",
+               paths.work + "/kernel.py",
+               "--metadata",
+               paths.work + "/problem.yaml",
+               "--result-out",
+               paths.work + "/result.json",
+               "--seeds",
+               absl::StrCat(options.seeds() > 0 ? options.seeds() : 5)};
+  spec.argv.insert(spec.argv.end(), runner.args.begin(), runner.args.end());
+  if (options.timing_only()) spec.argv.push_back("--timing-only");
+  if (options.ban_low_precision()) spec.argv.push_back("--ban-low-precision");
+  if (problem.tolerance() > 0) spec.argv.insert(spec.argv.end(), {"--tolerance", absl::StrCat(problem.tolerance())});
+  spec.env = {{"PATH", "/usr/bin:/bin"}, {"HOME", paths.work},          {"PYTHONDONTWRITEBYTECODE", "1"},
+              {"PYTHONHASHSEED", "0"},   {"OPENBLAS_NUM_THREADS", "1"}, {"OMP_NUM_THREADS", "1"}};
+  // Older OpenBLAS builds need these on some processors to compute correctly.
+  for (const char* name : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"}) {
+    if (std::string v = SandboxEnvValue(name); !v.empty()) spec.env.emplace_back(name, v);
+  }
+  spec.env.insert(spec.env.end(), runner.env.begin(), runner.env.end());
+  spec.limits = options_.limits;
+  spec.timeout = absl::Seconds(timeout);
+  spec.use_bwrap = options_.use_bwrap;
+  spec.bwrap = options_.bwrap;
+  spec.sandbox_uid = 60000 + slot;
+  return spec;
+}
 
 v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Problem& problem,
                                           const v1::ProfileOptions& options, int slot,
@@ -185,48 +178,7 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
     }
   }
 
-  sandbox::SandboxSpec spec;
-  spec.scratch_dir = scratch.path();
-  spec.read_only_binds = {{options_.harness_dir, "/harness"}};
-  const bool sandboxed = options_.use_bwrap;
-  const std::string harness = sandboxed ? "/harness" : options_.harness_dir;
-  const std::string work = sandboxed ? "/scratch" : scratch.path();
-  const bool neuron = options_.device == v1::DEVICE_NEURON;
-  const std::string runner = neuron ? "/run_neuron.py" : "/run_kernel.py";
-  spec.argv = {options_.python,     harness + "/harness_guard.py",
-               work + "/kernel.py", harness + runner,
-               "--problem",         work + "/" + reference_name,
-               "--kernel",          work + "/kernel.py",
-               "--metadata",        work + "/problem.yaml",
-               "--result-out",      work + "/result.json",
-               "--seeds",           absl::StrCat(options.seeds() > 0 ? options.seeds() : 5)};
-  if (neuron) {
-    spec.argv.insert(spec.argv.end(), {"--ntff-dir", work + "/ntff/round1", "--neff-out", work + "/kernel.neff"});
-  } else {
-    spec.argv.insert(spec.argv.end(), {"--trace-out", work + "/trace.txt"});
-  }
-  if (options.timing_only()) spec.argv.push_back("--timing-only");
-  if (options.ban_low_precision()) spec.argv.push_back("--ban-low-precision");
-  if (problem.tolerance() > 0) spec.argv.insert(spec.argv.end(), {"--tolerance", absl::StrCat(problem.tolerance())});
-  spec.env = {{"PATH", "/usr/bin:/bin"},        {"HOME", work},
-              {"PYTHONDONTWRITEBYTECODE", "1"}, {"PYTHONHASHSEED", "0"},
-              {"OPENBLAS_NUM_THREADS", "1"},    {"OMP_NUM_THREADS", "1"}};
-  // Older OpenBLAS builds need these on some processors to compute correctly.
-  for (const char* name : {"OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"}) {
-    if (std::string v = SandboxEnvValue(name); !v.empty()) spec.env.emplace_back(name, v);
-  }
-  spec.limits = options_.limits;
-  spec.timeout = absl::Seconds(timeout);
-  spec.use_bwrap = options_.use_bwrap;
-  spec.bwrap = options_.bwrap;
-  spec.sandbox_uid = 60000 + slot;
-  if (neuron) {
-    spec.device_binds = options_.neuron_devices;
-    spec.env.insert(spec.env.end(), {{"NEURON_CC_FLAGS", "--auto-cast=none"},
-                                     {"NEURON_RT_NUM_CORES", "1"},
-                                     {"NEURON_RT_VISIBLE_CORES", absl::StrCat(options_.neuron_core)}});
-  }
-
+  const sandbox::SandboxSpec spec = RunSpec(scratch.path(), reference_name, problem, options, timeout, slot);
   auto outcome = sandbox::RunInSandbox(spec, cancel);
   if (!outcome.ok()) return Verdict(v1::VERDICT_INFRA_ERROR, std::string(outcome.status().message()));
   v1::ProfileResult result;
@@ -268,34 +220,19 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
     result.set_seeds_checked(parsed->seeds_checked);
     result.set_max_rel_l2(parsed->max_rel_l2);
     result.set_instructions(parsed->instructions);
-    std::optional<trainium::RooflineTerms> terms;
-    if (problem.has_roofline() || parsed->roofline.has_value()) {
-      v1::Roofline rl = problem.has_roofline() ? problem.roofline() : *parsed->roofline;
-      terms = trainium::RooflineTerms{rl.vector_flops(), rl.matmul_flops(), rl.hbm_bytes()};
-    }
-    if (parsed->verdict == v1::VERDICT_OK && neuron && !options.timing_only()) {
-      MeasureOnNeuron(spec, scratch.path(), cancel, &result);
-      auto trn1 = trainium::BuiltinDeviceParams("trn1");
-      if (result.verdict() == v1::VERDICT_OK && terms.has_value() && trn1.ok()) {
-        // Percentage of the Trainium-1 roofline, as AccelOpt reports it.
-        FillPeak(trainium::ComputeRoofline(*terms, result.latency().mean_ms() * 1e6, *trn1), &result);
-      }
-    } else if (parsed->verdict == v1::VERDICT_OK && !neuron) {
-      auto trace = trainium::ReadTraceFile(scratch.path() + "/trace.txt");
-      auto device = trainium::BuiltinDeviceParams(options_.device == v1::DEVICE_SIM_TRN2 ? "trn2" : "trn1");
-      if (!trace.ok() || !device.ok()) {
-        result = Verdict(v1::VERDICT_INFRA_ERROR,
-                         absl::StrCat("timing model: ", (!trace.ok() ? trace.status() : device.status()).message()));
-      } else {
-        FillTiming(trainium::RunTimingModel(*trace, *device, terms), &result);
+    if (parsed->verdict == v1::VERDICT_OK) {
+      const std::optional<v1::Roofline> roofline =
+          problem.has_roofline() ? std::optional<v1::Roofline>(problem.roofline()) : parsed->roofline;
+      const MeasureInput input{*parsed, options, roofline, spec, scratch.path(), cancel};
+      if (absl::Status s = backend_->Measure(input, &result); !s.ok()) {
+        result = Verdict(v1::VERDICT_INFRA_ERROR, std::string(s.message()));
       }
     }
   }
-  result.set_device(options_.device);
+  result.set_device(backend_->device());
   result.set_device_seconds(outcome->wall_seconds);
   result.set_worker(options_.worker_name);
-  result.set_backend_version(neuron ? "neuron: Neuron SDK, neuron-profile"
-                                    : absl::StrCat(DeviceName(options_.device), " simulator, timing model v1"));
+  result.set_backend_version(backend_->version());
   return result;
 }
 

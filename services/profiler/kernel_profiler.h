@@ -1,25 +1,24 @@
-// Checks and times one kernel on the simulator: writes the problem and kernel into a private scratch
-// directory, runs the Python harness (correctness protocol + instruction trace) in the sandbox, and schedules
-// the trace on the Trainium timing model. Every outcome is a ProfileResult verdict; nothing here throws.
+// Checks and times one kernel on a device backend: writes the problem and kernel into a private scratch
+// directory, runs the backend's runner under the harness guard in the sandbox, maps the outcome to a verdict
+// and lets the backend measure an OK run. Every outcome is a ProfileResult verdict; nothing here throws.
 //
 // Thread-safe: Profile() may run concurrently (one call per worker slot).
 #pragma once
 
 #include <atomic>
-#include <optional>
+#include <memory>
 #include <string>
-#include <vector>
 
-#include "absl/strings/string_view.h"
+#include "absl/status/status.h"
 #include "accelopt/v1/common.pb.h"
 #include "libs/sandbox/sandbox.h"
+#include "services/profiler/device_backend.h"
 
 namespace accelopt::profiler {
 
 struct KernelProfilerOptions {
-  v1::Device device = v1::DEVICE_SIM_TRN1;
   std::string python = "/usr/bin/python3";
-  // Directory holding run_kernel.py, harness_guard.py and the NKI simulator (bound read-only at /harness).
+  // Directory holding harness_guard.py and the backends' runners (bound read-only at /harness).
   std::string harness_dir;
   // Parent of the per-profile scratch directories.
   std::string scratch_root = "/tmp";
@@ -29,38 +28,36 @@ struct KernelProfilerOptions {
   double default_timeout_seconds = 300;
   // Identifies results, e.g. the worker's address.
   std::string worker_name;
-  // `neuron` backend: the neuron-profile binary, the NeuronCore to pin, and the device files passed into the
-  // sandbox (default: every /dev/neuron* present at start-up).
-  std::string neuron_profile_bin = "neuron-profile";
-  int neuron_core = 0;
-  std::vector<std::string> neuron_devices;
 };
 
 class KernelProfiler {
  public:
-  explicit KernelProfiler(KernelProfilerOptions options);
+  // `backend` must not be null.
+  KernelProfiler(KernelProfilerOptions options, std::unique_ptr<const DeviceBackend> backend);
+
+  // Start-up checks: bubblewrap (unless disabled), the backend's runner in the harness directory, the
+  // interpreter, then the backend's own. FAILED_PRECONDITION naming the config field and what is missing.
+  absl::Status CheckReady() const;
 
   // `slot` selects the sandbox user (so process limits are per slot). `cancel` may be null.
   v1::ProfileResult Profile(const v1::Kernel& kernel, const v1::Problem& problem, const v1::ProfileOptions& options,
                             int slot, const std::atomic<bool>* cancel) const;
 
   const KernelProfilerOptions& options() const { return options_; }
+  const DeviceBackend& backend() const { return *backend_; }
 
  private:
-  // `neuron` backend: the latency protocol over the NTFF traces the runner saved (neuron_backend.cc).
-  void MeasureOnNeuron(const sandbox::SandboxSpec& runner, const std::string& scratch, const std::atomic<bool>* cancel,
-                       v1::ProfileResult* result) const;
+  // The sandboxed run of one profile whose files are in `scratch` (host path).
+  sandbox::SandboxSpec RunSpec(const std::string& scratch, const std::string& reference_name,
+                               const v1::Problem& problem, const v1::ProfileOptions& options, double timeout,
+                               int slot) const;
 
   KernelProfilerOptions options_;
+  std::unique_ptr<const DeviceBackend> backend_;
 };
 
 // Where the harness lives when not configured: $ACCELOPT_HARNESS_DIR, then beside the installed binary
 // (<exe>/../share/accelopt/harness), then the source tree this binary was built from.
 std::string DefaultHarnessDir();
-
-// "sim-trn1", "sim-trn2", "neuron".
-std::string DeviceName(v1::Device device);
-// The inverse of DeviceName; nullopt for any other text.
-std::optional<v1::Device> ParseDeviceName(absl::string_view name);
 
 }  // namespace accelopt::profiler

@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include "absl/strings/str_cat.h"
 #include "libs/core/file.h"
+#include "services/profiler/backend_registry.h"
 
 namespace accelopt::profiler {
 namespace {
@@ -29,7 +31,9 @@ class KernelProfilerTest : public ::testing::Test {
     v1::ProfileOptions profile_options;
     profile_options.set_seeds(3);
     profile_options.set_timeout_seconds(timeout_seconds);
-    return KernelProfiler(options).Profile(kernel, problem, profile_options, 0, nullptr);
+    auto backend = BuiltinBackends().Create(v1::DEVICE_SIM_TRN1, v1::ProfilerConfig());
+    EXPECT_TRUE(backend.ok()) << backend.status();
+    return KernelProfiler(options, *std::move(backend)).Profile(kernel, problem, profile_options, 0, nullptr);
   }
 };
 
@@ -46,6 +50,7 @@ TEST_F(KernelProfilerTest, CorrectKernelIsTimedWithCountersAndPeak) {
   EXPECT_EQ(r.bound(), v1::BOUND_MEMORY);
   EXPECT_GT(r.engine_active().dma(), 0);
   EXPECT_EQ(r.device(), v1::DEVICE_SIM_TRN1);
+  EXPECT_EQ(r.backend_version(), "sim-trn1 simulator, timing model v1");
 }
 
 struct HostileCase {
@@ -84,6 +89,36 @@ INSTANTIATE_TEST_SUITE_P(
     [](const ::testing::TestParamInfo<HostileCase>& info) {
       return info.param.file.substr(0, info.param.file.size() - 3);
     });
+
+// A sim-trn1 profiler with `options`, for the start-up checks.
+absl::Status CheckReadyWith(KernelProfilerOptions options) {
+  auto backend = BuiltinBackends().Create(v1::DEVICE_SIM_TRN1, v1::ProfilerConfig());
+  EXPECT_TRUE(backend.ok()) << backend.status();
+  return KernelProfiler(std::move(options), *std::move(backend)).CheckReady();
+}
+
+TEST(KernelProfilerCheckReadyTest, PassesWithTheRealHarnessAndNamesEachMissingPiece) {
+  KernelProfilerOptions options;
+  options.harness_dir = ACCELOPT_SOURCE_DIR "/services/profiler/harness";
+  EXPECT_TRUE(CheckReadyWith(options).ok()) << CheckReadyWith(options);
+
+  KernelProfilerOptions no_runner = options;
+  no_runner.harness_dir = ACCELOPT_SOURCE_DIR "/services/profiler/testdata/fake_harness";
+  EXPECT_EQ(CheckReadyWith(no_runner).message(),
+            absl::StrCat("harness_dir: no run_kernel.py in '", no_runner.harness_dir, "'"));
+
+  KernelProfilerOptions no_python = options;
+  no_python.python = "/nonexistent/python3";
+  EXPECT_EQ(CheckReadyWith(no_python).message(), "python: '/nonexistent/python3' is not executable");
+
+  KernelProfilerOptions no_bwrap = options;
+  no_bwrap.bwrap = "/nonexistent/bwrap";
+  EXPECT_EQ(CheckReadyWith(no_bwrap).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(CheckReadyWith(no_bwrap).message().find("sandbox.bwrap: '/nonexistent/bwrap' not found"),
+            std::string::npos);
+  no_bwrap.use_bwrap = false;
+  EXPECT_TRUE(CheckReadyWith(no_bwrap).ok());
+}
 
 }  // namespace
 }  // namespace accelopt::profiler

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "libs/core/file.h"
+#include "services/profiler/backend_registry.h"
 #include "services/profiler/kernel_profiler.h"
 #include "services/profiler/neuron_profile.h"
 
@@ -10,6 +11,17 @@ namespace accelopt::profiler {
 namespace {
 
 const std::string kFakes = ACCELOPT_SOURCE_DIR "/services/profiler/testdata/neuron/";
+
+// A profiler on the neuron backend with the fake runner and `neuron_profile_bin`.
+KernelProfiler NeuronProfiler(const std::string& neuron_profile_bin) {
+  KernelProfilerOptions options;
+  options.harness_dir = ACCELOPT_SOURCE_DIR "/services/profiler/testdata/fake_harness";
+  v1::ProfilerConfig config;
+  config.mutable_neuron()->set_profile_bin(neuron_profile_bin);
+  auto backend = BuiltinBackends().Create(v1::DEVICE_NEURON, config);
+  EXPECT_TRUE(backend.ok()) << backend.status();
+  return KernelProfiler(options, *std::move(backend));
+}
 
 TEST(NeuronProfileTest, ParsesTheSummaryFormats) {
   auto s = ParseNeuronProfileSummary(R"({"summary": [{"total_time": 0.0042, "hbm_read_bytes": 10,
@@ -34,15 +46,12 @@ TEST(NeuronProfileTest, RoundStatisticsAndStability) {
 }
 
 TEST(NeuronBackendTest, RetriesANoisyRoundAndKeepsTheStableOne) {
-  KernelProfilerOptions options;
-  options.device = v1::DEVICE_NEURON;
-  options.harness_dir = kFakes + "fake_harness";
-  options.neuron_profile_bin = kFakes + "neuron-profile";
+  const KernelProfiler profiler = NeuronProfiler(kFakes + "neuron-profile");
   v1::Problem problem;
   problem.set_reference_source("def get_inputs(): return []\n");
   v1::Kernel kernel;
   kernel.set_source("def kernel(): pass\n");
-  v1::ProfileResult r = KernelProfiler(options).Profile(kernel, problem, v1::ProfileOptions(), 0, nullptr);
+  v1::ProfileResult r = profiler.Profile(kernel, problem, v1::ProfileOptions(), 0, nullptr);
   ASSERT_EQ(v1::Verdict_Name(r.verdict()), "VERDICT_OK") << r.message();
   // Round 1 spread 5% (> 1%) was retried; round 2 (0.5%) was kept.
   EXPECT_EQ(r.latency().runs(), 10);
@@ -54,20 +63,24 @@ TEST(NeuronBackendTest, RetriesANoisyRoundAndKeepsTheStableOne) {
   EXPECT_EQ(r.bound(), v1::BOUND_MEMORY);
   EXPECT_EQ(r.device(), v1::DEVICE_NEURON);
   EXPECT_EQ(r.seeds_checked(), 5);
+  EXPECT_EQ(r.backend_version(), "neuron: Neuron SDK, neuron-profile");
 }
 
 TEST(NeuronBackendTest, MissingNeuronProfileIsAnInfraError) {
-  KernelProfilerOptions options;
-  options.device = v1::DEVICE_NEURON;
-  options.harness_dir = kFakes + "fake_harness";
-  options.neuron_profile_bin = "/nonexistent/neuron-profile";
+  const KernelProfiler profiler = NeuronProfiler("/nonexistent/neuron-profile");
   v1::Problem problem;
   problem.set_reference_source("x = 1\n");
   v1::Kernel kernel;
   kernel.set_source("def kernel(): pass\n");
-  v1::ProfileResult r = KernelProfiler(options).Profile(kernel, problem, v1::ProfileOptions(), 0, nullptr);
+  v1::ProfileResult r = profiler.Profile(kernel, problem, v1::ProfileOptions(), 0, nullptr);
   EXPECT_EQ(v1::Verdict_Name(r.verdict()), "VERDICT_INFRA_ERROR");
   EXPECT_NE(r.message().find("neuron-profile"), std::string::npos) << r.message();
+}
+
+TEST(NeuronBackendTest, StartUpCheckNamesTheMissingNeuronProfile) {
+  absl::Status s = NeuronProfiler("/nonexistent/neuron-profile").CheckReady();
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(s.message().find("neuron.profile_bin: '/nonexistent/neuron-profile' not found"), std::string::npos) << s;
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "services/profiler/profiler_config.h"
 
+#include <cstdlib>
+
 #include "absl/strings/str_cat.h"
 
 namespace accelopt::profiler {
@@ -30,6 +32,26 @@ absl::Status ValidateProfilerConfig(const v1::ProfilerConfig& c) {
     if (value < 1) return absl::InvalidArgumentError(absl::StrCat(name, ": must be at least 1"));
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<KernelProfiler>> NewKernelProfiler(const v1::ProfilerConfig& config,
+                                                                  const BackendRegistry& registry,
+                                                                  std::string worker_name) {
+  auto backend = registry.Create(config.device(), config);
+  if (!backend.ok()) return backend.status();
+  KernelProfilerOptions options;
+  options.python = config.python();
+  options.harness_dir = config.harness_dir().empty() ? DefaultHarnessDir() : config.harness_dir();
+  const char* tmp = std::getenv("TMPDIR");
+  options.scratch_root = !config.scratch_root().empty() ? config.scratch_root() : (tmp != nullptr ? tmp : "/tmp");
+  options.limits = {config.sandbox().cpu_seconds(), config.sandbox().memory_mb(), config.sandbox().max_processes()};
+  options.use_bwrap = !config.sandbox().disable();
+  options.bwrap = config.sandbox().bwrap();
+  options.default_timeout_seconds = config.default_timeout_seconds();
+  options.worker_name = std::move(worker_name);
+  auto profiler = std::make_unique<KernelProfiler>(std::move(options), *std::move(backend));
+  if (absl::Status s = profiler->CheckReady(); !s.ok()) return s;
+  return profiler;
 }
 
 }  // namespace accelopt::profiler

@@ -1,8 +1,14 @@
-// Defaults and start-up validation of the profiler service's config.
+// Defaults and start-up validation of the profiler service's config, and the kernel profiler it describes.
 #pragma once
 
+#include <memory>
+#include <string>
+
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "accelopt/v1/config.pb.h"
+#include "services/profiler/backend_registry.h"
+#include "services/profiler/kernel_profiler.h"
 
 namespace accelopt::profiler {
 
@@ -11,5 +17,12 @@ void ApplyProfilerDefaults(v1::ProfilerConfig* config);
 
 // INVALID_ARGUMENT naming the first bad field.
 absl::Status ValidateProfilerConfig(const v1::ProfilerConfig& config);
+
+// The kernel profiler of a defaulted, valid `config` on its device's backend from `registry`, after its
+// start-up checks (KernelProfiler::CheckReady); its results name `worker_name`. NOT_FOUND for a device without
+// a backend; the backend's or the checks' error otherwise.
+absl::StatusOr<std::unique_ptr<KernelProfiler>> NewKernelProfiler(const v1::ProfilerConfig& config,
+                                                                  const BackendRegistry& registry,
+                                                                  std::string worker_name);
 
 }  // namespace accelopt::profiler

@@ -5,6 +5,7 @@
 #include "libs/core/log.h"
 #include "libs/core/sha256.h"
 #include "libs/core/status_convert.h"
+#include "services/profiler/backend_registry.h"
 
 namespace accelopt::profiler {
 namespace {
@@ -23,7 +24,7 @@ class ProfileReactor final : public grpc::ServerUnaryReactor {
 
 }  // namespace
 
-absl::Status ValidateProfileRequest(const v1::ProfileRequest& request, v1::Device device) {
+absl::Status ValidateProfileRequest(const v1::ProfileRequest& request, const DeviceBackend& backend) {
   const auto& source = request.kernel().source();
   if (source.empty()) return absl::InvalidArgumentError("kernel.source: must not be empty");
   if (source.size() > kMaxKernelBytes) {
@@ -44,9 +45,9 @@ absl::Status ValidateProfileRequest(const v1::ProfileRequest& request, v1::Devic
                         name.substr(name.size() - 3) != ".py")) {
     return absl::InvalidArgumentError("problem.reference_filename: must be a plain *.py name other than kernel.py");
   }
-  if (request.device() != v1::DEVICE_UNSPECIFIED && request.device() != device) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("device: this worker serves ", DeviceName(device), ", not ", DeviceName(request.device())));
+  if (request.device() != v1::DEVICE_UNSPECIFIED && request.device() != backend.device()) {
+    return absl::InvalidArgumentError(absl::StrCat("device: this worker serves ", backend.name(), ", not ",
+                                                   BuiltinBackends().Name(request.device())));
   }
   if (request.options().seeds() < 0 || request.options().seeds() > 32) {
     return absl::InvalidArgumentError("options.seeds: must be from 0 (default 5) to 32");
@@ -67,7 +68,7 @@ grpc::ServerUnaryReactor* ProfilerServiceImpl::Profile(grpc::CallbackServerConte
                                                        const v1::ProfileRequest* request,
                                                        v1::ProfileResponse* response) {
   auto* reactor = new ProfileReactor();
-  if (absl::Status s = ValidateProfileRequest(*request, profiler_->options().device); !s.ok()) {
+  if (absl::Status s = ValidateProfileRequest(*request, profiler_->backend()); !s.ok()) {
     reactor->Finish(core::ToGrpcStatus(s));
     return reactor;
   }
@@ -100,12 +101,12 @@ grpc::ServerUnaryReactor* ProfilerServiceImpl::GetWorkerStatus(grpc::CallbackSer
                                                                const v1::GetWorkerStatusRequest*,
                                                                v1::WorkerStatus* response) {
   SlotPool::Stats stats = pool_.stats();
-  response->set_device(profiler_->options().device);
+  response->set_device(profiler_->backend().device());
   response->set_slots(stats.slots);
   response->set_busy_slots(stats.busy);
   response->set_queued(stats.queued);
   response->set_queue_limit(stats.queue_limit);
-  response->set_backend_version(absl::StrCat(DeviceName(profiler_->options().device), " simulator, timing model v1"));
+  response->set_backend_version(profiler_->backend().version());
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (const auto& [verdict, n] : by_verdict_) (*response->mutable_profiles_by_verdict())[verdict] = n;

@@ -8,6 +8,7 @@
 #include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "accelopt/v1/profiler_service.grpc.pb.h"
 #include "services/profiler/kernel_profiler.h"
 #include "services/profiler/profiler_metrics.h"
@@ -35,12 +36,12 @@ class ProfilerServiceImpl final : public v1::ProfilerService::CallbackService {
   const KernelProfiler* profiler_;
   ProfilerMetrics metrics_;
   std::mutex mu_;
-  std::map<std::string, int64_t> by_verdict_;
+  std::map<std::string, int64_t> by_verdict_ ABSL_GUARDED_BY(mu_);
   // Last member: its destructor waits for running profiles, which use the members above.
   SlotPool pool_;
 };
 
-// INVALID_ARGUMENT naming the field when the request cannot be profiled by a worker of `device`.
-absl::Status ValidateProfileRequest(const v1::ProfileRequest& request, v1::Device device);
+// INVALID_ARGUMENT naming the field when the request cannot be profiled by a worker of `backend`.
+absl::Status ValidateProfileRequest(const v1::ProfileRequest& request, const DeviceBackend& backend);
 
 }  // namespace accelopt::profiler

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 
 namespace accelopt::profiler {
@@ -39,9 +40,9 @@ class SlotPool {
   const int queue_limit_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<std::function<void(int)>> queue_;
-  int busy_ = 0;
-  bool stopping_ = false;
+  std::deque<std::function<void(int)>> queue_ ABSL_GUARDED_BY(mu_);
+  int busy_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };
 
