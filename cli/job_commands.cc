@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -15,22 +14,18 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "accelopt/v1/config.pb.h"
 #include "accelopt/v1/job_service.grpc.pb.h"
 #include "cli/args.h"
+#include "cli/job_export.h"
+#include "cli/job_json.h"
 #include "cli/job_spec_file.h"
-#include "google/protobuf/struct.pb.h"
-#include "google/protobuf/util/json_util.h"
-#include "google/protobuf/util/time_util.h"
+#include "cli/json_output.h"
+#include "cli/local_cluster.h"
 #include "libs/core/enum_name.h"
-#include "libs/core/file.h"
+#include "libs/core/status_convert.h"
 
 namespace accelopt::cli {
 namespace {
-
-namespace fs = std::filesystem;
-using google::protobuf::Struct;
-using google::protobuf::Value;
 
 constexpr char kDefaultAddress[] = "127.0.0.1:50050";
 constexpr auto kDeadline = std::chrono::seconds(60);
@@ -41,31 +36,6 @@ std::string VerdictName(v1::Verdict v) { return core::ShortEnumName(v); }
 
 bool Finished(v1::JobState s) {
   return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED || s == v1::JOB_STATE_CANCELLED;
-}
-
-Value Number(double d) {
-  Value v;
-  v.set_number_value(d);
-  return v;
-}
-Value Text(const std::string& s) {
-  Value v;
-  v.set_string_value(s);
-  return v;
-}
-Value Null() {
-  Value v;
-  v.set_null_value(google::protobuf::NULL_VALUE);
-  return v;
-}
-
-std::string ToJson(const google::protobuf::Message& m, bool pretty) {
-  std::string json;
-  google::protobuf::util::JsonPrintOptions options;
-  options.add_whitespace = pretty;
-  options.preserve_proto_field_names = true;
-  (void)google::protobuf::util::MessageToJsonString(m, &json, options);
-  return json;
 }
 
 std::unique_ptr<v1::JobService::Stub> Connect(const std::string& address) {
@@ -90,7 +60,8 @@ absl::StatusOr<Args> ParseJobArgs(const std::vector<std::string>& argv, std::set
   with_value.insert({"server", "data-dir"});
   auto args = ParseArgs(argv, with_value, booleans);
   if (!args.ok()) return args.status();
-  auto resolved = OrchestratorAddress(args->Get("server"), args->Get("data-dir", "./.accelopt"));
+  auto resolved =
+      ClusterServiceAddress(args->Get("server"), args->Get("data-dir", "./.accelopt"), "orchestrator", kDefaultAddress);
   if (!resolved.ok()) return resolved.status();
   *address = *resolved;
   return args;
@@ -221,9 +192,7 @@ absl::Status Follow(v1::JobService::Stub& stub, const std::string& address, cons
                     v1::Job* job) {
   const bool tty = show && isatty(STDOUT_FILENO) != 0;
   LiveView view;
-  if (grpc::Status s = GetJob(stub, id, &view.job); !s.ok()) {
-    return absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
-  }
+  if (grpc::Status s = GetJob(stub, id, &view.job); !s.ok()) return core::FromGrpcStatus(s);
   const v1::SearchParams search = view.job.spec().search();  // a copy: view.job is refreshed below
   int64_t next = 1;
   auto last_success = std::chrono::steady_clock::now();
@@ -267,8 +236,8 @@ absl::Status Follow(v1::JobService::Stub& stub, const std::string& address, cons
     if (status.error_code() != grpc::StatusCode::UNAVAILABLE ||
         std::chrono::steady_clock::now() - last_success > std::chrono::seconds(60)) {
       if (tty) std::cout << "\n";
-      return absl::Status(static_cast<absl::StatusCode>(status.error_code()),
-                          absl::StrCat("watching ", id, " at ", address, ": ", status.error_message()));
+      return core::FromGrpcStatus(grpc::Status(
+          status.error_code(), absl::StrCat("watching ", id, " at ", address, ": ", status.error_message())));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(500));  // the orchestrator restarts: reconnect
   }
@@ -279,8 +248,7 @@ absl::Status Follow(v1::JobService::Stub& stub, const std::string& address, cons
     grpc::Status s = GetJob(stub, id, job);
     if (s.ok() && Finished(job->state())) return absl::OkStatus();
     if (attempt >= 100) {
-      return s.ok() ? absl::DeadlineExceededError("the job did not finish")
-                    : absl::Status(static_cast<absl::StatusCode>(s.error_code()), s.error_message());
+      return s.ok() ? absl::DeadlineExceededError("the job did not finish") : core::FromGrpcStatus(s);
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
@@ -289,49 +257,44 @@ absl::Status Follow(v1::JobService::Stub& stub, const std::string& address, cons
 // ------------------------------------------------------------------------------------------------------
 
 int RunSubmit(const std::vector<std::string>& argv) {
-  return WithArgs(argv, {"idempotency-key"}, {"wait", "json"}, 1, "JOB.yaml",
-                  [](const Args& args, const std::string& address) {
-                    auto spec = LoadJobSpecFile(args.positional[0]);
-                    if (absl::IsInvalidArgument(spec.status())) {
-                      return Fail(absl::StrCat(args.positional[0], ": ", spec.status().message()));
-                    }
-                    if (!spec.ok()) return Fail(std::string(spec.status().message()));
-                    auto stub = Connect(address);
-                    grpc::ClientContext context;
-                    SetDeadline(&context);
-                    v1::SubmitJobRequest request;
-                    *request.mutable_spec() = *std::move(spec);
-                    request.set_idempotency_key(args.Get("idempotency-key"));
-                    v1::SubmitJobResponse response;
-                    if (grpc::Status s = stub->SubmitJob(&context, request, &response); !s.ok())
-                      return RpcFailure(address, s);
-                    const std::string id = response.job().job_id();
-                    if (!args.Has("wait")) {
-                      if (args.Has("json")) {
-                        Struct out;
-                        (*out.mutable_fields())["job_id"] = Text(id);
-                        (*out.mutable_fields())["state"] = Text(StateName(response.job().state()));
-                        Value created;
-                        created.set_bool_value(response.created());
-                        (*out.mutable_fields())["created"] = created;
-                        std::cout << ToJson(out, false) << "\n";
-                      } else {
-                        std::cout << (response.created() ? "submitted " : "already submitted ") << id << "\n";
-                      }
-                      return 0;
-                    }
-                    if (!args.Has("json")) std::cout << "submitted " << id << "\n";
-                    v1::Job job;
-                    if (absl::Status s = Follow(*stub, address, id, !args.Has("json"), &job); !s.ok()) {
-                      return Fail(std::string(s.message()));
-                    }
-                    if (args.Has("json")) {
-                      std::cout << JobJson(job) << "\n";
-                    } else {
-                      PrintJobHuman(job, std::cout);
-                    }
-                    return job.state() == v1::JOB_STATE_FAILED ? 1 : 0;
-                  });
+  return WithArgs(
+      argv, {"idempotency-key"}, {"wait", "json"}, 1, "JOB.yaml", [](const Args& args, const std::string& address) {
+        auto spec = LoadJobSpecFile(args.positional[0]);
+        if (absl::IsInvalidArgument(spec.status())) {
+          return Fail(absl::StrCat(args.positional[0], ": ", spec.status().message()));
+        }
+        if (!spec.ok()) return Fail(std::string(spec.status().message()));
+        auto stub = Connect(address);
+        grpc::ClientContext context;
+        SetDeadline(&context);
+        v1::SubmitJobRequest request;
+        *request.mutable_spec() = *std::move(spec);
+        request.set_idempotency_key(args.Get("idempotency-key"));
+        v1::SubmitJobResponse response;
+        if (grpc::Status s = stub->SubmitJob(&context, request, &response); !s.ok()) return RpcFailure(address, s);
+        const std::string id = response.job().job_id();
+        if (!args.Has("wait")) {
+          if (args.Has("json")) {
+            const nlohmann::json out = {
+                {"job_id", id}, {"state", StateName(response.job().state())}, {"created", response.created()}};
+            std::cout << JsonText(out, /*pretty=*/false) << "\n";
+          } else {
+            std::cout << (response.created() ? "submitted " : "already submitted ") << id << "\n";
+          }
+          return 0;
+        }
+        if (!args.Has("json")) std::cout << "submitted " << id << "\n";
+        v1::Job job;
+        if (absl::Status s = Follow(*stub, address, id, !args.Has("json"), &job); !s.ok()) {
+          return Fail(std::string(s.message()));
+        }
+        if (args.Has("json")) {
+          std::cout << JsonText(JobJson(job), /*pretty=*/false) << "\n";
+        } else {
+          PrintJobHuman(job, std::cout);
+        }
+        return job.state() == v1::JOB_STATE_FAILED ? 1 : 0;
+      });
 }
 
 int RunWatch(const std::vector<std::string>& argv) {
@@ -352,7 +315,7 @@ int RunGet(const std::vector<std::string>& argv) {
     v1::Job job;
     if (grpc::Status s = GetJob(*stub, args.positional[0], &job); !s.ok()) return RpcFailure(address, s);
     if (args.Has("json")) {
-      std::cout << JobJson(job) << "\n";
+      std::cout << JsonText(JobJson(job), /*pretty=*/false) << "\n";
     } else {
       PrintJobHuman(job, std::cout);
     }
@@ -374,9 +337,9 @@ int RunList(const std::vector<std::string>& argv) {
     v1::ListJobsResponse response;
     if (grpc::Status s = stub->ListJobs(&context, request, &response); !s.ok()) return RpcFailure(address, s);
     if (args.Has("json")) {
-      std::cout << "[";
-      for (int i = 0; i < response.jobs_size(); ++i) std::cout << (i ? "," : "") << JobJson(response.jobs(i));
-      std::cout << "]\n";
+      nlohmann::json jobs = nlohmann::json::array();
+      for (const v1::Job& job : response.jobs()) jobs.push_back(JobJson(job));
+      std::cout << JsonText(jobs, /*pretty=*/false) << "\n";
       return 0;
     }
     if (response.jobs().empty()) {
@@ -405,32 +368,12 @@ int RunCancel(const std::vector<std::string>& argv) {
     v1::Job job;
     if (grpc::Status s = stub->CancelJob(&context, request, &job); !s.ok()) return RpcFailure(address, s);
     if (args.Has("json")) {
-      std::cout << JobJson(job) << "\n";
+      std::cout << JsonText(JobJson(job), /*pretty=*/false) << "\n";
     } else {
       std::cout << job.job_id() << ": " << StateName(job.state()) << "\n";
     }
     return 0;
   });
-}
-
-// One lineage entry for lineage.json (no sources; the best kernel is its own file).
-Value LineageEntry(const v1::Candidate& c) {
-  Value v;
-  auto& f = *v.mutable_struct_value()->mutable_fields();
-  f["candidate_id"] = Text(c.candidate_id());
-  f["iteration"] = Number(c.iteration());
-  f["parent_id"] = c.parent_id().empty() ? Null() : Text(c.parent_id());
-  f["plan_index"] = Number(c.plan_index());
-  f["sample_index"] = Number(c.sample_index());
-  f["plan_title"] = Text(c.plan().title());
-  f["plan"] = Text(c.plan().text());
-  f["verdict"] = Text(VerdictName(c.result().verdict()));
-  f["latency_ms"] = Number(c.result().latency().mean_ms());
-  f["speedup_vs_parent"] = Number(c.parent_id().empty() ? 1.0 : c.speedup_vs_parent());
-  f["speedup_vs_baseline"] = Number(c.speedup_vs_baseline());
-  f["peak_percent"] = c.result().has_peak_percent() ? Number(c.result().peak_percent()) : Null();
-  f["kernel_sha256"] = Text(c.kernel().sha256());
-  return v;
 }
 
 int RunExport(const std::vector<std::string>& argv) {
@@ -444,91 +387,14 @@ int RunExport(const std::vector<std::string>& argv) {
     request.set_job_id(args.positional[0]);
     v1::JobReport report;
     if (grpc::Status s = stub->GetJobReport(&context, request, &report); !s.ok()) return RpcFailure(address, s);
-    std::error_code ec;
-    fs::create_directories(out, ec);
-    if (ec) return Fail(absl::StrCat("cannot create ", out, ": ", ec.message()));
-    Value lineage;
-    for (const v1::Candidate& c : report.lineage()) *lineage.mutable_list_value()->add_values() = LineageEntry(c);
-    struct Output {
-      std::string name, contents;
-    };
-    std::vector<Output> files = {
-        {"report.md", report.markdown()}, {"lineage.json", ToJson(lineage, true)}, {"job.json", JobJson(report.job())}};
-    if (report.has_best()) files.push_back({"best_kernel.py", report.best().kernel().source()});
-    for (const Output& f : files) {
-      if (absl::Status s = core::WriteFileAtomic((fs::path(out) / f.name).string(), f.contents); !s.ok()) {
-        return Fail(std::string(s.message()));
-      }
-      std::cout << "wrote " << (fs::path(out) / f.name).string() << "\n";
-    }
+    auto written = WriteJobExport(report, out);
+    if (!written.ok()) return Fail(std::string(written.status().message()));
+    for (const std::string& path : *written) std::cout << "wrote " << path << "\n";
     return 0;
   });
 }
 
 }  // namespace
-
-absl::StatusOr<std::string> OrchestratorAddress(const std::string& server, const std::string& data_dir) {
-  if (!server.empty()) return server;
-  const std::string path = absl::StrCat(data_dir, "/cluster.json");
-  auto text = core::ReadFile(path);
-  if (!text.ok()) return std::string(kDefaultAddress);
-  v1::LocalClusterState state;
-  google::protobuf::util::JsonParseOptions options;
-  options.ignore_unknown_fields = true;
-  if (!google::protobuf::util::JsonStringToMessage(*text, &state, options).ok()) {
-    return absl::DataLossError(absl::StrCat(path, " is corrupt; pass --server ADDR"));
-  }
-  for (const v1::LocalServiceState& service : state.services()) {
-    if (service.name() == "orchestrator" && !service.grpc_address().empty()) return service.grpc_address();
-  }
-  return std::string(kDefaultAddress);
-}
-
-std::string JobJson(const v1::Job& job) {
-  Struct out;
-  auto& f = *out.mutable_fields();
-  f["job_id"] = Text(job.job_id());
-  f["name"] = Text(job.spec().name());
-  f["state"] = Text(StateName(job.state()));
-  f["stop_reason"] = job.stop_reason() == v1::STOP_REASON_UNSPECIFIED ? Null() : Text(ReasonName(job.stop_reason()));
-  f["message"] = Text(job.message());
-  f["baseline_latency_ms"] = Number(job.baseline_latency_ms());
-  f["baseline_peak_percent"] = job.has_baseline_peak_percent() ? Number(job.baseline_peak_percent()) : Null();
-  f["best_candidate_id"] = Text(job.best_candidate_id());
-  f["best_latency_ms"] = Number(job.best_latency_ms());
-  f["best_speedup"] = Number(job.best_speedup());
-  f["best_peak_percent"] = job.has_best_peak_percent() ? Number(job.best_peak_percent()) : Null();
-  f["iterations_done"] = Number(job.iterations_done());
-  f["iterations"] = Number(job.spec().search().iterations());
-  f["experiences_added"] = Number(job.experiences_added());
-  Value candidates;
-  auto& counts = *candidates.mutable_struct_value()->mutable_fields();
-  for (const auto& [verdict, n] : job.candidates()) counts[verdict] = Number(static_cast<double>(n));
-  f["candidates"] = candidates;
-  f["tokens"] = Number(static_cast<double>(job.usage().prompt_tokens() + job.usage().completion_tokens()));
-  f["prompt_tokens"] = Number(static_cast<double>(job.usage().prompt_tokens()));
-  f["completion_tokens"] = Number(static_cast<double>(job.usage().completion_tokens()));
-  f["cost_usd"] = Number(job.usage().cost_usd());
-  Value by_agent;
-  by_agent.mutable_struct_value();
-  for (const auto& [agent, usage] : job.usage_by_agent()) {
-    Value a;
-    auto& af = *a.mutable_struct_value()->mutable_fields();
-    af["tokens"] = Number(static_cast<double>(usage.prompt_tokens() + usage.completion_tokens()));
-    af["cost_usd"] = Number(usage.cost_usd());
-    af["requests"] = Number(static_cast<double>(usage.requests()));
-    (*by_agent.mutable_struct_value()->mutable_fields())[agent] = a;
-  }
-  f["usage_by_agent"] = by_agent;
-  Value stats;
-  auto& sf = *stats.mutable_struct_value()->mutable_fields();
-  sf["profiles_run"] = Number(static_cast<double>(job.stats().profiles_run()));
-  sf["dispatch_retries"] = Number(static_cast<double>(job.stats().dispatch_retries()));
-  sf["device_seconds"] = Number(job.stats().device_seconds());
-  sf["wall_seconds"] = Number(job.stats().wall_seconds());
-  f["stats"] = stats;
-  return ToJson(out, false);
-}
 
 Command SubmitCommand() {
   return {"submit",

@@ -13,6 +13,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The keys of the job file that name files rather than JobSpec fields.
+constexpr char kReferenceKey[] = "problem.reference";
+constexpr char kKernelKey[] = "problem.kernel";
+constexpr char kMetadataKey[] = "problem.metadata";
+
 absl::Status Invalid(const std::string& field, const std::string& problem) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", problem));
 }
@@ -73,33 +78,39 @@ absl::StatusOr<v1::Problem> LoadProblemFiles(const std::string& reference_path, 
 absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
   auto text = core::ReadFile(path);
   if (!text.ok()) return absl::NotFoundError(absl::StrCat("job spec ", path, " not found"));
-  v1::JobFile file;
-  if (absl::Status s = config::ParseConfigText(*text, path, &file); !s.ok()) return s;
-  const fs::path base = fs::path(path).parent_path();
-  auto resolve = [&base](const std::string& p) {
-    return fs::path(p).is_absolute() ? p : (base / p).lexically_normal().string();
-  };
-  if (file.problem().reference().empty()) return Invalid("problem.reference", "required");
-  if (file.problem().kernel().empty()) return Invalid("problem.kernel", "required");
-
   v1::JobSpec spec;
-  spec.set_name(file.name());
-  spec.set_preset(file.preset());
-  auto problem =
-      LoadProblemFiles(resolve(file.problem().reference()),
-                       file.problem().metadata().empty() ? "" : resolve(file.problem().metadata()), "problem");
-  if (!problem.ok()) return problem.status();
-  *spec.mutable_problem() = *std::move(problem);
-  auto kernel = ReadField(resolve(file.problem().kernel()), "problem.kernel");
-  if (!kernel.ok()) return kernel.status();
-  spec.mutable_baseline()->set_source(*kernel);
-  spec.set_device(file.device());
-  spec.set_seed(file.seed());
-  *spec.mutable_search() = file.search();
-  *spec.mutable_models() = file.models();
-  *spec.mutable_profile() = file.profile();
-  *spec.mutable_budget() = file.budget();
-  *spec.mutable_stop() = file.stop();
+  auto paths = config::ParseConfigTextWithExtraKeys(*text, path, {kReferenceKey, kKernelKey, kMetadataKey}, &spec);
+  if (!paths.ok()) return paths.status();
+  const fs::path base = fs::path(path).parent_path();
+  auto resolved = [&](const char* key) -> std::string {
+    auto it = paths->find(key);
+    if (it == paths->end() || it->second.empty()) return "";
+    return fs::path(it->second).is_absolute() ? it->second : (base / it->second).lexically_normal().string();
+  };
+  const std::string reference = resolved(kReferenceKey);
+  const std::string kernel = resolved(kKernelKey);
+  const std::string metadata = resolved(kMetadataKey);
+
+  if (reference.empty() && spec.problem().reference_source().empty()) return Invalid(kReferenceKey, "required");
+  if (!reference.empty() && !spec.problem().reference_source().empty()) {
+    return Invalid(kReferenceKey, "give either a file or problem.reference_source, not both");
+  }
+  if (!metadata.empty() && reference.empty()) return Invalid(kMetadataKey, "needs problem.reference");
+  if (kernel.empty() && spec.baseline().source().empty()) return Invalid(kKernelKey, "required");
+  if (!kernel.empty() && !spec.baseline().source().empty()) {
+    return Invalid(kKernelKey, "give either a file or baseline.source, not both");
+  }
+  if (!reference.empty()) {
+    auto problem = LoadProblemFiles(reference, metadata, "problem");
+    if (!problem.ok()) return problem.status();
+    problem->MergeFrom(spec.problem());  // fields written in the job file override the metadata file
+    *spec.mutable_problem() = *std::move(problem);
+  }
+  if (!kernel.empty()) {
+    auto source = ReadField(kernel, kKernelKey);
+    if (!source.ok()) return source.status();
+    spec.mutable_baseline()->set_source(*source);
+  }
   if (spec.name().empty()) spec.set_name(fs::path(path).stem().string());
   return spec;
 }

@@ -1,6 +1,8 @@
-// The job spec file read by `accelopt submit JOB.yaml`: YAML (or JSON) with the fields of
-// accelopt.v1.JobFile, where the problem and the baseline kernel are paths relative to the file. Loading
-// reads those files and returns the JobSpec to submit.
+// The job spec file read by `accelopt submit JOB.yaml`: YAML (or JSON) with the fields of accelopt.v1.JobSpec,
+// except that the problem and the baseline kernel are usually given as files, relative to the job file:
+//   problem: {reference: reference.py, kernel: kernel.py, metadata: problem.yaml}
+// Loading reads those files into spec.problem and spec.baseline. Every other key is a JobSpec field, so a
+// new JobSpec field can be written in a job file without any change here.
 #pragma once
 
 #include <string>
@@ -13,7 +15,9 @@ namespace accelopt::cli {
 // INVALID_ARGUMENT naming the field and the problem: an unknown key (with its line), a bad value, a
 // missing required path ("problem.kernel: required"), a file that cannot be read ("problem.reference:
 // cannot read '...': ..."), or a metadata file that is not a YAML mapping. NOT_FOUND when `path` itself
-// does not exist.
+// does not exist. problem.reference may be replaced by an inline problem.reference_source and
+// problem.kernel by baseline.source; other problem fields written in the job file (name, tolerance, ...)
+// override those of the metadata file.
 absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path);
 
 // The Problem for a reference module and its metadata (problem.yaml: name, parameters, tolerance,

@@ -72,6 +72,12 @@ TEST_F(JobSpecFileTest, ErrorsNameTheField) {
       {"problem: {reference: silu/reference.py, kernel: silu/kernel.py}\nsearch: {iterations: many}\n",
        "search.iterations"},
       {"problem: {reference: silu/reference.py, kernel: silu/kernel.py}\ndevice: gpu\n", "device"},
+      {"problem: {reference: silu/reference.py, kernel: silu/kernel.py, kernle: x.py}\n", "problem.kernle"},
+      {"problem: {reference: [silu/reference.py], kernel: silu/kernel.py}\n", "problem.reference"},
+      {"problem: {reference: silu/reference.py, kernel: silu/kernel.py}\nbaseline: {source: x}\n",
+       "problem.kernel: give either a file or baseline.source"},
+      {"problem: {kernel: silu/kernel.py, metadata: silu/problem.yaml, reference_source: x}\n",
+       "problem.metadata: needs problem.reference"},
   };
   for (const Case& c : cases) {
     auto spec = LoadJobSpecFile(Write(c.yaml));
@@ -79,6 +85,49 @@ TEST_F(JobSpecFileTest, ErrorsNameTheField) {
     EXPECT_NE(spec.status().message().find(c.field), absl::string_view::npos) << c.field << " in " << spec.status();
   }
   EXPECT_TRUE(absl::IsNotFound(LoadJobSpecFile(dir_ + "/absent.yaml").status()));
+}
+
+TEST_F(JobSpecFileTest, UnknownProblemKeysListTheFileKeysAmongTheKnownOnes) {
+  auto spec = LoadJobSpecFile(Write("problem: {reference: silu/reference.py, kernel: silu/kernel.py, kernle: x}\n"));
+  ASSERT_TRUE(absl::IsInvalidArgument(spec.status()));
+  EXPECT_NE(spec.status().message().find("(line 1)"), absl::string_view::npos) << spec.status();
+  for (const char* key : {"reference", "kernel", "metadata", "tolerance"}) {
+    EXPECT_NE(spec.status().message().find(key), absl::string_view::npos) << key << " in " << spec.status();
+  }
+}
+
+// Fields the file format never listed by hand: they are JobSpec fields, so the file accepts them.
+TEST_F(JobSpecFileTest, AnyJobSpecFieldCanBeWrittenInTheFile) {
+  auto spec =
+      LoadJobSpecFile(Write("problem: {reference: silu/reference.py, kernel: silu/kernel.py, tolerance: 0.001}\n"
+                            "models:\n  planner: {provider: builtin, extra_body: {top_p: 0.5}}\n"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_DOUBLE_EQ(spec->problem().tolerance(), 0.001);  // overrides problem.yaml's 2e-05
+  EXPECT_EQ(spec->problem().name(), "silu");             // from problem.yaml
+  EXPECT_DOUBLE_EQ(spec->models().planner().extra_body().fields().at("top_p").number_value(), 0.5);
+  EXPECT_EQ(spec->name(), "job");  // the file's stem when no name is given
+
+  auto inline_spec = LoadJobSpecFile(
+      Write("problem: {name: p, reference_source: 'def forward(x): return x'}\nbaseline: {source: 'import nki'}\n"));
+  ASSERT_TRUE(inline_spec.ok()) << inline_spec.status();
+  EXPECT_EQ(inline_spec->problem().reference_source(), "def forward(x): return x");
+  EXPECT_EQ(inline_spec->baseline().source(), "import nki");
+}
+
+TEST_F(JobSpecFileTest, TheExampleJobFilesLoad) {
+  int loaded = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(ACCELOPT_SOURCE_DIR) + "/examples")) {
+    const std::filesystem::path job = entry.path() / "job.yaml";
+    if (!std::filesystem::exists(job)) continue;
+    auto spec = LoadJobSpecFile(job.string());
+    EXPECT_TRUE(spec.ok()) << job << ": " << spec.status();
+    if (spec.ok()) {
+      EXPECT_FALSE(spec->problem().reference_source().empty()) << job;
+      EXPECT_FALSE(spec->baseline().source().empty()) << job;
+    }
+    ++loaded;
+  }
+  EXPECT_GE(loaded, 1);
 }
 
 }  // namespace

@@ -91,7 +91,9 @@ absl::StatusOr<v1::LocalClusterState> LoadState(const std::string& data_dir) {
     return absl::NotFoundError(absl::StrCat("no cluster recorded in ", data_dir, " (run `accelopt up`)"));
   }
   v1::LocalClusterState state;
-  if (!google::protobuf::util::JsonStringToMessage(*text, &state).ok()) {
+  google::protobuf::util::JsonParseOptions options;
+  options.ignore_unknown_fields = true;  // written by a newer accelopt
+  if (!google::protobuf::util::JsonStringToMessage(*text, &state, options).ok()) {
     return absl::DataLossError(absl::StrCat(StatePath(data_dir), " is corrupt; remove it and run up"));
   }
   return state;
@@ -259,6 +261,18 @@ std::vector<std::string> PrintStatusTable(const v1::LocalClusterState& state, st
 }
 
 }  // namespace
+
+absl::StatusOr<std::string> ClusterServiceAddress(const std::string& server, const std::string& data_dir,
+                                                  const std::string& service, const std::string& fallback) {
+  if (!server.empty()) return server;
+  auto state = LoadState(data_dir);
+  if (absl::IsNotFound(state.status())) return fallback;
+  if (!state.ok()) return absl::DataLossError(absl::StrCat(StatePath(data_dir), " is corrupt; pass --server ADDR"));
+  for (const v1::LocalServiceState& recorded : state->services()) {
+    if (recorded.name() == service && !recorded.grpc_address().empty()) return recorded.grpc_address();
+  }
+  return fallback;
+}
 
 void ApplyClusterDefaults(v1::ClusterConfig* c, const std::string& default_bin_dir) {
   if (c->data_dir().empty()) c->set_data_dir("./.accelopt");

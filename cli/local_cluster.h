@@ -5,9 +5,16 @@
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "accelopt/v1/config.pb.h"
 
 namespace accelopt::cli {
+
+// The gRPC address of `service` ("orchestrator", "memory", ...): `server` when given; else the address
+// recorded for it in <data_dir>/cluster.json when a local cluster is recorded there; else `fallback`.
+// DATA_LOSS when cluster.json exists but does not parse.
+absl::StatusOr<std::string> ClusterServiceAddress(const std::string& server, const std::string& data_dir,
+                                                  const std::string& service, const std::string& fallback);
 
 // Fills empty fields of a cluster config with defaults; `bin_dir` defaults to `default_bin_dir`.
 void ApplyClusterDefaults(v1::ClusterConfig* config, const std::string& default_bin_dir);

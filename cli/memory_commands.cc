@@ -13,9 +13,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "accelopt/v1/config.pb.h"
 #include "accelopt/v1/memory_service.grpc.pb.h"
 #include "cli/args.h"
+#include "cli/local_cluster.h"
 #include "libs/core/file.h"
 #include "services/memory/experience_jsonl.h"
 
@@ -51,7 +51,8 @@ absl::StatusOr<Args> ParseMemoryArgs(const std::vector<std::string>& argv, std::
   with_value.insert({"server", "data-dir"});
   auto args = ParseArgs(argv, with_value, booleans);
   if (!args.ok()) return args.status();
-  auto resolved = MemoryServiceAddress(args->Get("server"), args->Get("data-dir", "./.accelopt"));
+  auto resolved =
+      ClusterServiceAddress(args->Get("server"), args->Get("data-dir", "./.accelopt"), "memory", kDefaultAddress);
   if (!resolved.ok()) return resolved.status();
   *address = *resolved;
   return args;
@@ -165,23 +166,6 @@ int RunMemory(const std::vector<std::string>& argv) {
 }
 
 }  // namespace
-
-absl::StatusOr<std::string> MemoryServiceAddress(const std::string& server, const std::string& data_dir) {
-  if (!server.empty()) return server;
-  std::string path = absl::StrCat(data_dir, "/cluster.json");
-  auto text = core::ReadFile(path);
-  if (!text.ok()) return std::string(kDefaultAddress);
-  v1::LocalClusterState state;
-  google::protobuf::util::JsonParseOptions options;
-  options.ignore_unknown_fields = true;
-  if (!google::protobuf::util::JsonStringToMessage(*text, &state, options).ok()) {
-    return absl::DataLossError(absl::StrCat(path, " is corrupt; pass --server ADDR"));
-  }
-  for (const v1::LocalServiceState& service : state.services()) {
-    if (service.name() == "memory" && !service.grpc_address().empty()) return service.grpc_address();
-  }
-  return std::string(kDefaultAddress);
-}
 
 Command MemoryCommand() {
   return {"memory",

@@ -12,8 +12,7 @@
 #include "absl/strings/str_join.h"
 #include "accelopt/v1/profiler_service.grpc.pb.h"
 #include "cli/args.h"
-#include "google/protobuf/struct.pb.h"
-#include "google/protobuf/util/json_util.h"
+#include "cli/json_output.h"
 #include "libs/core/enum_name.h"
 #include "libs/core/file.h"
 #include "libs/core/sha256.h"
@@ -24,8 +23,6 @@ namespace accelopt::cli {
 namespace {
 
 namespace fs = std::filesystem;
-using google::protobuf::Struct;
-using google::protobuf::Value;
 
 std::string BoundName(v1::Bound b) {
   switch (b) {
@@ -38,18 +35,6 @@ std::string BoundName(v1::Bound b) {
     default:
       return "";
   }
-}
-
-Value Number(double d) {
-  Value v;
-  v.set_number_value(d);
-  return v;
-}
-
-Value Text(const std::string& s) {
-  Value v;
-  v.set_string_value(s);
-  return v;
 }
 
 absl::StatusOr<v1::Problem> LoadProblem(const std::string& reference, const std::string& metadata) {
@@ -162,43 +147,32 @@ int Run(const std::vector<std::string>& argv) {
 }  // namespace
 
 std::string ProfileResultJson(const v1::ProfileResult& r) {
-  Struct root;
-  auto& f = *root.mutable_fields();
-  f["verdict"] = Text(core::ShortEnumName(r.verdict()));
-  f["message"] = Text(r.message());
-  f["line"] = Number(r.line());
-  f["device"] = Text(profiler::BuiltinBackends().Name(r.device()));
-  f["seeds_checked"] = Number(r.seeds_checked());
-  f["max_rel_l2"] = Number(r.max_rel_l2());
-  f["instructions"] = Number(static_cast<double>(r.instructions()));
-  f["device_seconds"] = Number(r.device_seconds());
+  nlohmann::json f = {{"verdict", core::ShortEnumName(r.verdict())},
+                      {"message", r.message()},
+                      {"line", r.line()},
+                      {"device", profiler::BuiltinBackends().Name(r.device())},
+                      {"seeds_checked", r.seeds_checked()},
+                      {"max_rel_l2", r.max_rel_l2()},
+                      {"instructions", r.instructions()},
+                      {"device_seconds", r.device_seconds()}};
   if (r.verdict() == v1::VERDICT_OK && r.has_latency()) {
-    f["latency_ms"] = Number(r.latency().mean_ms());
-    Struct counters;
+    f["latency_ms"] = r.latency().mean_ms();
+    nlohmann::json counters = nlohmann::json::object();
     const auto* desc = r.counters().GetDescriptor();
     const auto* refl = r.counters().GetReflection();
     for (int i = 0; i < desc->field_count(); ++i) {
       const auto* field = desc->field(i);
-      if (refl->HasField(r.counters(), field)) {
-        (*counters.mutable_fields())[field->name()] = Number(refl->GetDouble(r.counters(), field));
-      }
+      if (refl->HasField(r.counters(), field)) counters[field->name()] = refl->GetDouble(r.counters(), field);
     }
-    *f["counters"].mutable_struct_value() = counters;
-    Struct engines;
+    f["counters"] = counters;
     const auto& e = r.engine_active();
-    for (auto [name, value] :
-         {std::pair{"pe", e.pe()}, {"act", e.act()}, {"dve", e.dve()}, {"pool", e.pool()}, {"dma", e.dma()}}) {
-      (*engines.mutable_fields())[name] = Number(value);
-    }
-    *f["engine_active"].mutable_struct_value() = engines;
+    f["engine_active"] = {{"pe", e.pe()}, {"act", e.act()}, {"dve", e.dve()}, {"pool", e.pool()}, {"dma", e.dma()}};
   }
   if (r.has_peak_percent()) {
-    f["peak_percent"] = Number(r.peak_percent());
-    f["bound"] = Text(BoundName(r.bound()));
+    f["peak_percent"] = r.peak_percent();
+    f["bound"] = BoundName(r.bound());
   }
-  std::string json;
-  (void)google::protobuf::util::MessageToJsonString(root, &json);
-  return json;
+  return JsonText(f, /*pretty=*/false);
 }
 
 Command ProfileCommand() {

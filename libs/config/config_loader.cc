@@ -3,6 +3,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cctype>
+#include <map>
+#include <set>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -34,9 +36,13 @@ std::string Where(const YAML::Node& node) {
 
 // Converts YAML into JSON text following the message's descriptor, so that scalars get the JSON type the
 // field expects and unknown keys are caught with their full path.
+// Keys listed in `extra_keys` (dotted paths) are not mapped onto the message: their single values go to
+// `extra_values`.
 class YamlToJson {
  public:
-  explicit YamlToJson(absl::string_view source) : source_(source) {}
+  YamlToJson(absl::string_view source, const std::set<std::string>& extra_keys,
+             std::map<std::string, std::string>* extra_values)
+      : source_(source), extra_keys_(extra_keys), extra_values_(extra_values) {}
 
   absl::Status Message(const YAML::Node& node, const Descriptor* desc, const std::string& path, std::string* out) {
     if (node.IsNull()) {
@@ -50,6 +56,12 @@ class YamlToJson {
     bool first = true;
     for (const auto& kv : node) {
       std::string key = kv.first.as<std::string>();
+      if (extra_keys_.count(JoinPath(path, key)) > 0) {
+        if (kv.second.IsNull()) continue;
+        if (!kv.second.IsScalar()) return Error(JoinPath(path, key), kv.second, "expected a single value");
+        (*extra_values_)[JoinPath(path, key)] = kv.second.Scalar();
+        continue;
+      }
       const FieldDescriptor* field = desc->FindFieldByName(key);
       for (int i = 0; field == nullptr && i < desc->field_count(); ++i) {
         if (desc->field(i)->json_name() == key) field = desc->field(i);
@@ -57,6 +69,11 @@ class YamlToJson {
       if (field == nullptr) {
         std::vector<std::string> known;
         for (int i = 0; i < desc->field_count(); ++i) known.push_back(desc->field(i)->name());
+        for (const std::string& extra : extra_keys_) {
+          const size_t dot = extra.rfind('.');
+          const std::string parent = dot == std::string::npos ? "" : extra.substr(0, dot);
+          if (parent == path) known.push_back(extra.substr(dot == std::string::npos ? 0 : dot + 1));
+        }
         return absl::InvalidArgumentError(absl::StrCat(source_, ": unknown key '", JoinPath(path, key), "'",
                                                        Where(kv.first),
                                                        "; known keys here: ", absl::StrJoin(known, ", ")));
@@ -204,11 +221,16 @@ class YamlToJson {
   }
 
   std::string source_;
+  const std::set<std::string>& extra_keys_;
+  std::map<std::string, std::string>* extra_values_;
 };
 
 }  // namespace
 
-absl::Status ParseConfigText(absl::string_view text, absl::string_view source, google::protobuf::Message* message) {
+absl::StatusOr<std::map<std::string, std::string>> ParseConfigTextWithExtraKeys(absl::string_view text,
+                                                                                absl::string_view source,
+                                                                                const std::set<std::string>& extra_keys,
+                                                                                google::protobuf::Message* message) {
   YAML::Node root;
   try {
     root = YAML::Load(std::string(text));
@@ -217,7 +239,8 @@ absl::Status ParseConfigText(absl::string_view text, absl::string_view source, g
         absl::StrCat(source, ": not valid YAML or JSON (line ", e.mark.line + 1, "): ", e.msg));
   }
   std::string json;
-  YamlToJson converter(source);
+  std::map<std::string, std::string> extra_values;
+  YamlToJson converter(source, extra_keys, &extra_values);
   ACCELOPT_RETURN_IF_ERROR(converter.Message(root, message->GetDescriptor(), "", &json));
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = false;
@@ -226,7 +249,11 @@ absl::Status ParseConfigText(absl::string_view text, absl::string_view source, g
   if (!status.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(source, ": ", status.message().as_string()));
   }
-  return absl::OkStatus();
+  return extra_values;
+}
+
+absl::Status ParseConfigText(absl::string_view text, absl::string_view source, google::protobuf::Message* message) {
+  return ParseConfigTextWithExtraKeys(text, source, {}, message).status();
 }
 
 absl::Status LoadConfigFile(const std::string& path, google::protobuf::Message* message) {

@@ -71,5 +71,24 @@ TEST(ConfigLoaderTest, FreeFormStructKeepsTypes) {
   EXPECT_EQ(f.at("stop").list_value().values(0).string_value(), "a");
 }
 
+TEST(ConfigLoaderTest, ExtraKeysAreHandedBackInsteadOfParsed) {
+  v1::JobSpec spec;
+  auto extra =
+      ParseConfigTextWithExtraKeys("name: x\nproblem: {file: a.py, name: p}\n", "j.yaml", {"problem.file"}, &spec);
+  ASSERT_TRUE(extra.ok()) << extra.status();
+  EXPECT_EQ(*extra, (std::map<std::string, std::string>{{"problem.file", "a.py"}}));
+  EXPECT_EQ(spec.name(), "x");
+  EXPECT_EQ(spec.problem().name(), "p");
+
+  absl::Status s = ParseConfigTextWithExtraKeys("problem: {file: [a]}\n", "j.yaml", {"problem.file"}, &spec).status();
+  EXPECT_NE(s.message().find("'problem.file'"), std::string::npos) << s;
+  s = ParseConfigTextWithExtraKeys("problem: {fiel: a}\n", "j.yaml", {"problem.file"}, &spec).status();
+  EXPECT_NE(s.message().find("unknown key 'problem.fiel'"), std::string::npos) << s;
+  const std::string message(s.message());
+  EXPECT_NE(message.find("file", message.find("known keys here")), std::string::npos) << s;
+  s = ParseConfigTextWithExtraKeys("file: a\n", "j.yaml", {"problem.file"}, &spec).status();
+  EXPECT_NE(s.message().find("unknown key 'file'"), std::string::npos) << s;
+}
+
 }  // namespace
 }  // namespace accelopt::config
