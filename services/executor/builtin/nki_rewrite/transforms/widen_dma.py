@@ -109,7 +109,7 @@ def loop_problem(src: KernelSource, loop: Loop, stmt: ast.stmt, params: Params) 
 
 
 def _invariant_apart_from_columns(src: KernelSource, loop: Loop, stmt: ast.stmt, pos: int) -> Optional[str]:
-    """Whether the load could be hoisted if its column slice (component pos) did not move with the loop."""
+    """Why the load could not be hoisted even if its column slice (component pos) did not move, or None."""
     found = load_call(src, stmt)
     assert found is not None
     target, call, sub = found
