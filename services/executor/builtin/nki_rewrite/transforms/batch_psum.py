@@ -7,7 +7,7 @@ from ..const_eval import const_int
 from ..index_forms import Linear, index_components, linear, make_index, slice_node
 from ..kernel_ast import KernelSource, Loop, RewriteError, names_read, snippet
 from .base import Applied, Candidate, Params, Transformation
-from .common import affine_loop_problem, call_arg, store_call, strip_var_slice
+from .common import call_arg, counted_loop, store_call, strip_var_slice
 from .operand_kinds import OperandKinds
 
 EVICTIONS = ('nl.copy', 'nisa.tensor_copy', 'nisa.activation')
@@ -37,13 +37,10 @@ def _strip(sub: ast.Subscript, var: str) -> Union[str, _Strip]:
 
 def _match(src: KernelSource, kinds: OperandKinds, loop: Loop) -> Union[str, _Match]:
     """The eviction and store of a strip-wise PSUM eviction loop, or why the loop is not one."""
-    problem = affine_loop_problem(loop)
-    if problem:
-        return problem
-    trip = loop.trip()
-    if trip is None:
-        return f'{loop.site} does not start at 0 with step 1'
-    assert loop.var is not None
+    counted = counted_loop(loop)
+    if isinstance(counted, str):
+        return counted
+    var, trip = counted
     body = [s for s in loop.node.body if not isinstance(s, ast.Pass)]
     if len(body) != 2:
         return f'the loop body has {len(body)} statements (need an eviction then a store)'
@@ -56,15 +53,15 @@ def _match(src: KernelSource, kinds: OperandKinds, loop: Loop) -> Union[str, _Ma
     if not isinstance(data, ast.Subscript) or kinds.kind(data) != 'psum':
         return 'the evicted operand is not a column strip of a PSUM tile'
     other = [a for a in list(call.args) + [k.value for k in call.keywords] if a is not data]
-    if any(loop.var in names_read(a) for a in other):
-        return f'the eviction arguments other than the PSUM strip depend on {loop.var}'
-    psum = _strip(data, loop.var)
+    if any(var in names_read(a) for a in other):
+        return f'the eviction arguments other than the PSUM strip depend on {var}'
+    psum = _strip(data, var)
     if isinstance(psum, str):
         return f'PSUM strip: {psum}'
     found = store_call(src, store)
     if not found or not (isinstance(found[2], ast.Name) and found[2].id == evict.targets[0].id):
         return 'the second statement is not `nl.store(dst[...], value=t)` of the evicted tile'
-    dst = _strip(found[1], loop.var)
+    dst = _strip(found[1], var)
     if isinstance(dst, str):
         return f'store: {dst}'
     if dst.width != psum.width:

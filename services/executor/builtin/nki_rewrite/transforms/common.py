@@ -1,6 +1,6 @@
 """Checks and helpers shared by the transformations: call arguments, load/store shapes, loop invariance."""
 import ast
-from typing import List, Optional, Set, Tuple, Union
+from typing import Iterator, List, Optional, Set, Tuple, Union
 
 from ..index_forms import Linear, index_components, linear
 from ..kernel_ast import KernelSource, Loop, RewriteError, names_bound, names_mutated, names_read, subscript_base
@@ -120,12 +120,32 @@ def loop_of_statement(src: KernelSource, site: str) -> Tuple[ast.stmt, Loop]:
     return stmt, loop
 
 
+def affine_loop_statements(src: KernelSource) -> Iterator[Tuple[Loop, ast.stmt]]:
+    """(loop, statement) for every statement directly in the body of an affine loop of the kernel."""
+    for loop in src.loops():
+        if affine_loop_problem(loop) is None:
+            for stmt in loop.node.body:
+                yield loop, stmt
+
+
 def affine_loop_problem(loop: Loop) -> Optional[str]:
     if loop.var is None:
         return f'{loop.site}: the loop target is not a single name'
     if not loop.affine:
         return f'{loop.site}: not an affine loop (nl.affine_range / sequential_range / static_range / range)'
     return None
+
+
+def counted_loop(loop: Loop) -> Union[str, Tuple[str, ast.expr]]:
+    """(variable, trip count) of an affine loop over range(N) from 0 with step 1, or why the loop is not one."""
+    problem = affine_loop_problem(loop)
+    if problem:
+        return problem
+    trip = loop.trip()
+    if trip is None:
+        return f'{loop.site} does not start at 0 with step 1'
+    assert loop.var is not None  # checked by affine_loop_problem
+    return loop.var, trip
 
 
 def strip_var_slice(sub: ast.Subscript, var: str) -> Union[str, Tuple[int, int, Linear]]:

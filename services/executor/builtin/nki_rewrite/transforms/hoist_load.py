@@ -4,7 +4,8 @@ from typing import List
 
 from ..kernel_ast import KernelSource, Loop, RewriteError, snippet
 from .base import Applied, Candidate, Params, Transformation
-from .common import affine_loop_problem, invariance_problem, load_call, loop_of_statement, remove_statement
+from .common import (affine_loop_problem, affine_loop_statements, invariance_problem, load_call, loop_of_statement,
+                     remove_statement)
 
 
 class HoistInvariantLoad(Transformation):
@@ -13,15 +14,12 @@ class HoistInvariantLoad(Transformation):
 
     def candidates(self, src: KernelSource) -> List[Candidate]:
         out = []
-        for loop in src.loops():
-            if affine_loop_problem(loop):
-                continue
-            for stmt in loop.node.body:
-                found = load_call(src, stmt)
-                if found and invariance_problem(src, loop, stmt, found[0], 'load') is None:
-                    out.append(Candidate(self.id, f'S{stmt.lineno}',
-                                         f'hoist `{ast.unparse(stmt)}` out of the loop over {loop.var} '
-                                         f'({loop.site}): its index does not depend on {loop.var}'))
+        for loop, stmt in affine_loop_statements(src):
+            found = load_call(src, stmt)
+            if found and invariance_problem(src, loop, stmt, found[0], 'load') is None:
+                out.append(Candidate(self.id, f'S{stmt.lineno}',
+                                     f'hoist `{ast.unparse(stmt)}` out of the loop over {loop.var} '
+                                     f'({loop.site}): its index does not depend on {loop.var}'))
         return out
 
     def apply(self, src: KernelSource, site: str, params: Params) -> Applied:

@@ -4,8 +4,8 @@ from typing import List, Optional
 
 from ..kernel_ast import KernelSource, Loop, RewriteError, names_mutated, names_read, snippet, subscript_base
 from .base import Applied, Candidate, Params, Transformation
-from .common import (affine_loop_problem, invariance_problem, loop_of_statement, remove_statement, store_call,
-                     tensors_written)
+from .common import (affine_loop_problem, affine_loop_statements, invariance_problem, loop_of_statement,
+                     remove_statement, store_call, tensors_written)
 
 
 class HoistInvariantStore(Transformation):
@@ -14,14 +14,11 @@ class HoistInvariantStore(Transformation):
 
     def candidates(self, src: KernelSource) -> List[Candidate]:
         out = []
-        for loop in src.loops():
-            if affine_loop_problem(loop):
-                continue
-            for stmt in loop.node.body:
-                if store_call(src, stmt) and self._problem(src, loop, stmt) is None:
-                    out.append(Candidate(self.id, f'S{stmt.lineno}',
-                                         f'sink `{ast.unparse(stmt)}` after the loop over {loop.var} ({loop.site}):'
-                                         ' it stores the same value to the same place every iteration'))
+        for loop, stmt in affine_loop_statements(src):
+            if store_call(src, stmt) and self._problem(src, loop, stmt) is None:
+                out.append(Candidate(self.id, f'S{stmt.lineno}',
+                                     f'sink `{ast.unparse(stmt)}` after the loop over {loop.var} ({loop.site}):'
+                                     ' it stores the same value to the same place every iteration'))
         return out
 
     def _problem(self, src: KernelSource, loop: Loop, stmt: ast.stmt) -> Optional[str]:

@@ -6,7 +6,7 @@ from typing import List, Optional
 from ..const_eval import const_int
 from ..kernel_ast import KernelSource, Loop, RewriteError, fresh_name, names_bound, snippet, substitute
 from .base import Applied, Candidate, Params, Transformation
-from .common import affine_loop_problem
+from .common import counted_loop
 
 
 def _range_call(loop: Loop, count: ast.expr) -> ast.Call:
@@ -34,12 +34,10 @@ class SplitLoop(Transformation):
         return out
 
     def _problem(self, loop: Loop, factor: int) -> Optional[str]:
-        problem = affine_loop_problem(loop)
-        if problem:
-            return problem
-        trip = loop.trip()
-        if trip is None:
-            return f'{loop.site} does not start at 0 with step 1'
+        counted = counted_loop(loop)
+        if isinstance(counted, str):
+            return counted
+        var, trip = counted
         if factor < 2:
             return f'factor {factor} must be at least 2'
         n = const_int(trip)
@@ -47,8 +45,8 @@ class SplitLoop(Transformation):
             return f'trip count {n} is not a multiple of {factor}'
         if n is not None and n == factor:
             return f'trip count {n} equals the factor (nothing to split)'
-        if loop.var in names_bound(loop.node.body):
-            return f'the body rebinds {loop.var}'
+        if var in names_bound(loop.node.body):
+            return f'the body rebinds {var}'
         return None
 
     def apply(self, src: KernelSource, site: str, params: Params) -> Applied:

@@ -12,7 +12,7 @@ from ..const_eval import const_int
 from ..index_forms import Linear, full_slice, index_components, linear, make_index, slice_node
 from ..kernel_ast import KernelSource, Loop, RewriteError, fresh_name, names_read, snippet
 from .base import Applied, Candidate, Params, Transformation
-from .common import affine_loop_problem, has_keyword, invariance_problem, load_call, strip_var_slice
+from .common import counted_loop, has_keyword, invariance_problem, load_call, strip_var_slice
 
 DEFAULT_MAX_BYTES_PP = 65536
 BYTES_PER_ELEMENT = 4
@@ -81,29 +81,27 @@ def _max_bytes(params: Params) -> int:
 # ----- loop form -----
 def loop_problem(src: KernelSource, loop: Loop, stmt: ast.stmt, params: Params) -> Optional[str]:
     """Why the load stmt in loop cannot become one wide load before the loop, or None."""
-    problem = affine_loop_problem(loop)
-    if problem:
-        return problem
-    trip = loop.trip()
-    if trip is None:
-        return f'{loop.site} does not start at 0 with step 1'
+    counted = counted_loop(loop)
+    if isinstance(counted, str):
+        return counted
+    var, trip = counted
     found = load_call(src, stmt)
-    assert found is not None and loop.var is not None
+    assert found is not None
     target, call, sub = found
     if has_keyword(call, 'mask'):
         return 'the load has a mask'
-    parsed = strip_var_slice(sub, loop.var)
+    parsed = strip_var_slice(sub, var)
     if isinstance(parsed, str):
         return parsed
     pos, w, _ = parsed
-    if loop.var in names_read(trip):
+    if var in names_read(trip):
         return 'the trip count uses the loop variable'
     why = _invariant_apart_from_columns(src, loop, stmt, pos)
     if why:
         return why
     n = const_int(trip)
     if n is not None and n < 2:
-        return f'the loop over {loop.var} has {n} iteration(s): nothing to merge'
+        return f'the loop over {var} has {n} iteration(s): nothing to merge'
     limit = _max_bytes(params)
     if n is not None and n * w * BYTES_PER_ELEMENT > limit:
         return f'the widened tile would need {n * w * BYTES_PER_ELEMENT} bytes per partition (limit {limit})'
@@ -111,7 +109,7 @@ def loop_problem(src: KernelSource, loop: Loop, stmt: ast.stmt, params: Params) 
 
 
 def _invariant_apart_from_columns(src: KernelSource, loop: Loop, stmt: ast.stmt, pos: int) -> Optional[str]:
-    """Whether the load could be hoisted if its column slice (component pos) did not move with the loop."""
+    """Why the load could not be hoisted even if its column slice (component pos) did not move, or None."""
     found = load_call(src, stmt)
     assert found is not None
     target, call, sub = found
