@@ -120,6 +120,11 @@ void ServerRunner::Shutdown() {
   ACCELOPT_LOG(INFO) << service_name_ << " stopped";
 }
 
+void ServerRunner::SetServing(bool serving) {
+  if (shut_down_ || server_ == nullptr) return;
+  server_->GetHealthCheckService()->SetServingStatus(serving);
+}
+
 std::string ServerRunner::metrics_address() const { return exposer_ ? exposer_->address() : std::string(); }
 
 }  // namespace accelopt::rpc

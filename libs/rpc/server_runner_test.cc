@@ -54,6 +54,24 @@ TEST(ServerRunnerTest, ServesHealthInfoAndRpcMetrics) {
   runner.Shutdown();
 }
 
+TEST(ServerRunnerTest, HealthFollowsSetServing) {
+  ServerRunner runner("unit", TestConfig(), std::make_shared<prometheus::Registry>());
+  ASSERT_TRUE(runner.Start().ok());
+  auto health =
+      grpc::health::v1::Health::NewStub(grpc::CreateChannel(runner.grpc_address(), grpc::InsecureChannelCredentials()));
+  auto status = [&] {
+    grpc::health::v1::HealthCheckResponse response;
+    grpc::ClientContext context;
+    EXPECT_TRUE(health->Check(&context, grpc::health::v1::HealthCheckRequest(), &response).ok());
+    return response.status();
+  };
+  runner.SetServing(false);
+  EXPECT_EQ(status(), grpc::health::v1::HealthCheckResponse::NOT_SERVING);
+  runner.SetServing(true);
+  EXPECT_EQ(status(), grpc::health::v1::HealthCheckResponse::SERVING);
+  runner.Shutdown();
+}
+
 TEST(ServerRunnerTest, PortInUseIsOneClearError) {
   auto registry = std::make_shared<prometheus::Registry>();
   ServerRunner first("a", TestConfig(), registry);
