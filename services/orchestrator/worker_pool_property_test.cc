@@ -1,7 +1,8 @@
 // Seeded random interleavings of dispatches, results, RESOURCE_EXHAUSTED refusals, worker loss and
 // recovery, resolver changes, cancellations and status polls, driven on one thread with a fake clock. After
 // every poll round no candidate may wait while a worker has an idle slot, and the pool's count of busy slots
-// must match the calls really in flight; at the end every candidate has finished exactly once.
+// must match the calls really in flight, and the pool's progress watchdog must not see a stall; at the end
+// every candidate has finished exactly once.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -154,6 +155,7 @@ class Simulation {
     options.resolve_interval = kPollInterval;
     options.max_attempts = 3;
     options.now = [this] { return now_; };
+    options.watchdog = &watchdog_;
     pool_ = std::make_unique<WorkerPool>(
         options,
         [this]() -> absl::StatusOr<std::vector<std::string>> {
@@ -236,6 +238,7 @@ class Simulation {
     pool_->RunRound();
     ++cluster_.rounds;
     CheckNoIdleSlotWhileWaiting();
+    EXPECT_TRUE(watchdog_.Check().ok()) << watchdog_.Check() << " at round " << cluster_.rounds;
   }
 
   void CheckNoIdleSlotWhileWaiting() {
@@ -257,11 +260,63 @@ class Simulation {
 
   std::mt19937 rng_;
   absl::Time now_ = absl::UnixEpoch();
+  ProgressWatchdog watchdog_{absl::Seconds(30), [this] { return now_; }};
   Cluster cluster_;
   std::map<std::string, std::shared_ptr<CallHandle>> handles_;
   std::map<std::string, int> finished_;
   std::unique_ptr<WorkerPool> pool_;
 };
+
+TEST(WorkerPoolPauseTest, AWorkerFullWithAnotherOrchestratorsWorkIsRetriedAfterABoundedBackoff) {
+  Cluster cluster;
+  cluster.workers["w:1"].slots = 1;
+  cluster.workers["w:1"].foreign = 1;  // another orchestrator holds the only slot
+  absl::Time now = absl::UnixEpoch();
+  WorkerPoolOptions options;
+  options.poll_interval = kPollInterval;
+  options.full_backoff_initial = absl::Seconds(2);
+  options.full_backoff_max = absl::Seconds(3);
+  options.now = [&now] { return now; };
+  WorkerPool pool(
+      options, []() -> absl::StatusOr<std::vector<std::string>> { return std::vector<std::string>{"w:1"}; },
+      [&cluster](const std::string& address) { return std::make_unique<SimulatedWorker>(&cluster, address); }, nullptr);
+  pool.RunRound();
+  std::optional<ProfileOutcome> outcome;
+  v1::ProfileRequest request;
+  request.set_candidate_id("a");
+  auto handle = pool.Profile(request, absl::Seconds(60), [&outcome](ProfileOutcome o) { outcome = std::move(o); });
+  auto refuse_next = [&] {
+    ASSERT_EQ(cluster.calls.size(), 1u);
+    cluster.Answer(cluster.calls[0].get());
+    ASSERT_TRUE(cluster.calls.empty()) << "a refusing worker must pause";
+    ASSERT_TRUE(pool.Workers()[0].full);
+  };
+  refuse_next();
+  // Polls still show the worker full: paused for the 2 s backoff, then tried again.
+  now += absl::Seconds(1);
+  pool.RunRound();
+  EXPECT_TRUE(cluster.calls.empty());
+  now += absl::Seconds(1);
+  pool.RunRound();
+  refuse_next();
+  // The backoff doubles but stays within its 3 s bound.
+  now += absl::Seconds(2);
+  pool.RunRound();
+  EXPECT_TRUE(cluster.calls.empty());
+  now += absl::Seconds(1);
+  pool.RunRound();
+  refuse_next();
+  // The other orchestrator's profile finished: the next poll shows the slot free and the pool uses it at once.
+  cluster.workers["w:1"].foreign = 0;
+  now += absl::Seconds(1);
+  pool.RunRound();
+  ASSERT_EQ(cluster.calls.size(), 1u);
+  EXPECT_FALSE(pool.Workers()[0].full);
+  cluster.Answer(cluster.calls[0].get());
+  ASSERT_TRUE(outcome.has_value());
+  EXPECT_TRUE(outcome->result.ok()) << outcome->result.status();
+  EXPECT_EQ(outcome->retries, 0);  // refusals are not failures
+}
 
 TEST(WorkerPoolPropertyTest, NeverWedgesLosesOrDuplicatesACandidate) {
   const core::LogLevel level = core::GetLogLevel();
