@@ -132,13 +132,18 @@ void WorkerPool::RunRound() {
 
 void WorkerPool::ResumeExpiredPauses() {
   std::vector<Launch> launches;
+  bool resumed = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stopping_) return;
     const absl::Time now = options_.now();
     for (auto& [address, w] : workers_) {
-      if (w->full && now >= w->full_until) w->Resume();
+      if (w->full && now >= w->full_until) {
+        w->Resume();
+        resumed = true;
+      }
     }
+    if (!resumed) return;
     DispatchLocked(&launches);
   }
   StartLaunches(std::move(launches));
