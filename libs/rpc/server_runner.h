@@ -54,6 +54,9 @@ class ServerRunner {
   // address when it cannot be bound (e.g. already in use).
   absl::Status Start();
 
+  // Health SERVING or NOT_SERVING for the server and every service (e.g. NOT_SERVING while the service
+  // cannot make progress). No-op before Start() and after Shutdown(); not concurrently with Shutdown().
+
   // Blocks until SIGTERM or SIGINT arrives (requires BlockShutdownSignals()). Returns the signal.
   int WaitForShutdownSignal();
 

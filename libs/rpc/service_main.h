@@ -2,6 +2,7 @@
 // SIGTERM/SIGINT, drain, exit code.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,9 +21,15 @@ namespace accelopt::rpc {
 // Prints "<binary>: error: <message>" as one line on stderr and returns exit code 1.
 int FailStartup(const std::string& binary, const absl::Status& status);
 
+// Whether the service can work; an error says why not.
+using ServingCheck = std::function<absl::Status()>;
+
 // Logs the effective config, starts the server with `services`, waits for a shutdown signal and drains.
-// Returns the process exit code (0 after a clean shutdown, 1 when the server cannot start).
+// When `serving_check` is given it runs every second while serving, and health is NOT_SERVING while it
+// fails (each change logged). Returns the process exit code (0 after a clean shutdown, 1 when the server
+// cannot start).
 int RunServer(const std::string& service_name, const google::protobuf::Message& config, const v1::ServerConfig& server,
-              std::shared_ptr<prometheus::Registry> registry, const std::vector<grpc::Service*>& services);
+              std::shared_ptr<prometheus::Registry> registry, const std::vector<grpc::Service*>& services,
+              ServingCheck serving_check = nullptr);
 
 }  // namespace accelopt::rpc

@@ -1,9 +1,13 @@
 #include "services/orchestrator/grpc_clients.h"
 
+#include <grpcpp/alarm.h>
 #include <grpcpp/create_channel.h>
 
 #include <mutex>
+#include <optional>
+#include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/time/clock.h"
 #include "libs/core/status_convert.h"
 
@@ -12,44 +16,109 @@ namespace {
 
 constexpr int kMaxMessageBytes = 64 << 20;
 
-// One unary call in flight: owns its context, request and response until the completion has run.
+// One call to a service: its attempts (one unless retried), each with its own context, until the response
+// or the final error has been reported to `done`.
 template <typename Request, typename Response>
-class UnaryCall : public CallHandle {
+class RetryingCall : public CallHandle, public std::enable_shared_from_this<RetryingCall<Request, Response>> {
  public:
+  using Start = std::function<void(grpc::ClientContext*, const Request*, Response*, std::function<void(grpc::Status)>)>;
+
+  // `retry` null: no retries. `agent`/`method` name the call in metrics and retry events.
+  RetryingCall(Request request, absl::Duration deadline, Callback<Response> done, Start start,
+               const AgentRetryOptions* retry, std::string agent, std::string method)
+      : request_(std::move(request)),
+        done_(std::move(done)),
+        start_(std::move(start)),
+        retry_(retry),
+        agent_(std::move(agent)),
+        method_(std::move(method)),
+        deadline_(absl::Now() + deadline),
+        schedule_(retry != nullptr ? retry->policy : AgentRetryPolicy{.max_elapsed = absl::ZeroDuration()}, absl::Now(),
+                  deadline_) {}
+
   void Cancel() override {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (!finished_) context.TryCancel();
-  }
-  void MarkFinished() {
-    std::lock_guard<std::mutex> lock(mu_);
-    finished_ = true;
+    grpc::ClientContext* context = nullptr;
+    grpc::Alarm* alarm = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (cancelled_) return;
+      cancelled_ = true;
+      context = context_;
+      alarm = alarm_;
+    }
+    // Both are kept alive as long as this call; cancelling a finished one is a no-op.
+    if (alarm != nullptr) alarm->Cancel();
+    if (context != nullptr) context->TryCancel();
   }
 
-  grpc::ClientContext context;
-  Request request;
-  Response response;
+  void Attempt() {
+    grpc::ClientContext* context = nullptr;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      alarm_ = nullptr;
+      if (!cancelled_) {
+        contexts_.push_back(std::make_unique<grpc::ClientContext>());
+        context = contexts_.back().get();
+        context->set_deadline(absl::ToChronoTime(deadline_));
+        context_ = context;
+        response_ = Response();
+      }
+    }
+    if (context == nullptr) return std::move(done_)(absl::CancelledError("the call was cancelled"));
+    start_(context, &request_, &response_,
+           [self = this->shared_from_this()](grpc::Status status) { self->OnAttemptDone(std::move(status)); });
+  }
 
  private:
+  void OnAttemptDone(grpc::Status status) {
+    if (status.ok()) return std::move(done_)(std::move(response_));
+    const absl::Status failed = core::FromGrpcStatus(status);
+    std::optional<absl::Duration> wait;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      context_ = nullptr;
+      if (!cancelled_) wait = schedule_.NextBackoff(failed, absl::Now());
+      if (wait.has_value()) {
+        alarms_.push_back(std::make_unique<grpc::Alarm>());
+        alarm_ = alarms_.back().get();
+        alarm_->Set(absl::ToChronoTime(absl::Now() + *wait),
+                    [self = this->shared_from_this()](bool) { self->Attempt(); });
+      }
+    }
+    if (!wait.has_value()) return std::move(done_)(schedule_.GiveUp(failed, absl::Now()));
+    const std::string code = absl::StatusCodeToString(failed.code());
+    if (retry_->metrics != nullptr) retry_->metrics->CountAgentRetry(agent_, code);
+    if (retry_->on_retry) retry_->on_retry({agent_, method_, failed, schedule_.retries(), *wait});
+  }
+
+  Request request_;
+  Response response_;
+  Callback<Response> done_;
+  const Start start_;
+  const AgentRetryOptions* const retry_;
+  const std::string agent_;
+  const std::string method_;
+  const absl::Time deadline_;
+  RetrySchedule schedule_;  // used by one attempt's completion at a time
   std::mutex mu_;
-  bool finished_ = false;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
+  // Every attempt's context and every backoff's alarm live as long as the call.
+  std::vector<std::unique_ptr<grpc::ClientContext>> contexts_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::unique_ptr<grpc::Alarm>> alarms_ ABSL_GUARDED_BY(mu_);
+  grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;  // the attempt in flight
+  grpc::Alarm* alarm_ ABSL_GUARDED_BY(mu_) = nullptr;            // the backoff in progress
 };
 
-// Starts `start(context, request, response, on_done)` (a stub->async() method) and reports the response or
-// the RPC error to `done`.
-template <typename Request, typename Response, typename Start>
-std::shared_ptr<CallHandle> StartUnary(Request request, absl::Duration deadline, Callback<Response> done, Start start) {
-  auto call = std::make_shared<UnaryCall<Request, Response>>();
-  call->request = std::move(request);
-  call->context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
-  auto shared_done = std::make_shared<Callback<Response>>(std::move(done));
-  start(&call->context, &call->request, &call->response, [call, shared_done](grpc::Status status) {
-    call->MarkFinished();
-    if (status.ok()) {
-      std::move (*shared_done)(std::move(call->response));
-    } else {
-      std::move (*shared_done)(core::FromGrpcStatus(status));
-    }
-  });
+// Starts `start(context, request, response, on_done)` (a stub->async() method), retried per `retry` (null:
+// never), and reports the response or the final RPC error to `done`.
+template <typename Request, typename Response>
+std::shared_ptr<CallHandle> StartCall(Request request, absl::Duration deadline, Callback<Response> done,
+                                      typename RetryingCall<Request, Response>::Start start,
+                                      const AgentRetryOptions* retry = nullptr, std::string agent = "",
+                                      std::string method = "") {
+  auto call = std::make_shared<RetryingCall<Request, Response>>(
+      std::move(request), deadline, std::move(done), std::move(start), retry, std::move(agent), std::move(method));
+  call->Attempt();
   return call;
 }
 
@@ -59,41 +128,54 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
+  // gRPC's default reconnect backoff grows to two minutes, far longer than a rolling restart: a retried
+  // call would find the channel still waiting to reconnect to a service that is back.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 250);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 250);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
   return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
 }
 
 std::shared_ptr<CallHandle> GrpcPlannerClient::Plan(v1::PlanRequest request, absl::Duration deadline,
                                                     Callback<v1::PlanResponse> done) {
-  return StartUnary<v1::PlanRequest, v1::PlanResponse>(std::move(request), deadline, std::move(done),
-                                                       [this](auto* ctx, auto* req, auto* resp, auto on_done) {
-                                                         stub_->async()->Plan(ctx, req, resp, std::move(on_done));
-                                                       });
+  return StartCall<v1::PlanRequest, v1::PlanResponse>(
+      std::move(request), deadline, std::move(done),
+      [this](auto* ctx, auto* req, auto* resp, auto on_done) {
+        stub_->async()->Plan(ctx, req, resp, std::move(on_done));
+      },
+      &retry_, "planner", "Plan");
 }
 
 std::shared_ptr<CallHandle> GrpcExecutorClient::Implement(v1::ImplementRequest request, absl::Duration deadline,
                                                           Callback<v1::ImplementResponse> done) {
-  return StartUnary<v1::ImplementRequest, v1::ImplementResponse>(
-      std::move(request), deadline, std::move(done), [this](auto* ctx, auto* req, auto* resp, auto on_done) {
+  return StartCall<v1::ImplementRequest, v1::ImplementResponse>(
+      std::move(request), deadline, std::move(done),
+      [this](auto* ctx, auto* req, auto* resp, auto on_done) {
         stub_->async()->Implement(ctx, req, resp, std::move(on_done));
-      });
+      },
+      &retry_, "executor", "Implement");
 }
 
 std::shared_ptr<CallHandle> GrpcMemoryClient::QueryExperiences(v1::QueryExperiencesRequest request,
                                                                absl::Duration deadline,
                                                                Callback<v1::QueryExperiencesResponse> done) {
-  return StartUnary<v1::QueryExperiencesRequest, v1::QueryExperiencesResponse>(
-      std::move(request), deadline, std::move(done), [this](auto* ctx, auto* req, auto* resp, auto on_done) {
+  return StartCall<v1::QueryExperiencesRequest, v1::QueryExperiencesResponse>(
+      std::move(request), deadline, std::move(done),
+      [this](auto* ctx, auto* req, auto* resp, auto on_done) {
         stub_->async()->QueryExperiences(ctx, req, resp, std::move(on_done));
-      });
+      },
+      &retry_, "memory", "QueryExperiences");
 }
 
 std::shared_ptr<CallHandle> GrpcMemoryClient::SummarizeIteration(v1::SummarizeIterationRequest request,
                                                                  absl::Duration deadline,
                                                                  Callback<v1::SummarizeIterationResponse> done) {
-  return StartUnary<v1::SummarizeIterationRequest, v1::SummarizeIterationResponse>(
-      std::move(request), deadline, std::move(done), [this](auto* ctx, auto* req, auto* resp, auto on_done) {
+  return StartCall<v1::SummarizeIterationRequest, v1::SummarizeIterationResponse>(
+      std::move(request), deadline, std::move(done),
+      [this](auto* ctx, auto* req, auto* resp, auto on_done) {
         stub_->async()->SummarizeIteration(ctx, req, resp, std::move(on_done));
-      });
+      },
+      &retry_, "memory", "SummarizeIteration");
 }
 
 GrpcProfilerWorker::GrpcProfilerWorker(const std::string& address)
@@ -103,7 +185,7 @@ GrpcProfilerWorker::GrpcProfilerWorker(const std::string& address)
 
 std::shared_ptr<CallHandle> GrpcProfilerWorker::Profile(const v1::ProfileRequest& request, absl::Duration deadline,
                                                         Callback<v1::ProfileResult> done) {
-  return StartUnary<v1::ProfileRequest, v1::ProfileResponse>(
+  return StartCall<v1::ProfileRequest, v1::ProfileResponse>(
       request, deadline,
       [done = std::move(done)](absl::StatusOr<v1::ProfileResponse> response) mutable {
         if (!response.ok()) return std::move(done)(response.status());
@@ -115,7 +197,7 @@ std::shared_ptr<CallHandle> GrpcProfilerWorker::Profile(const v1::ProfileRequest
 }
 
 std::shared_ptr<CallHandle> GrpcProfilerWorker::GetStatus(absl::Duration deadline, Callback<v1::WorkerStatus> done) {
-  return StartUnary<v1::GetWorkerStatusRequest, v1::WorkerStatus>(
+  return StartCall<v1::GetWorkerStatusRequest, v1::WorkerStatus>(
       v1::GetWorkerStatusRequest(), deadline, std::move(done), [this](auto* ctx, auto* req, auto* resp, auto on_done) {
         stub_->async()->GetWorkerStatus(ctx, req, resp, std::move(on_done));
       });
@@ -124,7 +206,7 @@ std::shared_ptr<CallHandle> GrpcProfilerWorker::GetStatus(absl::Duration deadlin
 std::shared_ptr<CallHandle> GrpcProfilerWorker::CheckHealth(absl::Duration deadline,
                                                             absl::AnyInvocable<void(absl::Status) &&> done) {
   using grpc::health::v1::HealthCheckResponse;
-  return StartUnary<grpc::health::v1::HealthCheckRequest, HealthCheckResponse>(
+  return StartCall<grpc::health::v1::HealthCheckRequest, HealthCheckResponse>(
       grpc::health::v1::HealthCheckRequest(), deadline,
       [done = std::move(done)](absl::StatusOr<HealthCheckResponse> response) mutable {
         if (!response.ok()) return std::move(done)(response.status());

@@ -1,5 +1,8 @@
 // gRPC implementations of the engine's client interfaces: planner, executor, memory, and one profiler
 // worker. Every call is asynchronous (stub->async()) with a deadline, and cancellable through its handle.
+// Planner, executor and memory calls that fail UNAVAILABLE or DEADLINE_EXCEEDED are retried per their
+// AgentRetryOptions (agent_retry.h) within the call's deadline; profiler calls are not (the worker pool
+// re-dispatches).
 #pragma once
 
 #include <grpcpp/channel.h>
@@ -13,40 +16,43 @@
 #include "accelopt/v1/profiler_service.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "services/orchestrator/agent_clients.h"
+#include "services/orchestrator/agent_retry.h"
 #include "services/orchestrator/worker_pool.h"
 
 namespace accelopt::orchestrator {
 
 // An insecure channel to `address` that accepts the large messages of the search (kernels, iterations'
-// samples), up to 64 MiB.
+// samples), up to 64 MiB, and reconnects within a second or two once a restarted service listens again.
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address);
 
 class GrpcPlannerClient : public PlannerClient {
  public:
-  explicit GrpcPlannerClient(std::shared_ptr<grpc::Channel> channel)
-      : stub_(v1::PlannerService::NewStub(std::move(channel))) {}
+  explicit GrpcPlannerClient(std::shared_ptr<grpc::Channel> channel, AgentRetryOptions retry = {})
+      : stub_(v1::PlannerService::NewStub(std::move(channel))), retry_(std::move(retry)) {}
   std::shared_ptr<CallHandle> Plan(v1::PlanRequest request, absl::Duration deadline,
                                    Callback<v1::PlanResponse> done) override;
 
  private:
   std::unique_ptr<v1::PlannerService::Stub> stub_;
+  const AgentRetryOptions retry_;
 };
 
 class GrpcExecutorClient : public ExecutorClient {
  public:
-  explicit GrpcExecutorClient(std::shared_ptr<grpc::Channel> channel)
-      : stub_(v1::ExecutorService::NewStub(std::move(channel))) {}
+  explicit GrpcExecutorClient(std::shared_ptr<grpc::Channel> channel, AgentRetryOptions retry = {})
+      : stub_(v1::ExecutorService::NewStub(std::move(channel))), retry_(std::move(retry)) {}
   std::shared_ptr<CallHandle> Implement(v1::ImplementRequest request, absl::Duration deadline,
                                         Callback<v1::ImplementResponse> done) override;
 
  private:
   std::unique_ptr<v1::ExecutorService::Stub> stub_;
+  const AgentRetryOptions retry_;
 };
 
 class GrpcMemoryClient : public MemoryClient {
  public:
-  explicit GrpcMemoryClient(std::shared_ptr<grpc::Channel> channel)
-      : stub_(v1::MemoryService::NewStub(std::move(channel))) {}
+  explicit GrpcMemoryClient(std::shared_ptr<grpc::Channel> channel, AgentRetryOptions retry = {})
+      : stub_(v1::MemoryService::NewStub(std::move(channel))), retry_(std::move(retry)) {}
   std::shared_ptr<CallHandle> QueryExperiences(v1::QueryExperiencesRequest request, absl::Duration deadline,
                                                Callback<v1::QueryExperiencesResponse> done) override;
   std::shared_ptr<CallHandle> SummarizeIteration(v1::SummarizeIterationRequest request, absl::Duration deadline,
@@ -54,6 +60,7 @@ class GrpcMemoryClient : public MemoryClient {
 
  private:
   std::unique_ptr<v1::MemoryService::Stub> stub_;
+  const AgentRetryOptions retry_;
 };
 
 class GrpcProfilerWorker : public ProfilerWorker {

@@ -11,6 +11,7 @@
 #include "services/orchestrator/orchestrator_config.h"
 #include "services/orchestrator/orchestrator_metrics.h"
 #include "services/orchestrator/orchestrator_service.h"
+#include "services/orchestrator/progress_watchdog.h"
 #include "services/orchestrator/worker_pool.h"
 #include "services/orchestrator/worker_resolver.h"
 
@@ -39,13 +40,19 @@ int main(int argc, char** argv) {
   auto registry = std::make_shared<prometheus::Registry>();
   auto metrics = orchestrator::OrchestratorMetrics::Create(*registry);
 
-  orchestrator::GrpcPlannerClient planner(orchestrator::MakeChannel(config.planner_address()));
-  orchestrator::GrpcExecutorClient executor(orchestrator::MakeChannel(config.executor_address()));
-  orchestrator::GrpcMemoryClient memory(orchestrator::MakeChannel(config.memory_address()));
+  orchestrator::AgentRetryOptions retry;
+  retry.policy = orchestrator::AgentRetryPolicyFromConfig(config);
+  retry.metrics = &metrics;
+  orchestrator::GrpcPlannerClient planner(orchestrator::MakeChannel(config.planner_address()), retry);
+  orchestrator::GrpcExecutorClient executor(orchestrator::MakeChannel(config.executor_address()), retry);
+  orchestrator::GrpcMemoryClient memory(orchestrator::MakeChannel(config.memory_address()), retry);
+  // Health turns NOT_SERVING when profiles wait beside idle worker slots and nothing moves.
+  orchestrator::ProgressWatchdog watchdog(absl::Seconds(config.stall_seconds()));
   orchestrator::WorkerPoolOptions pool_options;
   pool_options.poll_interval = absl::Seconds(config.worker_poll_seconds());
   pool_options.resolve_interval = absl::Seconds(config.dns_refresh_seconds());
   pool_options.max_attempts = config.max_dispatch_attempts();
+  pool_options.watchdog = &watchdog;
   orchestrator::WorkerPool pool(
       pool_options,
       config.profiler_dns().empty()
@@ -64,5 +71,6 @@ int main(int argc, char** argv) {
   orchestrator::JobEngine engine(options, &store, {&planner, &executor, &memory, &pool}, &metrics);
   if (auto s = engine.Start(); !s.ok()) return rpc::FailStartup("accelopt-orchestrator", s);
   orchestrator::JobServiceImpl service(&engine);
-  return rpc::RunServer("orchestrator", config, config.server(), registry, {&service});
+  return rpc::RunServer("orchestrator", config, config.server(), registry, {&service},
+                        [&watchdog] { return watchdog.Check(); });
 }

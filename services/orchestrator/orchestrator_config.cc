@@ -24,6 +24,11 @@ void ApplyOrchestratorDefaults(v1::OrchestratorConfig* c) {
   if (c->max_problem_bytes() == 0) c->set_max_problem_bytes(1 << 20);
   if (c->agent_timeout_seconds() == 0) c->set_agent_timeout_seconds(900);
   if (c->worker_poll_seconds() == 0) c->set_worker_poll_seconds(1);
+  if (c->stall_seconds() == 0) c->set_stall_seconds(300);
+  v1::AgentRetryConfig* retry = c->mutable_agent_retry();
+  if (retry->initial_backoff_seconds() == 0) retry->set_initial_backoff_seconds(0.2);
+  if (retry->max_backoff_seconds() == 0) retry->set_max_backoff_seconds(5);
+  if (retry->max_elapsed_seconds() == 0) retry->set_max_elapsed_seconds(60);
 }
 
 absl::Status ValidateOrchestratorConfig(const v1::OrchestratorConfig& c) {
@@ -42,8 +47,15 @@ absl::Status ValidateOrchestratorConfig(const v1::OrchestratorConfig& c) {
   }
   for (auto [value, name] : {std::pair{c.dns_refresh_seconds(), "dns_refresh_seconds"},
                              {c.agent_timeout_seconds(), "agent_timeout_seconds"},
-                             {c.worker_poll_seconds(), "worker_poll_seconds"}}) {
+                             {c.worker_poll_seconds(), "worker_poll_seconds"},
+                             {c.stall_seconds(), "stall_seconds"},
+                             {c.agent_retry().initial_backoff_seconds(), "agent_retry.initial_backoff_seconds"},
+                             {c.agent_retry().max_backoff_seconds(), "agent_retry.max_backoff_seconds"},
+                             {c.agent_retry().max_elapsed_seconds(), "agent_retry.max_elapsed_seconds"}}) {
     if (!(value > 0)) return absl::InvalidArgumentError(absl::StrCat(name, ": must be > 0"));
+  }
+  if (c.agent_retry().max_backoff_seconds() < c.agent_retry().initial_backoff_seconds()) {
+    return absl::InvalidArgumentError("agent_retry.max_backoff_seconds: must be at least initial_backoff_seconds");
   }
   for (auto [value, name] : {std::pair{c.max_dispatch_attempts(), "max_dispatch_attempts"},
                              {c.max_planner_calls(), "max_planner_calls"},
@@ -55,6 +67,15 @@ absl::Status ValidateOrchestratorConfig(const v1::OrchestratorConfig& c) {
     if (value < 1) return absl::InvalidArgumentError(absl::StrCat(name, ": must be at least 1"));
   }
   return absl::OkStatus();
+}
+
+AgentRetryPolicy AgentRetryPolicyFromConfig(const v1::OrchestratorConfig& config) {
+  const v1::AgentRetryConfig& c = config.agent_retry();
+  AgentRetryPolicy policy;
+  policy.initial_backoff = absl::Seconds(c.initial_backoff_seconds());
+  policy.max_backoff = absl::Seconds(c.max_backoff_seconds());
+  policy.max_elapsed = absl::Seconds(c.max_elapsed_seconds());
+  return policy;
 }
 
 }  // namespace accelopt::orchestrator

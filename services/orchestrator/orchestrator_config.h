@@ -3,6 +3,7 @@
 
 #include "absl/status/status.h"
 #include "accelopt/v1/config.pb.h"
+#include "services/orchestrator/agent_retry.h"
 
 namespace accelopt::orchestrator {
 
@@ -11,5 +12,8 @@ void ApplyOrchestratorDefaults(v1::OrchestratorConfig* config);
 
 // INVALID_ARGUMENT naming the first bad field.
 absl::Status ValidateOrchestratorConfig(const v1::OrchestratorConfig& config);
+
+// The agent clients' retry policy from a config with defaults applied.
+AgentRetryPolicy AgentRetryPolicyFromConfig(const v1::OrchestratorConfig& config);
 
 }  // namespace accelopt::orchestrator

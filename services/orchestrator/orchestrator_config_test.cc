@@ -30,5 +30,20 @@ TEST(OrchestratorConfigTest, RejectsBadWorkerAddressByIndex) {
   EXPECT_NE(ValidateOrchestratorConfig(c).message().find("profiler_addresses[1]"), std::string::npos);
 }
 
+TEST(OrchestratorConfigTest, AgentRetryDefaultsAndBounds) {
+  v1::OrchestratorConfig c;
+  ApplyOrchestratorDefaults(&c);
+  AgentRetryPolicy policy = AgentRetryPolicyFromConfig(c);
+  EXPECT_EQ(policy.initial_backoff, absl::Milliseconds(200));
+  EXPECT_EQ(policy.max_backoff, absl::Seconds(5));
+  EXPECT_EQ(policy.max_elapsed, absl::Seconds(60));
+  EXPECT_EQ(c.stall_seconds(), 300);
+  c.mutable_agent_retry()->set_max_backoff_seconds(0.1);
+  EXPECT_NE(ValidateOrchestratorConfig(c).message().find("agent_retry.max_backoff_seconds"), std::string::npos);
+  c.mutable_agent_retry()->set_max_backoff_seconds(5);
+  c.mutable_agent_retry()->set_max_elapsed_seconds(-1);
+  EXPECT_NE(ValidateOrchestratorConfig(c).message().find("agent_retry.max_elapsed_seconds"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace accelopt::orchestrator

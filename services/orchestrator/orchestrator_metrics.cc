@@ -40,6 +40,11 @@ OrchestratorMetrics OrchestratorMetrics::Create(prometheus::Registry& registry) 
                    .Name("accelopt_job_best_speedup")
                    .Help("Best speedup over the baseline of the most recently improved job")
                    .Register(registry);
+  auto& agent_retries =
+      prometheus::BuildCounter()
+          .Name("accelopt_agent_call_retries_total")
+          .Help("Planner, executor and memory calls retried after a failed attempt, by agent and code")
+          .Register(registry);
   OrchestratorMetrics m{jobs,
                         iterations.Add({}),
                         candidates,
@@ -50,7 +55,8 @@ OrchestratorMetrics OrchestratorMetrics::Create(prometheus::Registry& registry) 
                         retries.Add({}),
                         tokens,
                         cost,
-                        best.Add({})};
+                        best.Add({}),
+                        agent_retries};
   for (const char* state : {"queued", "running", "succeeded", "failed", "cancelled"}) m.SetJobs(state, 0);
   for (const char* stage : {kStagePlanner, kStageExecutor, kStageMemory, kStageProfile}) {
     m.SetQueueDepth(stage, 0);
@@ -79,6 +85,10 @@ void OrchestratorMetrics::ObserveWait(absl::string_view stage, double seconds) {
 void OrchestratorMetrics::CountLlm(absl::string_view agent, double tokens, double cost_usd) {
   llm_tokens.Add({{"agent", std::string(agent)}}).Increment(tokens);
   llm_cost.Add({{"agent", std::string(agent)}}).Increment(cost_usd);
+}
+
+void OrchestratorMetrics::CountAgentRetry(absl::string_view agent, absl::string_view code) {
+  agent_retries.Add({{"agent", std::string(agent)}, {"code", std::string(code)}}).Increment();
 }
 
 }  // namespace accelopt::orchestrator

@@ -10,6 +10,8 @@
 //   accelopt_llm_tokens_total{agent}              tokens (prompt + completion) by agent
 //   accelopt_llm_cost_usd_total{agent}            LLM cost by agent
 //   accelopt_job_best_speedup                     gauge: best speedup of the most recently improved job
+//   accelopt_agent_call_retries_total{agent,code} planner/executor/memory calls retried, by the failed
+//                                                 attempt's status code (UNAVAILABLE, DEADLINE_EXCEEDED)
 #pragma once
 
 #include <map>
@@ -43,6 +45,7 @@ struct OrchestratorMetrics {
   prometheus::Family<prometheus::Counter>& llm_tokens;
   prometheus::Family<prometheus::Counter>& llm_cost;
   prometheus::Gauge& best_speedup;
+  prometheus::Family<prometheus::Counter>& agent_retries;
 
   static OrchestratorMetrics Create(prometheus::Registry& registry);
 
@@ -51,6 +54,7 @@ struct OrchestratorMetrics {
   void SetQueueDepth(absl::string_view stage, double depth);
   void ObserveWait(absl::string_view stage, double seconds);
   void CountLlm(absl::string_view agent, double tokens, double cost_usd);
+  void CountAgentRetry(absl::string_view agent, absl::string_view code);
 };
 
 }  // namespace accelopt::orchestrator

@@ -39,9 +39,21 @@ struct WorkerPool::Worker {
   // No longer returned by the resolver: gets no new work, forgotten once idle.
   bool gone = false;
   bool probing = false;
+  // Refused a profile with RESOURCE_EXHAUSTED: no work until a status poll or a result shows a free slot,
+  // or until `full_until`.
+  bool full = false;
+  absl::Time full_until = absl::InfinitePast();
+  // The last pause; doubles per consecutive refusal, zero after a result.
+  absl::Duration full_backoff = absl::ZeroDuration();
+  // Idle slots the worker itself reported at the last status poll (whoever uses the others).
+  int reported_idle = 0;
 
   bool InRotation() const { return state == State::kReady && !gone && slots > 0; }
-  int Free() const { return InRotation() ? std::max(0, slots - busy) : 0; }
+  int Free() const { return InRotation() && !full ? std::max(0, slots - busy) : 0; }
+  void Resume() {
+    full = false;
+    full_until = absl::InfinitePast();
+  }
 };
 
 struct WorkerPool::Task {
@@ -102,15 +114,40 @@ void WorkerPool::Start() {
 }
 
 void WorkerPool::Tick() {
-  if (absl::Now() >= next_resolve_) {
-    Resolve();
-    next_resolve_ = absl::Now() + options_.resolve_interval;
-  }
-  Poll();
+  RunRound();
   timer_.expires_after(absl::ToChronoMilliseconds(options_.poll_interval));
   timer_.async_wait([this](const boost::system::error_code& ec) {
     if (!ec) Tick();
   });
+}
+
+void WorkerPool::RunRound() {
+  if (options_.now() >= next_resolve_) {
+    Resolve();
+    next_resolve_ = options_.now() + options_.resolve_interval;
+  }
+  ResumeExpiredPauses();
+  Poll();
+}
+
+void WorkerPool::ResumeExpiredPauses() {
+  std::vector<Launch> launches;
+  bool resumed = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stopping_) return;
+    const absl::Time now = options_.now();
+    for (auto& [address, w] : workers_) {
+      if (w->full && now >= w->full_until) {
+        w->Resume();
+        resumed = true;
+      }
+    }
+    if (!resumed) return;
+    DispatchLocked(&launches);
+  }
+  StartLaunches(std::move(launches));
+  Notify();
 }
 
 void WorkerPool::Resolve() {
@@ -185,31 +222,37 @@ void WorkerPool::Poll() {
         ProbeDone();
       }));
     } else {
-      TrackProbe(address, p.worker->client->GetStatus(
-                              options_.probe_deadline, [this, address](absl::StatusOr<v1::WorkerStatus> status) {
-                                std::vector<Launch> launches;
-                                {
-                                  std::lock_guard<std::mutex> lock(mu_);
-                                  auto it = workers_.find(address);
-                                  if (it != workers_.end()) {
-                                    Worker& w = *it->second;
-                                    w.probing = false;
-                                    if (status.ok()) {
-                                      if (w.state != Worker::State::kFailed) w.state = Worker::State::kReady;
-                                      w.slots = status->slots();
-                                    } else if (w.state != Worker::State::kFailed && !stopping_) {
-                                      MarkFailedLocked(w, std::string(status.status().message()));
-                                    }
-                                  }
-                                  if (!stopping_) DispatchLocked(&launches);
-                                  UpdateGaugesLocked();
-                                }
-                                StartLaunches(std::move(launches));
-                                Notify();
-                                ProbeDone();
-                              }));
+      TrackProbe(address, p.worker->client->GetStatus(options_.probe_deadline,
+                                                      [this, address](absl::StatusOr<v1::WorkerStatus> status) {
+                                                        OnStatus(address, std::move(status));
+                                                      }));
     }
   }
+}
+
+void WorkerPool::OnStatus(const std::string& address, absl::StatusOr<v1::WorkerStatus> status) {
+  std::vector<Launch> launches;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = workers_.find(address);
+    if (it != workers_.end()) {
+      Worker& w = *it->second;
+      w.probing = false;
+      if (status.ok()) {
+        if (w.state != Worker::State::kFailed) w.state = Worker::State::kReady;
+        w.slots = status->slots();
+        w.reported_idle = std::max(0, status->slots() - status->busy_slots() - status->queued());
+        if (w.full && w.reported_idle > 0) w.Resume();
+      } else if (w.state != Worker::State::kFailed && !stopping_) {
+        MarkFailedLocked(w, std::string(status.status().message()));
+      }
+    }
+    if (!stopping_) DispatchLocked(&launches);
+    UpdateGaugesLocked();
+  }
+  StartLaunches(std::move(launches));
+  Notify();
+  ProbeDone();
 }
 
 void WorkerPool::TrackProbe(const std::string& address, std::shared_ptr<CallHandle> handle) {
@@ -272,6 +315,7 @@ void WorkerPool::DispatchLocked(std::vector<Launch>* launches) {
     ++task->attempts;
     ++outstanding_;
     launches->push_back({task, best->client.get(), best->address});
+    if (options_.watchdog != nullptr) options_.watchdog->ReportProgress();
   }
   UpdateGaugesLocked();
 }
@@ -304,6 +348,13 @@ void WorkerPool::OnResult(const std::shared_ptr<Task>& task, const std::string& 
     auto it = workers_.find(address);
     Worker* worker = it == workers_.end() ? nullptr : it->second.get();
     if (worker != nullptr) --worker->busy;
+    const bool refused = !task->cancelled && absl::IsResourceExhausted(result.status());
+    if (worker != nullptr && !refused) {
+      // The worker finished (or dropped) a profile: it has a free slot now.
+      worker->Resume();
+      worker->full_backoff = absl::ZeroDuration();
+      if (options_.watchdog != nullptr) options_.watchdog->ReportProgress();
+    }
     if (task->cancelled) {
       result = absl::CancelledError("the profile was cancelled");
     } else if (result.ok()) {
@@ -314,15 +365,22 @@ void WorkerPool::OnResult(const std::shared_ptr<Task>& task, const std::string& 
       }
     } else if (absl::IsResourceExhausted(result.status())) {
       // The worker is full (perhaps shared with another orchestrator): not a failure, try again later.
+      // Pause the worker until it shows a free slot, or for a bounded backoff.
       --task->attempts;
-      if (worker != nullptr) worker->busy = std::max(worker->busy, worker->slots);
+      if (worker != nullptr) {
+        worker->full = true;
+        worker->full_backoff = worker->full_backoff == absl::ZeroDuration()
+                                   ? options_.full_backoff_initial
+                                   : std::min(2 * worker->full_backoff, options_.full_backoff_max);
+        worker->full_until = options_.now() + worker->full_backoff;
+      }
       final = false;
     } else if (IsWorkerFailure(result.status())) {
       if (worker != nullptr) MarkFailedLocked(*worker, std::string(result.status().message()));
       final = task->attempts >= options_.max_attempts;
     }
     if (!final && !stopping_) {
-      if (!absl::IsResourceExhausted(result.status())) {
+      if (!refused) {
         ++task->retries;
         task->failed_on.insert(address);
       }
@@ -348,6 +406,7 @@ void WorkerPool::Cancel(const std::shared_ptr<Task>& task) {
     if (it != waiting_.end()) {
       waiting_.erase(it);
       was_waiting = true;
+      UpdateGaugesLocked();
     }
     call = task->call;
   }
@@ -390,12 +449,14 @@ void WorkerPool::Notify() {
 }
 
 void WorkerPool::UpdateGaugesLocked() {
-  if (metrics_ == nullptr) return;
-  int busy = 0, free = 0;
+  int busy = 0, free = 0, reported_idle = 0;
   for (const auto& [address, w] : workers_) {
     busy += w->busy;
     free += w->Free();
+    if (w->InRotation()) reported_idle += w->reported_idle;
   }
+  if (options_.watchdog != nullptr) options_.watchdog->ReportLoad(static_cast<int>(waiting_.size()), reported_idle);
+  if (metrics_ == nullptr) return;
   metrics_->slots_busy.Set(busy);
   metrics_->slots_free.Set(free);
 }
@@ -403,7 +464,7 @@ void WorkerPool::UpdateGaugesLocked() {
 std::vector<WorkerPool::WorkerView> WorkerPool::Workers() const {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<WorkerView> views;
-  for (const auto& [address, w] : workers_) views.push_back({address, w->slots, w->busy, w->InRotation()});
+  for (const auto& [address, w] : workers_) views.push_back({address, w->slots, w->busy, w->InRotation(), w->full});
   return views;
 }
 

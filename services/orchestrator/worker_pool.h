@@ -1,7 +1,9 @@
 // The pool of profiler workers: discovers workers (a static list or a DNS name with many addresses,
 // re-resolved periodically), polls each one's slot count, dispatches profiles to free slots, re-dispatches
 // a profile elsewhere when its worker fails (bounded attempts), and keeps a failed worker out of rotation
-// until it passes a health probe.
+// until it passes a health probe. A worker that refuses a profile with RESOURCE_EXHAUSTED (full, e.g. shared
+// with another orchestrator) only pauses: it gets work again as soon as a status poll or one of its results
+// shows a free slot, or after a bounded backoff, so the pool can never wedge with idle workers.
 #pragma once
 
 #include <boost/asio/io_context.hpp>
@@ -17,12 +19,14 @@
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "accelopt/v1/profiler_service.pb.h"
 #include "services/orchestrator/agent_clients.h"
 #include "services/orchestrator/orchestrator_metrics.h"
 #include "services/orchestrator/profiler_pool.h"
+#include "services/orchestrator/progress_watchdog.h"
 
 namespace accelopt::orchestrator {
 
@@ -53,6 +57,15 @@ struct WorkerPoolOptions {
   int max_attempts = 3;
   // Deadline of GetWorkerStatus and health probes.
   absl::Duration probe_deadline = absl::Seconds(5);
+  // A worker that answered RESOURCE_EXHAUSTED gets no work until a status poll or a result shows a free
+  // slot, or until this backoff passes (doubling per consecutive refusal, up to the max).
+  absl::Duration full_backoff_initial = absl::Milliseconds(250);
+  absl::Duration full_backoff_max = absl::Seconds(5);
+  // The clock (tests inject a fake one).
+  std::function<absl::Time()> now = absl::Now;
+  // Told the pool's queued profiles, the idle slots workers report, and every dispatch and result. May be
+  // null; not owned.
+  ProgressWatchdog* watchdog = nullptr;
 };
 
 // Thread-safe. Owns one thread for polling and resolving.
@@ -65,6 +78,9 @@ class WorkerPool : public ProfilerPool {
 
   // Resolves, polls once, and keeps polling on the pool's thread.
   void Start();
+  // One round of what the pool's thread does every poll_interval: resolve when due, lift expired
+  // RESOURCE_EXHAUSTED pauses, poll every worker. For tests that drive the pool without Start().
+  void RunRound();
 
   int FreeSlots() const override;
   void SetCapacityListener(std::function<void()> listener) override;
@@ -77,6 +93,8 @@ class WorkerPool : public ProfilerPool {
     int slots = 0;
     int busy = 0;
     bool in_rotation = false;
+    // Paused after RESOURCE_EXHAUSTED.
+    bool full = false;
   };
   std::vector<WorkerView> Workers() const;
 
@@ -93,16 +111,18 @@ class WorkerPool : public ProfilerPool {
 
   void Tick();
   void Resolve();
+  void ResumeExpiredPauses();
+  void OnStatus(const std::string& address, absl::StatusOr<v1::WorkerStatus> status);
   void Poll();
-  void DispatchLocked(std::vector<Launch>* launches);
+  void DispatchLocked(std::vector<Launch>* launches) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void StartLaunches(std::vector<Launch> launches);
   void OnResult(const std::shared_ptr<Task>& task, const std::string& address,
                 absl::StatusOr<v1::ProfileResult> result);
   void Cancel(const std::shared_ptr<Task>& task);
   void Finish(const std::shared_ptr<Task>& task, absl::StatusOr<v1::ProfileResult> result);
-  void MarkFailedLocked(Worker& worker, const std::string& why);
+  void MarkFailedLocked(Worker& worker, const std::string& why) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Notify();
-  void UpdateGaugesLocked();
+  void UpdateGaugesLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void TrackProbe(const std::string& address, std::shared_ptr<CallHandle> handle);
   void ProbeDone();
 
@@ -113,15 +133,16 @@ class WorkerPool : public ProfilerPool {
 
   mutable std::mutex mu_;
   std::condition_variable idle_;
-  std::map<std::string, std::unique_ptr<Worker>> workers_;
-  std::deque<std::shared_ptr<Task>> waiting_;
-  std::set<std::shared_ptr<Task>> running_;
+  std::map<std::string, std::unique_ptr<Worker>> workers_ ABSL_GUARDED_BY(mu_);
+  std::deque<std::shared_ptr<Task>> waiting_ ABSL_GUARDED_BY(mu_);
+  std::set<std::shared_ptr<Task>> running_ ABSL_GUARDED_BY(mu_);
   // The latest probe of each worker (cancelled at shutdown).
-  std::map<std::string, std::shared_ptr<CallHandle>> probes_;
-  int outstanding_ = 0;  // worker calls whose callback has not run yet
-  std::function<void()> listener_;
+  std::map<std::string, std::shared_ptr<CallHandle>> probes_ ABSL_GUARDED_BY(mu_);
+  int outstanding_ ABSL_GUARDED_BY(mu_) = 0;  // worker calls whose callback has not run yet
+  std::function<void()> listener_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  // Only touched by the rounds (the pool's thread, or a test calling RunRound).
   absl::Time next_resolve_ = absl::InfinitePast();
-  bool stopping_ = false;
 
   boost::asio::io_context io_;
   boost::asio::steady_timer timer_;

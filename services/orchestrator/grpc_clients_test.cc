@@ -1,0 +1,139 @@
+// The gRPC agent clients against a real in-process planner server that goes away and comes back on the
+// same port (a rolling restart), or never comes back.
+#include "services/orchestrator/grpc_clients.h"
+
+#include <grpcpp/server.h>
+#include <grpcpp/server_builder.h>
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <future>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "libs/testing/child_process.h"
+#include "prometheus/registry.h"
+
+namespace accelopt::orchestrator {
+namespace {
+
+// Answers every Plan with one sample.
+class CannedPlanner : public v1::PlannerService::CallbackService {
+ public:
+  grpc::ServerUnaryReactor* Plan(grpc::CallbackServerContext* context, const v1::PlanRequest*,
+                                 v1::PlanResponse* response) override {
+    response->add_samples()->set_error("canned");
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+};
+
+class GrpcClientsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const int port = testing::PickFreePort();
+    ASSERT_GT(port, 0);
+    address_ = absl::StrCat("127.0.0.1:", port);
+    metrics_ = std::make_unique<OrchestratorMetrics>(OrchestratorMetrics::Create(registry_));
+  }
+  void TearDown() override {
+    if (server_) server_->Shutdown(std::chrono::system_clock::now());
+  }
+  void StartServer() {
+    grpc::ServerBuilder builder;
+    int port = 0;
+    builder.AddListeningPort(address_, grpc::InsecureServerCredentials(), &port);
+    builder.RegisterService(&planner_);
+    server_ = builder.BuildAndStart();
+    ASSERT_NE(port, 0) << "cannot listen on " << address_;
+  }
+  AgentRetryOptions Retry(absl::Duration max_elapsed) {
+    AgentRetryOptions retry;
+    retry.policy.initial_backoff = absl::Milliseconds(50);
+    retry.policy.max_backoff = absl::Milliseconds(200);
+    retry.policy.max_elapsed = max_elapsed;
+    retry.metrics = metrics_.get();
+    retry.on_retry = [this](const AgentRetryEvent& event) {
+      EXPECT_EQ(event.agent, "planner");
+      EXPECT_EQ(event.method, "Plan");
+      if (retries_.fetch_add(1) + 1 == 3) third_retry_.set_value();
+    };
+    return retry;
+  }
+  double RetriesCounted(const std::string& code) {
+    return metrics_->agent_retries.Add({{"agent", "planner"}, {"code", code}}).Value();
+  }
+  std::future<absl::StatusOr<v1::PlanResponse>> Plan(GrpcPlannerClient& client, absl::Duration deadline) {
+    auto promise = std::make_shared<std::promise<absl::StatusOr<v1::PlanResponse>>>();
+    auto future = promise->get_future();
+    handle_ = client.Plan(v1::PlanRequest(), deadline,
+                          [promise](absl::StatusOr<v1::PlanResponse> r) { promise->set_value(std::move(r)); });
+    return future;
+  }
+
+  std::string address_;
+  prometheus::Registry registry_;
+  std::unique_ptr<OrchestratorMetrics> metrics_;
+  CannedPlanner planner_;
+  std::unique_ptr<grpc::Server> server_;
+  std::atomic<int> retries_{0};
+  std::promise<void> third_retry_;
+  std::shared_ptr<CallHandle> handle_;
+};
+
+TEST_F(GrpcClientsTest, ACallSurvivesThePlannerComingBackOnItsPort) {
+  // Up once, then down (restarting): the channel has seen the service and lost it.
+  StartServer();
+  server_->Shutdown(std::chrono::system_clock::now());
+  server_.reset();
+  GrpcPlannerClient client(MakeChannel(address_), Retry(absl::Seconds(30)));
+  auto result = Plan(client, absl::Seconds(60));
+  // Back only after the call has been retried three times.
+  ASSERT_EQ(third_retry_.get_future().wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  StartServer();
+  ASSERT_EQ(result.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  absl::StatusOr<v1::PlanResponse> response = result.get();
+  ASSERT_TRUE(response.ok()) << response.status();
+  EXPECT_EQ(response->samples_size(), 1);
+  EXPECT_GE(retries_.load(), 3);
+  EXPECT_EQ(RetriesCounted("UNAVAILABLE"), retries_.load());
+}
+
+TEST_F(GrpcClientsTest, ACallGivesUpWithinItsBoundSayingHowItRetried) {
+  GrpcPlannerClient client(MakeChannel(address_), Retry(absl::Seconds(1)));
+  const absl::Time start = absl::Now();
+  auto result = Plan(client, absl::Seconds(60));
+  ASSERT_EQ(result.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  const absl::Duration took = absl::Now() - start;
+  absl::StatusOr<v1::PlanResponse> response = result.get();
+  ASSERT_TRUE(absl::IsUnavailable(response.status())) << response.status();
+  EXPECT_LT(took, absl::Seconds(3));
+  EXPECT_GE(retries_.load(), 3);
+  EXPECT_NE(response.status().message().find(absl::StrCat("(retried ", retries_.load(), " times for ")),
+            std::string::npos)
+      << response.status();
+}
+
+TEST_F(GrpcClientsTest, TheCallsOwnDeadlineBoundsItsRetries) {
+  GrpcPlannerClient client(MakeChannel(address_), Retry(absl::Seconds(60)));
+  const absl::Time start = absl::Now();
+  auto result = Plan(client, absl::Milliseconds(700));
+  ASSERT_EQ(result.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_LT(absl::Now() - start, absl::Seconds(3));
+  const absl::Status status = result.get().status();
+  EXPECT_TRUE(absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status)) << status;
+}
+
+TEST_F(GrpcClientsTest, CancelStopsTheRetries) {
+  GrpcPlannerClient client(MakeChannel(address_), Retry(absl::Seconds(60)));
+  auto result = Plan(client, absl::Seconds(60));
+  ASSERT_EQ(third_retry_.get_future().wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  handle_->Cancel();
+  ASSERT_EQ(result.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  EXPECT_TRUE(absl::IsCancelled(result.get().status()));
+}
+
+}  // namespace
+}  // namespace accelopt::orchestrator
