@@ -4,6 +4,7 @@
 #include <boost/asio/post.hpp>
 #include <mutex>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -120,7 +121,7 @@ class JobEngine::Mailbox {
 
  private:
   std::mutex mu_;
-  boost::asio::io_context* io_;
+  boost::asio::io_context* io_ ABSL_GUARDED_BY(mu_);
 };
 
 // One QUEUED or RUNNING job.
@@ -139,6 +140,11 @@ struct JobEngine::Run {
   // RUNNING and not stopping: completions for inactive runs are dropped.
   bool active = false;
   std::vector<std::shared_ptr<EventSink>> watchers;
+  // What the store holds for the job: the state after its last committed transition.
+  v1::JobRecord committed_record;
+  std::map<std::string, v1::Candidate> committed_candidates;
+  // The first store error of the job. Once set the job writes nothing more but the record of its failure.
+  absl::Status store_error;
 
   v1::Job& job() { return *record.mutable_job(); }
   const v1::JobSpec& spec() const { return record.job().spec(); }
@@ -185,6 +191,7 @@ absl::Status JobEngine::Start() {
     if (record.job().state() == v1::JOB_STATE_RUNNING || record.job().state() == v1::JOB_STATE_QUEUED) {
       auto run = std::make_unique<Run>();
       run->record = std::move(record);
+      run->committed_record = run->record;
       std::string id = run->id();
       runs_[id] = std::move(run);
     }
@@ -258,7 +265,13 @@ void JobEngine::SubmitJob(v1::SubmitJobRequest request, Callback<v1::SubmitJobRe
     ++jobs_by_state_[v1::JOB_STATE_QUEUED];
     Run& ref = *run;
     runs_[job_id] = std::move(run);
-    Commit(ref, std::move(txn));
+    if (absl::Status s = Write(ref, std::move(txn)); !s.ok()) {
+      // Nothing of the job is stored: it does not exist.
+      --jobs_by_state_[v1::JOB_STATE_QUEUED];
+      runs_.erase(job_id);
+      ACCELOPT_LOG(ERROR) << "cannot store a submitted job: " << s.message();
+      return std::move(done)(absl::Status(s.code(), absl::StrCat("cannot store the job: ", s.message())));
+    }
     ACCELOPT_LOG(INFO).With("job_id", job_id) << "job submitted";
     queued_.push_back(job_id);
     UpdateJobGauges();
@@ -391,6 +404,7 @@ void JobEngine::Resume(Run& run) {
     }
     if (stored.state() != v1::CANDIDATE_STATE_DONE) unfinished.push_back(&stored);
   }
+  run.committed_candidates = run.candidates;
   std::sort(unfinished.begin(), unfinished.end(),
             [](v1::Candidate* a, v1::Candidate* b) { return a->ordinal() < b->ordinal(); });
   ACCELOPT_LOG(INFO).With("job_id", run.id())
@@ -416,15 +430,18 @@ void JobEngine::Resume(Run& run) {
 }
 
 void JobEngine::ScheduleQueued() {
-  int running = 0;
-  for (auto& [id, run] : runs_) running += run->record.job().state() == v1::JOB_STATE_RUNNING ? 1 : 0;
-  while (running < options_.max_running_jobs && !queued_.empty()) {
+  // Counted again after each start: a start the store refuses fails its job at once.
+  auto running = [this] {
+    int n = 0;
+    for (auto& [id, run] : runs_) n += run->record.job().state() == v1::JOB_STATE_RUNNING ? 1 : 0;
+    return n;
+  };
+  while (!queued_.empty() && running() < options_.max_running_jobs) {
     std::string id = queued_.front();
     queued_.pop_front();
     Run* run = FindRun(id);
     if (run == nullptr || run->record.job().state() != v1::JOB_STATE_QUEUED) continue;
     StartJob(*run);
-    ++running;
   }
 }
 
@@ -449,7 +466,7 @@ void JobEngine::StartJob(Run& run) {
   *baseline.mutable_created_at() = Now();
   run.original_by_hash[baseline.kernel().sha256()] = kBaselineCandidateId;
   txn.PutCandidate(baseline);
-  Commit(run, std::move(txn));
+  if (!Commit(run, std::move(txn))) return;
   UpdateJobGauges();
   EnqueueProfile(run, kBaselineCandidateId);
   PumpProfiles();
@@ -553,7 +570,7 @@ void JobEngine::OnPlanned(const std::string& job_id, int iteration, int rank, ab
   while (response.samples_size() < n) response.add_samples()->set_error("the planner returned fewer plans");
   Transaction txn;
   txn.PutPlans(job_id, iteration, run->record.beam(rank), response);
-  Commit(*run, std::move(txn));
+  if (!Commit(*run, std::move(txn))) return;
   ImplementPlans(*run, rank, response);
   AfterTransition(*run);
 }
@@ -656,7 +673,7 @@ void JobEngine::OnImplemented(const std::string& job_id, int iteration, int rank
     txn.PutCandidate(c);
     to_profile.push_back(id);
   }
-  Commit(*run, std::move(txn));
+  if (!Commit(*run, std::move(txn))) return;
   for (const std::string& id : to_profile) EnqueueProfile(*run, id);
   PumpProfiles();
   AfterTransition(*run);
@@ -776,7 +793,7 @@ void JobEngine::OnProfiled(const std::string& job_id, const std::string& candida
     txn.AddEvent(&run->record, std::move(e));
     if (metrics_ != nullptr) metrics_->best_speedup.Set(c.speedup_vs_baseline());
   }
-  Commit(*run, std::move(txn));
+  if (!Commit(*run, std::move(txn))) return;
   PumpProfiles();
   AfterTransition(*run);
 }
@@ -808,7 +825,7 @@ void JobEngine::OnBaseline(Run& run, Transaction& txn, const v1::Candidate& base
   run.record.clear_beam();
   run.record.add_beam(kBaselineCandidateId);
   BeginIteration(run, txn, 1);
-  Commit(run, std::move(txn));
+  if (!Commit(run, std::move(txn))) return;
   AfterTransition(run);
   if (run.active) StartIterationWork(run);
 }
@@ -845,7 +862,7 @@ void JobEngine::FinishIteration(Run& run) {
   v1::JobEvent e;
   e.mutable_iteration_finished()->set_iteration(t);
   txn.AddEvent(&run.record, std::move(e));
-  Commit(run, std::move(txn));
+  if (!Commit(run, std::move(txn))) return;
   if (metrics_ != nullptr) metrics_->iterations.Increment();
   Summarize(run);
 }
@@ -941,7 +958,7 @@ void JobEngine::OnSummarized(const std::string& job_id, int iteration,
     return;
   }
   BeginIteration(*run, txn, iteration + 1);
-  Commit(*run, std::move(txn));
+  if (!Commit(*run, std::move(txn))) return;
   AfterTransition(*run);
   if (run->active) StartIterationWork(*run);
 }
@@ -972,15 +989,27 @@ void JobEngine::Stop(Run& run, Transaction txn, v1::JobState state, v1::StopReas
     txn.AddEvent(&run.record, std::move(e));
   }
   txn.AddEvent(&run.record, StateChangedEvent(state, reason, job.message()));
-  Commit(run, std::move(txn));
+  absl::Status stored;
+  if (run.store_error.ok()) {
+    // A refused write fails the job instead (FailOnStoreError has stopped it).
+    if (!Commit(run, std::move(txn))) return;
+  } else {
+    // The one write allowed after a store error: the record of the failure.
+    stored = Write(run, std::move(txn));
+    if (!stored.ok()) {
+      ACCELOPT_LOG(ERROR).With("job_id", run.id())
+          << "cannot store the job's failure either; it is failed in memory only: " << stored.message();
+    }
+  }
   ACCELOPT_LOG(INFO).With("job_id", run.id())
       << "job " << JobStateName(state) << " (" << StopReasonName(reason) << "), best speedup " << job.best_speedup();
-  for (auto& sink : run.watchers) sink->OnEnd(absl::OkStatus());
+  for (auto& sink : run.watchers) sink->OnEnd(stored);
   run.watchers.clear();
   const std::string id = run.id();
   queued_.erase(std::remove(queued_.begin(), queued_.end(), id), queued_.end());
-  // Callers up the stack may still hold `run`: forget it once they have returned.
-  Post([this, id] { runs_.erase(id); });
+  // Callers up the stack may still hold `run`: forget it once they have returned. A failure the store did not
+  // take stays in memory, so the job reads FAILED until a restart shows its last committed state.
+  if (stored.ok()) Post([this, id] { runs_.erase(id); });
   UpdateJobGauges();
   ScheduleQueued();
   PumpProfiles();
@@ -1051,17 +1080,38 @@ void JobEngine::AddUsage(Run& run, const std::string& agent, const v1::TokenUsag
   }
 }
 
-void JobEngine::Commit(Run& run, Transaction txn) {
+bool JobEngine::Commit(Run& run, Transaction txn) {
+  if (!run.store_error.ok()) return false;
+  absl::Status s = Write(run, std::move(txn));
+  if (s.ok()) return true;
+  FailOnStoreError(run, s);
+  return false;
+}
+
+absl::Status JobEngine::Write(Run& run, Transaction txn) {
   UpdateWall(run);
   *run.job().mutable_updated_at() = Now();
   txn.PutJob(run.record);
   std::vector<v1::JobEvent> events = txn.events();
-  if (absl::Status s = store_->Commit(std::move(txn)); !s.ok()) {
-    ACCELOPT_LOG(ERROR).With("job_id", run.id()) << "cannot store a transition: " << s.message();
-    return;
+  std::map<std::string, v1::Candidate> candidates = txn.TakeCandidates();
+  if (absl::Status s = store_->Commit(std::move(txn)); !s.ok()) return s;
+  run.committed_record = run.record;
+  for (auto& [id, c] : candidates) run.committed_candidates[id] = std::move(c);
+  if (!events.empty()) {
+    for (auto& sink : run.watchers) sink->OnEvents(events);
   }
-  if (events.empty()) return;
-  for (auto& sink : run.watchers) sink->OnEvents(events);
+  return absl::OkStatus();
+}
+
+void JobEngine::FailOnStoreError(Run& run, const absl::Status& error) {
+  ACCELOPT_LOG(ERROR).With("job_id", run.id()) << "cannot store a transition, the job fails: " << error.message();
+  run.store_error = error;
+  // Nothing in memory goes past what is on disk: back to the last committed transition.
+  SetState(run, run.committed_record.job().state());
+  run.record = run.committed_record;
+  run.candidates = run.committed_candidates;
+  Stop(run, Transaction(), v1::JOB_STATE_FAILED, v1::STOP_REASON_STORE_ERROR,
+       absl::StrCat("the job store refused a write: ", error.ToString()), "");
 }
 
 uint64_t JobEngine::Track(Run& run, std::shared_ptr<CallHandle> handle) {

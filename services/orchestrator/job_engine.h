@@ -4,6 +4,9 @@
 //
 // Durability: every transition (a candidate's result with the job's counters, best and events; a plan
 // record with its token usage; an iteration's end with the next beam) is one atomic JobStore commit.
+// Store errors are sticky: a refused commit fails the job (FAILED, STOP_REASON_STORE_ERROR) at its last
+// committed transition; the engine then writes nothing more for it but that failure (and if even that write
+// fails, the job is failed in memory only and a restart shows its last committed state).
 // Start() resumes every RUNNING and QUEUED job from the store: candidates with a stored result are never
 // profiled again, candidates stored without one are re-dispatched, stored plans are not re-requested.
 #pragma once
@@ -129,7 +132,13 @@ class JobEngine {
   bool IsFinished(const Run& run) const;
   void Finalize(Run& run, Transaction& txn, v1::Candidate& candidate);
   void AddUsage(Run& run, const std::string& agent, const v1::TokenUsage& usage);
-  void Commit(Run& run, Transaction txn);
+  // Stores a transition of `run` (with its record). False when the store refused it: the job has then
+  // failed (FailOnStoreError) and the caller must not go on with the transition.
+  bool Commit(Run& run, Transaction txn);
+  // Stores a transition; on success it becomes the run's committed state and its events go to watchers.
+  absl::Status Write(Run& run, Transaction txn);
+  // Rolls the run back to its last committed transition and stops it FAILED with STOP_REASON_STORE_ERROR.
+  void FailOnStoreError(Run& run, const absl::Status& error);
   uint64_t Track(Run& run, std::shared_ptr<CallHandle> handle);
   bool Untrack(Run& run, uint64_t call_id);
   int ExpectedPerIteration(const Run& run) const;
