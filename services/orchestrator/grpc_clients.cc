@@ -4,6 +4,7 @@
 
 #include <mutex>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/time/clock.h"
 #include "libs/core/status_convert.h"
 
@@ -31,7 +32,7 @@ class UnaryCall : public CallHandle {
 
  private:
   std::mutex mu_;
-  bool finished_ = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 // Starts `start(context, request, response, on_done)` (a stub->async() method) and reports the response or

@@ -50,8 +50,7 @@ void JobEngine::Stop(Run& run, Transaction txn, v1::JobState state, v1::StopReas
   run.active = false;
   for (auto& [call_id, handle] : run.calls) handle->Cancel();
   run.calls.clear();
-  run.profile_queue.clear();
-  run.queued_since.clear();
+  profile_queues_.Drop(run.id());
   for (auto& [id, c] : run.candidates) {
     if (c.state() == v1::CANDIDATE_STATE_DONE) continue;
     c.mutable_result()->set_verdict(v1::VERDICT_CANCELLED);

@@ -30,6 +30,7 @@
 #include "services/orchestrator/job_spec.h"
 #include "services/orchestrator/job_store.h"
 #include "services/orchestrator/orchestrator_metrics.h"
+#include "services/orchestrator/profile_queues.h"
 #include "services/orchestrator/profiler_pool.h"
 #include "services/orchestrator/stage_queue.h"
 
@@ -140,7 +141,7 @@ class JobEngine {
   // The profile dispatcher (profile_dispatch.cc).
   void EnqueueProfile(Run& run, const std::string& candidate_id);
   void PumpProfiles();
-  void Dispatch(Run& run, const std::string& candidate_id);
+  void Dispatch(Run& run, const std::string& candidate_id, absl::Time queued_since);
   void OnProfiled(const std::string& job_id, const std::string& candidate_id, ProfileOutcome outcome);
 
   // Commits, stops and store errors (job_commit.cc).
@@ -181,7 +182,7 @@ class JobEngine {
   // Loop state.
   std::map<std::string, std::unique_ptr<Run>> runs_;  // QUEUED and RUNNING jobs
   std::deque<std::string> queued_;
-  std::string last_served_;  // round-robin cursor of the profile dispatch
+  ProfileQueues profile_queues_;
   std::map<v1::JobState, int> jobs_by_state_;
   StageQueue planner_stage_;
   StageQueue executor_stage_;

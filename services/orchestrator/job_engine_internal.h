@@ -5,7 +5,6 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -50,8 +49,6 @@ struct JobEngine::Run {
   std::map<std::string, std::string> original_by_hash;
   // Final candidates of record.iteration.
   int iteration_final = 0;
-  std::deque<std::string> profile_queue;
-  std::map<std::string, absl::Time> queued_since;
   std::map<uint64_t, std::shared_ptr<CallHandle>> calls;
   absl::Time running_since;
   double wall_base = 0;

@@ -1,5 +1,5 @@
-// The profile dispatcher: per-job profile queues served round-robin whenever the pool has a free slot, and
-// the transition a profile result makes (the candidate's verdict, the job's counters and best).
+// The profile dispatcher: candidates from the per-job queues (profile_queues.h) go to the pool whenever it
+// has a free slot; and the transition a profile result makes (the candidate's verdict, the job's counters and best).
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "services/orchestrator/beam_selection.h"
@@ -13,45 +13,27 @@
 namespace accelopt::orchestrator {
 
 void JobEngine::EnqueueProfile(Run& run, const std::string& candidate_id) {
-  run.profile_queue.push_back(candidate_id);
-  run.queued_since[candidate_id] = absl::Now();
+  profile_queues_.Push(run.id(), candidate_id, absl::Now());
 }
 
 void JobEngine::PumpProfiles() {
-  // Round-robin over jobs with queued profiles, starting after the job served last.
-  int free = clients_.profilers->FreeSlots();
-  while (free > 0) {
-    Run* next = nullptr;
-    auto it = runs_.upper_bound(last_served_);
-    for (size_t n = 0; n < runs_.size(); ++n, ++it) {
-      if (it == runs_.end()) it = runs_.begin();
-      if (it->second->active && !it->second->profile_queue.empty()) {
-        next = it->second.get();
-        break;
-      }
-    }
-    if (next == nullptr) break;
-    last_served_ = next->id();
-    std::string id = next->profile_queue.front();
-    next->profile_queue.pop_front();
-    Dispatch(*next, id);
-    free = clients_.profilers->FreeSlots();
+  auto active = [this](const std::string& job_id) {
+    Run* run = FindRun(job_id);
+    return run != nullptr && run->active;
+  };
+  while (clients_.profilers->FreeSlots() > 0) {
+    std::optional<ProfileQueues::Entry> next = profile_queues_.Pop(active);
+    if (!next.has_value()) break;
+    Dispatch(*FindRun(next->job_id), next->candidate_id, next->since);
   }
-  if (metrics_ != nullptr) {
-    size_t depth = 0;
-    for (auto& [id, run] : runs_) depth += run->profile_queue.size();
-    metrics_->SetQueueDepth(kStageProfile, static_cast<double>(depth));
-  }
+  if (metrics_ != nullptr) metrics_->SetQueueDepth(kStageProfile, static_cast<double>(profile_queues_.size()));
 }
 
-void JobEngine::Dispatch(Run& run, const std::string& candidate_id) {
+void JobEngine::Dispatch(Run& run, const std::string& candidate_id, absl::Time queued_since) {
   v1::Candidate& c = run.candidates[candidate_id];
   if (c.state() == v1::CANDIDATE_STATE_DONE) return;
   c.set_state(v1::CANDIDATE_STATE_PROFILING);
-  if (metrics_ != nullptr) {
-    metrics_->ObserveWait(kStageProfile, absl::ToDoubleSeconds(absl::Now() - run.queued_since[candidate_id]));
-  }
-  run.queued_since.erase(candidate_id);
+  if (metrics_ != nullptr) metrics_->ObserveWait(kStageProfile, absl::ToDoubleSeconds(absl::Now() - queued_since));
   const v1::JobSpec& spec = run.spec();
   v1::ProfileRequest request = BuildProfileRequest(spec, c);
   const absl::Duration timeout = spec.profile().timeout_seconds() > 0 ? absl::Seconds(spec.profile().timeout_seconds())
