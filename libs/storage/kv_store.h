@@ -1,14 +1,13 @@
-// A durable key-value store with column families and atomic batches, over RocksDB. No RocksDB type appears
-// in this interface; errors are absl::Status.
+// A durable key-value store with column families and atomic batches. KvStore is the interface the
+// services program against; RocksKvStore (rocks_kv_store.h) is the real one, and tests wrap it (e.g.
+// libs/testing/fault_injecting_kv_store.h). No RocksDB type appears here; errors are absl::Status.
 //
-// Thread-safe: any method may be called from any thread.
+// Implementations are thread-safe: any method may be called from any thread.
 #pragma once
 
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -20,6 +19,11 @@ namespace accelopt::storage {
 // A set of writes applied all together or not at all.
 class WriteBatch {
  public:
+  struct Op {
+    std::string family, key, value;
+    bool is_delete;
+  };
+
   WriteBatch();
   ~WriteBatch();
   WriteBatch(WriteBatch&&) noexcept;
@@ -28,42 +32,35 @@ class WriteBatch {
   void Put(absl::string_view family, absl::string_view key, absl::string_view value);
   void Delete(absl::string_view family, absl::string_view key);
   bool empty() const;
+  // The writes, in the order they were added.
+  const std::vector<Op>& ops() const { return ops_; }
 
  private:
-  friend class KvStore;
-  struct Op {
-    std::string family, key, value;
-    bool is_delete;
-  };
   std::vector<Op> ops_;
 };
 
 class KvStore {
  public:
-  // Opens (creating when missing) the store at `path` with the given column families (the default family
-  // always exists as "default"). Writes are synced to disk before they return.
+  using ScanFn = std::function<bool(absl::string_view key, absl::string_view value)>;
+
+  // Opens (creating when missing) the RocksDB store at `path`; see RocksKvStore::Open.
   static absl::StatusOr<std::unique_ptr<KvStore>> Open(const std::string& path,
                                                        const std::vector<std::string>& families);
-  ~KvStore();
+  virtual ~KvStore() = default;
 
   // NOT_FOUND when the key does not exist; INVALID_ARGUMENT for an unknown family.
-  absl::StatusOr<std::string> Get(absl::string_view family, absl::string_view key) const;
-  absl::Status Put(absl::string_view family, absl::string_view key, absl::string_view value);
-  // Not an error when the key does not exist.
-  absl::Status Delete(absl::string_view family, absl::string_view key);
-  // Applies every write of `batch` atomically and durably.
-  absl::Status Write(WriteBatch batch);
+  virtual absl::StatusOr<std::string> Get(absl::string_view family, absl::string_view key) const = 0;
+  // Applies every write of `batch` atomically and durably; on error none of them is applied.
+  virtual absl::Status Write(WriteBatch batch) = 0;
   // Calls `fn(key, value)` for every key starting with `prefix`, in key order, until it returns false.
-  absl::Status Scan(absl::string_view family, absl::string_view prefix,
-                    const std::function<bool(absl::string_view, absl::string_view)>& fn) const;
+  virtual absl::Status Scan(absl::string_view family, absl::string_view prefix, const ScanFn& fn) const = 0;
   // Like Scan, from the last key with `prefix` backwards.
-  absl::Status ScanReverse(absl::string_view family, absl::string_view prefix,
-                           const std::function<bool(absl::string_view, absl::string_view)>& fn) const;
+  virtual absl::Status ScanReverse(absl::string_view family, absl::string_view prefix, const ScanFn& fn) const = 0;
 
- private:
-  struct Impl;
-  explicit KvStore(std::unique_ptr<Impl> impl);
-  std::unique_ptr<Impl> impl_;
+  // A one-write batch.
+  absl::Status Put(absl::string_view family, absl::string_view key, absl::string_view value);
+  // Not an error when the key does not exist. A one-write batch.
+  absl::Status Delete(absl::string_view family, absl::string_view key);
 };
 
 }  // namespace accelopt::storage

@@ -5,17 +5,11 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/strings/str_cat.h"
+#include "libs/core/splitmix64.h"
 #include "libs/core/status_macros.h"
 
 namespace accelopt::memory {
 namespace {
-
-uint64_t SplitMix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 absl::StatusOr<std::vector<v1::Experience>> Fifo(const ExperienceStore& store, const std::string& ns, int capacity) {
   std::vector<v1::Experience> out;
@@ -45,7 +39,7 @@ absl::StatusOr<std::vector<v1::Experience>> Random(const ExperienceStore& store,
   // The batch holds the newest sequences; everything before them is older.
   const int64_t older = std::max<int64_t>(0, store.CountIn(ns) - static_cast<int64_t>(batch.size()));
   const int64_t want = std::min<int64_t>(capacity - static_cast<int64_t>(batch.size()), older);
-  std::mt19937_64 rng(SplitMix64(seed ^ SplitMix64(static_cast<uint64_t>(newest_sequence))));
+  std::mt19937_64 rng(core::SplitMix64(seed ^ core::SplitMix64(static_cast<uint64_t>(newest_sequence))));
   // Partial Fisher-Yates over positions [0, older); `moved` holds the positions swapped so far.
   absl::flat_hash_map<int64_t, int64_t> moved;
   auto at = [&](int64_t i) {

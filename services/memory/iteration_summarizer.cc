@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "libs/core/sha256.h"
+#include "libs/core/splitmix64.h"
 #include "libs/core/status_macros.h"
 
 namespace accelopt::memory {
@@ -27,11 +28,7 @@ void AddUsage(const v1::TokenUsage& from, v1::TokenUsage* into) {
 
 // A seed per pair from the request seed and the pair's experience id: stable across retries and builds.
 uint64_t PairSeed(uint64_t seed, const std::string& id) {
-  uint64_t z = seed ^ std::strtoull(core::Sha256Hex(id).substr(0, 16).c_str(), nullptr, 16);
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
+  return core::SplitMix64(seed ^ std::strtoull(core::Sha256Hex(id).substr(0, 16).c_str(), nullptr, 16));
 }
 
 }  // namespace

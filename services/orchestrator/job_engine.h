@@ -4,6 +4,9 @@
 //
 // Durability: every transition (a candidate's result with the job's counters, best and events; a plan
 // record with its token usage; an iteration's end with the next beam) is one atomic JobStore commit.
+// Store errors are sticky: a refused commit fails the job (FAILED, STOP_REASON_STORE_ERROR) at its last
+// committed transition; the engine then writes nothing more for it but that failure (and if even that write
+// fails, the job is failed in memory only and a restart shows its last committed state).
 // Start() resumes every RUNNING and QUEUED job from the store: candidates with a stored result are never
 // profiled again, candidates stored without one are re-dispatched, stored plans are not re-requested.
 #pragma once
@@ -27,6 +30,7 @@
 #include "services/orchestrator/job_spec.h"
 #include "services/orchestrator/job_store.h"
 #include "services/orchestrator/orchestrator_metrics.h"
+#include "services/orchestrator/profile_queues.h"
 #include "services/orchestrator/profiler_pool.h"
 #include "services/orchestrator/stage_queue.h"
 
@@ -91,48 +95,74 @@ class JobEngine {
   void Unwatch(std::shared_ptr<EventSink> sink);
 
  private:
+  // The parts of the engine (see job_engine_internal.h for the file of each).
   struct Run;
   class Mailbox;
+  template <typename Response>
+  using StageStart = absl::AnyInvocable<std::shared_ptr<CallHandle>(Callback<Response>) &&>;
 
+  // The loop (job_engine.cc).
   void Post(absl::AnyInvocable<void() &&> fn);
   // Wraps a completion so it runs on the loop (only while the engine lives).
   template <typename T>
   Callback<T> OnLoop(absl::AnyInvocable<void(absl::StatusOr<T>) &&> fn);
-
-  // Life cycle of a job.
-  void Resume(Run& run);
+  // One outbound call of the job on `stage`, while the job is active in (iteration, phase): waits for a slot,
+  // starts the call with `start` and tracks it; on completion releases the slot and, if the job is still
+  // there, hands the response to `done` on the loop.
+  template <typename Response>
+  void CallOnStage(StageQueue& stage, const std::string& job_id, int iteration, v1::JobRecord::Phase phase,
+                   StageStart<Response> start, Callback<Response> done);
   void ScheduleQueued();
+  void Tick();
+
+  // The per-job search state machine (job_search.cc).
+  void Resume(Run& run);
   void StartJob(Run& run);
   void BeginIteration(Run& run, Transaction& txn, int iteration);
   void StartIterationWork(Run& run);
   void StartParent(Run& run, int rank);
+  void RequestPlans(const std::string& job_id, int iteration, int rank, v1::PlanRequest plan,
+                    absl::StatusOr<v1::QueryExperiencesResponse> experiences);
   void OnPlanned(const std::string& job_id, int iteration, int rank, absl::StatusOr<v1::PlanResponse> plans);
   void ImplementPlans(Run& run, int rank, const v1::PlanResponse& plans);
   void OnImplemented(const std::string& job_id, int iteration, int rank, int plan_index, v1::Plan plan,
                      absl::StatusOr<v1::ImplementResponse> response);
-  void EnqueueProfile(Run& run, const std::string& candidate_id);
-  void PumpProfiles();
-  void Dispatch(Run& run, const std::string& candidate_id);
-  void OnProfiled(const std::string& job_id, const std::string& candidate_id, ProfileOutcome outcome);
   void OnBaseline(Run& run, Transaction& txn, const v1::Candidate& baseline);
+  // Makes `best` the job's best (at `speedup` over the baseline), with its NewBest event.
+  void SetBest(Run& run, Transaction& txn, const v1::Candidate& best, double speedup);
   void AfterTransition(Run& run);
   void FinishIteration(Run& run);
   void Summarize(Run& run);
   void OnSummarized(const std::string& job_id, int iteration, absl::StatusOr<v1::SummarizeIterationResponse> response);
-  void Stop(Run& run, Transaction txn, v1::JobState state, v1::StopReason reason, const std::string& message,
-            const std::string& detail);
-  void Tick();
-
-  // Helpers.
-  Run* FindRun(const std::string& job_id);
-  Run* FindActive(const std::string& job_id, int iteration);
-  bool IsFinished(const Run& run) const;
   void Finalize(Run& run, Transaction& txn, v1::Candidate& candidate);
   void AddUsage(Run& run, const std::string& agent, const v1::TokenUsage& usage);
-  void Commit(Run& run, Transaction txn);
+  int ExpectedPerIteration(const Run& run) const;
+
+  // The profile dispatcher (profile_dispatch.cc).
+  void EnqueueProfile(Run& run, const std::string& candidate_id);
+  void PumpProfiles();
+  void Dispatch(Run& run, const std::string& candidate_id, absl::Time queued_since);
+  void OnProfiled(const std::string& job_id, const std::string& candidate_id, ProfileOutcome outcome);
+
+  // Commits, stops and store errors (job_commit.cc).
+  // Stores a transition of `run` (with its record). False when the store refused it: the job has then
+  // failed (FailOnStoreError) and the caller must not go on with the transition.
+  bool Commit(Run& run, Transaction txn);
+  // Stores a transition; on success it becomes the run's committed state and its events go to watchers.
+  absl::Status Write(Run& run, Transaction txn);
+  // Rolls the run back to its last committed transition and stops it FAILED with STOP_REASON_STORE_ERROR.
+  void FailOnStoreError(Run& run, const absl::Status& error);
+  void Stop(Run& run, Transaction txn, v1::JobState state, v1::StopReason reason, const std::string& message,
+            const std::string& detail);
+
+  // Helpers (job_engine.cc).
+  Run* FindRun(const std::string& job_id);
+  // The run if it is active at `iteration` in `phase`, else null (its completions are dropped).
+  Run* FindActive(const std::string& job_id, int iteration,
+                  v1::JobRecord::Phase phase = v1::JobRecord::PHASE_SEARCHING);
+  bool IsFinished(const Run& run) const;
   uint64_t Track(Run& run, std::shared_ptr<CallHandle> handle);
   bool Untrack(Run& run, uint64_t call_id);
-  int ExpectedPerIteration(const Run& run) const;
   void SetState(Run& run, v1::JobState state);
   void UpdateJobGauges();
   void UpdateWall(Run& run);
@@ -152,7 +182,7 @@ class JobEngine {
   // Loop state.
   std::map<std::string, std::unique_ptr<Run>> runs_;  // QUEUED and RUNNING jobs
   std::deque<std::string> queued_;
-  std::string last_served_;  // round-robin cursor of the profile dispatch
+  ProfileQueues profile_queues_;
   std::map<v1::JobState, int> jobs_by_state_;
   StageQueue planner_stage_;
   StageQueue executor_stage_;

@@ -35,6 +35,7 @@ void Transaction::PutJob(const v1::JobRecord& record) {
 void Transaction::PutCandidate(const v1::Candidate& candidate) {
   batch_.Put(kCandidates, absl::StrCat(candidate.job_id(), "/", candidate.candidate_id()),
              candidate.SerializeAsString());
+  candidates_[candidate.candidate_id()] = candidate;
 }
 
 void Transaction::PutPlans(absl::string_view job_id, int iteration, absl::string_view parent_id,

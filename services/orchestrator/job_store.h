@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,12 +45,16 @@ class Transaction {
 
   // Events added so far, in order (to publish to watchers after the commit).
   const std::vector<v1::JobEvent>& events() const { return events_; }
+  // The candidates put so far, the last version of each by id (what the store holds after the commit).
+  // Moves them out; the writes themselves stay in the transaction.
+  std::map<std::string, v1::Candidate> TakeCandidates() { return std::move(candidates_); }
   bool empty() const { return batch_.empty(); }
 
  private:
   friend class JobStore;
   storage::WriteBatch batch_;
   std::vector<v1::JobEvent> events_;
+  std::map<std::string, v1::Candidate> candidates_;
 };
 
 // Thread-safe (the KvStore is).

@@ -3,6 +3,7 @@
 #include <deque>
 #include <mutex>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "libs/core/status_convert.h"
 
@@ -106,12 +107,13 @@ class WatchSink : public EventSink {
   }
 
   std::mutex mu_;
-  grpc::ServerWriteReactor<v1::JobEvent>* reactor_;
-  std::deque<v1::JobEvent> pending_;
+  grpc::ServerWriteReactor<v1::JobEvent>* reactor_ ABSL_GUARDED_BY(mu_);
+  std::deque<v1::JobEvent> pending_ ABSL_GUARDED_BY(mu_);
+  // Set under mu_ when a write starts, then read by that write only (writing_ keeps it unchanged meanwhile).
   v1::JobEvent current_;
-  bool writing_ = false;
-  bool finished_ = false;
-  std::optional<absl::Status> end_;
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  std::optional<absl::Status> end_ ABSL_GUARDED_BY(mu_);
 };
 
 class WatchReactor : public grpc::ServerWriteReactor<v1::JobEvent> {

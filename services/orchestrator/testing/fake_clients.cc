@@ -66,8 +66,8 @@ std::optional<double> FakeLatency(const std::string& source) {
 
 struct HeldCalls::Entry : public CallHandle {
   std::mutex mu;
-  bool finished = false;
-  std::function<void(bool)> complete;
+  bool finished ABSL_GUARDED_BY(mu) = false;
+  std::function<void(bool)> complete ABSL_GUARDED_BY(mu);
   std::atomic<int>* cancelled_counter = nullptr;
 
   void Finish(bool cancelled) {

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
 #include "services/orchestrator/agent_clients.h"
 #include "services/orchestrator/profiler_pool.h"
@@ -42,7 +43,7 @@ class HeldCalls {
  private:
   struct Entry;
   mutable std::mutex mu_;
-  std::vector<std::shared_ptr<Entry>> entries_;
+  std::vector<std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
   std::atomic<int> cancelled_{0};
 };
 
@@ -62,10 +63,10 @@ class FakePlanner : public PlannerClient {
 
  private:
   mutable std::mutex mu_;
-  Handler handler_;
+  Handler handler_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> hold_{false};
   HeldCalls held_;
-  std::vector<v1::PlanRequest> requests_;
+  std::vector<v1::PlanRequest> requests_ ABSL_GUARDED_BY(mu_);
 };
 
 // Answers from `handler` (default: K FakeKernels whose latency is the parent's times a factor in
@@ -86,10 +87,10 @@ class FakeExecutor : public ExecutorClient {
 
  private:
   mutable std::mutex mu_;
-  Handler handler_;
+  Handler handler_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> hold_{false};
   HeldCalls held_;
-  std::vector<v1::ImplementRequest> requests_;
+  std::vector<v1::ImplementRequest> requests_ ABSL_GUARDED_BY(mu_);
 };
 
 // Keeps experiences per namespace (FIFO); SummarizeIteration adds one per OK sample faster than its parent
@@ -107,9 +108,9 @@ class FakeMemory : public MemoryClient {
 
  private:
   mutable std::mutex mu_;
-  std::map<std::string, std::vector<v1::Experience>> by_namespace_;
-  std::vector<v1::SummarizeIterationRequest> summarize_requests_;
-  int queries_ = 0;
+  std::map<std::string, std::vector<v1::Experience>> by_namespace_ ABSL_GUARDED_BY(mu_);
+  std::vector<v1::SummarizeIterationRequest> summarize_requests_ ABSL_GUARDED_BY(mu_);
+  int queries_ ABSL_GUARDED_BY(mu_) = 0;
   std::atomic<bool> fail_summarize_{false};
 };
 
@@ -141,10 +142,10 @@ class FakeProfilerPool : public ProfilerPool {
 
   const int slots_;
   mutable std::mutex mu_;
-  int in_flight_ = 0;
-  std::function<void()> listener_;
-  std::map<std::string, int> executions_;
-  std::vector<std::string> order_;
+  int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  std::function<void()> listener_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int> executions_ ABSL_GUARDED_BY(mu_);
+  std::vector<std::string> order_ ABSL_GUARDED_BY(mu_);
   std::atomic<int> hold_after_{1 << 30};
   std::atomic<int> dispatched_{0};
   std::atomic<int> answered_{0};

@@ -1,4 +1,4 @@
-#include "libs/storage/kv_store.h"
+#include "libs/storage/rocks_kv_store.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -14,8 +14,8 @@ std::string FreshDir(const std::string& name) {
   return dir;
 }
 
-TEST(KvStoreTest, PutGetDeleteAcrossFamilies) {
-  auto store = KvStore::Open(FreshDir("basic"), {"jobs", "events"});
+TEST(RocksKvStoreTest, PutGetDeleteAcrossFamilies) {
+  auto store = RocksKvStore::Open(FreshDir("basic"), {"jobs", "events"});
   ASSERT_TRUE(store.ok()) << store.status();
   ASSERT_TRUE((*store)->Put("jobs", "j1", "a").ok());
   ASSERT_TRUE((*store)->Put("events", "j1", "b").ok());
@@ -26,8 +26,8 @@ TEST(KvStoreTest, PutGetDeleteAcrossFamilies) {
   EXPECT_EQ((*store)->Get("nope", "j1").status().code(), absl::StatusCode::kInvalidArgument);
 }
 
-TEST(KvStoreTest, BatchIsAllOrNothing) {
-  auto store = KvStore::Open(FreshDir("batch"), {"a"});
+TEST(RocksKvStoreTest, BatchIsAllOrNothing) {
+  auto store = RocksKvStore::Open(FreshDir("batch"), {"a"});
   ASSERT_TRUE(store.ok());
   WriteBatch bad;
   bad.Put("a", "k1", "v1");
@@ -41,8 +41,8 @@ TEST(KvStoreTest, BatchIsAllOrNothing) {
   EXPECT_EQ(*(*store)->Get("a", "k2"), "v2");
 }
 
-TEST(KvStoreTest, ScansByPrefixForwardAndBackward) {
-  auto store = KvStore::Open(FreshDir("scan"), {"c"});
+TEST(RocksKvStoreTest, ScansByPrefixForwardAndBackward) {
+  auto store = RocksKvStore::Open(FreshDir("scan"), {"c"});
   ASSERT_TRUE(store.ok());
   for (const char* k : {"j1/001", "j1/002", "j1/003", "j2/001"}) ASSERT_TRUE((*store)->Put("c", k, k).ok());
   std::vector<std::string> keys;
@@ -65,14 +65,14 @@ TEST(KvStoreTest, ScansByPrefixForwardAndBackward) {
   EXPECT_EQ(keys, (std::vector<std::string>{"j1/003", "j1/002"}));
 }
 
-TEST(KvStoreTest, DataSurvivesReopen) {
+TEST(RocksKvStoreTest, DataSurvivesReopen) {
   std::string dir = FreshDir("reopen");
   {
-    auto store = KvStore::Open(dir, {"x"});
+    auto store = RocksKvStore::Open(dir, {"x"});
     ASSERT_TRUE(store.ok());
     ASSERT_TRUE((*store)->Put("x", "k", "v").ok());
   }
-  auto store = KvStore::Open(dir, {"x", "y"});
+  auto store = RocksKvStore::Open(dir, {"x", "y"});
   ASSERT_TRUE(store.ok()) << store.status();
   EXPECT_EQ(*(*store)->Get("x", "k"), "v");
 }

@@ -1,0 +1,425 @@
+// The per-job search state machine: BASELINE -> SEARCHING (iteration t: memory, planner, executor, profiles)
+// -> SUMMARIZING -> SEARCHING (t + 1) ... -> DONE. Each step runs on the loop when the previous one's
+// answer arrives; every transition is one commit (job_commit.cc).
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "libs/core/log.h"
+#include "libs/core/sha256.h"
+#include "services/orchestrator/beam_selection.h"
+#include "services/orchestrator/job_engine.h"
+#include "services/orchestrator/job_engine_internal.h"
+#include "services/orchestrator/job_report.h"
+#include "services/orchestrator/request_builders.h"
+#include "services/orchestrator/search_ids.h"
+#include "services/orchestrator/search_rules.h"
+
+namespace accelopt::orchestrator {
+namespace {
+
+constexpr char kPlanner[] = "planner";
+constexpr char kExecutor[] = "executor";
+constexpr char kSummarizer[] = "summarizer";
+
+}  // namespace
+
+void JobEngine::Resume(Run& run) {
+  run.active = true;
+  run.running_since = absl::Now();
+  run.wall_base = run.record.job().stats().wall_seconds();
+  auto candidates = store_->LoadCandidates(run.id());
+  if (!candidates.ok()) {
+    ACCELOPT_LOG(ERROR).With("job_id", run.id()) << "cannot load candidates: " << candidates.status().message();
+    Stop(run, Transaction(), v1::JOB_STATE_FAILED, v1::STOP_REASON_ERROR,
+         absl::StrCat("cannot resume: ", candidates.status().message()), "");
+    return;
+  }
+  std::vector<v1::Candidate*> unfinished;
+  for (v1::Candidate& c : *candidates) {
+    std::string id = c.candidate_id();
+    v1::Candidate& stored = run.candidates[id] = std::move(c);
+    if (IsOriginalKernel(stored)) run.original_by_hash.emplace(stored.kernel().sha256(), id);
+    if (stored.iteration() == run.record.iteration() && stored.state() == v1::CANDIDATE_STATE_DONE) {
+      ++run.iteration_final;
+    }
+    if (stored.state() != v1::CANDIDATE_STATE_DONE) unfinished.push_back(&stored);
+  }
+  run.committed_candidates = run.candidates;
+  std::sort(unfinished.begin(), unfinished.end(),
+            [](v1::Candidate* a, v1::Candidate* b) { return a->ordinal() < b->ordinal(); });
+  ACCELOPT_LOG(INFO).With("job_id", run.id())
+      << "resuming job at iteration " << run.record.iteration() << " with " << run.candidates.size()
+      << " stored candidates, " << unfinished.size() << " to profile";
+  for (v1::Candidate* c : unfinished) {
+    c->set_state(v1::CANDIDATE_STATE_QUEUED);
+    EnqueueProfile(run, c->candidate_id());
+  }
+  switch (run.record.phase()) {
+    case v1::JobRecord::PHASE_SEARCHING:
+      StartIterationWork(run);
+      AfterTransition(run);
+      break;
+    case v1::JobRecord::PHASE_SUMMARIZING:
+      Summarize(run);
+      break;
+    default:
+      if (run.candidates.count(kBaselineCandidateId) == 0) StartJob(run);
+      break;
+  }
+  PumpProfiles();
+}
+
+void JobEngine::StartJob(Run& run) {
+  Transaction txn;
+  if (run.record.job().state() != v1::JOB_STATE_RUNNING) {
+    SetState(run, v1::JOB_STATE_RUNNING);
+    txn.AddEvent(&run.record, StateChangedEvent(v1::JOB_STATE_RUNNING, v1::STOP_REASON_UNSPECIFIED, ""));
+    run.running_since = absl::Now();
+    run.wall_base = run.record.job().stats().wall_seconds();
+  }
+  run.active = true;
+  run.record.set_phase(v1::JobRecord::PHASE_BASELINE);
+  run.record.set_iteration(0);
+  v1::Candidate& baseline = run.candidates[kBaselineCandidateId];
+  baseline.set_candidate_id(kBaselineCandidateId);
+  baseline.set_job_id(run.id());
+  baseline.set_iteration(0);
+  baseline.set_ordinal(0);
+  *baseline.mutable_kernel() = run.spec().baseline();
+  baseline.set_state(v1::CANDIDATE_STATE_QUEUED);
+  *baseline.mutable_created_at() = NowTimestamp();
+  run.original_by_hash[baseline.kernel().sha256()] = kBaselineCandidateId;
+  txn.PutCandidate(baseline);
+  if (!Commit(run, std::move(txn))) return;
+  UpdateJobGauges();
+  EnqueueProfile(run, kBaselineCandidateId);
+  PumpProfiles();
+}
+
+void JobEngine::BeginIteration(Run& run, Transaction& txn, int iteration) {
+  run.record.set_phase(v1::JobRecord::PHASE_SEARCHING);
+  run.record.set_iteration(iteration);
+  run.iteration_final = 0;
+  v1::JobEvent e;
+  e.mutable_iteration_started()->set_iteration(iteration);
+  for (const std::string& id : run.record.beam()) e.mutable_iteration_started()->add_beam(id);
+  txn.AddEvent(&run.record, std::move(e));
+}
+
+void JobEngine::StartIterationWork(Run& run) {
+  for (int rank = 0; rank < run.record.beam_size(); ++rank) StartParent(run, rank);
+}
+
+void JobEngine::StartParent(Run& run, int rank) {
+  const int t = run.record.iteration();
+  const std::string parent_id = run.record.beam(rank);
+  auto stored = store_->LoadPlans(run.id(), t, parent_id);
+  if (stored.ok() && stored->has_value()) {
+    ImplementPlans(run, rank, **stored);
+    return;
+  }
+  const std::string job_id = run.id();
+  const v1::Candidate& parent = run.candidates[parent_id];
+  // Memory first (the experiences to show), then the planner; each waits for a slot of its stage.
+  CallOnStage<v1::QueryExperiencesResponse>(
+      memory_stage_, job_id, t, v1::JobRecord::PHASE_SEARCHING,
+      [this, query = BuildQueryExperiencesRequest(run.spec(), job_id, t, parent)](
+          Callback<v1::QueryExperiencesResponse> done) mutable {
+        return clients_.memory->QueryExperiences(std::move(query), options_.agent_timeout, std::move(done));
+      },
+      [this, job_id, t, rank, plan = BuildPlanRequest(run.spec(), job_id, t, parent)](
+          absl::StatusOr<v1::QueryExperiencesResponse> experiences) mutable {
+        RequestPlans(job_id, t, rank, std::move(plan), std::move(experiences));
+      });
+}
+
+void JobEngine::RequestPlans(const std::string& job_id, int iteration, int rank, v1::PlanRequest plan,
+                             absl::StatusOr<v1::QueryExperiencesResponse> experiences) {
+  if (experiences.ok()) {
+    *plan.mutable_experiences() = experiences->experiences();
+  } else {
+    ACCELOPT_LOG(WARNING).With("job_id", job_id)
+        << "memory query failed (planning without experiences): " << experiences.status().message();
+  }
+  CallOnStage<v1::PlanResponse>(
+      planner_stage_, job_id, iteration, v1::JobRecord::PHASE_SEARCHING,
+      [this, plan = std::move(plan)](Callback<v1::PlanResponse> done) mutable {
+        return clients_.planner->Plan(std::move(plan), options_.agent_timeout, std::move(done));
+      },
+      [this, job_id, iteration, rank](absl::StatusOr<v1::PlanResponse> plans) {
+        OnPlanned(job_id, iteration, rank, std::move(plans));
+      });
+}
+
+void JobEngine::OnPlanned(const std::string& job_id, int iteration, int rank, absl::StatusOr<v1::PlanResponse> plans) {
+  Run* run = FindActive(job_id, iteration);
+  if (run == nullptr) return;
+  const int n = run->spec().search().plans_per_candidate();
+  v1::PlanResponse response;
+  if (plans.ok()) {
+    response = *std::move(plans);
+    AddUsage(*run, kPlanner, response.usage());
+  } else {
+    ACCELOPT_LOG(WARNING).With("job_id", job_id) << "planner call failed: " << plans.status().message();
+    for (int j = 0; j < n; ++j) {
+      response.add_samples()->set_error(absl::StrCat("planner call failed: ", plans.status().message()));
+    }
+  }
+  while (response.samples_size() > n) response.mutable_samples()->RemoveLast();
+  while (response.samples_size() < n) response.add_samples()->set_error("the planner returned fewer plans");
+  Transaction txn;
+  txn.PutPlans(job_id, iteration, run->record.beam(rank), response);
+  if (!Commit(*run, std::move(txn))) return;
+  ImplementPlans(*run, rank, response);
+  AfterTransition(*run);
+}
+
+void JobEngine::ImplementPlans(Run& run, int rank, const v1::PlanResponse& plans) {
+  const int t = run.record.iteration();
+  const std::string parent_id = run.record.beam(rank);
+  const v1::JobSpec& spec = run.spec();
+  const int n = spec.search().plans_per_candidate();
+  for (int j = 0; j < n && j < plans.samples_size(); ++j) {
+    // Samples of a plan are stored together, so one stored sample means the plan was implemented.
+    if (run.candidates.count(CandidateId(run.id(), t, parent_id, j, 0)) > 0) continue;
+    const v1::PlanSample& sample = plans.samples(j);
+    if (!sample.has_plan()) {
+      OnImplemented(run.id(), t, rank, j, v1::Plan(),
+                    absl::FailedPreconditionError(absl::StrCat("no plan: ", sample.error())));
+      continue;
+    }
+    const std::string job_id = run.id();
+    CallOnStage<v1::ImplementResponse>(
+        executor_stage_, job_id, t, v1::JobRecord::PHASE_SEARCHING,
+        [this, request = BuildImplementRequest(spec, job_id, t, run.candidates[parent_id], j, sample.plan())](
+            Callback<v1::ImplementResponse> done) mutable {
+          return clients_.executor->Implement(std::move(request), options_.agent_timeout, std::move(done));
+        },
+        [this, job_id, t, rank, j, plan = sample.plan()](absl::StatusOr<v1::ImplementResponse> response) mutable {
+          OnImplemented(job_id, t, rank, j, std::move(plan), std::move(response));
+        });
+  }
+}
+
+void JobEngine::OnImplemented(const std::string& job_id, int iteration, int rank, int plan_index, v1::Plan plan,
+                              absl::StatusOr<v1::ImplementResponse> response) {
+  Run* run = FindActive(job_id, iteration);
+  if (run == nullptr) return;
+  const std::string parent_id = run->record.beam(rank);
+  const v1::Candidate& parent = run->candidates[parent_id];
+  const int k = run->spec().search().samples_per_plan();
+  if (response.ok()) AddUsage(*run, kExecutor, response->usage());
+  Transaction txn;
+  std::vector<std::string> to_profile;
+  for (int i = 0; i < k; ++i) {
+    const std::string id = CandidateId(job_id, iteration, parent_id, plan_index, i);
+    v1::Candidate& c = run->candidates[id];
+    c.set_candidate_id(id);
+    c.set_job_id(job_id);
+    c.set_iteration(iteration);
+    c.set_parent_id(parent_id);
+    c.set_plan_index(plan_index);
+    c.set_sample_index(i);
+    c.set_ordinal(CandidateOrdinal(iteration, rank, plan_index, i));
+    *c.mutable_plan() = plan;
+    *c.mutable_created_at() = NowTimestamp();
+    std::string error;
+    if (!response.ok()) {
+      error = std::string(response.status().message());
+      if (!absl::IsFailedPrecondition(response.status())) error = absl::StrCat("executor call failed: ", error);
+    } else if (i >= response->samples_size()) {
+      error = "the executor returned fewer samples";
+    } else if (!response->samples(i).has_kernel() || response->samples(i).kernel().source().empty()) {
+      error = response->samples(i).error().empty() ? "no kernel" : response->samples(i).error();
+    } else if (static_cast<int64_t>(response->samples(i).kernel().source().size()) > options_.limits.max_kernel_bytes) {
+      error = absl::StrCat("kernel of ", response->samples(i).kernel().source().size(),
+                           " bytes exceeds max_kernel_bytes (", options_.limits.max_kernel_bytes, ")");
+    }
+    if (!error.empty()) {
+      c.set_error(error);
+      c.mutable_result()->set_verdict(v1::VERDICT_NO_KERNEL);
+      c.mutable_result()->set_message(error);
+      Finalize(*run, txn, c);
+      continue;
+    }
+    v1::Kernel* kernel = c.mutable_kernel();
+    kernel->set_source(response->samples(i).kernel().source());
+    kernel->set_sha256(core::Sha256Hex(kernel->source()));
+    kernel->set_parent_sha256(parent.kernel().sha256());
+    auto [original, inserted] = run->original_by_hash.emplace(kernel->sha256(), id);
+    if (!inserted) {
+      c.set_duplicate_of(original->second);
+      c.mutable_result()->set_verdict(v1::VERDICT_DUPLICATE);
+      c.mutable_result()->set_message(absl::StrCat("same kernel as ", original->second));
+      Finalize(*run, txn, c);
+      continue;
+    }
+    c.set_state(v1::CANDIDATE_STATE_QUEUED);
+    txn.PutCandidate(c);
+    to_profile.push_back(id);
+  }
+  if (!Commit(*run, std::move(txn))) return;
+  for (const std::string& id : to_profile) EnqueueProfile(*run, id);
+  PumpProfiles();
+  AfterTransition(*run);
+}
+
+void JobEngine::OnBaseline(Run& run, Transaction& txn, const v1::Candidate& baseline) {
+  v1::Job& job = run.job();
+  if (!IsOk(baseline)) {
+    const std::string message =
+        absl::StrCat("the baseline kernel is not correct: ", VerdictKey(baseline.result().verdict()),
+                     baseline.result().message().empty() ? "" : ": ", baseline.result().message());
+    Stop(run, std::move(txn), v1::JOB_STATE_FAILED, v1::STOP_REASON_ERROR, message, "");
+    return;
+  }
+  *job.mutable_baseline() = baseline.result();
+  job.set_baseline_latency_ms(Latency(baseline));
+  if (baseline.result().has_peak_percent()) job.set_baseline_peak_percent(baseline.result().peak_percent());
+  run.candidates[kBaselineCandidateId].set_speedup_vs_baseline(1.0);
+  txn.PutCandidate(run.candidates[kBaselineCandidateId]);
+  SetBest(run, txn, baseline, 1.0);
+  run.record.clear_beam();
+  run.record.add_beam(kBaselineCandidateId);
+  BeginIteration(run, txn, 1);
+  if (!Commit(run, std::move(txn))) return;
+  AfterTransition(run);
+  if (run.active) StartIterationWork(run);
+}
+
+void JobEngine::SetBest(Run& run, Transaction& txn, const v1::Candidate& best, double speedup) {
+  v1::Job& job = run.job();
+  job.set_best_candidate_id(best.candidate_id());
+  job.set_best_latency_ms(Latency(best));
+  job.set_best_speedup(speedup);
+  if (best.result().has_peak_percent()) {
+    job.set_best_peak_percent(best.result().peak_percent());
+  } else {
+    job.clear_best_peak_percent();
+  }
+  txn.AddEvent(&run.record, NewBestEvent(best, speedup));
+}
+
+void JobEngine::AfterTransition(Run& run) {
+  if (!run.active) return;
+  StopCheck stop = CheckStops(run.record.job());
+  if (stop.reason != v1::STOP_REASON_UNSPECIFIED) {
+    ACCELOPT_LOG(INFO).With("job_id", run.id()) << "job stops: " << stop.detail;
+    Stop(run, Transaction(), v1::JOB_STATE_SUCCEEDED, stop.reason, stop.detail, stop.detail);
+    return;
+  }
+  if (run.record.phase() == v1::JobRecord::PHASE_SEARCHING && run.iteration_final == ExpectedPerIteration(run)) {
+    FinishIteration(run);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// End of an iteration: next beam, memory, next iteration or the end.
+
+void JobEngine::FinishIteration(Run& run) {
+  const int t = run.record.iteration();
+  std::vector<const v1::Candidate*> pool;
+  for (const std::string& id : run.record.beam()) pool.push_back(&run.candidates[id]);
+  for (const auto& [id, c] : run.candidates) {
+    if (c.iteration() == t) pool.push_back(&c);
+  }
+  std::vector<std::string> beam = SelectBeam(pool, run.spec().search().beam_width());
+  run.record.clear_beam();
+  for (const std::string& id : beam) run.record.add_beam(id);
+  run.record.set_phase(v1::JobRecord::PHASE_SUMMARIZING);
+  run.job().set_iterations_done(t);
+  Transaction txn;
+  v1::JobEvent e;
+  e.mutable_iteration_finished()->set_iteration(t);
+  txn.AddEvent(&run.record, std::move(e));
+  if (!Commit(run, std::move(txn))) return;
+  if (metrics_ != nullptr) metrics_->iterations.Increment();
+  Summarize(run);
+}
+
+void JobEngine::Summarize(Run& run) {
+  const int t = run.record.iteration();
+  const std::string job_id = run.id();
+  v1::SummarizeIterationRequest request = BuildSummarizeRequest(run.spec(), job_id, t, run.candidates);
+  if (request.samples().empty()) {
+    Post([this, job_id, t] { OnSummarized(job_id, t, v1::SummarizeIterationResponse()); });
+    return;
+  }
+  CallOnStage<v1::SummarizeIterationResponse>(
+      memory_stage_, job_id, t, v1::JobRecord::PHASE_SUMMARIZING,
+      [this, request = std::move(request)](Callback<v1::SummarizeIterationResponse> done) mutable {
+        return clients_.memory->SummarizeIteration(std::move(request), options_.agent_timeout, std::move(done));
+      },
+      [this, job_id, t](absl::StatusOr<v1::SummarizeIterationResponse> response) {
+        OnSummarized(job_id, t, std::move(response));
+      });
+}
+
+void JobEngine::OnSummarized(const std::string& job_id, int iteration,
+                             absl::StatusOr<v1::SummarizeIterationResponse> response) {
+  Run* run = FindActive(job_id, iteration, v1::JobRecord::PHASE_SUMMARIZING);
+  if (run == nullptr) return;
+  v1::Job& job = run->job();
+  Transaction txn;
+  if (response.ok()) {
+    AddUsage(*run, kSummarizer, response->usage());
+    job.set_experiences_added(job.experiences_added() + response->added_size());
+    for (const v1::Experience& x : response->added()) {
+      v1::JobEvent e;
+      e.mutable_experience_added()->set_experience_id(x.id());
+      e.mutable_experience_added()->set_title(x.title());
+      e.mutable_experience_added()->set_speedup(x.speedup());
+      e.mutable_experience_added()->set_regression(x.regression());
+      txn.AddEvent(&run->record, std::move(e));
+    }
+    for (const std::string& failure : response->failures()) {
+      ACCELOPT_LOG(WARNING).With("job_id", job_id) << "summarizer failure: " << failure;
+    }
+  } else {
+    job.set_message(absl::StrCat("iteration ", iteration, ": memory summarize failed: ", response.status().message()));
+    ACCELOPT_LOG(WARNING).With("job_id", job_id) << job.message();
+  }
+  if (iteration >= run->spec().search().iterations()) {
+    Stop(*run, std::move(txn), v1::JOB_STATE_SUCCEEDED, v1::STOP_REASON_ITERATIONS_DONE,
+         response.ok() ? "" : job.message(), "");
+    return;
+  }
+  BeginIteration(*run, txn, iteration + 1);
+  if (!Commit(*run, std::move(txn))) return;
+  AfterTransition(*run);
+  if (run->active) StartIterationWork(*run);
+}
+
+void JobEngine::Finalize(Run& run, Transaction& txn, v1::Candidate& c) {
+  c.set_state(v1::CANDIDATE_STATE_DONE);
+  const std::string verdict = VerdictKey(c.result().verdict());
+  auto& counts = *run.job().mutable_candidates();
+  counts[verdict] += 1;
+  if (c.iteration() == run.record.iteration() && c.iteration() > 0) ++run.iteration_final;
+  txn.PutCandidate(c);
+  v1::JobEvent e;
+  e.mutable_candidate_finished()->set_candidate_id(c.candidate_id());
+  e.mutable_candidate_finished()->set_verdict(c.result().verdict());
+  if (IsOk(c)) {
+    e.mutable_candidate_finished()->set_latency_ms(Latency(c));
+    e.mutable_candidate_finished()->set_speedup_vs_parent(c.speedup_vs_parent());
+  }
+  txn.AddEvent(&run.record, std::move(e));
+  if (metrics_ != nullptr) metrics_->CountCandidate(verdict);
+}
+
+void JobEngine::AddUsage(Run& run, const std::string& agent, const v1::TokenUsage& usage) {
+  AddUsageTo(run.job().mutable_usage(), usage);
+  AddUsageTo(&(*run.job().mutable_usage_by_agent())[agent], usage);
+  if (metrics_ != nullptr) {
+    metrics_->CountLlm(agent, static_cast<double>(usage.prompt_tokens() + usage.completion_tokens()), usage.cost_usd());
+  }
+}
+
+int JobEngine::ExpectedPerIteration(const Run& run) const {
+  const v1::SearchParams& s = run.spec().search();
+  return run.record.beam_size() * s.plans_per_candidate() * s.samples_per_plan();
+}
+
+}  // namespace accelopt::orchestrator

@@ -1,0 +1,41 @@
+// Small rules of the search shared by the job engine's parts: what counts as an OK candidate, how token
+// usage adds up, which stop condition a job has reached, and the events that describe a transition.
+#pragma once
+
+#include <string>
+
+#include "accelopt/v1/job.pb.h"
+#include "google/protobuf/timestamp.pb.h"
+
+namespace accelopt::orchestrator {
+
+// The current time as a protobuf Timestamp.
+google::protobuf::Timestamp NowTimestamp();
+
+// Adds every counter of `usage` to `total`.
+void AddUsageTo(v1::TokenUsage* total, const v1::TokenUsage& usage);
+
+// The candidate's mean latency in ms (0 without a result).
+inline double Latency(const v1::Candidate& c) { return c.result().latency().mean_ms(); }
+
+// A correct kernel with a measured latency.
+inline bool IsOk(const v1::Candidate& c) { return c.result().verdict() == v1::VERDICT_OK && c.result().has_latency(); }
+
+// A candidate whose kernel is worth profiling once (not a duplicate, not a failed sample).
+inline bool IsOriginalKernel(const v1::Candidate& c) {
+  return !c.kernel().sha256().empty() && c.result().verdict() != v1::VERDICT_DUPLICATE &&
+         c.result().verdict() != v1::VERDICT_NO_KERNEL;
+}
+
+v1::JobEvent StateChangedEvent(v1::JobState state, v1::StopReason reason, const std::string& message);
+// The event announcing `candidate` as the job's best, at `speedup` over the baseline.
+v1::JobEvent NewBestEvent(const v1::Candidate& candidate, double speedup);
+
+// Which stop condition, if any, the job has reached (budgets first, then the target).
+struct StopCheck {
+  v1::StopReason reason = v1::STOP_REASON_UNSPECIFIED;
+  std::string detail;
+};
+StopCheck CheckStops(const v1::Job& job);
+
+}  // namespace accelopt::orchestrator

@@ -1,0 +1,90 @@
+#include "services/orchestrator/search_rules.h"
+
+#include <gtest/gtest.h>
+
+namespace accelopt::orchestrator {
+namespace {
+
+TEST(SearchRulesTest, NoStopWithoutBudgetsOrTarget) {
+  v1::Job job;
+  job.mutable_usage()->set_cost_usd(100);
+  job.set_best_peak_percent(99);
+  EXPECT_EQ(CheckStops(job).reason, v1::STOP_REASON_UNSPECIFIED);
+}
+
+TEST(SearchRulesTest, BudgetsAreCheckedBeforeTheTargetAndNameWhatWasUsed) {
+  v1::Job job;
+  job.mutable_spec()->mutable_budget()->set_max_tokens(100);
+  job.mutable_spec()->mutable_stop()->set_target_peak_percent(50);
+  job.set_best_peak_percent(60);
+  job.mutable_usage()->set_prompt_tokens(70);
+  job.mutable_usage()->set_completion_tokens(29);
+  EXPECT_EQ(CheckStops(job).reason, v1::STOP_REASON_TARGET_PEAK);
+  job.mutable_usage()->set_completion_tokens(30);
+  StopCheck stop = CheckStops(job);
+  EXPECT_EQ(stop.reason, v1::STOP_REASON_BUDGET_TOKENS);
+  EXPECT_EQ(stop.detail, "used 100 tokens of max_tokens 100");
+}
+
+TEST(SearchRulesTest, EachBudgetStopsWithItsReason) {
+  v1::Job usd;
+  usd.mutable_spec()->mutable_budget()->set_max_usd(1);
+  usd.mutable_usage()->set_cost_usd(1.5);
+  EXPECT_EQ(CheckStops(usd).reason, v1::STOP_REASON_BUDGET_USD);
+  v1::Job device;
+  device.mutable_spec()->mutable_budget()->set_max_device_seconds(10);
+  device.mutable_stats()->set_device_seconds(10);
+  EXPECT_EQ(CheckStops(device).reason, v1::STOP_REASON_BUDGET_DEVICE_SECONDS);
+  v1::Job wall;
+  wall.mutable_spec()->mutable_budget()->set_max_wall_seconds(5);
+  wall.mutable_stats()->set_wall_seconds(4.9);
+  EXPECT_EQ(CheckStops(wall).reason, v1::STOP_REASON_UNSPECIFIED);
+  wall.mutable_stats()->set_wall_seconds(5);
+  EXPECT_EQ(CheckStops(wall).reason, v1::STOP_REASON_BUDGET_WALL_TIME);
+}
+
+TEST(SearchRulesTest, UsageAddsUpEveryCounter) {
+  v1::TokenUsage total;
+  v1::TokenUsage usage;
+  usage.set_prompt_tokens(10);
+  usage.set_completion_tokens(5);
+  usage.set_reasoning_tokens(2);
+  usage.set_cost_usd(0.25);
+  usage.set_requests(1);
+  usage.set_retries(3);
+  AddUsageTo(&total, usage);
+  AddUsageTo(&total, usage);
+  EXPECT_EQ(total.prompt_tokens(), 20);
+  EXPECT_EQ(total.completion_tokens(), 10);
+  EXPECT_EQ(total.reasoning_tokens(), 4);
+  EXPECT_DOUBLE_EQ(total.cost_usd(), 0.5);
+  EXPECT_EQ(total.requests(), 2);
+  EXPECT_EQ(total.retries(), 6);
+}
+
+TEST(SearchRulesTest, OnlyOkCandidatesWithALatencyAreOk) {
+  v1::Candidate c;
+  c.mutable_result()->set_verdict(v1::VERDICT_OK);
+  EXPECT_FALSE(IsOk(c));
+  c.mutable_result()->mutable_latency()->set_mean_ms(1.5);
+  EXPECT_TRUE(IsOk(c));
+  EXPECT_DOUBLE_EQ(Latency(c), 1.5);
+  c.mutable_result()->set_verdict(v1::VERDICT_INCORRECT);
+  EXPECT_FALSE(IsOk(c));
+}
+
+TEST(SearchRulesTest, NewBestEventCarriesPeakOnlyWhenMeasured) {
+  v1::Candidate c;
+  c.set_candidate_id("i001-x");
+  c.mutable_result()->mutable_latency()->set_mean_ms(0.5);
+  v1::JobEvent e = NewBestEvent(c, 2.0);
+  EXPECT_EQ(e.new_best().candidate_id(), "i001-x");
+  EXPECT_DOUBLE_EQ(e.new_best().latency_ms(), 0.5);
+  EXPECT_DOUBLE_EQ(e.new_best().speedup(), 2.0);
+  EXPECT_FALSE(e.new_best().has_peak_percent());
+  c.mutable_result()->set_peak_percent(40);
+  EXPECT_DOUBLE_EQ(NewBestEvent(c, 2.0).new_best().peak_percent(), 40);
+}
+
+}  // namespace
+}  // namespace accelopt::orchestrator
