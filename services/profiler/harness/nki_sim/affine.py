@@ -8,6 +8,8 @@ advanced indices do. Loop variables are plain ints and fold into `c`.
 A `Predicate` is a conjunction of `affine >= 0` (and rarely `affine != 0`) atoms; `mask_window` turns it into a
 per-axis [lo, hi) window over an instruction's iteration space, or a boolean array when atoms span several axes.
 """
+from typing import Dict, Tuple
+
 import numpy as np
 
 from .errors import CompileError
@@ -119,7 +121,7 @@ class Affine:
     def __ne__(self, other):
         return Predicate(((self - other, 'ne'),))
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # == builds a Predicate: unhashable
 
     def __repr__(self):
         return f'Affine(c={self.c}, terms={self.terms}, ndim={self.ndim})'
@@ -139,7 +141,7 @@ def _merge(a, b, sign):
     return Affine(a.c + sign * b.c, terms, max(a.ndim, b.ndim))
 
 
-_ARANGES = {}
+_ARANGES: Dict[Tuple[int, int, int], 'Affine'] = {}
 
 
 def arange(start, stop=None, step=1):

@@ -4,6 +4,8 @@ Every kernel-facing dtype normalises to a `Kind`: the numpy storage dtype and th
 Low-precision float formats numpy lacks (bfloat16, tfloat32, fp8) are stored as float32; bfloat16 values are
 rounded to bfloat16 precision when written, the others are kept at float32 precision (a documented gap).
 """
+from typing import Any, Dict
+
 import numpy as np
 
 
@@ -35,7 +37,7 @@ class Kind:
         self.rounds_to_bf16 = rounds_to_bf16
 
 
-_KINDS = {}
+_KINDS: Dict[Any, Kind] = {}
 
 
 def kind_of(dtype):

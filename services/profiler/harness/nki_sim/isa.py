@@ -11,9 +11,9 @@ import numpy as np
 
 from . import memory
 from .affine import Affine, Predicate
+from .compute import copy, elementwise, reduce
 from .dtypes import kind_of
 from .errors import CompileError
-from .language import elementwise, reduce
 from .operands import (  # noqa: F401  (the *_engine values are re-exported as nisa.*)
     SCALARS, engine_name, fit, gpsimd_engine, is_tile, on_chip, per_partition, result_kind, scalar_engine,
     tensor_engine, unknown_engine, vector_engine, window_shape)
@@ -344,7 +344,6 @@ def reciprocal(data, dtype=None, mask=None, **kwargs):
 
 
 def tensor_copy(src, dtype=None, mask=None, engine=unknown_engine, **kwargs):
-    from .language import copy
     tile = copy(src, dtype=dtype, mask=mask)
     tile.pending.eng = engine_name(engine)
     return tile

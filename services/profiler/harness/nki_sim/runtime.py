@@ -8,6 +8,7 @@ end) flushes it into an anonymous tile allocation. Only then is the instruction 
 are recorded immediately.
 """
 import sys
+from typing import Dict
 
 import numpy as np
 
@@ -181,40 +182,7 @@ def _row_major(view):
     return True
 
 
-def assign(dst, value):
-    """`dst[...] = value`: bind a pending result, or copy / memset into dst."""
-    run = current()
-    pending = run.pending
-    if isinstance(value, Tensor) and value.pending is not None and value.pending is pending:
-        _bind(run, pending, dst, accumulate=False)
-        return
-    if isinstance(value, View) and value.same_region(dst):
-        return
-    from . import language
-    if isinstance(value, (Tensor, View)):
-        tile = language.copy(value)
-    elif isinstance(value, (int, float, np.number)):
-        tile = language.full_tile(dst.shape, value, dst.dtype)
-    else:
-        raise CompileError(f'cannot assign a {type(value).__name__} to a tile; assign a tile or a scalar')
-    _bind(run, tile.pending, dst, accumulate=False)
-
-
-def accumulate(dst, value):
-    """`dst[...] += value`: PSUM accumulation of a matmul, else a read-add-write tensor_tensor."""
-    run = current()
-    pending = run.pending
-    if isinstance(value, Tensor) and value.pending is not None and value.pending is pending \
-            and pending.op in ('matmul', 'transpose') and dst.tensor.buffer is memory.psum:
-        _bind(run, pending, dst, accumulate=True)
-        return
-    from . import language
-    tile = language.add(dst, value)
-    tile.pending.accumulating = True
-    _bind(run, tile.pending, dst, accumulate=False)
-
-
-def _bind(run, pending, dst, accumulate):
+def bind(run, pending, dst, accumulate):
     if not dst.tensor.buffer.on_chip:
         raise CompileError('HBM tensors are written with nl.store or nisa.dma_copy, not by assignment', pending.line)
     run.pending = None
@@ -242,7 +210,7 @@ def _elements(shape):
     return n
 
 
-_ON_CHIP_REGIONS = {}
+_ON_CHIP_REGIONS: Dict[tuple, tuple] = {}
 
 
 def _region(view, window, recorder):

@@ -11,6 +11,7 @@ import numpy as np
 from . import memory
 from .dtypes import kind_of
 from .errors import CompileError
+from .tile_ops import EXECUTION, TileOperators
 from .views import View, at_least_2d, subscript
 
 PARTITION_LIMIT = 128
@@ -43,7 +44,7 @@ def _row_major_strides(dims):
     return tuple(reversed(strides))
 
 
-class Tensor:
+class Tensor(TileOperators):
     __slots__ = ('buffer', 'kind', 'shape', 'nblock', 'inner_shape', 'inner_strides', 'parts', 'free', 'blocks',
                  'hbm_alloc', 'site', 'name', 'init', 'pending', 'alias', 'numerics', 'whole')
 
@@ -133,8 +134,7 @@ class Tensor:
         if self.alias is not None:
             return self.alias
         if self.pending is not None:
-            from . import runtime
-            runtime.flush()
+            EXECUTION.flush()
         if self.nblock:
             raise CompileError('a tensor with block dimensions must be indexed down to one block')
         if self.whole is None:
@@ -147,8 +147,7 @@ class Tensor:
         if self.alias is not None:
             return self.alias[key]
         if self.pending is not None:
-            from . import runtime
-            runtime.flush()
+            EXECUTION.flush()
         if type(key) is not tuple:
             key = (key,)
         nblock = self.nblock
@@ -166,12 +165,10 @@ class Tensor:
         return View(self, block, offset, shape, strides, index_map, in_bounds, True)
 
     def __setitem__(self, key, value):
-        from . import runtime
-        runtime.assign(self[key], value)
+        EXECUTION.assign(self[key], value)
 
     def __iadd__(self, value):
-        from . import runtime
-        runtime.accumulate(self.view(), value)
+        EXECUTION.accumulate(self.view(), value)
         return self
 
     # ----- metadata -----
@@ -185,8 +182,7 @@ class Tensor:
 
     def reshape(self, shape):
         if self.buffer.on_chip:
-            from . import language
-            return language.reshape_view(self.view(), shape)
+            return EXECUTION.reshape(self.view(), shape)
         shape = tuple(int(d) for d in shape)
         if int(np.prod(shape, dtype=np.int64)) != self.free:
             raise CompileError(f'cannot reshape a tensor of shape {self.shape} to {shape}')
@@ -195,8 +191,7 @@ class Tensor:
         return other
 
     def broadcast_to(self, shape):
-        from . import language
-        return language.broadcast_to(self.view(), shape)
+        return EXECUTION.broadcast_to(self.view(), shape)
 
     def __repr__(self):
         return f'Tensor({self.buffer.name}, shape={self.shape}, dtype={self.kind.public})'
@@ -226,29 +221,3 @@ def shape_only_input(shape, dtype, buffer=memory.shared_hbm, site=0, name=''):
     """A kernel input in timing-only mode: shape and dtype, no data."""
     return hbm_declared(shape, dtype, buffer, False, site, name)
 
-
-def _binary(name, reverse=False):
-    def method(self, other):
-        from . import language
-        fn = getattr(language, name)
-        return fn(other, self) if reverse else fn(self, other)
-    method.__name__ = name
-    return method
-
-
-def _negate(self):
-    from . import language
-    return language.negative(self)
-
-
-for _cls in (Tensor, View):
-    _cls.__add__ = _binary('add')
-    _cls.__radd__ = _binary('add', True)
-    _cls.__sub__ = _binary('subtract')
-    _cls.__rsub__ = _binary('subtract', True)
-    _cls.__mul__ = _binary('multiply')
-    _cls.__rmul__ = _binary('multiply', True)
-    _cls.__truediv__ = _binary('divide')
-    _cls.__rtruediv__ = _binary('divide', True)
-    _cls.__pow__ = _binary('power')
-    _cls.__neg__ = _negate

@@ -11,7 +11,8 @@ A window is a tuple of (lo, hi) per view axis (the mask-clipped part of the inst
 import numpy as np
 
 from .affine import Affine
-from .errors import CompileError
+from .errors import CompileError, StaleStateError
+from .tile_ops import EXECUTION, TileOperators
 
 
 def subscript(dims, strides, offset, key):
@@ -163,7 +164,7 @@ def operand_window(window, out_shape, shape):
                  for a in range(len(shape)))
 
 
-class View:
+class View(TileOperators):
     """A strided region of one tensor (one block of it, for blocked on-chip tensors).
 
     `index_map` (from subscript, None for views built otherwise) relates view axes to the indexed dimensions;
@@ -287,12 +288,10 @@ class View:
         return View(self.tensor, self.block, offset, shape, strides, index_map, in_bounds)
 
     def __setitem__(self, key, value):
-        from . import runtime
-        runtime.assign(self[key], value)
+        EXECUTION.assign(self[key], value)
 
     def __iadd__(self, value):
-        from . import runtime
-        runtime.accumulate(self, value)
+        EXECUTION.accumulate(self, value)
         return self
 
     def same_region(self, other):
@@ -300,19 +299,16 @@ class View:
                 and other.offset == self.offset and other.shape == self.shape and other.strides == self.strides)
 
     def broadcast_to(self, shape):
-        from . import language
-        return language.broadcast_to(self, shape)
+        return EXECUTION.broadcast_to(self, shape)
 
     def reshape(self, shape):
-        from . import language
-        return language.reshape_view(self, shape)
+        return EXECUTION.reshape(self, shape)
 
     def __repr__(self):
         return f'View({self.tensor.name or "tile"}{list(self.block)} shape={self.shape})'
 
 
 def _stale(alloc):
-    from .errors import StaleStateError
     return StaleStateError(
         f'allocation {alloc.id} was read after its last use in an earlier identical run: '
         'the kernel issued a different instruction stream this time (stateful or non-deterministic kernel)')
