@@ -67,7 +67,20 @@ def simulate_kernel(kernel, *args, **kwargs):
     return simulate(jit(kernel), args, kwargs)[0]
 
 
-def simulate(kernel, args, kwargs=None, timing_only=False, free_plan=None):
+class RunObserver:
+    """Hooks of `simulate` for program recording; the default does nothing."""
+
+    def start(self, kernel_name, grid, inputs):
+        """Before the first kernel call: the kernel file name, SPMD grid and the kernel's input values."""
+
+    def program(self, ids):
+        """Before each SPMD program's kernel call."""
+
+    def finish(self, returned):
+        """After the last kernel call (pending result flushed): the kernel's return value."""
+
+
+def simulate(kernel, args, kwargs=None, timing_only=False, free_plan=None, observer=RunObserver()):
     """Run one kernel invocation. Returns (outputs as numpy arrays or None in timing-only mode, TraceRecorder)."""
     kernel = jit(kernel)
     func = kernel.func
@@ -76,6 +89,7 @@ def simulate(kernel, args, kwargs=None, timing_only=False, free_plan=None):
     run = runtime.Run(kernel_file, recorder, numerics=not timing_only)
     run.grid = kernel.grid
     inputs = [_as_input(a, timing_only) for a in args]
+    observer.start(recorder.kernel_name, kernel.grid, inputs)
     previous = runtime.RUN
     runtime.RUN = run
     try:
@@ -83,21 +97,23 @@ def simulate(kernel, args, kwargs=None, timing_only=False, free_plan=None):
         for index, ids in enumerate(itertools.product(*[range(g) for g in kernel.grid])):
             run.program_ids = ids
             run.shared_ordinal = 0
+            observer.program(ids)
             value = func(*inputs, **(kwargs or {}))
             if index == 0:
                 returned = value
         runtime.flush()
-        _check_fresh(returned, run)
+        observer.finish(returned)
+        check_fresh(returned, run)
     finally:
         runtime.RUN = previous
-    return _outputs(returned, timing_only), recorder
+    return as_outputs(returned, timing_only), recorder
 
 
-def _check_fresh(value, run):
+def check_fresh(value, run):
     """Raise StaleOutputError when a returned HBM tensor was not created by this run."""
     if isinstance(value, (tuple, list)):
         for v in value:
-            _check_fresh(v, run)
+            check_fresh(v, run)
     elif isinstance(value, Tensor) and not value.buffer.on_chip and \
             not any(value is out for out in run.shared_outputs):
         raise StaleOutputError('the kernel returned an output tensor that this call did not create '
@@ -112,7 +128,7 @@ def _as_input(value, timing_only):
     return value
 
 
-def _outputs(value, timing_only):
+def as_outputs(value, timing_only):
     if isinstance(value, Tensor):
         if timing_only:
             return None
@@ -120,5 +136,5 @@ def _outputs(value, timing_only):
             raise CompileError('a kernel must return HBM tensors (declared with buffer=nl.shared_hbm)')
         return value.hbm_alloc.data.reshape(value.shape)
     if isinstance(value, (tuple, list)):
-        return tuple(_outputs(v, timing_only) for v in value)
+        return tuple(as_outputs(v, timing_only) for v in value)
     return value

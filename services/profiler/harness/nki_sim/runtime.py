@@ -43,9 +43,13 @@ class Run:
         self.shared_ordinal = 0
         self.identity_cache = {}      # is this moving operand an identity matrix? (PE transposes)
         self.accumulator = None       # ACT/DVE reduction registers (activation/tensor_scalar reduce_res)
+        self.fixed_line = None        # replay: the kernel line of the program call being executed
+        self.coverage = None          # replay: {HBM alloc serial: bool array of elements written by an instruction}
 
     def line(self):
         """Kernel source line of the innermost kernel frame on the stack (0 if none)."""
+        if self.fixed_line is not None:
+            return self.fixed_line
         frame = sys._getframe(1)
         kernel_file = self.kernel_file
         while frame is not None:
@@ -309,6 +313,10 @@ def _dma_fields(pending, reads, writes):
 
 def direct(run, pending, dst, window):
     """Record an instruction that writes its named destination (store, dma_copy) right away."""
+    if run.coverage is not None and not dst.tensor.buffer.on_chip:
+        written = run.coverage.get(dst.tensor.hbm_alloc.serial)
+        if written is not None:
+            dst.array_over(written, window)[...] = True
     record(run, pending, pending.reads, [(dst, window)], False)
 
 

@@ -252,6 +252,10 @@ class View(TileOperators):
         data = alloc.data
         if data is None:
             raise _stale(alloc)
+        return self.array_over(data, window)
+
+    def array_over(self, data, window=None):
+        """The window of this view laid over `data`, a flat array of the allocation's size."""
         offset, shape = self.clip(window)
         size = data.itemsize
         return np.ndarray(shape, data.dtype, buffer=data, offset=offset * size,

@@ -80,7 +80,7 @@ LAYERS = (
     {'trace'},                                                                     # instruction records
     {'runtime', 'loops', 'operands', 'compute'},                                   # execution
     {'isa', 'language'},                                                           # NKI API
-    {'jit', 'surface', '__init__'},                                                # entry points
+    {'jit', 'surface', '__init__', 'program'},                                     # entry points, programs
 )
 
 
