@@ -8,7 +8,7 @@ end) flushes it into an anonymous tile allocation. Only then is the instruction 
 are recorded immediately.
 """
 import sys
-from typing import Dict
+from typing import Dict, Optional
 
 import numpy as np
 
@@ -18,7 +18,7 @@ from .errors import CompileError
 from .tensors import Tensor
 from .views import View, operand_window
 
-RUN = None
+RUN: Optional["Run"] = None
 
 
 def current():

@@ -41,6 +41,9 @@ def empty_result():
 def evaluate(reference, kernel, metadata=None, seeds=5, tolerance=None, timing_only=False,
              ban_low_precision=False, trace_out=None, python=sys.executable):
     """Step A then step B, each in its own child process; returns step B's result."""
+    reference, kernel = os.path.abspath(reference), os.path.abspath(kernel)
+    metadata = os.path.abspath(metadata) if metadata else None
+    trace_out = os.path.abspath(trace_out) if trace_out else None
     with tempfile.TemporaryDirectory(prefix='accelopt-protocol-') as work:
         program = os.path.join(work, 'program.jsonl')
         result_path = os.path.join(work, 'result.json')
