@@ -4,8 +4,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -137,6 +142,56 @@ std::string FirstExisting(const std::vector<std::string>& candidates, const std:
   return candidates.back();
 }
 
+// The simulator's two protocol steps (docs/adr/0009-trusted-replay.md). `spec` is the single-process harness
+// run as prepared (argv: python, harness_guard.py, kernel, run_kernel.py, harness arguments). Step A runs the
+// kernel under the guard in `spec`'s scratch and only records its program (--program-out). The program is copied
+// out once into `replay_dir`, next to fresh copies of the problem `files` (never the kernel's copies), and step B
+// (replay_check.py, no kernel mounted, no guard needed) writes the only result.json and trace.txt that are read.
+// Returns step A's outcome when it ended abnormally or left a violation marker (*result_dir is then its scratch).
+absl::StatusOr<sandbox::SandboxOutcome> RunSimulatorSteps(const sandbox::SandboxSpec& spec, const std::string& work,
+                                                          const std::string& replay_dir,
+                                                          const std::vector<std::pair<std::string, std::string>>& files,
+                                                          std::string* result_dir, const std::atomic<bool>* cancel) {
+  const std::vector<std::string> harness_args(spec.argv.begin() + 4, spec.argv.end());
+  sandbox::SandboxSpec record = spec;
+  record.argv.resize(4);
+  sandbox::SandboxSpec replay = spec;
+  replay.scratch_dir = replay_dir;
+  replay.argv = {spec.argv[0], absl::StrCat(fs::path(spec.argv[3]).parent_path().string(), "/replay_check.py")};
+  for (size_t i = 0; i < harness_args.size(); ++i) {
+    const std::string& arg = harness_args[i];
+    const bool has_value = arg != "--timing-only" && arg != "--ban-low-precision" && i + 1 < harness_args.size();
+    const std::vector<std::string> item =
+        has_value ? std::vector<std::string>{arg, harness_args[i + 1]} : std::vector<std::string>{arg};
+    if (has_value) ++i;
+    const bool for_record =
+        arg == "--problem" || arg == "--kernel" || arg == "--metadata" || arg == "--ban-low-precision";
+    const bool for_replay = arg != "--kernel" && arg != "--ban-low-precision";
+    if (for_record) record.argv.insert(record.argv.end(), item.begin(), item.end());
+    if (for_replay) replay.argv.insert(replay.argv.end(), item.begin(), item.end());
+  }
+  record.argv.insert(record.argv.end(), {"--program-out", work + "/program.jsonl"});
+  replay.argv.insert(replay.argv.end(), {"--program", work + "/program.jsonl"});
+  *result_dir = spec.scratch_dir;
+  auto recorded = sandbox::RunInSandbox(record, cancel);
+  if (!recorded.ok() || recorded->ending != sandbox::SandboxOutcome::Ending::kExited ||
+      fs::exists(spec.scratch_dir + "/violation.json")) {
+    return recorded;
+  }
+  std::vector<std::pair<std::string, std::string>> replay_files = files;
+  if (auto program = core::ReadFile(spec.scratch_dir + "/program.jsonl"); program.ok()) {
+    replay_files.emplace_back("program.jsonl", *std::move(program));
+  }
+  for (const auto& [name, contents] : replay_files) {
+    if (auto s = core::WriteFileAtomic(replay_dir + "/" + name, contents); !s.ok()) return s;
+  }
+  replay.timeout = std::max(absl::Seconds(1), spec.timeout - absl::Seconds(recorded->wall_seconds));
+  auto replayed = sandbox::RunInSandbox(replay, cancel);
+  if (replayed.ok()) replayed->wall_seconds += recorded->wall_seconds;
+  *result_dir = replay_dir;
+  return replayed;
+}
+
 }  // namespace
 
 std::string DeviceName(v1::Device device) {
@@ -176,13 +231,15 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
   }
   const std::string reference_name =
       problem.reference_filename().empty() ? "reference.py" : problem.reference_filename();
-  for (const auto& [name, contents] :
-       std::vector<std::pair<std::string, std::string>>{{"kernel.py", kernel.source()},
-                                                        {reference_name, problem.reference_source()},
-                                                        {"problem.yaml", ProblemYaml(problem)}}) {
+  const std::vector<std::pair<std::string, std::string>> problem_files = {{reference_name, problem.reference_source()},
+                                                                          {"problem.yaml", ProblemYaml(problem)}};
+  for (const auto& [name, contents] : problem_files) {
     if (auto s = core::WriteFileAtomic(scratch.path() + "/" + name, contents); !s.ok()) {
       return Verdict(v1::VERDICT_INFRA_ERROR, std::string(s.message()));
     }
+  }
+  if (auto s = core::WriteFileAtomic(scratch.path() + "/kernel.py", kernel.source()); !s.ok()) {
+    return Verdict(v1::VERDICT_INFRA_ERROR, std::string(s.message()));
   }
 
   sandbox::SandboxSpec spec;
@@ -227,11 +284,21 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
                                      {"NEURON_RT_VISIBLE_CORES", absl::StrCat(options_.neuron_core)}});
   }
 
-  auto outcome = sandbox::RunInSandbox(spec, cancel);
+  std::optional<ScratchDir> replay_scratch;
+  std::string result_dir = scratch.path();
+  if (!neuron) {
+    replay_scratch.emplace(options_.scratch_root);
+    if (replay_scratch->path().empty()) {
+      return Verdict(v1::VERDICT_INFRA_ERROR,
+                     absl::StrCat("cannot create a scratch directory in ", options_.scratch_root));
+    }
+  }
+  auto outcome = neuron ? sandbox::RunInSandbox(spec, cancel)
+                        : RunSimulatorSteps(spec, work, replay_scratch->path(), problem_files, &result_dir, cancel);
   if (!outcome.ok()) return Verdict(v1::VERDICT_INFRA_ERROR, std::string(outcome.status().message()));
   v1::ProfileResult result;
   auto violation = core::ReadFile(scratch.path() + "/violation.json");
-  auto harness_json = core::ReadFile(scratch.path() + "/result.json");
+  auto harness_json = core::ReadFile(result_dir + "/result.json");
   using Ending = sandbox::SandboxOutcome::Ending;
   if (violation.ok()) {
     SandboxViolation v = ParseViolationMarker(*violation);
@@ -281,7 +348,7 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
         FillPeak(trainium::ComputeRoofline(*terms, result.latency().mean_ms() * 1e6, *trn1), &result);
       }
     } else if (parsed->verdict == v1::VERDICT_OK && !neuron) {
-      auto trace = trainium::ReadTraceFile(scratch.path() + "/trace.txt");
+      auto trace = trainium::ReadTraceFile(result_dir + "/trace.txt");
       auto device = trainium::BuiltinDeviceParams(options_.device == v1::DEVICE_SIM_TRN2 ? "trn2" : "trn1");
       if (!trace.ok() || !device.ok()) {
         result = Verdict(v1::VERDICT_INFRA_ERROR,
