@@ -246,14 +246,6 @@ def _int_tuple(value: Any, what: str) -> Tuple[int, ...]:
     return tuple(_int(v, what) for v in value)
 
 
-def _deep_tuple(value: Any) -> Any:
-    if isinstance(value, list):
-        return tuple(_deep_tuple(v) for v in value)
-    if value is None or type(value) is int:
-        return value
-    raise ProgramError(f'bad index map entry {value!r}')
-
-
 class Program:
     """A parsed program: header, then entries (calls, SPMD starts, the return)."""
 
@@ -307,13 +299,27 @@ def parse_program(lines: Iterable[str]) -> Program:
     return Program(header, entries, error)
 
 
+# A compiled value: (False, the value) for constants, (True, function of the Replay) for values that depend on
+# the run (references to tensors and tiles, views of them, fresh lists and constant arrays).
+Compiled = Tuple[bool, Any]
+
+
 class Replay:
-    """Executes a program through the simulator API on real inputs (no kernel code involved)."""
+    """Executes a program through the simulator API on real inputs (no kernel code involved). The program is
+    validated and compiled once (constants decoded, geometry checked); each run only resolves references."""
 
     def __init__(self, program: Program) -> None:
         self.program = program
         self.api = _api()
         self.functions = _functions()
+        self.values: List[Any] = []
+        self.known: set = set()
+        self.run_state: Optional[runtime.Run] = None
+        self.steps = [self._compile_entry(number, entry) for number, entry in enumerate(program.entries)]
+        if not self.steps or self.steps[-1][0] != 'return':
+            raise ProgramError('the program ends without a return entry (truncated?)')
+        if any(step[0] == 'return' for step in self.steps[:-1]):
+            raise ProgramError('entries after the return')
 
     def run(self, arrays: Sequence[np.ndarray], timing_only: bool, free_plan: Optional[Dict[int, List[int]]] = None,
             check_coverage: bool = True) -> Tuple[Any, TraceRecorder, List[Tuple[int, int]]]:
@@ -327,34 +333,34 @@ class Replay:
         run = runtime.Run('', recorder, numerics=not timing_only)
         run.grid = program.grid
         run.fixed_line = 0
-        if not timing_only and check_coverage:
-            run.coverage = {}
-        self.values: List[Any] = []
-        self.known: set = set()
+        self.values = []
+        self.known = set()
         self.run_state = run
         for array in arrays:
             self.register(shape_only_input(array.shape, array.dtype) if timing_only
                           else hbm_tensor(array, memory.shared_hbm, name='input'))
+        if not timing_only and check_coverage:
+            run.coverage = {}
         previous = runtime.RUN
         runtime.RUN = run
         returned: Any = None
-        finished = False
         try:
-            for number, entry in enumerate(program.entries):
-                if finished:
-                    raise ProgramError(f'program entry {number}: entries after the return')
-                if 'spmd' in entry:
-                    run.program_ids = _int_tuple(entry['spmd'], 'spmd ids')
+            for step in self.steps:
+                kind = step[0]
+                if kind == 'call':
+                    _, function, line, args, kwargs = step
+                    run.fixed_line = line
+                    result = function(*[v(self) if dynamic else v for dynamic, v in args],
+                                      **{k: v(self) if dynamic else v for k, (dynamic, v) in kwargs.items()})
+                    self.register(result)
+                elif kind == 'spmd':
+                    run.program_ids = step[1]
                     run.shared_ordinal = 0
-                elif 'return' in entry:
-                    runtime.flush()
-                    returned = self.decode(entry['return'])
-                    finished = True
                 else:
-                    self.call(number, entry, run)
+                    runtime.flush()
+                    dynamic, value = step[1]
+                    returned = value(self) if dynamic else value
             runtime.flush()
-            if not finished:
-                raise ProgramError('the program ends without a return entry (truncated?)')
             check_fresh(returned, run)
         finally:
             runtime.RUN = previous
@@ -362,26 +368,12 @@ class Replay:
         unwritten = _unwritten(returned, run.coverage) if run.coverage is not None else []
         return outputs, recorder, unwritten
 
-    def call(self, number: int, entry: Dict[str, Any], run: runtime.Run) -> None:
-        name = entry.get('c')
-        function = self.api.get(name) if isinstance(name, str) else None
-        if function is None:
-            raise ProgramError(f'program entry {number}: unknown call {name!r}')
-        args, kwargs, line = entry.get('a', []), entry.get('k', {}), entry.get('l', 0)
-        if not isinstance(args, list) or not isinstance(kwargs, dict):
-            raise ProgramError(f'program entry {number}: bad arguments')
-        run.fixed_line = _int(line, 'line')
-        decoded_args = [self.decode(a) for a in args]
-        decoded_kwargs = {str(k): self.decode(v) for k, v in kwargs.items()}
-        result = function(*decoded_args, **decoded_kwargs)
-        self.register(result)
-
     def register(self, value: Any) -> None:
         if isinstance(value, (Tensor, View)):
             if id(value) not in self.known:
                 self.known.add(id(value))
                 self.values.append(value)
-                coverage = self.run_state.coverage
+                coverage = self.run_state.coverage if self.run_state is not None else None
                 if coverage is not None and isinstance(value, Tensor) and value.buffer is memory.shared_hbm \
                         and value.hbm_alloc.serial not in coverage:
                     coverage[value.hbm_alloc.serial] = np.zeros(value.free, bool)
@@ -389,23 +381,61 @@ class Replay:
             for v in value:
                 self.register(v)
 
-    def decode(self, value: Any) -> Any:
+    def reference(self, index: int) -> Any:
+        if index >= len(self.values):
+            raise ProgramError(f'reference to unknown value {index}')
+        return self.values[index]
+
+    # ----- compiling -----
+    def _compile_entry(self, number: int, entry: Dict[str, Any]) -> Tuple[Any, ...]:
+        try:
+            if 'spmd' in entry:
+                return ('spmd', _int_tuple(entry['spmd'], 'spmd ids'))
+            if 'return' in entry:
+                return ('return', self.compile(entry['return']))
+            name = entry.get('c')
+            function = self.api.get(name) if isinstance(name, str) else None
+            if function is None:
+                raise ProgramError(f'unknown call {name!r}')
+            args, kwargs = entry.get('a', []), entry.get('k', {})
+            if not isinstance(args, list) or not isinstance(kwargs, dict):
+                raise ProgramError('bad arguments')
+            return ('call', function, _int(entry.get('l', 0), 'line'), [self.compile(a) for a in args],
+                    {str(k): self.compile(v) for k, v in kwargs.items()})
+        except ProgramError as error:
+            raise ProgramError(f'program entry {number}: {error}') from None
+
+    def compile(self, value: Any) -> Compiled:
         if value is None or isinstance(value, (bool, int, float, str)):
-            return value
+            return False, value
         if not isinstance(value, dict) or len(value) == 0:
             raise ProgramError(f'bad value {value!r}')
         if 'ref' in value:
             index = _int(value['ref'], 'ref')
-            if not 0 <= index < len(self.values):
+            if index < 0:
                 raise ProgramError(f'reference to unknown value {index}')
-            return self.values[index]
+            return True, lambda replay: replay.reference(index)
         if 'view' in value:
-            return self._view(value)
+            return True, self._view(value)
         if 'hbm_reshape' in value:
-            base = self.decode({'ref': value['hbm_reshape']})
-            if not isinstance(base, Tensor) or base.buffer.on_chip:
-                raise ProgramError('hbm_reshape of a value that is not an HBM tensor')
-            return base.reshape(_int_tuple(value.get('shape'), 'shape'))
+            _, base = self.compile({'ref': value['hbm_reshape']})
+            shape = _int_tuple(value.get('shape'), 'shape')
+            return True, lambda replay: _hbm_reshape(base(replay), shape)
+        if 'list' in value or 'tuple' in value or 'slice' in value:
+            items = value.get('list', value.get('tuple', value.get('slice')))
+            if not isinstance(items, list) or 'slice' in value and len(items) != 3:
+                raise ProgramError('bad sequence')
+            parts = [self.compile(v) for v in items]
+            build = _SEQUENCES['list' if 'list' in value else 'tuple' if 'tuple' in value else 'slice']
+            if 'list' not in value and not any(dynamic for dynamic, _ in parts):
+                return False, build([v for _, v in parts])
+            return True, lambda replay: build([v(replay) if dynamic else v for dynamic, v in parts])
+        if 'array' in value:
+            array = _constant_array(value)
+            return True, lambda replay: array.copy()
+        return False, self._constant(value)
+
+    def _constant(self, value: Dict[str, Any]) -> Any:
         if 'loop' in value:
             index = _int(value['loop'], 'loop index')
             return FirstIndex(index) if value.get('first') is True else LoopIndex(index)
@@ -422,10 +452,9 @@ class Replay:
                 raise ProgramError('bad mask predicate')
             decoded = []
             for aff, kind in atoms:
-                aff = self.decode(aff)
-                if not isinstance(aff, Affine) or kind not in ('ge', 'ne'):
+                if not isinstance(aff, dict) or 'affine' not in aff or kind not in ('ge', 'ne'):
                     raise ProgramError('bad mask predicate atom')
-                decoded.append((aff, kind))
+                decoded.append((_affine(aff['affine']), kind))
             return Predicate(tuple(decoded))
         if 'buffer' in value:
             return _lookup(_BUFFERS, value['buffer'], 'buffer')
@@ -438,54 +467,82 @@ class Replay:
             return _numeric_dtype(name).type
         if 'par_dim' in value:
             return par_dim(_int(value['par_dim'], 'par_dim'))
-        if 'slice' in value:
-            parts = value['slice']
-            if not isinstance(parts, list) or len(parts) != 3:
-                raise ProgramError('bad slice')
-            return slice(*[self.decode(p) for p in parts])
         if 'ellipsis' in value:
             return Ellipsis
-        if 'tuple' in value or 'list' in value:
-            items = value.get('tuple', value.get('list'))
-            if not isinstance(items, list):
-                raise ProgramError('bad sequence')
-            decoded_items = [self.decode(v) for v in items]
-            return tuple(decoded_items) if 'tuple' in value else decoded_items
-        if 'array' in value:
-            shape = _int_tuple(value.get('shape'), 'array shape')
-            data = value.get('data')
-            count = int(np.prod(shape, dtype=np.int64))
-            if not isinstance(data, list) or len(data) != count or count > MAX_CONSTANT_ELEMENTS:
-                raise ProgramError('bad constant array')
-            try:
-                return np.array(data, dtype=_numeric_dtype(value['array'])).reshape(shape)
-            except (TypeError, ValueError) as failure:
-                raise ProgramError(f'bad constant array: {failure}') from None
         if 'fn' in value:
             return _lookup(self.functions, value['fn'], 'function')
         raise ProgramError(f'unknown value kind {sorted(value)}')
 
-    def _view(self, value: Dict[str, Any]) -> View:
-        tensor = self.decode(value['view'])
-        if not isinstance(tensor, Tensor):
+    def _view(self, value: Dict[str, Any]) -> Callable[['Replay'], View]:
+        dynamic, tensor_of = self.compile(value['view'])
+        if not dynamic:
             raise ProgramError('a view of something that is not a tensor')
-        if tensor.pending is not None:
-            runtime.flush()
         block = _int_tuple(value.get('block'), 'block')
         offset = _int(value.get('offset'), 'offset')
         shape = _int_tuple(value.get('shape'), 'shape')
         strides = _int_tuple(value.get('strides'), 'strides')
         in_bounds = value.get('in_bounds')
         indexed = value.get('tensor_indexed')
-        if len(shape) != len(strides) or len(shape) < 1 or any(n < 0 for n in shape)                 or not isinstance(in_bounds, bool) or not isinstance(indexed, bool):
+        if len(shape) != len(strides) or len(shape) < 1 or any(n < 0 for n in shape) \
+                or not isinstance(in_bounds, bool) or not isinstance(indexed, bool):
             raise ProgramError('bad view geometry')
-        if len(block) != tensor.nblock or any(not 0 <= b < n for b, n in zip(block, tensor.shape)):
-            raise ProgramError(f'view block {block} out of range for a tensor of shape {tensor.shape}')
-        index_map = value.get('index_map')
-        index_map = None if index_map is None else _deep_tuple(index_map)
-        if in_bounds or index_map is None:
-            _check_extent(offset, shape, strides, tensor.parts * tensor.free)
-        return View(tensor, block, offset, shape, strides, index_map, in_bounds, indexed)
+        index_map = _index_map(value.get('index_map'))
+        lo, hi = _extent(offset, shape, strides)
+        checked = in_bounds or index_map is None
+
+        def view(replay: 'Replay') -> View:
+            tensor = tensor_of(replay)
+            if not isinstance(tensor, Tensor):
+                raise ProgramError('a view of something that is not a tensor')
+            if tensor.pending is not None:
+                runtime.flush()
+            if len(block) != tensor.nblock or any(not 0 <= b < n for b, n in zip(block, tensor.shape)):
+                raise ProgramError(f'view block {block} out of range for a tensor of shape {tensor.shape}')
+            if checked and (lo < 0 or hi >= tensor.parts * tensor.free):
+                raise ProgramError(f'view reaches elements [{lo}, {hi}] outside its allocation of '
+                                   f'{tensor.parts * tensor.free} elements')
+            return View(tensor, block, offset, shape, strides, index_map, in_bounds, indexed)
+        return view
+
+
+def _slice(parts: List[Any]) -> slice:
+    return slice(*parts)
+
+
+_SEQUENCES: Dict[str, Callable[[List[Any]], Any]] = {'list': list, 'tuple': tuple, 'slice': _slice}
+
+
+def _hbm_reshape(base: Any, shape: Tuple[int, ...]) -> Tensor:
+    if not isinstance(base, Tensor) or base.buffer.on_chip:
+        raise ProgramError('hbm_reshape of a value that is not an HBM tensor')
+    return base.reshape(shape)
+
+
+def _index_map(value: Any) -> Any:
+    """View.index_map: None, or per indexed dimension (size, constant, ((axis, coefficient), ...))."""
+    if value is None:
+        return None
+    try:
+        entries = tuple((size, c, tuple((axis, coef) for axis, coef in terms)) for size, c, terms in value)
+    except (TypeError, ValueError):
+        raise ProgramError('bad index map') from None
+    for size, c, terms in entries:
+        if type(size) is not int or type(c) is not int or \
+                any(type(axis) is not int or type(coef) is not int for axis, coef in terms):
+            raise ProgramError('bad index map')
+    return entries
+
+
+def _constant_array(value: Dict[str, Any]) -> np.ndarray:
+    shape = _int_tuple(value.get('shape'), 'array shape')
+    data = value.get('data')
+    count = int(np.prod(shape, dtype=np.int64))
+    if not isinstance(data, list) or len(data) != count or count > MAX_CONSTANT_ELEMENTS:
+        raise ProgramError('bad constant array')
+    try:
+        return np.array(data, dtype=_numeric_dtype(value['array'])).reshape(shape)
+    except (TypeError, ValueError) as failure:
+        raise ProgramError(f'bad constant array: {failure}') from None
 
 
 def _describe(inputs: Sequence[Tuple[Tuple[int, ...], np.dtype]]) -> str:
@@ -507,18 +564,17 @@ def _affine(spec: Any) -> Affine:
     return Affine(_int(spec[0], 'index constant'), terms, _int(spec[2], 'index rank'))
 
 
-def _check_extent(offset: int, shape: Tuple[int, ...], strides: Tuple[int, ...], size: int) -> None:
-    """Every element a view reaches lies inside its allocation of `size` elements."""
+def _extent(offset: int, shape: Tuple[int, ...], strides: Tuple[int, ...]) -> Tuple[int, int]:
+    """Lowest and highest element a view reaches (0, -1 for an empty view)."""
     if 0 in shape:
-        return
+        return 0, -1
     lo = hi = offset
     for n, s in zip(shape, strides):
         if s > 0:
             hi += (n - 1) * s
         else:
             lo += (n - 1) * s
-    if lo < 0 or hi >= size:
-        raise ProgramError(f'view reaches elements [{lo}, {hi}] outside its allocation of {size} elements')
+    return lo, hi
 
 
 def _unwritten(returned: Any, coverage: Dict[int, np.ndarray]) -> List[Tuple[int, int]]:

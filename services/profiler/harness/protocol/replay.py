@@ -12,6 +12,7 @@ numbers that are timed are the numbers that are checked.
 3. Correctness: for each seed in [0, 21, 42, 63, 84][:N]: inputs, reference, replay, coverage, comparison.
 4. Final run on fresh inputs (seed 105), also checked; its trace is the one written.
 """
+import gc
 import time
 
 import numpy as np
@@ -59,7 +60,16 @@ class ReplayCheck:
         self.result['problem'] = self.problem.summary(self.tolerance)
         first_seed = self.seeds[0] if self.seeds else FRESH_SEED
         inputs, arrays = self._inputs(first_seed)
-        self.replay = Replay(self._program())
+        # The parsed program is millions of small objects that live to the end: keep the cyclic collector from
+        # traversing them again and again while they are built (and afterwards).
+        gc.disable()
+        try:
+            self.replay = Replay(self._program())
+        except ProgramError as error:
+            raise Verdict('RUNTIME_ERROR', f'malformed program: {error}') from error
+        finally:
+            gc.freeze()
+            gc.enable()
         began, began_cpu = time.monotonic(), time.process_time()
         _, recorder, _ = self._execute(arrays, timing_only=True)
         self.result['trace_seconds'] = round(time.monotonic() - began, 3)

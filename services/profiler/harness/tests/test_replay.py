@@ -40,7 +40,7 @@ class ForgedProgramTest(unittest.TestCase):
         return replay_check(reference=self.reference, program=path, seeds=1)
 
     def calls(self):
-        return [dict(e) for e in self.entries]
+        return json.loads(json.dumps(self.entries))
 
     def call_named(self, entries, name):
         return next(e for e in entries if e.get('c') == name)
