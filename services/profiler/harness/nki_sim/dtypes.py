@@ -40,7 +40,7 @@ class Kind:
 _KINDS: Dict[Any, Kind] = {}
 
 
-def kind_of(dtype):
+def kind_of(dtype: Any) -> Kind:
     """Normalise any accepted dtype spelling to its Kind (cached)."""
     try:
         return _KINDS[dtype]
@@ -58,7 +58,7 @@ def kind_of(dtype):
     return kind
 
 
-def round_to_bf16(array):
+def round_to_bf16(array: np.ndarray) -> np.ndarray:
     """Round float32 values to the nearest bfloat16 (ties to even), in place."""
     bits = array.view(np.uint32)
     bits += np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))

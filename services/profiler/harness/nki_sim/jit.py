@@ -6,6 +6,7 @@ Inputs: numpy arrays become HBM tensors (in timing-only mode only their shape an
 """
 import itertools
 import os
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -63,24 +64,26 @@ def baremetal(kernel=None, **options):
 benchmark = baremetal
 
 
-def simulate_kernel(kernel, *args, **kwargs):
+def simulate_kernel(kernel: Any, *args: Any, **kwargs: Any) -> Any:
     return simulate(jit(kernel), args, kwargs)[0]
 
 
 class RunObserver:
     """Hooks of `simulate` for program recording; the default does nothing."""
 
-    def start(self, kernel_name, grid, inputs):
+    def start(self, kernel_name: str, grid: Tuple[int, ...], inputs: List[Any]) -> None:
         """Before the first kernel call: the kernel file name, SPMD grid and the kernel's input values."""
 
-    def program(self, ids):
+    def program(self, ids: Tuple[int, ...]) -> None:
         """Before each SPMD program's kernel call."""
 
-    def finish(self, returned):
+    def finish(self, returned: Any) -> None:
         """After the last kernel call (pending result flushed): the kernel's return value."""
 
 
-def simulate(kernel, args, kwargs=None, timing_only=False, free_plan=None, observer=RunObserver()):
+def simulate(kernel: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]] = None, timing_only: bool = False,
+             free_plan: Optional[Dict[int, List[int]]] = None,
+             observer: RunObserver = RunObserver()) -> Tuple[Any, TraceRecorder]:
     """Run one kernel invocation. Returns (outputs as numpy arrays or None in timing-only mode, TraceRecorder)."""
     kernel = jit(kernel)
     func = kernel.func
@@ -109,7 +112,7 @@ def simulate(kernel, args, kwargs=None, timing_only=False, free_plan=None, obser
     return as_outputs(returned, timing_only), recorder
 
 
-def check_fresh(value, run):
+def check_fresh(value: Any, run: runtime.Run) -> None:
     """Raise StaleOutputError when a returned HBM tensor was not created by this run."""
     if isinstance(value, (tuple, list)):
         for v in value:
@@ -128,7 +131,7 @@ def _as_input(value, timing_only):
     return value
 
 
-def as_outputs(value, timing_only):
+def as_outputs(value: Any, timing_only: bool) -> Any:
     if isinstance(value, Tensor):
         if timing_only:
             return None

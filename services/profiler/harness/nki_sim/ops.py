@@ -4,6 +4,8 @@ Kernels pass ALU operators as nl functions (nl.add, nl.maximum, nl.max) or numpy
 activation functions as nl functions (nl.exp, nl.copy, ...). nl functions carry their numpy meaning in `alu`
 (binary elementwise ufunc) or `activation` (unary) attributes set by the language module.
 """
+from typing import Any
+
 import numpy as np
 
 from .errors import CompileError
@@ -25,7 +27,7 @@ _NUMPY_ACTIVATION = {
 }
 
 
-def alu(op):
+def alu(op: Any) -> Any:
     """The numpy binary ufunc for an ALU operator argument."""
     fn = getattr(op, 'alu', None)
     if fn is None:
@@ -38,7 +40,7 @@ def alu(op):
     return fn
 
 
-def activation(op):
+def activation(op: Any) -> Any:
     """The numpy unary function for an activation function argument."""
     fn = getattr(op, 'activation', None)
     if fn is None:

@@ -8,12 +8,13 @@ end) flushes it into an anonymous tile allocation. Only then is the instruction 
 are recorded immediately.
 """
 import sys
-from typing import Dict, Optional
+from types import FrameType
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from . import memory
-from .dtypes import round_to_bf16
+from .dtypes import Kind, round_to_bf16
 from .errors import CompileError
 from .tensors import Tensor
 from .views import View, operand_window
@@ -21,7 +22,7 @@ from .views import View, operand_window
 RUN: Optional["Run"] = None
 
 
-def current():
+def current() -> 'Run':
     if RUN is None:
         raise CompileError('NKI APIs can only be used inside a kernel being simulated (call it through nki.jit)')
     return RUN
@@ -46,11 +47,11 @@ class Run:
         self.fixed_line = None        # replay: the kernel line of the program call being executed
         self.coverage = None          # replay: {HBM alloc serial: bool array of elements written by an instruction}
 
-    def line(self):
+    def line(self) -> int:
         """Kernel source line of the innermost kernel frame on the stack (0 if none)."""
         if self.fixed_line is not None:
             return self.fixed_line
-        frame = sys._getframe(1)
+        frame: Optional[FrameType] = sys._getframe(1)
         kernel_file = self.kernel_file
         while frame is not None:
             if frame.f_code.co_filename == kernel_file:
@@ -58,7 +59,7 @@ class Run:
             frame = frame.f_back
         return 0
 
-    def new_loop(self):
+    def new_loop(self) -> int:
         self.loop_counter += 1
         return self.loop_counter
 
@@ -91,7 +92,7 @@ class Pending:
         self.window_free = False
 
 
-def begin():
+def begin() -> 'Run':
     """Entry of every API call that issues an instruction: settle the previous pending result."""
     run = current()
     if run.pending is not None:
@@ -99,12 +100,12 @@ def begin():
     return run
 
 
-def flush():
+def flush() -> None:
     if RUN is not None and RUN.pending is not None:
         _flush(RUN)
 
 
-def operand(value):
+def operand(value: Any) -> View:
     """A tile-valued argument as a View."""
     if isinstance(value, View):
         return value
@@ -113,7 +114,9 @@ def operand(value):
     raise CompileError(f'expected a tile, got {type(value).__name__}')
 
 
-def issue(run, op, eng, reads, out_shape, kind, result, window=None, out_buffer=memory.sbuf, line=None):
+def issue(run: Run, op: str, eng: str, reads: List[Tuple[View, Any]], out_shape: Tuple[int, ...], kind: Kind,
+          result: Optional[np.ndarray], window: Any = None, out_buffer: memory.Buffer = memory.sbuf,
+          line: Optional[int] = None) -> 'Pending':
     """Create the pending result of an instruction (its `tile` is what the API call returns)."""
     line = run.line() if line is None else line
     for view, read_window in reads:
@@ -186,7 +189,7 @@ def _row_major(view):
     return True
 
 
-def bind(run, pending, dst, accumulate):
+def bind(run: Run, pending: 'Pending', dst: View, accumulate: bool) -> None:
     if not dst.tensor.buffer.on_chip:
         raise CompileError('HBM tensors are written with nl.store or nisa.dma_copy, not by assignment', pending.line)
     run.pending = None
@@ -255,7 +258,8 @@ def _check_start_partition(p0, p1, line):
                            f'{" or ".join(map(str, allowed))}, not {p0}', line)
 
 
-def record(run, pending, reads, writes, accumulate):
+def record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes: List[Tuple[View, Any]],
+           accumulate: bool) -> None:
     """Turn a settled instruction into a trace record (CompileErrors get the instruction's kernel line)."""
     recorder = run.recorder
     full = pending.window_free
@@ -311,7 +315,7 @@ def _dma_fields(pending, reads, writes):
     return f'dir={pending.dma} bytes={moved} run={run} hbm={scratch}'
 
 
-def direct(run, pending, dst, window):
+def direct(run: Run, pending: 'Pending', dst: View, window: Any) -> None:
     """Record an instruction that writes its named destination (store, dma_copy) right away."""
     if run.coverage is not None and not dst.tensor.buffer.on_chip:
         written = run.coverage.get(dst.tensor.hbm_alloc.serial)
@@ -320,6 +324,6 @@ def direct(run, pending, dst, window):
     record(run, pending, pending.reads, [(dst, window)], False)
 
 
-def operand_reads(views, window, out_shape):
+def operand_reads(views: List[View], window: Any, out_shape: Tuple[int, ...]) -> List[Tuple[View, Any]]:
     """(view, window) pairs for instruction operands under the instruction's mask window."""
     return [(v, operand_window(window, out_shape, v.shape)) for v in views]

@@ -38,7 +38,7 @@ def _compiler_module(name):
     return module
 
 
-def populate(package):
+def populate(package: types.ModuleType) -> None:
     """Give `package` (neuronxcc.nki or nki) the NKI entry points and submodules."""
     name = package.__name__
     for attribute in ('jit', 'trace', 'baremetal', 'benchmark', 'simulate_kernel'):
@@ -48,4 +48,4 @@ def populate(package):
     for short, module in (('language', language), ('isa', isa), ('typing', typing), ('compiler', compiler)):
         setattr(package, short, module)
         sys.modules[f'{name}.{short}'] = module
-    package.tensor = Tensor
+    setattr(package, 'tensor', Tensor)
