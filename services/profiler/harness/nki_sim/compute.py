@@ -4,6 +4,8 @@ reductions, and the assignment forms `dst[...] = value` / `dst[...] += value`.
 nl (`language`) and nisa (`isa`) build on these; `Tensor`/`View` operators reach them through
 `tile_ops.EXECUTION`, which this module installs on import.
 """
+from typing import Any, Callable, Sequence, Union
+
 import numpy as np
 
 from . import memory
@@ -18,7 +20,7 @@ from .views import View
 
 
 # ----- copies, layout -----
-def copy(src, dtype=None, mask=None, **kwargs):
+def copy(src: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Tensor:
     run = begin()
     view = on_chip(operand(src), 'nl.copy')
     kind = kind_of(dtype) if dtype is not None else view.tensor.kind
@@ -32,7 +34,7 @@ def copy(src, dtype=None, mask=None, **kwargs):
 copy.activation = lambda x: x  # type: ignore[attr-defined]  # nl.copy as activation
 
 
-def full_tile(shape, value, dtype):
+def full_tile(shape: Sequence[int], value: Any, dtype: Any) -> Tensor:
     """A memset tile (used for scalar assignment `tile[...] = c`)."""
     run = begin()
     kind = kind_of(dtype)
@@ -43,7 +45,7 @@ def full_tile(shape, value, dtype):
     return pending.tile
 
 
-def broadcast_to(view, shape):
+def broadcast_to(view: View, shape: Sequence[int]) -> Union[Tensor, View]:
     """Partition broadcast ([1, F] -> [P, F]) is a PE instruction; free-axis broadcast is a stride-0 view."""
     shape = tuple(int(s) for s in shape)
     if len(shape) != len(view.shape):
@@ -66,7 +68,7 @@ def broadcast_to(view, shape):
     return pending.tile
 
 
-def reshape_view(view, shape):
+def reshape_view(view: View, shape: Sequence[int]) -> View:
     shape = tuple(int(s) for s in shape)
     if shape[0] != view.shape[0] or element_count(shape) != element_count(view.shape):
         raise CompileError(f'reshape of a tile must keep its partition dimension: {view.shape} -> {shape}')
@@ -87,14 +89,15 @@ def reshape_view(view, shape):
 
 
 # ----- elementwise -----
-def element_count(shape):
+def element_count(shape: Sequence[int]) -> int:
     n = 1
     for s in shape:
         n *= s
     return n
 
 
-def elementwise(op, eng, fn, args, dtype, mask_predicate):
+def elementwise(op: str, eng: str, fn: Callable[..., Any], args: Sequence[Any], dtype: Any,
+                mask_predicate: Any) -> Tensor:
     """Issue an elementwise instruction over tiles/scalars broadcast partition-first."""
     run = begin()
     values = [tile_or_scalar(a) for a in args]
@@ -139,7 +142,7 @@ def _binary(name, ufunc):
     return operation
 
 
-def free_elements(view):
+def free_elements(view: View) -> int:
     return element_count(view.shape[1:])
 
 
@@ -203,7 +206,7 @@ def reduce(ufunc, x, axis, dtype=None, mask_predicate=None, keepdims=False, nega
 
 
 # ----- assignment -----
-def assign(dst, value):
+def assign(dst: View, value: Any) -> None:
     """`dst[...] = value`: bind a pending result, or copy / memset into dst."""
     run = current()
     pending = run.pending
@@ -221,7 +224,7 @@ def assign(dst, value):
     bind(run, tile.pending, dst, accumulate=False)
 
 
-def accumulate(dst, value):
+def accumulate(dst: View, value: Any) -> None:
     """`dst[...] += value`: PSUM accumulation of a matmul, else a read-add-write tensor_tensor."""
     run = current()
     pending = run.pending
@@ -240,7 +243,7 @@ BINARY = {operation.__name__: operation for operation in (
     right_shift)}
 
 
-def negative_tile(x):
+def negative_tile(x: Any) -> Tensor:
     """Unary minus: the activation instruction nl.negative issues."""
     return elementwise('activation', 'act', np.negative, (x,), None, None)
 

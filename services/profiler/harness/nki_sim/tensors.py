@@ -6,6 +6,8 @@ without par_dim the first dim is the partition dim. A tile returned by an instru
 no block dims; until it is assigned somewhere it is `pending` (see runtime), after being assigned into a
 destination it becomes an alias of that destination view.
 """
+from typing import Any, Sequence, Tuple
+
 import numpy as np
 
 from . import memory
@@ -111,7 +113,7 @@ class Tensor(TileOperators):
             self.free = int(np.prod(self.shape, dtype=np.int64))
 
     # ----- storage -----
-    def alloc_for(self, block):
+    def alloc_for(self, block: Tuple[int, ...]) -> memory.Alloc:
         if self.hbm_alloc is not None:
             return self.hbm_alloc
         alloc = self.blocks.get(block)
@@ -125,11 +127,11 @@ class Tensor(TileOperators):
                                                       data, self.site)
         return alloc
 
-    def adopt(self, block, data):
+    def adopt(self, block: Tuple[int, ...], data: np.ndarray) -> None:
         """Allocate `block` with `data` (a flat array of parts*free elements) as its storage."""
         self.blocks[block] = memory.Alloc(self.buffer, self.parts, self.free, self.kind.itemsize, data, self.site)
 
-    def view(self):
+    def view(self) -> View:
         """The whole tensor (tiles and HBM tensors) as a View."""
         if self.alias is not None:
             return self.alias
@@ -180,7 +182,7 @@ class Tensor(TileOperators):
     def ndim(self):
         return len(self.shape)
 
-    def reshape(self, shape):
+    def reshape(self, shape: Sequence[int]) -> Any:
         if self.buffer.on_chip:
             return EXECUTION.reshape(self.view(), shape)
         shape = tuple(int(d) for d in shape)
@@ -190,14 +192,14 @@ class Tensor(TileOperators):
         other.hbm_alloc = self.hbm_alloc
         return other
 
-    def broadcast_to(self, shape):
+    def broadcast_to(self, shape: Sequence[int]) -> Any:
         return EXECUTION.broadcast_to(self.view(), shape)
 
     def __repr__(self):
         return f'Tensor({self.buffer.name}, shape={self.shape}, dtype={self.kind.public})'
 
 
-def hbm_tensor(array, buffer, site=0, name=''):
+def hbm_tensor(array: np.ndarray, buffer: memory.Buffer, site: int = 0, name: str = '') -> Tensor:
     """Wrap a numpy array (kernel input/output or constant) as an HBM tensor sharing its memory."""
     kind = kind_of(array.dtype)
     tensor = Tensor(buffer, kind, array.shape, site, name)
@@ -207,7 +209,8 @@ def hbm_tensor(array, buffer, site=0, name=''):
     return tensor
 
 
-def hbm_declared(shape, dtype, buffer, numerics, site=0, name=''):
+def hbm_declared(shape: Sequence[int], dtype: Any, buffer: memory.Buffer, numerics: bool, site: int = 0,
+                 name: str = '') -> Tensor:
     """A fresh HBM tensor (kernel output or scratch); zero-filled in numerics mode."""
     kind = kind_of(dtype)
     tensor = Tensor(buffer, kind, shape, site, name, numerics)
@@ -217,7 +220,8 @@ def hbm_declared(shape, dtype, buffer, numerics, site=0, name=''):
     return tensor
 
 
-def shape_only_input(shape, dtype, buffer=memory.shared_hbm, site=0, name=''):
+def shape_only_input(shape: Sequence[int], dtype: Any, buffer: memory.Buffer = memory.shared_hbm, site: int = 0,
+                     name: str = '') -> Tensor:
     """A kernel input in timing-only mode: shape and dtype, no data."""
     return hbm_declared(shape, dtype, buffer, False, site, name)
 

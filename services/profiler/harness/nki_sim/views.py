@@ -8,6 +8,8 @@ Out-of-bounds indices are legal only if a mask later removes them, so bounds are
 Conventions: the first axis of a view is the partition axis; a 0-D or 1-D result is widened to 2-D ([n, 1]).
 A window is a tuple of (lo, hi) per view axis (the mask-clipped part of the instruction's iteration space).
 """
+from typing import Any, Sequence, Tuple
+
 import numpy as np
 
 from .affine import Affine
@@ -151,7 +153,7 @@ def check_bounds(index_map, window):
             raise CompileError(f'index range [{lo}, {hi}] is out of bounds for a dimension of size {size}')
 
 
-def full_window(shape):
+def full_window(shape: Sequence[int]) -> Tuple[Tuple[int, int], ...]:
     return tuple((0, s) for s in shape)
 
 
@@ -184,7 +186,7 @@ class View(TileOperators):
         self.tensor_indexed = tensor_indexed
 
     # ----- geometry -----
-    def clip(self, window):
+    def clip(self, window: Any) -> Tuple[int, Tuple[int, ...]]:
         """(offset, shape) of the window of this view, after re-checking deferred bounds."""
         if not self.in_bounds:
             check_bounds(self.index_map, window or full_window(self.shape))
@@ -246,7 +248,7 @@ class View(TileOperators):
             expected *= n
         return run
 
-    def array(self, window=None):
+    def array(self, window: Any = None) -> np.ndarray:
         """The numpy view of the window (shares memory with the allocation)."""
         alloc = self.tensor.alloc_for(self.block)
         data = alloc.data
@@ -254,7 +256,7 @@ class View(TileOperators):
             raise _stale(alloc)
         return self.array_over(data, window)
 
-    def array_over(self, data, window=None):
+    def array_over(self, data: np.ndarray, window: Any = None) -> np.ndarray:
         """The window of this view laid over `data`, a flat array of the allocation's size."""
         offset, shape = self.clip(window)
         size = data.itemsize
@@ -298,14 +300,14 @@ class View(TileOperators):
         EXECUTION.accumulate(self, value)
         return self
 
-    def same_region(self, other):
+    def same_region(self, other: Any) -> bool:
         return (isinstance(other, View) and other.tensor is self.tensor and other.block == self.block
                 and other.offset == self.offset and other.shape == self.shape and other.strides == self.strides)
 
-    def broadcast_to(self, shape):
+    def broadcast_to(self, shape: Sequence[int]) -> Any:
         return EXECUTION.broadcast_to(self, shape)
 
-    def reshape(self, shape):
+    def reshape(self, shape: Sequence[int]) -> Any:
         return EXECUTION.reshape(self, shape)
 
     def __repr__(self):
