@@ -8,7 +8,7 @@ advanced indices do. Loop variables are plain ints and fold into `c`.
 A `Predicate` is a conjunction of `affine >= 0` (and rarely `affine != 0`) atoms; `mask_window` turns it into a
 per-axis [lo, hi) window over an instruction's iteration space, or a boolean array when atoms span several axes.
 """
-from typing import Dict, Tuple
+from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -92,7 +92,7 @@ class Affine:
             shape[self.ndim - 1 - rax] = size
         return tuple(shape)
 
-    def evaluate(self):
+    def evaluate(self) -> np.ndarray:
         """The index values as a numpy int64 array of `shape`."""
         out = np.full(self.shape, self.c, dtype=np.int64)
         for rax, coef, size in self.terms:
@@ -144,7 +144,7 @@ def _merge(a, b, sign):
 _ARANGES: Dict[Tuple[int, int, int], 'Affine'] = {}
 
 
-def arange(start, stop=None, step=1):
+def arange(start: int, stop: Optional[int] = None, step: int = 1) -> 'Affine':
     """nl.arange: a 1-D affine index start, start+step, ... (< stop)."""
     if stop is None:
         start, stop = 0, start
@@ -196,7 +196,7 @@ class _Grid(tuple):
 mgrid = MGrid()
 
 
-def ds(start, size):
+def ds(start: int, size: int) -> slice:
     """nl.ds: the dynamic-slice spelling of start:start+size."""
     return slice(start, start + size)
 
@@ -223,7 +223,7 @@ class Predicate:
     def __bool__(self):
         raise CompileError('a mask predicate has no truth value; pass it as mask=')
 
-    def evaluate(self, shape):
+    def evaluate(self, shape: Tuple[int, ...]) -> np.ndarray:
         """The predicate as a boolean array over an iteration space of `shape`."""
         out = np.ones(shape, dtype=bool)
         for aff, kind in self.atoms:
@@ -238,7 +238,7 @@ def _align(aff, ndim):
     return Affine(aff.c, aff.terms, ndim)
 
 
-def mask_window(predicate, shape):
+def mask_window(predicate: Any, shape: Sequence[int]) -> Tuple[Any, Optional[np.ndarray]]:
     """Turn a mask into (window, where) over an iteration space of `shape`.
 
     Conjunctions of single-axis inequalities (all NKIBench masks) become a per-axis [lo, hi) window and
