@@ -4,6 +4,8 @@ Every operation issues one trace instruction (nl.matmul without transpose_x issu
 eviction copy and matmul the compiler would). Numerics are computed in the storage dtype (fp32 for all
 NKIBench kernels) and skipped in timing-only mode.
 """
+from typing import Any
+
 import numpy as np
 
 from . import isa, memory, runtime
@@ -49,36 +51,36 @@ class tile_size:
     psum_partition_max = 128
 
 
-def finfo(dtype):
+def finfo(dtype: Any) -> Any:
     return np.finfo(kind_of(dtype).storage)
 
 
 # ----- SPMD -----
-def program_id(axis):
+def program_id(axis: Any) -> Any:
     ids = runtime.current().program_ids
     return ids[axis] if axis < len(ids) else 0
 
 
-def num_programs(axes=None):
+def num_programs(axes: Any = None) -> Any:
     grid = runtime.current().grid
     if axes is None:
         return int(np.prod(grid)) if grid else 1
     return grid[axes] if axes < len(grid) else 1
 
 
-def program_ndim():
+def program_ndim() -> Any:
     return len(runtime.current().grid)
 
 
-def spmd_dim(*sizes):
+def spmd_dim(*sizes: Any) -> Any:
     return int(np.prod([int(s) for s in sizes]))
 
 
-def nc(count):
+def nc(count: Any) -> Any:
     return count
 
 
-def device_print(*args, **kwargs):
+def device_print(*args: Any, **kwargs: Any) -> None:
     pass
 
 
@@ -109,41 +111,42 @@ def _declare(shape, dtype, buffer, name, fill):
     return tensor
 
 
-def ndarray(shape, dtype, buffer=None, name='', **kwargs):
+def ndarray(shape: Any, dtype: Any, buffer: Any = None, name: Any = '', **kwargs: Any) -> Any:
     return _declare(shape, dtype, buffer, name, 0)
 
 
-def zeros(shape, dtype, buffer=None, name='', lazy_initialization=False, **kwargs):
+def zeros(shape: Any, dtype: Any, buffer: Any = None, name: Any = '', lazy_initialization: Any = False,
+          **kwargs: Any) -> Any:
     return _declare(shape, dtype, buffer, name, 0)
 
 
-def ones(shape, dtype, buffer=None, name='', **kwargs):
+def ones(shape: Any, dtype: Any, buffer: Any = None, name: Any = '', **kwargs: Any) -> Any:
     return _declare(shape, dtype, buffer, name, 1)
 
 
-def full(shape, fill_value, dtype, buffer=None, name='', **kwargs):
+def full(shape: Any, fill_value: Any, dtype: Any, buffer: Any = None, name: Any = '', **kwargs: Any) -> Any:
     return _declare(shape, dtype, buffer, name, fill_value)
 
 
-def zeros_like(a, dtype=None, buffer=None, name='', **kwargs):
+def zeros_like(a: Any, dtype: Any = None, buffer: Any = None, name: Any = '', **kwargs: Any) -> Any:
     return _declare(a.shape, dtype or a.dtype, buffer or a.buffer, name, 0)
 
 
-def empty_like(a, dtype=None, buffer=None, name='', **kwargs):
+def empty_like(a: Any, dtype: Any = None, buffer: Any = None, name: Any = '', **kwargs: Any) -> Any:
     return zeros_like(a, dtype, buffer, name)
 
 
 ndarray_like = empty_like
 
 
-def shared_constant(constant, dtype=None, **kwargs):
+def shared_constant(constant: Any, dtype: Any = None, **kwargs: Any) -> Any:
     array = np.asarray(constant, dtype=kind_of(dtype).storage if dtype is not None else None)
     run = runtime.current()
     return hbm_tensor(array, memory.constant_hbm, run.line(), 'constant')
 
 
 # ----- DMA -----
-def load(src, dtype=None, mask=None, **kwargs):
+def load(src: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     run = begin()
     view = operand(src)
     if view.tensor.buffer.on_chip:
@@ -164,7 +167,7 @@ def load(src, dtype=None, mask=None, **kwargs):
     return pending.tile
 
 
-def load_transpose2d(src, dtype=None, **kwargs):
+def load_transpose2d(src: Any, dtype: Any = None, **kwargs: Any) -> Any:
     run = begin()
     view = operand(src)
     if view.tensor.buffer.on_chip or len(view.shape) != 2:
@@ -182,7 +185,7 @@ def load_transpose2d(src, dtype=None, **kwargs):
     return pending.tile
 
 
-def store(dst, value, mask=None, **kwargs):
+def store(dst: Any, value: Any, mask: Any = None, **kwargs: Any) -> None:
     run = begin()
     target = operand(dst)
     if target.tensor.buffer.on_chip:
@@ -245,7 +248,7 @@ for _name, _fn in _UNARY.items():
     globals()[_name] = _unary(_name, _fn)
 
 
-def where(condition, x, y, dtype=None, mask=None, **kwargs):
+def where(condition: Any, x: Any, y: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     return elementwise('select', 'auto', np.where, (condition, x, y), dtype, mask)
 
 
@@ -266,7 +269,7 @@ mean = _reduction('mean', np.add, mean=True)
 all = _reduction('all', np.logical_and)
 
 
-def loop_reduce(x, op, loop_indices, dtype=None, mask=None, **kwargs):
+def loop_reduce(x: Any, op: Any, loop_indices: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """Assigned to dst: at the first iteration of all `loop_indices` dst = x, later dst = op(dst, x)."""
     run = begin()
     view = on_chip(operand(x), 'nl.loop_reduce')
@@ -281,7 +284,7 @@ def loop_reduce(x, op, loop_indices, dtype=None, mask=None, **kwargs):
     return pending.tile
 
 
-def all_first(indices):
+def all_first(indices: Any) -> Any:
     for index in indices:
         if not is_first_iteration(index):
             return False
@@ -289,14 +292,14 @@ def all_first(indices):
 
 
 # ----- transposes and matmul -----
-def transpose(x, dtype=None, mask=None, **kwargs):
+def transpose(x: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """x.T; unlike nisa.nc_transpose the result may be assigned to SBUF (the compiler adds the copy)."""
     tile = isa.nc_transpose(x, engine=None)
     tile.pending.psum_only = False
     return tile
 
 
-def matmul(x, y, transpose_x=False, mask=None, **kwargs):
+def matmul(x: Any, y: Any, transpose_x: Any = False, mask: Any = None, **kwargs: Any) -> Any:
     """x @ y. Without transpose_x the compiler inserts a PE transpose of x and a PSUM->SBUF copy."""
     stationary = x
     if not transpose_x:
