@@ -86,7 +86,7 @@ class Affine:
         return placed
 
     @property
-    def shape(self):
+    def shape(self) -> Tuple[int, ...]:
         shape = [1] * self.ndim
         for rax, _, size in self.terms:
             shape[self.ndim - 1 - rax] = size
@@ -177,19 +177,19 @@ class _Grid(tuple):
         return super().__new__(cls, axes)
 
     @property
-    def p(self):
+    def p(self) -> Affine:
         return self[0]
 
     @property
-    def x(self):
+    def x(self) -> Affine:
         return self[1]
 
     @property
-    def y(self):
+    def y(self) -> Affine:
         return self[2]
 
     @property
-    def z(self):
+    def z(self) -> Affine:
         return self[3]
 
 

@@ -171,8 +171,8 @@ right_shift = _binary('right_shift', np.right_shift)
 
 
 # ----- reductions -----
-def reduce(ufunc, x, axis, dtype=None, mask_predicate=None, keepdims=False, negate=False, mean=False,
-           eng='auto'):
+def reduce(ufunc: np.ufunc, x: Any, axis: Any, dtype: Any = None, mask_predicate: Any = None, keepdims: bool = False,
+           negate: bool = False, mean: bool = False, eng: str = 'auto') -> Tensor:
     """Reduce a tile over `axis` (free axes: tensor_reduce; axis 0: a partition reduction to one partition)."""
     run = begin()
     view = on_chip(operand(x), 'a reduction')
@@ -181,14 +181,14 @@ def reduce(ufunc, x, axis, dtype=None, mask_predicate=None, keepdims=False, nega
     kind = result_kind(dtype, [view])
     window, where = _mask(mask_predicate, view.shape)
     kept = [a for a in range(ndim) if keepdims or a == 0 or a not in axes]
-    out_shape = [1 if a in axes else view.shape[a] for a in kept]
-    out_window = None if window is None else [(0, 1) if a in axes else window[a] for a in kept]
-    if len(out_shape) < 2:
-        out_shape.append(1)
-        if out_window is not None:
-            out_window.append((0, 1))
-    out_shape = tuple(out_shape)
-    out_window = None if out_window is None else tuple(out_window)
+    shape_list = [1 if a in axes else view.shape[a] for a in kept]
+    window_list = None if window is None else [(0, 1) if a in axes else window[a] for a in kept]
+    if len(shape_list) < 2:
+        shape_list.append(1)
+        if window_list is not None:
+            window_list.append((0, 1))
+    out_shape = tuple(shape_list)
+    out_window = None if window_list is None else tuple(window_list)
     result = None
     if run.numerics:
         data = view.array(window)

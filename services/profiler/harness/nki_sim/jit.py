@@ -45,7 +45,7 @@ class Kernel:
         return outputs
 
 
-def jit(func=None, **options):
+def jit(func: Any = None, **options: Any) -> Any:
     if func is None:
         return lambda f: Kernel(f)
     return func if isinstance(func, Kernel) else Kernel(func)
@@ -54,7 +54,7 @@ def jit(func=None, **options):
 trace = jit
 
 
-def baremetal(kernel=None, **options):
+def baremetal(kernel: Any = None, **options: Any) -> Any:
     if kernel is None:
         return lambda k: baremetal(k, **options)
     kernel = jit(kernel)

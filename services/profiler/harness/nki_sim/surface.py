@@ -3,8 +3,10 @@
 import contextlib
 import sys
 import types
+from typing import Any
 
 from . import isa, jit, language
+from .memory import Buffer
 from .tensors import Tensor
 
 
@@ -18,10 +20,10 @@ class _Allocation:
     def __init__(self, buffer):
         self.buffer = buffer
 
-    def mod_alloc(self, *args, **kwargs):
+    def mod_alloc(self, *args: Any, **kwargs: Any) -> Buffer:
         return self.buffer
 
-    def alloc(self, *args, **kwargs):
+    def alloc(self, *args: Any, **kwargs: Any) -> Buffer:
         return self.buffer
 
     auto_alloc = alloc

@@ -11,7 +11,7 @@ from typing import Any, Sequence, Tuple
 import numpy as np
 
 from . import memory
-from .dtypes import kind_of
+from .dtypes import Kind, kind_of
 from .errors import CompileError
 from .tile_ops import EXECUTION, TileOperators
 from .views import View, at_least_2d, subscript
@@ -51,7 +51,7 @@ class Tensor(TileOperators):
                  'hbm_alloc', 'site', 'name', 'init', 'pending', 'alias', 'numerics', 'whole')
 
     @classmethod
-    def tile(cls, buffer, kind, shape, site, numerics):
+    def tile(cls, buffer: memory.Buffer, kind: Kind, shape: Tuple[int, ...], site: int, numerics: bool) -> 'Tensor':
         """An instruction-result tile: no block dims, shape (P, *free) already validated by the instruction."""
         tile = cls.__new__(cls)
         tile.buffer = buffer
@@ -175,11 +175,11 @@ class Tensor(TileOperators):
 
     # ----- metadata -----
     @property
-    def dtype(self):
+    def dtype(self) -> Any:
         return self.kind.public
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         return len(self.shape)
 
     def reshape(self, shape: Sequence[int]) -> Any:
