@@ -10,7 +10,7 @@ import numpy as np
 
 from .errors import CompileError
 
-_NUMPY_ALU = {
+NUMPY_ALU = {
     np.add: np.add, np.subtract: np.subtract, np.multiply: np.multiply, np.divide: np.divide,
     np.maximum: np.maximum, np.minimum: np.minimum, np.max: np.maximum, np.amax: np.maximum,
     np.min: np.minimum, np.amin: np.minimum, np.sum: np.add, np.power: np.power, np.mod: np.mod,
@@ -21,7 +21,7 @@ _NUMPY_ALU = {
     np.logical_or: np.logical_or, np.logical_xor: np.logical_xor, np.abs: np.abs,
 }
 
-_NUMPY_ACTIVATION = {
+NUMPY_ACTIVATION = {
     np.exp: np.exp, np.log: np.log, np.sqrt: np.sqrt, np.tanh: np.tanh, np.square: np.square,
     np.abs: np.abs, np.sin: np.sin, np.cos: np.cos, np.negative: np.negative,
 }
@@ -32,7 +32,7 @@ def alu(op: Any) -> Any:
     fn = getattr(op, 'alu', None)
     if fn is None:
         try:
-            fn = _NUMPY_ALU.get(op)
+            fn = NUMPY_ALU.get(op)
         except TypeError:
             fn = None
     if fn is None:
@@ -45,7 +45,7 @@ def activation(op: Any) -> Any:
     fn = getattr(op, 'activation', None)
     if fn is None:
         try:
-            fn = _NUMPY_ACTIVATION.get(op)
+            fn = NUMPY_ACTIVATION.get(op)
         except TypeError:
             fn = None
     if fn is None:

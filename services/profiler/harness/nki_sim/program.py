@@ -25,7 +25,7 @@ from .errors import CompileError
 from .jit import RunObserver, as_outputs, check_fresh, simulate
 from .loops import FirstIndex, LoopIndex
 from .operands import Engine
-from .ops import _NUMPY_ACTIVATION, _NUMPY_ALU
+from .ops import NUMPY_ACTIVATION, NUMPY_ALU
 from .tensors import Tensor, hbm_tensor, par_dim, shape_only_input
 from .tile_ops import EXECUTION
 from .trace import TraceRecorder
@@ -33,12 +33,13 @@ from .views import View
 
 FORMAT = 'accelopt-program 1'
 
-# Calls that compute Python values for the kernel (shapes, ids, iterators, index expressions) and issue no
-# instruction: not recorded; their results reach the program only as immediates.
+# Not program calls: functions that compute Python values for the kernel (shapes, ids, iterators, index
+# expressions; their results reach the program only as immediates) and the execution layer's helpers that nl
+# re-exports for nisa (a program may not call them directly).
 _NOT_RECORDED = {'finfo', 'program_id', 'num_programs', 'program_ndim', 'spmd_dim', 'nc', 'device_print',
                  'affine_range', 'sequential_range', 'static_range', 'arange', 'ds', 'mgrid', 'is_first_iteration',
-                 'all_first', 'get_nc_version', 'kind_of', 'element_count', 'free_elements'}
-_NOT_RECORDED |= {'elementwise', 'reduce', 'full_tile', 'reshape_view'}
+                 'all_first', 'get_nc_version', 'kind_of', 'element_count', 'free_elements',
+                 'elementwise', 'reduce', 'full_tile', 'reshape_view'}
 _API_MODULES = {'nl': (language.__name__, compute.__name__), 'nisa': (isa.__name__,)}
 _TILE_OPERATORS = ('assign', 'accumulate', 'binary', 'negate', 'broadcast_to', 'reshape')
 
@@ -67,7 +68,7 @@ def _functions() -> Dict[str, Any]:
         for name, value in vars(module).items():
             if callable(value) and (hasattr(value, 'alu') or hasattr(value, 'activation')):
                 named[f'{prefix}.{name}'] = value
-    numpy_functions = set(_NUMPY_ALU) | set(_NUMPY_ACTIVATION)
+    numpy_functions = set(NUMPY_ALU) | set(NUMPY_ACTIVATION)
     for name in dir(np):
         value = getattr(np, name)
         if any(value is f for f in numpy_functions):
