@@ -5,6 +5,11 @@ import subprocess
 import sys
 import unittest
 
+import numpy as np
+
+from nki_sim.jit import simulate
+from protocol.evaluation import FRESH_SEED, evaluate
+from protocol.problem import load_module, load_problem
 from protocol.replay import replay_check
 from tests.support import SIMPLE_REFERENCE, Workspace
 
@@ -105,3 +110,28 @@ class ForgedProgramTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+EXAMPLES = os.path.join(HARNESS, '..', '..', '..', 'examples')
+
+
+class HonestTraceTest(unittest.TestCase):
+    """The trace step B writes is the one a direct in-process simulation of the kernel writes."""
+
+    def test_examples_trace_identically(self):
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        for name in ('silu', 'matmul', 'rmsnorm_matmul', 'softmax'):
+            with self.subTest(example=name):
+                reference = os.path.join(EXAMPLES, name, 'reference_small.py')
+                kernel = os.path.join(EXAMPLES, name, 'kernel.py')
+                trace_path = os.path.join(ws.root, name + '.trace')
+                result = evaluate(reference=reference, kernel=kernel, seeds=1, trace_out=trace_path)
+                self.assertEqual(result['verdict'], 'OK', result['message'])
+                module = load_problem(reference).module
+                np.random.seed(FRESH_SEED)
+                inputs = module.transform_to_nki_inputs(module.get_inputs())
+                entry = load_module(kernel, f'direct_{name}').kernel
+                _, recorder = simulate(entry, inputs)
+                with open(trace_path) as f:
+                    self.assertEqual(f.read(), recorder.text())
