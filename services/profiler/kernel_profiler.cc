@@ -142,6 +142,8 @@ std::string FirstExisting(const std::vector<std::string>& candidates, const std:
   return candidates.back();
 }
 
+constexpr uintmax_t kMaxProgramBytes = uintmax_t{1} << 30;
+
 // The simulator's two protocol steps (docs/adr/0009-trusted-replay.md). `spec` is the single-process harness
 // run as prepared (argv: python, harness_guard.py, kernel, run_kernel.py, harness arguments). Step A runs the
 // kernel under the guard in `spec`'s scratch and only records its program (--program-out). The program is copied
@@ -178,12 +180,28 @@ absl::StatusOr<sandbox::SandboxOutcome> RunSimulatorSteps(const sandbox::Sandbox
       fs::exists(spec.scratch_dir + "/violation.json")) {
     return recorded;
   }
-  std::vector<std::pair<std::string, std::string>> replay_files = files;
-  if (auto program = core::ReadFile(spec.scratch_dir + "/program.jsonl"); program.ok()) {
-    replay_files.emplace_back("program.jsonl", *std::move(program));
-  }
-  for (const auto& [name, contents] : replay_files) {
+  for (const auto& [name, contents] : files) {
     if (auto s = core::WriteFileAtomic(replay_dir + "/" + name, contents); !s.ok()) return s;
+  }
+  // Copied file to file (never through the worker's memory); an oversized program is replaced by a failure
+  // entry that step B reports. A regular file only: a symlink planted by the kernel is not followed.
+  const std::string program = spec.scratch_dir + "/program.jsonl";
+  std::error_code ec;
+  if (fs::is_regular_file(fs::symlink_status(program, ec))) {
+    if (fs::file_size(program, ec) > kMaxProgramBytes) {
+      auto s = core::WriteFileAtomic(
+          replay_dir + "/program.jsonl",
+          absl::StrCat(R"({"error": {"verdict": "RUNTIME_ERROR", "message": )", R"("the kernel's program exceeds )",
+                       kMaxProgramBytes >> 20, R"( MiB", "line": 0}})", "\n"));
+      if (!s.ok()) return s;
+    } else if (!fs::copy_file(program, replay_dir + "/program.jsonl", ec)) {
+      return absl::InternalError(absl::StrCat("copying the program out of the scratch: ", ec.message()));
+    } else {
+      // The kernel chose the source's mode bits; step B only needs to read the copy.
+      fs::permissions(replay_dir + "/program.jsonl",
+                      fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read,
+                      ec);
+    }
   }
   replay.timeout = std::max(absl::Seconds(1), spec.timeout - absl::Seconds(recorded->wall_seconds));
   auto replayed = sandbox::RunInSandbox(replay, cancel);
