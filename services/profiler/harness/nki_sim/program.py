@@ -94,7 +94,7 @@ class Recorder:
         self.function_names = {id(f): name for name, f in _functions().items()}
 
     def write(self, entry: Dict[str, Any]) -> None:
-        self.out.write(json.dumps(entry, separators=(',', ':')) + '\n')
+        self.out.write(json.dumps(entry, separators=(',', ':'), default=_plain_number) + '\n')
 
     def register(self, value: Any) -> Any:
         if isinstance(value, (Tensor, View)):
@@ -170,6 +170,13 @@ class Recorder:
         if callable(value) and id(value) in self.function_names:
             return {'fn': self.function_names[id(value)]}
         raise CompileError(f'cannot pass a {type(value).__name__} to an NKI call')
+
+
+def _plain_number(value: Any) -> Any:
+    """numpy integers/floats inside view geometry or index expressions, as JSON numbers."""
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        return value.item()
+    raise TypeError(f'cannot record a {type(value).__name__}')
 
 
 class _Observer(RunObserver):
