@@ -36,6 +36,10 @@ struct BackendRunner {
   std::vector<std::string> args;
   std::vector<std::pair<std::string, std::string>> env;
   std::vector<std::string> device_binds;
+  // When set, a file in the harness directory that replays the kernel's recorded program in a second, fresh
+  // sandbox (docs/adr/0009-trusted-replay.md): the runner then only records, and only this replay's result
+  // and trace are read. Empty: the runner's own result is read.
+  std::string replay_runner;
 };
 
 // What a backend measures from: a finished sandboxed run whose harness verdict is OK.

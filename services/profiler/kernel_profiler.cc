@@ -4,8 +4,13 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -85,6 +90,74 @@ std::string FirstExisting(const std::vector<std::string>& candidates, const std:
     if (!dir.empty() && fs::exists(fs::path(dir) / file, ec)) return fs::weakly_canonical(dir, ec).string();
   }
   return candidates.back();
+}
+
+constexpr uintmax_t kMaxProgramBytes = uintmax_t{1} << 30;
+
+// The two protocol steps of a backend with a trusted replay (docs/adr/0009-trusted-replay.md). `spec` is the
+// single-process harness run as prepared (argv: python, harness_guard.py, kernel, run_kernel.py, harness arguments).
+// Step A runs the kernel under the guard in `spec`'s scratch and only records its program (--program-out). The program
+// is copied out once into `replay_dir`, next to fresh copies of the problem `files` (never the kernel's copies), and
+// step B (replay_check.py, no kernel mounted, no guard needed) writes the only result.json and trace.txt that are read.
+// Returns step A's outcome when it ended abnormally or left a violation marker (*result_dir is then its scratch).
+absl::StatusOr<sandbox::SandboxOutcome> RunRecordAndReplay(
+    const sandbox::SandboxSpec& spec, const std::string& work, const std::string& replay_dir,
+    const std::vector<std::pair<std::string, std::string>>& files, const std::string& replay_runner,
+    std::string* result_dir, const std::atomic<bool>* cancel) {
+  const std::vector<std::string> harness_args(spec.argv.begin() + 4, spec.argv.end());
+  sandbox::SandboxSpec record = spec;
+  record.argv.resize(4);
+  sandbox::SandboxSpec replay = spec;
+  replay.scratch_dir = replay_dir;
+  replay.argv = {spec.argv[0], absl::StrCat(fs::path(spec.argv[3]).parent_path().string(), "/", replay_runner)};
+  for (size_t i = 0; i < harness_args.size(); ++i) {
+    const std::string& arg = harness_args[i];
+    const bool has_value = arg != "--timing-only" && arg != "--ban-low-precision" && i + 1 < harness_args.size();
+    const std::vector<std::string> item =
+        has_value ? std::vector<std::string>{arg, harness_args[i + 1]} : std::vector<std::string>{arg};
+    if (has_value) ++i;
+    const bool for_record =
+        arg == "--problem" || arg == "--kernel" || arg == "--metadata" || arg == "--ban-low-precision";
+    const bool for_replay = arg != "--kernel" && arg != "--ban-low-precision";
+    if (for_record) record.argv.insert(record.argv.end(), item.begin(), item.end());
+    if (for_replay) replay.argv.insert(replay.argv.end(), item.begin(), item.end());
+  }
+  record.argv.insert(record.argv.end(), {"--program-out", work + "/program.jsonl"});
+  replay.argv.insert(replay.argv.end(), {"--program", work + "/program.jsonl"});
+  *result_dir = spec.scratch_dir;
+  auto recorded = sandbox::RunInSandbox(record, cancel);
+  if (!recorded.ok() || recorded->ending != sandbox::SandboxOutcome::Ending::kExited ||
+      fs::exists(spec.scratch_dir + "/violation.json")) {
+    return recorded;
+  }
+  for (const auto& [name, contents] : files) {
+    if (auto s = core::WriteFileAtomic(replay_dir + "/" + name, contents); !s.ok()) return s;
+  }
+  // Copied file to file (never through the worker's memory); an oversized program is replaced by a failure
+  // entry that step B reports. A regular file only: a symlink planted by the kernel is not followed.
+  const std::string program = spec.scratch_dir + "/program.jsonl";
+  std::error_code ec;
+  if (fs::is_regular_file(fs::symlink_status(program, ec))) {
+    if (fs::file_size(program, ec) > kMaxProgramBytes) {
+      auto s = core::WriteFileAtomic(
+          replay_dir + "/program.jsonl",
+          absl::StrCat(R"({"error": {"verdict": "RUNTIME_ERROR", "message": )", R"("the kernel's program exceeds )",
+                       kMaxProgramBytes >> 20, R"( MiB", "line": 0}})", "\n"));
+      if (!s.ok()) return s;
+    } else if (!fs::copy_file(program, replay_dir + "/program.jsonl", ec)) {
+      return absl::InternalError(absl::StrCat("copying the program out of the scratch: ", ec.message()));
+    } else {
+      // The kernel chose the source's mode bits; step B only needs to read the copy.
+      fs::permissions(replay_dir + "/program.jsonl",
+                      fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read,
+                      ec);
+    }
+  }
+  replay.timeout = std::max(absl::Seconds(1), spec.timeout - absl::Seconds(recorded->wall_seconds));
+  auto replayed = sandbox::RunInSandbox(replay, cancel);
+  if (replayed.ok()) replayed->wall_seconds += recorded->wall_seconds;
+  *result_dir = replay_dir;
+  return replayed;
 }
 
 }  // namespace
@@ -169,21 +242,38 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
   }
   const std::string reference_name =
       problem.reference_filename().empty() ? "reference.py" : problem.reference_filename();
-  for (const auto& [name, contents] :
-       std::vector<std::pair<std::string, std::string>>{{"kernel.py", kernel.source()},
-                                                        {reference_name, problem.reference_source()},
-                                                        {"problem.yaml", ProblemYaml(problem)}}) {
+  const std::vector<std::pair<std::string, std::string>> problem_files = {{reference_name, problem.reference_source()},
+                                                                          {"problem.yaml", ProblemYaml(problem)}};
+  for (const auto& [name, contents] : problem_files) {
     if (auto s = core::WriteFileAtomic(scratch.path() + "/" + name, contents); !s.ok()) {
       return Verdict(v1::VERDICT_INFRA_ERROR, std::string(s.message()));
     }
   }
+  if (auto s = core::WriteFileAtomic(scratch.path() + "/kernel.py", kernel.source()); !s.ok()) {
+    return Verdict(v1::VERDICT_INFRA_ERROR, std::string(s.message()));
+  }
 
   const sandbox::SandboxSpec spec = RunSpec(scratch.path(), reference_name, problem, options, timeout, slot);
-  auto outcome = sandbox::RunInSandbox(spec, cancel);
+  // Backends with a trusted replay run the kernel only to record its program; a fresh sandbox that never saw
+  // the kernel replays, checks and traces it, and its result is the only one read.
+  const std::string replay_runner = backend_->Runner({options_.harness_dir, scratch.path()}).replay_runner;
+  std::optional<ScratchDir> replay_scratch;
+  std::string result_dir = scratch.path();
+  if (!replay_runner.empty()) {
+    replay_scratch.emplace(options_.scratch_root);
+    if (replay_scratch->path().empty()) {
+      return Verdict(v1::VERDICT_INFRA_ERROR,
+                     absl::StrCat("cannot create a scratch directory in ", options_.scratch_root));
+    }
+  }
+  const std::string work = options_.use_bwrap ? "/scratch" : scratch.path();
+  auto outcome = replay_runner.empty() ? sandbox::RunInSandbox(spec, cancel)
+                                       : RunRecordAndReplay(spec, work, replay_scratch->path(), problem_files,
+                                                            replay_runner, &result_dir, cancel);
   if (!outcome.ok()) return Verdict(v1::VERDICT_INFRA_ERROR, std::string(outcome.status().message()));
   v1::ProfileResult result;
   auto violation = core::ReadFile(scratch.path() + "/violation.json");
-  auto harness_json = core::ReadFile(scratch.path() + "/result.json");
+  auto harness_json = core::ReadFile(result_dir + "/result.json");
   using Ending = sandbox::SandboxOutcome::Ending;
   if (violation.ok()) {
     SandboxViolation v = ParseViolationMarker(*violation);
@@ -223,7 +313,7 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
     if (parsed->verdict == v1::VERDICT_OK) {
       const std::optional<v1::Roofline> roofline =
           problem.has_roofline() ? std::optional<v1::Roofline>(problem.roofline()) : parsed->roofline;
-      const MeasureInput input{*parsed, options, roofline, spec, scratch.path(), cancel};
+      const MeasureInput input{*parsed, options, roofline, spec, result_dir, cancel};
       if (absl::Status s = backend_->Measure(input, &result); !s.ok()) {
         result = Verdict(v1::VERDICT_INFRA_ERROR, std::string(s.message()));
       }

@@ -58,10 +58,12 @@ class SimulatorBackend final : public DeviceBackend {
   // The device parameters are loaded when the backend is created; the simulator needs nothing else.
   absl::Status CheckReady() const override { return absl::OkStatus(); }
 
-  // The run step: the NKI simulator checks the kernel and writes the instruction trace.
+  // The run step (ADR 0009): run_kernel.py records the kernel's program on input shapes; replay_check.py, in a
+  // fresh sandbox without the kernel, executes, checks and traces it.
   BackendRunner Runner(const RunPaths& paths) const override {
     BackendRunner run;
     run.runner = "run_kernel.py";
+    run.replay_runner = "replay_check.py";
     run.args = {"--trace-out", paths.work + "/trace.txt"};
     return run;
   }

@@ -3,7 +3,10 @@
 
 usage: run_kernel.py --problem REF.py --kernel KERNEL.py [--metadata problem.yaml] [--seeds N] [--tolerance T]
                      [--timing-only] [--ban-low-precision] [--trace-out FILE] [--result-out FILE]
-Exit status 0 whenever a result JSON was written (the verdict is in the JSON); see README.md for the schema.
+       run_kernel.py --problem REF.py --kernel KERNEL.py --program-out PROGRAM [--metadata ..] [--ban-low-precision]
+The first form runs both protocol steps as child processes (step A: this script with --program-out, the only
+process that runs kernel code; step B: replay_check.py). Exit status 0 whenever a result JSON (first form) or a
+program (second form) was written; see README.md for the schema.
 """
 import argparse
 import json
@@ -20,7 +23,8 @@ import nki_sim  # noqa: E402
 nki_sim.install_import_shim()
 nki_sim.tune_allocator()
 
-from protocol.evaluation import evaluate  # noqa: E402
+from protocol.evaluation import empty_result, evaluate  # noqa: E402
+from protocol.recording import record  # noqa: E402
 
 
 def parse_arguments(argv):
@@ -34,21 +38,24 @@ def parse_arguments(argv):
     parser.add_argument('--ban-low-precision', action='store_true', help='reject fp16/bf16 kernels')
     parser.add_argument('--trace-out', help='write the instruction trace here')
     parser.add_argument('--result-out', help='write the result JSON here (it is always printed too)')
+    parser.add_argument('--program-out', help='step A only: record the kernel\'s program here')
     return parser.parse_args(argv)
 
 
 def main(argv=None):
     args = parse_arguments(argv)
+    if args.program_out:
+        record(args.problem, args.kernel, args.program_out, args.metadata, args.ban_low_precision)
+        return 0
     try:
         result = evaluate(reference=args.problem, kernel=args.kernel, metadata=args.metadata, seeds=args.seeds,
                           tolerance=args.tolerance, timing_only=args.timing_only,
                           ban_low_precision=args.ban_low_precision, trace_out=args.trace_out)
     except Exception as error:
         last = traceback.extract_tb(error.__traceback__)[-1]
-        result = {'verdict': 'INFRA_ERROR', 'line': 0, 'seeds_checked': 0, 'max_rel_l2': None,
-                  'instructions': None, 'trace': None, 'problem': None, 'wall_seconds': 0.0, 'trace_seconds': None,
-                  'trace_cpu_seconds': None, 'message': f'harness failure: {type(error).__name__}: {error} '
-                             f'({os.path.basename(last.filename)}:{last.lineno})'}
+        result = empty_result()
+        result.update(verdict='INFRA_ERROR', message=f'harness failure: {type(error).__name__}: {error} '
+                                                     f'({os.path.basename(last.filename)}:{last.lineno})')
     text = json.dumps(result)
     if args.result_out:
         with open(args.result_out, 'w') as f:

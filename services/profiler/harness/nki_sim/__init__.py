@@ -13,6 +13,6 @@ from .allocator import tune_allocator  # noqa: F401  (re-exported)
 SHIM_DIR = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'shim')
 
 
-def install_import_shim():
+def install_import_shim() -> None:
     if SHIM_DIR not in sys.path:
         sys.path.insert(0, SHIM_DIR)

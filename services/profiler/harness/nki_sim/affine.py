@@ -8,6 +8,8 @@ advanced indices do. Loop variables are plain ints and fold into `c`.
 A `Predicate` is a conjunction of `affine >= 0` (and rarely `affine != 0`) atoms; `mask_window` turns it into a
 per-axis [lo, hi) window over an instruction's iteration space, or a boolean array when atoms span several axes.
 """
+from typing import Any, Dict, Optional, Sequence, Tuple
+
 import numpy as np
 
 from .errors import CompileError
@@ -84,13 +86,13 @@ class Affine:
         return placed
 
     @property
-    def shape(self):
+    def shape(self) -> Tuple[int, ...]:
         shape = [1] * self.ndim
         for rax, _, size in self.terms:
             shape[self.ndim - 1 - rax] = size
         return tuple(shape)
 
-    def evaluate(self):
+    def evaluate(self) -> np.ndarray:
         """The index values as a numpy int64 array of `shape`."""
         out = np.full(self.shape, self.c, dtype=np.int64)
         for rax, coef, size in self.terms:
@@ -119,7 +121,7 @@ class Affine:
     def __ne__(self, other):
         return Predicate(((self - other, 'ne'),))
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # == builds a Predicate: unhashable
 
     def __repr__(self):
         return f'Affine(c={self.c}, terms={self.terms}, ndim={self.ndim})'
@@ -139,10 +141,10 @@ def _merge(a, b, sign):
     return Affine(a.c + sign * b.c, terms, max(a.ndim, b.ndim))
 
 
-_ARANGES = {}
+_ARANGES: Dict[Tuple[int, int, int], 'Affine'] = {}
 
 
-def arange(start, stop=None, step=1):
+def arange(start: int, stop: Optional[int] = None, step: int = 1) -> 'Affine':
     """nl.arange: a 1-D affine index start, start+step, ... (< stop)."""
     if stop is None:
         start, stop = 0, start
@@ -175,26 +177,26 @@ class _Grid(tuple):
         return super().__new__(cls, axes)
 
     @property
-    def p(self):
+    def p(self) -> Affine:
         return self[0]
 
     @property
-    def x(self):
+    def x(self) -> Affine:
         return self[1]
 
     @property
-    def y(self):
+    def y(self) -> Affine:
         return self[2]
 
     @property
-    def z(self):
+    def z(self) -> Affine:
         return self[3]
 
 
 mgrid = MGrid()
 
 
-def ds(start, size):
+def ds(start: int, size: int) -> slice:
     """nl.ds: the dynamic-slice spelling of start:start+size."""
     return slice(start, start + size)
 
@@ -221,7 +223,7 @@ class Predicate:
     def __bool__(self):
         raise CompileError('a mask predicate has no truth value; pass it as mask=')
 
-    def evaluate(self, shape):
+    def evaluate(self, shape: Tuple[int, ...]) -> np.ndarray:
         """The predicate as a boolean array over an iteration space of `shape`."""
         out = np.ones(shape, dtype=bool)
         for aff, kind in self.atoms:
@@ -236,7 +238,7 @@ def _align(aff, ndim):
     return Affine(aff.c, aff.terms, ndim)
 
 
-def mask_window(predicate, shape):
+def mask_window(predicate: Any, shape: Sequence[int]) -> Tuple[Any, Optional[np.ndarray]]:
     """Turn a mask into (window, where) over an iteration space of `shape`.
 
     Conjunctions of single-axis inequalities (all NKIBench masks) become a per-axis [lo, hi) window and

@@ -12,7 +12,7 @@ HEAP_SERVED_UP_TO = 32 * 2**20
 KEEP_FREED_UP_TO = 2**31 - 1
 
 
-def tune_allocator():
+def tune_allocator() -> None:
     """Best effort; a no-op where glibc's mallopt is unavailable. Loads libc by its soname (no library search,
     which would spawn a subprocess)."""
     try:

@@ -4,6 +4,8 @@ Every kernel-facing dtype normalises to a `Kind`: the numpy storage dtype and th
 Low-precision float formats numpy lacks (bfloat16, tfloat32, fp8) are stored as float32; bfloat16 values are
 rounded to bfloat16 precision when written, the others are kept at float32 precision (a documented gap).
 """
+from typing import Any, Dict
+
 import numpy as np
 
 
@@ -35,10 +37,10 @@ class Kind:
         self.rounds_to_bf16 = rounds_to_bf16
 
 
-_KINDS = {}
+_KINDS: Dict[Any, Kind] = {}
 
 
-def kind_of(dtype):
+def kind_of(dtype: Any) -> Kind:
     """Normalise any accepted dtype spelling to its Kind (cached)."""
     try:
         return _KINDS[dtype]
@@ -56,7 +58,7 @@ def kind_of(dtype):
     return kind
 
 
-def round_to_bf16(array):
+def round_to_bf16(array: np.ndarray) -> np.ndarray:
     """Round float32 values to the nearest bfloat16 (ties to even), in place."""
     bits = array.view(np.uint32)
     bits += np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))

@@ -6,14 +6,15 @@ activation: act, iota/affine_select: pool, bn_stats/bn_aggr/scan: dve); the othe
 passed an explicit engine=.
 """
 import time
+from typing import Any
 
 import numpy as np
 
 from . import memory
 from .affine import Affine, Predicate
+from .compute import copy, elementwise, reduce
 from .dtypes import kind_of
 from .errors import CompileError
-from .language import elementwise, reduce
 from .operands import (  # noqa: F401  (the *_engine values are re-exported as nisa.*)
     SCALARS, engine_name, fit, gpsimd_engine, is_tile, on_chip, per_partition, result_kind, scalar_engine,
     tensor_engine, unknown_engine, vector_engine, window_shape)
@@ -42,13 +43,14 @@ class nc_version:
     gen3 = 3
 
 
-def get_nc_version():
+def get_nc_version() -> Any:
     return nc_version.gen2
 
 
 # ----- PE -----
-def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero=False, is_transpose=False,
-              mask=None, **kwargs):
+def nc_matmul(stationary: Any, moving: Any, is_stationary_onezero: Any = False, is_moving_onezero: Any = False,
+              is_transpose: Any = False,
+              mask: Any = None, **kwargs: Any) -> Any:
     """PSUM[M, N] = stationary[K, M].T @ moving[K, N]; is_transpose=True with an identity moving is a PE transpose."""
     run = begin()
     stat = _sbuf_operand(operand(stationary), 'nc_matmul stationary')
@@ -142,7 +144,7 @@ def _sbuf_operand(view, what):
     return view
 
 
-def pe_transpose(view):
+def pe_transpose(view: Any) -> Any:
     """Transpose a [P, F] tile on the PE array (F, P <= 128) into PSUM."""
     run = begin()
     view = on_chip(view, 'a transpose')
@@ -159,7 +161,7 @@ def pe_transpose(view):
     return pending.tile
 
 
-def nc_transpose(data, engine=None, mask=None, **kwargs):
+def nc_transpose(data: Any, engine: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     view = operand(data)
     if engine is vector_engine or engine is None and view.shape[0] <= 32 and view.free_size <= 32:
         return _vector_transpose(view)
@@ -176,8 +178,9 @@ def _vector_transpose(view):
 
 
 # ----- ACT -----
-def activation(op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=None, dtype=None,
-               mask=None, **kwargs):
+def activation(op: Any, data: Any, bias: Any = None, scale: Any = 1.0, reduce_op: Any = None, reduce_res: Any = None,
+               reduce_cmd: Any = None, dtype: Any = None,
+               mask: Any = None, **kwargs: Any) -> Any:
     """op(data * scale + bias); scale is a float or a [P, 1] tile, bias a [P, 1] tile; optional free-axis
     reduction of the output into reduce_res."""
     fn = activation_function(op)
@@ -185,7 +188,8 @@ def activation(op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None, 
                           reduce_op, reduce_res, reduce_cmd)
 
 
-def activation_reduce(op, data, reduce_op, reduce_res, bias=None, scale=1.0, dtype=None, mask=None, **kwargs):
+def activation_reduce(op: Any, data: Any, reduce_op: Any, reduce_res: Any, bias: Any = None, scale: Any = 1.0,
+                      dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     return activation(op, data, bias=bias, scale=scale, reduce_op=reduce_op, reduce_res=reduce_res,
                       reduce_cmd=reduce_cmd.reset_reduce, dtype=dtype, mask=mask)
 
@@ -252,8 +256,9 @@ def _accumulate_register(run, reduce_op, result, target, command):
 
 
 # ----- DVE / Pool -----
-def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, dtype=None,
-                  mask=None, engine=unknown_engine, **kwargs):
+def tensor_scalar(data: Any, op0: Any, operand0: Any, reverse0: Any = False, op1: Any = None, operand1: Any = None,
+                  reverse1: Any = False, dtype: Any = None,
+                  mask: Any = None, engine: Any = unknown_engine, **kwargs: Any) -> Any:
     """(data op0 operand0) op1 operand1; operands are scalars or [P, 1] tiles; reverse swaps the operand order."""
     first = alu(op0)
     second = alu(op1) if op1 is not None else None
@@ -266,8 +271,9 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
     return _with_scalars('tensor_scalar', engine_name(engine), compute, data, (operand0, operand1), dtype, mask)
 
 
-def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, reverse0=False, dtype=None, mask=None,
-                         **kwargs):
+def tensor_scalar_reduce(data: Any, op0: Any, operand0: Any, reduce_op: Any, reduce_res: Any, reverse0: Any = False,
+                         dtype: Any = None, mask: Any = None,
+                         **kwargs: Any) -> Any:
     tile = tensor_scalar(data, op0, operand0, reverse0=reverse0, dtype=dtype, mask=mask)
     pending = tile.pending
     target = operand(reduce_res)
@@ -308,7 +314,8 @@ def _with_scalars(op, eng, compute, data, scalars, dtype, mask_predicate):
     return pending.tile
 
 
-def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=unknown_engine, **kwargs):
+def tensor_tensor(data1: Any, data2: Any, op: Any, dtype: Any = None, mask: Any = None, engine: Any = unknown_engine,
+                  **kwargs: Any) -> Any:
     a = operand(data1)
     b = operand(data2)
     if a.tensor.buffer is memory.psum and b.tensor.buffer is memory.psum:
@@ -319,8 +326,9 @@ def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=unknown_engine
     return elementwise('tensor_tensor', eng, alu(op), (a, b), dtype, mask)
 
 
-def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, dtype=None, mask=None,
-                         engine=unknown_engine, **kwargs):
+def scalar_tensor_tensor(data: Any, op0: Any, operand0: Any, op1: Any, operand1: Any, reverse0: Any = False,
+                         reverse1: Any = False, dtype: Any = None, mask: Any = None,
+                         engine: Any = unknown_engine, **kwargs: Any) -> Any:
     """(data op0 operand0) op1 operand1, with operand0 a scalar or [P, 1] tile and operand1 a tile."""
     first = alu(op0)
     second = alu(op1)
@@ -331,26 +339,26 @@ def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, rev
     return elementwise('tensor_tensor', engine_name(engine), compute, (data, operand0, operand1), dtype, mask)
 
 
-def tensor_reduce(op, data, axis, negate=False, keepdims=False, dtype=None, mask=None, **kwargs):
+def tensor_reduce(op: Any, data: Any, axis: Any, negate: Any = False, keepdims: Any = False, dtype: Any = None,
+                  mask: Any = None, **kwargs: Any) -> Any:
     return reduce(alu(op), data, axis, dtype, mask, keepdims, negate=negate)
 
 
-def tensor_partition_reduce(op, data, dtype=None, mask=None, **kwargs):
+def tensor_partition_reduce(op: Any, data: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     return reduce(alu(op), data, 0, dtype, mask, keepdims=True)
 
 
-def reciprocal(data, dtype=None, mask=None, **kwargs):
+def reciprocal(data: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     return elementwise('reciprocal', 'auto', np.reciprocal, (data,), dtype, mask)
 
 
-def tensor_copy(src, dtype=None, mask=None, engine=unknown_engine, **kwargs):
-    from .language import copy
+def tensor_copy(src: Any, dtype: Any = None, mask: Any = None, engine: Any = unknown_engine, **kwargs: Any) -> Any:
     tile = copy(src, dtype=dtype, mask=mask)
     tile.pending.eng = engine_name(engine)
     return tile
 
 
-def memset(shape, value, dtype, mask=None, engine=unknown_engine, **kwargs):
+def memset(shape: Any, value: Any, dtype: Any, mask: Any = None, engine: Any = unknown_engine, **kwargs: Any) -> Any:
     run = begin()
     shape = tuple(int(s) for s in shape)
     if shape[0] > PARTITION_LIMIT:
@@ -364,7 +372,7 @@ def memset(shape, value, dtype, mask=None, engine=unknown_engine, **kwargs):
     return pending.tile
 
 
-def iota(expr, dtype, mask=None, **kwargs):
+def iota(expr: Any, dtype: Any, mask: Any = None, **kwargs: Any) -> Any:
     run = begin()
     if isinstance(expr, int):
         expr = Affine(expr, (), 2)
@@ -377,7 +385,8 @@ def iota(expr, dtype, mask=None, **kwargs):
     return pending.tile
 
 
-def affine_select(pred, on_true_tile, on_false_value, dtype=None, mask=None, **kwargs):
+def affine_select(pred: Any, on_true_tile: Any, on_false_value: Any, dtype: Any = None, mask: Any = None,
+                  **kwargs: Any) -> Any:
     if not isinstance(pred, Predicate):
         raise CompileError('affine_select takes an affine predicate (comparisons of nl.arange expressions)')
     def select(x, value):
@@ -385,7 +394,8 @@ def affine_select(pred, on_true_tile, on_false_value, dtype=None, mask=None, **k
     return elementwise('select', 'pool', select, (on_true_tile, on_false_value), dtype, mask)
 
 
-def tensor_tensor_scan(data0, data1, initial, op0, op1, dtype=None, mask=None, **kwargs):
+def tensor_tensor_scan(data0: Any, data1: Any, initial: Any, op0: Any, op1: Any, dtype: Any = None, mask: Any = None,
+                       **kwargs: Any) -> Any:
     """r[:, i] = op1(op0(data0[:, i], r[:, i-1]), data1[:, i]) with r[:, -1] = initial (scalar or [P, 1])."""
     first = alu(op0)
     second = alu(op1)
@@ -408,7 +418,7 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, dtype=None, mask=None, *
 
 
 # ----- batch norm statistics -----
-def bn_stats(data, dtype=None, mask=None, **kwargs):
+def bn_stats(data: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """Per partition: (count, mean, count*variance) of the even and of the odd free elements -> [P, 6]."""
     view = operand(data)
     if view.free_size > BN_STATS_FREE_LIMIT:
@@ -426,7 +436,7 @@ def bn_stats(data, dtype=None, mask=None, **kwargs):
     return _shaped('bn_stats', view, stats, (view.shape[0], 6), dtype)
 
 
-def bn_aggr(data, dtype=None, mask=None, **kwargs):
+def bn_aggr(data: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """Combine bn_stats groups [P, 6k] into (mean, variance) [P, 2]."""
     view = operand(data)
     if view.free_size % 3:
@@ -452,7 +462,7 @@ def _shaped(op, view, fn, shape, dtype):
 
 
 # ----- DMA -----
-def dma_copy(dst, src, mask=None, **kwargs):
+def dma_copy(dst: Any, src: Any, mask: Any = None, **kwargs: Any) -> None:
     run = begin()
     target = operand(dst)
     source = operand(src)

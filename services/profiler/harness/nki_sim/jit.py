@@ -6,6 +6,7 @@ Inputs: numpy arrays become HBM tensors (in timing-only mode only their shape an
 """
 import itertools
 import os
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -44,7 +45,7 @@ class Kernel:
         return outputs
 
 
-def jit(func=None, **options):
+def jit(func: Any = None, **options: Any) -> Any:
     if func is None:
         return lambda f: Kernel(f)
     return func if isinstance(func, Kernel) else Kernel(func)
@@ -53,7 +54,7 @@ def jit(func=None, **options):
 trace = jit
 
 
-def baremetal(kernel=None, **options):
+def baremetal(kernel: Any = None, **options: Any) -> Any:
     if kernel is None:
         return lambda k: baremetal(k, **options)
     kernel = jit(kernel)
@@ -63,11 +64,26 @@ def baremetal(kernel=None, **options):
 benchmark = baremetal
 
 
-def simulate_kernel(kernel, *args, **kwargs):
+def simulate_kernel(kernel: Any, *args: Any, **kwargs: Any) -> Any:
     return simulate(jit(kernel), args, kwargs)[0]
 
 
-def simulate(kernel, args, kwargs=None, timing_only=False, free_plan=None):
+class RunObserver:
+    """Hooks of `simulate` for program recording; the default does nothing."""
+
+    def start(self, kernel_name: str, grid: Tuple[int, ...], inputs: List[Any]) -> None:
+        """Before the first kernel call: the kernel file name, SPMD grid and the kernel's input values."""
+
+    def program(self, ids: Tuple[int, ...]) -> None:
+        """Before each SPMD program's kernel call."""
+
+    def finish(self, returned: Any) -> None:
+        """After the last kernel call (pending result flushed): the kernel's return value."""
+
+
+def simulate(kernel: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]] = None, timing_only: bool = False,
+             free_plan: Optional[Dict[int, List[int]]] = None,
+             observer: RunObserver = RunObserver()) -> Tuple[Any, TraceRecorder]:
     """Run one kernel invocation. Returns (outputs as numpy arrays or None in timing-only mode, TraceRecorder)."""
     kernel = jit(kernel)
     func = kernel.func
@@ -76,6 +92,7 @@ def simulate(kernel, args, kwargs=None, timing_only=False, free_plan=None):
     run = runtime.Run(kernel_file, recorder, numerics=not timing_only)
     run.grid = kernel.grid
     inputs = [_as_input(a, timing_only) for a in args]
+    observer.start(recorder.kernel_name, kernel.grid, inputs)
     previous = runtime.RUN
     runtime.RUN = run
     try:
@@ -83,21 +100,23 @@ def simulate(kernel, args, kwargs=None, timing_only=False, free_plan=None):
         for index, ids in enumerate(itertools.product(*[range(g) for g in kernel.grid])):
             run.program_ids = ids
             run.shared_ordinal = 0
+            observer.program(ids)
             value = func(*inputs, **(kwargs or {}))
             if index == 0:
                 returned = value
         runtime.flush()
-        _check_fresh(returned, run)
+        observer.finish(returned)
+        check_fresh(returned, run)
     finally:
         runtime.RUN = previous
-    return _outputs(returned, timing_only), recorder
+    return as_outputs(returned, timing_only), recorder
 
 
-def _check_fresh(value, run):
+def check_fresh(value: Any, run: runtime.Run) -> None:
     """Raise StaleOutputError when a returned HBM tensor was not created by this run."""
     if isinstance(value, (tuple, list)):
         for v in value:
-            _check_fresh(v, run)
+            check_fresh(v, run)
     elif isinstance(value, Tensor) and not value.buffer.on_chip and \
             not any(value is out for out in run.shared_outputs):
         raise StaleOutputError('the kernel returned an output tensor that this call did not create '
@@ -112,7 +131,7 @@ def _as_input(value, timing_only):
     return value
 
 
-def _outputs(value, timing_only):
+def as_outputs(value: Any, timing_only: bool) -> Any:
     if isinstance(value, Tensor):
         if timing_only:
             return None
@@ -120,5 +139,5 @@ def _outputs(value, timing_only):
             raise CompileError('a kernel must return HBM tensors (declared with buffer=nl.shared_hbm)')
         return value.hbm_alloc.data.reshape(value.shape)
     if isinstance(value, (tuple, list)):
-        return tuple(_outputs(v, timing_only) for v in value)
+        return tuple(as_outputs(v, timing_only) for v in value)
     return value

@@ -4,9 +4,16 @@ Every operation issues one trace instruction (nl.matmul without transpose_x issu
 eviction copy and matmul the compiler would). Numerics are computed in the storage dtype (fp32 for all
 NKIBench kernels) and skipped in timing-only mode.
 """
+from typing import Any
+
 import numpy as np
 
-from . import memory, runtime
+from . import isa, memory, runtime
+from .compute import (  # noqa: F401  (re-exported as nl.*)
+    add, bitwise_and, bitwise_or, bitwise_xor, broadcast_to, copy, divide, elementwise, equal, full_tile, greater,
+    greater_equal, left_shift, less, less_equal, logical_and, logical_or, logical_xor, maximum, minimum, mod,
+    multiply, not_equal, power, reduce, reshape_view, right_shift, subtract)
+from .compute import element_count, free_elements
 from .affine import arange, ds, mgrid  # noqa: F401  (re-exported as nl.*)
 from .dtypes import bfloat16, float8_e4m3, float8_e5m2, kind_of, tfloat32  # noqa: F401  (nl.* dtypes)
 from .errors import CompileError
@@ -44,36 +51,36 @@ class tile_size:
     psum_partition_max = 128
 
 
-def finfo(dtype):
+def finfo(dtype: Any) -> Any:
     return np.finfo(kind_of(dtype).storage)
 
 
 # ----- SPMD -----
-def program_id(axis):
+def program_id(axis: Any) -> Any:
     ids = runtime.current().program_ids
     return ids[axis] if axis < len(ids) else 0
 
 
-def num_programs(axes=None):
+def num_programs(axes: Any = None) -> Any:
     grid = runtime.current().grid
     if axes is None:
         return int(np.prod(grid)) if grid else 1
     return grid[axes] if axes < len(grid) else 1
 
 
-def program_ndim():
+def program_ndim() -> Any:
     return len(runtime.current().grid)
 
 
-def spmd_dim(*sizes):
+def spmd_dim(*sizes: Any) -> Any:
     return int(np.prod([int(s) for s in sizes]))
 
 
-def nc(count):
+def nc(count: Any) -> Any:
     return count
 
 
-def device_print(*args, **kwargs):
+def device_print(*args: Any, **kwargs: Any) -> None:
     pass
 
 
@@ -104,41 +111,42 @@ def _declare(shape, dtype, buffer, name, fill):
     return tensor
 
 
-def ndarray(shape, dtype, buffer=None, name='', **kwargs):
+def ndarray(shape: Any, dtype: Any, buffer: Any = None, name: Any = '', **kwargs: Any) -> Any:
     return _declare(shape, dtype, buffer, name, 0)
 
 
-def zeros(shape, dtype, buffer=None, name='', lazy_initialization=False, **kwargs):
+def zeros(shape: Any, dtype: Any, buffer: Any = None, name: Any = '', lazy_initialization: Any = False,
+          **kwargs: Any) -> Any:
     return _declare(shape, dtype, buffer, name, 0)
 
 
-def ones(shape, dtype, buffer=None, name='', **kwargs):
+def ones(shape: Any, dtype: Any, buffer: Any = None, name: Any = '', **kwargs: Any) -> Any:
     return _declare(shape, dtype, buffer, name, 1)
 
 
-def full(shape, fill_value, dtype, buffer=None, name='', **kwargs):
+def full(shape: Any, fill_value: Any, dtype: Any, buffer: Any = None, name: Any = '', **kwargs: Any) -> Any:
     return _declare(shape, dtype, buffer, name, fill_value)
 
 
-def zeros_like(a, dtype=None, buffer=None, name='', **kwargs):
+def zeros_like(a: Any, dtype: Any = None, buffer: Any = None, name: Any = '', **kwargs: Any) -> Any:
     return _declare(a.shape, dtype or a.dtype, buffer or a.buffer, name, 0)
 
 
-def empty_like(a, dtype=None, buffer=None, name='', **kwargs):
+def empty_like(a: Any, dtype: Any = None, buffer: Any = None, name: Any = '', **kwargs: Any) -> Any:
     return zeros_like(a, dtype, buffer, name)
 
 
 ndarray_like = empty_like
 
 
-def shared_constant(constant, dtype=None, **kwargs):
+def shared_constant(constant: Any, dtype: Any = None, **kwargs: Any) -> Any:
     array = np.asarray(constant, dtype=kind_of(dtype).storage if dtype is not None else None)
     run = runtime.current()
     return hbm_tensor(array, memory.constant_hbm, run.line(), 'constant')
 
 
 # ----- DMA -----
-def load(src, dtype=None, mask=None, **kwargs):
+def load(src: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     run = begin()
     view = operand(src)
     if view.tensor.buffer.on_chip:
@@ -159,7 +167,7 @@ def load(src, dtype=None, mask=None, **kwargs):
     return pending.tile
 
 
-def load_transpose2d(src, dtype=None, **kwargs):
+def load_transpose2d(src: Any, dtype: Any = None, **kwargs: Any) -> Any:
     run = begin()
     view = operand(src)
     if view.tensor.buffer.on_chip or len(view.shape) != 2:
@@ -177,7 +185,7 @@ def load_transpose2d(src, dtype=None, **kwargs):
     return pending.tile
 
 
-def store(dst, value, mask=None, **kwargs):
+def store(dst: Any, value: Any, mask: Any = None, **kwargs: Any) -> None:
     run = begin()
     target = operand(dst)
     if target.tensor.buffer.on_chip:
@@ -185,7 +193,7 @@ def store(dst, value, mask=None, **kwargs):
     source = operand(value)
     if source.tensor.buffer is memory.psum:
         source = operand(copy(source))
-    if _count(source.shape) != _count(target.shape) or source.shape[0] != target.shape[0]:
+    if element_count(source.shape) != element_count(target.shape) or source.shape[0] != target.shape[0]:
         raise CompileError(f'nl.store: value of shape {source.shape} does not fit destination {target.shape}')
     window, where = _mask(mask, source.shape)
     if window is not None and source.shape != target.shape:
@@ -204,154 +212,7 @@ def store(dst, value, mask=None, **kwargs):
     runtime.direct(run, pending, target, window)
 
 
-# ----- copies, layout -----
-def copy(src, dtype=None, mask=None, **kwargs):
-    run = begin()
-    view = on_chip(operand(src), 'nl.copy')
-    kind = kind_of(dtype) if dtype is not None else view.tensor.kind
-    window, where = _mask(mask, view.shape)
-    result = view.array(window).astype(kind.storage) if run.numerics else None
-    pending = issue(run, 'copy', 'auto', [(view, window)], view.shape, kind, result, window)
-    pending.where = where
-    return pending.tile
-
-
-copy.activation = lambda x: x
-
-
-def full_tile(shape, value, dtype):
-    """A memset tile (used for scalar assignment `tile[...] = c`)."""
-    run = begin()
-    kind = kind_of(dtype)
-    shape = tuple(int(s) for s in shape)
-    result = np.full(shape, value, kind.storage) if run.numerics else None
-    pending = issue(run, 'memset', 'auto', [], shape, kind, result)
-    pending.consts = 1
-    return pending.tile
-
-
-def broadcast_to(view, shape):
-    """Partition broadcast ([1, F] -> [P, F]) is a PE instruction; free-axis broadcast is a stride-0 view."""
-    shape = tuple(int(s) for s in shape)
-    if len(shape) != len(view.shape):
-        raise CompileError(f'broadcast_to: cannot broadcast shape {view.shape} to {shape}')
-    strides = list(view.strides)
-    for axis, (have, want) in enumerate(zip(view.shape, shape)):
-        if have != want:
-            if have != 1:
-                raise CompileError(f'broadcast_to: cannot broadcast shape {view.shape} to {shape}')
-            strides[axis] = 0
-    if not view.in_bounds:
-        view.clip(None)
-    if view.shape[0] == shape[0]:
-        return View(view.tensor, view.block, view.offset, shape, tuple(strides))
-    run = begin()
-    if shape[0] > PARTITION_LIMIT:
-        raise CompileError(f'broadcast_to: partition dimension {shape[0]} exceeds {PARTITION_LIMIT}')
-    result = np.broadcast_to(view.array(), shape).copy() if run.numerics else None
-    pending = issue(run, 'broadcast', 'pe', [(view, None)], shape, view.tensor.kind, result)
-    return pending.tile
-
-
-def reshape_view(view, shape):
-    shape = tuple(int(s) for s in shape)
-    if shape[0] != view.shape[0] or _count(shape) != _count(view.shape):
-        raise CompileError(f'reshape of a tile must keep its partition dimension: {view.shape} -> {shape}')
-    expected = 1
-    for size, stride in zip(reversed(view.shape[1:]), reversed(view.strides[1:])):
-        if size != 1 and stride != expected:
-            raise CompileError('reshape needs a tile whose free dimensions are contiguous')
-        expected *= size
-    strides = [0] * len(shape)
-    acc = 1
-    for axis in range(len(shape) - 1, 0, -1):
-        strides[axis] = acc
-        acc *= shape[axis]
-    strides[0] = view.strides[0]
-    if not view.in_bounds:
-        view.clip(None)
-    return View(view.tensor, view.block, view.offset, shape, tuple(strides))
-
-
 # ----- elementwise -----
-def _count(shape):
-    n = 1
-    for s in shape:
-        n *= s
-    return n
-
-
-def elementwise(op, eng, fn, args, dtype, mask_predicate):
-    """Issue an elementwise instruction over tiles/scalars broadcast partition-first."""
-    run = begin()
-    values = [tile_or_scalar(a) for a in args]
-    views = [v for v in values if isinstance(v, View)]
-    if not views:
-        raise CompileError('an elementwise operation needs at least one tile operand')
-    for v in views:
-        on_chip(v, 'an elementwise operation')
-    shape = broadcast_shape(views)
-    kind = result_kind(dtype, views)
-    window, where = _mask(mask_predicate, shape)
-    reads = operand_reads(views, window, shape)
-    result = None
-    if run.numerics:
-        ndim = len(shape)
-        arrays = []
-        read_iter = iter(reads)
-        for v in values:
-            if isinstance(v, View):
-                view, w = next(read_iter)
-                arrays.append(padded(view.array(w), ndim))
-            else:
-                arrays.append(v)
-        with np.errstate(all='ignore'):
-            result = fit(fn(*arrays), kind, window_shape(window, shape))
-    pending = issue(run, op, eng, reads, shape, kind, result, window)
-    pending.where = where
-    pending.consts = len(values) - len(views)
-    return pending.tile
-
-
-def _binary(name, ufunc):
-    def operation(x, y, dtype=None, mask=None, **kwargs):
-        tiles = [v for v in (x, y) if isinstance(v, (Tensor, View))]
-        op = 'tensor_tensor'
-        if len(tiles) < 2 or any(_free(operand(t)) == 1 for t in tiles) and \
-                _free(operand(tiles[0])) != _free(operand(tiles[1])):
-            op = 'tensor_scalar'
-        return elementwise(op, 'auto', ufunc, (x, y), dtype, mask)
-    operation.__name__ = name
-    operation.alu = ufunc
-    return operation
-
-
-def _free(view):
-    return _count(view.shape[1:])
-
-
-add = _binary('add', np.add)
-subtract = _binary('subtract', np.subtract)
-multiply = _binary('multiply', np.multiply)
-divide = _binary('divide', np.divide)
-maximum = _binary('maximum', np.maximum)
-minimum = _binary('minimum', np.minimum)
-power = _binary('power', np.power)
-mod = _binary('mod', np.mod)
-equal = _binary('equal', np.equal)
-not_equal = _binary('not_equal', np.not_equal)
-greater = _binary('greater', np.greater)
-greater_equal = _binary('greater_equal', np.greater_equal)
-less = _binary('less', np.less)
-less_equal = _binary('less_equal', np.less_equal)
-logical_and = _binary('logical_and', np.logical_and)
-logical_or = _binary('logical_or', np.logical_or)
-logical_xor = _binary('logical_xor', np.logical_xor)
-bitwise_and = _binary('bitwise_and', np.bitwise_and)
-bitwise_or = _binary('bitwise_or', np.bitwise_or)
-bitwise_xor = _binary('bitwise_xor', np.bitwise_xor)
-left_shift = _binary('left_shift', np.left_shift)
-right_shift = _binary('right_shift', np.right_shift)
 
 
 def _sigmoid(x):
@@ -387,7 +248,7 @@ for _name, _fn in _UNARY.items():
     globals()[_name] = _unary(_name, _fn)
 
 
-def where(condition, x, y, dtype=None, mask=None, **kwargs):
+def where(condition: Any, x: Any, y: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     return elementwise('select', 'auto', np.where, (condition, x, y), dtype, mask)
 
 
@@ -400,40 +261,6 @@ def _reduction(name, ufunc, mean=False):
     return operation
 
 
-def reduce(ufunc, x, axis, dtype=None, mask_predicate=None, keepdims=False, negate=False, mean=False,
-           eng='auto'):
-    """Reduce a tile over `axis` (free axes: tensor_reduce; axis 0: a partition reduction to one partition)."""
-    run = begin()
-    view = on_chip(operand(x), 'a reduction')
-    ndim = len(view.shape)
-    axes = tuple(sorted({a % ndim for a in ((axis,) if isinstance(axis, int) else axis)}))
-    kind = result_kind(dtype, [view])
-    window, where = _mask(mask_predicate, view.shape)
-    kept = [a for a in range(ndim) if keepdims or a == 0 or a not in axes]
-    out_shape = [1 if a in axes else view.shape[a] for a in kept]
-    out_window = None if window is None else [(0, 1) if a in axes else window[a] for a in kept]
-    if len(out_shape) < 2:
-        out_shape.append(1)
-        if out_window is not None:
-            out_window.append((0, 1))
-    out_shape = tuple(out_shape)
-    out_window = None if out_window is None else tuple(out_window)
-    result = None
-    if run.numerics:
-        data = view.array(window)
-        with np.errstate(all='ignore'):
-            result = ufunc.reduce(data, axis=axes, keepdims=True)
-            if mean:
-                result = result / np.prod([data.shape[a] for a in axes])
-            if negate:
-                result = -result
-        result = fit(result.reshape(window_shape(out_window, out_shape)), kind, window_shape(out_window, out_shape))
-    pending = issue(run, 'tensor_reduce', 'pool' if 0 in axes else eng, [(view, window)], out_shape, kind, result,
-                    out_window)
-    pending.where = None if where is None else where.any(axis=axes, keepdims=True).reshape(out_shape)
-    return pending.tile
-
-
 sum = _reduction('sum', np.add)
 max = _reduction('max', np.maximum)
 min = _reduction('min', np.minimum)
@@ -442,7 +269,7 @@ mean = _reduction('mean', np.add, mean=True)
 all = _reduction('all', np.logical_and)
 
 
-def loop_reduce(x, op, loop_indices, dtype=None, mask=None, **kwargs):
+def loop_reduce(x: Any, op: Any, loop_indices: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """Assigned to dst: at the first iteration of all `loop_indices` dst = x, later dst = op(dst, x)."""
     run = begin()
     view = on_chip(operand(x), 'nl.loop_reduce')
@@ -457,7 +284,7 @@ def loop_reduce(x, op, loop_indices, dtype=None, mask=None, **kwargs):
     return pending.tile
 
 
-def all_first(indices):
+def all_first(indices: Any) -> Any:
     for index in indices:
         if not is_first_iteration(index):
             return False
@@ -465,21 +292,19 @@ def all_first(indices):
 
 
 # ----- transposes and matmul -----
-def transpose(x, dtype=None, mask=None, **kwargs):
+def transpose(x: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """x.T; unlike nisa.nc_transpose the result may be assigned to SBUF (the compiler adds the copy)."""
-    from . import isa
     tile = isa.nc_transpose(x, engine=None)
     tile.pending.psum_only = False
     return tile
 
 
-def matmul(x, y, transpose_x=False, mask=None, **kwargs):
+def matmul(x: Any, y: Any, transpose_x: Any = False, mask: Any = None, **kwargs: Any) -> Any:
     """x @ y. Without transpose_x the compiler inserts a PE transpose of x and a PSUM->SBUF copy."""
-    from . import isa
     stationary = x
     if not transpose_x:
         view = operand(x)
-        if view.shape[0] > 128 or _free(view) > 128:
+        if view.shape[0] > 128 or free_elements(view) > 128:
             raise CompileError(f'nl.matmul: x of shape {view.shape} exceeds the 128x128 stationary tile')
         stationary = copy(isa.pe_transpose(view))
     return isa.nc_matmul(stationary, y, mask=mask)

@@ -4,6 +4,8 @@ All run eagerly in order. Each yields int subclasses that know whether they are 
 (nl.loop_reduce needs that). affine_range also maintains the run's affine loop context, which the trace recorder
 uses to reject writes of the same location from different iterations of one affine loop.
 """
+from typing import Iterator, Optional
+
 from . import runtime
 
 
@@ -17,7 +19,7 @@ class FirstIndex(LoopIndex):
     first = True
 
 
-def is_first_iteration(index):
+def is_first_iteration(index: int) -> bool:
     return index.first if isinstance(index, LoopIndex) else index == 0
 
 
@@ -30,7 +32,7 @@ def _iterate(start, stop, step):
         first = False
 
 
-def affine_range(start, stop=None, step=1):
+def affine_range(start: int, stop: Optional[int] = None, step: int = 1) -> Iterator[LoopIndex]:
     run = runtime.RUN
     if run is None:
         yield from _iterate(start, stop, step)
@@ -45,7 +47,7 @@ def affine_range(start, stop=None, step=1):
         run.affine_context = outer
 
 
-def sequential_range(start, stop=None, step=1):
+def sequential_range(start: int, stop: Optional[int] = None, step: int = 1) -> Iterator[LoopIndex]:
     return _iterate(start, stop, step)
 
 

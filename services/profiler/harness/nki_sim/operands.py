@@ -1,9 +1,11 @@
 """Helpers shared by the nl and nisa instruction implementations: operand normalisation, broadcasting, masks,
 result dtypes and engine names."""
+from typing import Any, Optional, Sequence, Tuple
+
 import numpy as np
 
 from .affine import mask_window
-from .dtypes import kind_of
+from .dtypes import Kind, kind_of
 from .errors import CompileError
 from .runtime import operand
 from .tensors import Tensor
@@ -30,7 +32,7 @@ scalar_engine = Engine('scalar_engine', 'act')
 gpsimd_engine = Engine('gpsimd_engine', 'pool')
 
 
-def engine_name(engine, default='auto'):
+def engine_name(engine: Any, default: str = 'auto') -> str:
     if engine is None or engine is unknown_engine:
         return default
     if isinstance(engine, Engine):
@@ -38,11 +40,11 @@ def engine_name(engine, default='auto'):
     raise CompileError(f'unknown engine {engine!r}')
 
 
-def is_tile(value):
+def is_tile(value: Any) -> bool:
     return isinstance(value, (Tensor, View))
 
 
-def tile_or_scalar(value):
+def tile_or_scalar(value: Any) -> Any:
     if isinstance(value, (Tensor, View)):
         return operand(value)
     if isinstance(value, SCALARS):
@@ -50,13 +52,13 @@ def tile_or_scalar(value):
     raise CompileError(f'expected a tile or a scalar, got {type(value).__name__}')
 
 
-def on_chip(view, what):
+def on_chip(view: View, what: str) -> View:
     if not view.tensor.buffer.on_chip:
         raise CompileError(f'{what} operates on SBUF/PSUM tiles; load HBM data with nl.load first')
     return view
 
 
-def broadcast_shape(views):
+def broadcast_shape(views: Sequence[View]) -> Tuple[int, ...]:
     """Partition-first (left-aligned) broadcast of operand shapes."""
     ndim = max(len(v.shape) for v in views)
     shape = [1] * ndim
@@ -69,25 +71,25 @@ def broadcast_shape(views):
     return tuple(shape)
 
 
-def padded(array, ndim):
+def padded(array: np.ndarray, ndim: int) -> np.ndarray:
     """Give a lower-rank operand trailing unit axes so it broadcasts partition-first."""
     if array.ndim < ndim:
         return array.reshape(array.shape + (1,) * (ndim - array.ndim))
     return array
 
 
-def per_partition(array, ndim):
+def per_partition(array: np.ndarray, ndim: int) -> np.ndarray:
     """A [P, 1] scalar-per-partition operand shaped to broadcast over an ndim-D tile."""
     return array.reshape((array.shape[0],) + (1,) * (ndim - 1))
 
 
-def mask(predicate, shape):
+def mask(predicate: Any, shape: Sequence[int]) -> Tuple[Any, Optional[np.ndarray]]:
     if predicate is None:
         return None, None
     return mask_window(predicate, shape)
 
 
-def result_kind(dtype, views):
+def result_kind(dtype: Any, views: Sequence[View]) -> Kind:
     if dtype is not None:
         return kind_of(dtype)
     for v in views:
@@ -96,11 +98,11 @@ def result_kind(dtype, views):
     return views[0].tensor.kind
 
 
-def window_shape(window, shape):
+def window_shape(window: Any, shape: Tuple[int, ...]) -> Tuple[int, ...]:
     return shape if window is None else tuple(hi - lo for lo, hi in window)
 
 
-def fit(result, kind, shape):
+def fit(result: Any, kind: Kind, shape: Sequence[int]) -> np.ndarray:
     """Cast a computed result to the output storage dtype and full (windowed) shape."""
     result = np.asarray(result)
     if result.dtype != kind.storage:

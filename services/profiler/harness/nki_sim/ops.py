@@ -4,11 +4,13 @@ Kernels pass ALU operators as nl functions (nl.add, nl.maximum, nl.max) or numpy
 activation functions as nl functions (nl.exp, nl.copy, ...). nl functions carry their numpy meaning in `alu`
 (binary elementwise ufunc) or `activation` (unary) attributes set by the language module.
 """
+from typing import Any
+
 import numpy as np
 
 from .errors import CompileError
 
-_NUMPY_ALU = {
+NUMPY_ALU = {
     np.add: np.add, np.subtract: np.subtract, np.multiply: np.multiply, np.divide: np.divide,
     np.maximum: np.maximum, np.minimum: np.minimum, np.max: np.maximum, np.amax: np.maximum,
     np.min: np.minimum, np.amin: np.minimum, np.sum: np.add, np.power: np.power, np.mod: np.mod,
@@ -19,18 +21,18 @@ _NUMPY_ALU = {
     np.logical_or: np.logical_or, np.logical_xor: np.logical_xor, np.abs: np.abs,
 }
 
-_NUMPY_ACTIVATION = {
+NUMPY_ACTIVATION = {
     np.exp: np.exp, np.log: np.log, np.sqrt: np.sqrt, np.tanh: np.tanh, np.square: np.square,
     np.abs: np.abs, np.sin: np.sin, np.cos: np.cos, np.negative: np.negative,
 }
 
 
-def alu(op):
+def alu(op: Any) -> Any:
     """The numpy binary ufunc for an ALU operator argument."""
     fn = getattr(op, 'alu', None)
     if fn is None:
         try:
-            fn = _NUMPY_ALU.get(op)
+            fn = NUMPY_ALU.get(op)
         except TypeError:
             fn = None
     if fn is None:
@@ -38,12 +40,12 @@ def alu(op):
     return fn
 
 
-def activation(op):
+def activation(op: Any) -> Any:
     """The numpy unary function for an activation function argument."""
     fn = getattr(op, 'activation', None)
     if fn is None:
         try:
-            fn = _NUMPY_ACTIVATION.get(op)
+            fn = NUMPY_ACTIVATION.get(op)
         except TypeError:
             fn = None
     if fn is None:

@@ -8,19 +8,21 @@ end) flushes it into an anonymous tile allocation. Only then is the instruction 
 are recorded immediately.
 """
 import sys
+from types import FrameType
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
 from . import memory
-from .dtypes import round_to_bf16
+from .dtypes import Kind, round_to_bf16
 from .errors import CompileError
 from .tensors import Tensor
 from .views import View, operand_window
 
-RUN = None
+RUN: Optional["Run"] = None
 
 
-def current():
+def current() -> 'Run':
     if RUN is None:
         raise CompileError('NKI APIs can only be used inside a kernel being simulated (call it through nki.jit)')
     return RUN
@@ -42,10 +44,14 @@ class Run:
         self.shared_ordinal = 0
         self.identity_cache = {}      # is this moving operand an identity matrix? (PE transposes)
         self.accumulator = None       # ACT/DVE reduction registers (activation/tensor_scalar reduce_res)
+        self.fixed_line = None        # replay: the kernel line of the program call being executed
+        self.coverage = None          # replay: {HBM alloc serial: bool array of elements written by an instruction}
 
-    def line(self):
+    def line(self) -> int:
         """Kernel source line of the innermost kernel frame on the stack (0 if none)."""
-        frame = sys._getframe(1)
+        if self.fixed_line is not None:
+            return self.fixed_line
+        frame: Optional[FrameType] = sys._getframe(1)
         kernel_file = self.kernel_file
         while frame is not None:
             if frame.f_code.co_filename == kernel_file:
@@ -53,7 +59,7 @@ class Run:
             frame = frame.f_back
         return 0
 
-    def new_loop(self):
+    def new_loop(self) -> int:
         self.loop_counter += 1
         return self.loop_counter
 
@@ -86,7 +92,7 @@ class Pending:
         self.window_free = False
 
 
-def begin():
+def begin() -> 'Run':
     """Entry of every API call that issues an instruction: settle the previous pending result."""
     run = current()
     if run.pending is not None:
@@ -94,12 +100,12 @@ def begin():
     return run
 
 
-def flush():
+def flush() -> None:
     if RUN is not None and RUN.pending is not None:
         _flush(RUN)
 
 
-def operand(value):
+def operand(value: Any) -> View:
     """A tile-valued argument as a View."""
     if isinstance(value, View):
         return value
@@ -108,7 +114,9 @@ def operand(value):
     raise CompileError(f'expected a tile, got {type(value).__name__}')
 
 
-def issue(run, op, eng, reads, out_shape, kind, result, window=None, out_buffer=memory.sbuf, line=None):
+def issue(run: Run, op: str, eng: str, reads: List[Tuple[View, Any]], out_shape: Tuple[int, ...], kind: Kind,
+          result: Optional[np.ndarray], window: Any = None, out_buffer: memory.Buffer = memory.sbuf,
+          line: Optional[int] = None) -> 'Pending':
     """Create the pending result of an instruction (its `tile` is what the API call returns)."""
     line = run.line() if line is None else line
     for view, read_window in reads:
@@ -181,40 +189,7 @@ def _row_major(view):
     return True
 
 
-def assign(dst, value):
-    """`dst[...] = value`: bind a pending result, or copy / memset into dst."""
-    run = current()
-    pending = run.pending
-    if isinstance(value, Tensor) and value.pending is not None and value.pending is pending:
-        _bind(run, pending, dst, accumulate=False)
-        return
-    if isinstance(value, View) and value.same_region(dst):
-        return
-    from . import language
-    if isinstance(value, (Tensor, View)):
-        tile = language.copy(value)
-    elif isinstance(value, (int, float, np.number)):
-        tile = language.full_tile(dst.shape, value, dst.dtype)
-    else:
-        raise CompileError(f'cannot assign a {type(value).__name__} to a tile; assign a tile or a scalar')
-    _bind(run, tile.pending, dst, accumulate=False)
-
-
-def accumulate(dst, value):
-    """`dst[...] += value`: PSUM accumulation of a matmul, else a read-add-write tensor_tensor."""
-    run = current()
-    pending = run.pending
-    if isinstance(value, Tensor) and value.pending is not None and value.pending is pending \
-            and pending.op in ('matmul', 'transpose') and dst.tensor.buffer is memory.psum:
-        _bind(run, pending, dst, accumulate=True)
-        return
-    from . import language
-    tile = language.add(dst, value)
-    tile.pending.accumulating = True
-    _bind(run, tile.pending, dst, accumulate=False)
-
-
-def _bind(run, pending, dst, accumulate):
+def bind(run: Run, pending: 'Pending', dst: View, accumulate: bool) -> None:
     if not dst.tensor.buffer.on_chip:
         raise CompileError('HBM tensors are written with nl.store or nisa.dma_copy, not by assignment', pending.line)
     run.pending = None
@@ -242,7 +217,7 @@ def _elements(shape):
     return n
 
 
-_ON_CHIP_REGIONS = {}
+_ON_CHIP_REGIONS: Dict[tuple, tuple] = {}
 
 
 def _region(view, window, recorder):
@@ -283,7 +258,8 @@ def _check_start_partition(p0, p1, line):
                            f'{" or ".join(map(str, allowed))}, not {p0}', line)
 
 
-def record(run, pending, reads, writes, accumulate):
+def record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes: List[Tuple[View, Any]],
+           accumulate: bool) -> None:
     """Turn a settled instruction into a trace record (CompileErrors get the instruction's kernel line)."""
     recorder = run.recorder
     full = pending.window_free
@@ -339,11 +315,15 @@ def _dma_fields(pending, reads, writes):
     return f'dir={pending.dma} bytes={moved} run={run} hbm={scratch}'
 
 
-def direct(run, pending, dst, window):
+def direct(run: Run, pending: 'Pending', dst: View, window: Any) -> None:
     """Record an instruction that writes its named destination (store, dma_copy) right away."""
+    if run.coverage is not None and not dst.tensor.buffer.on_chip:
+        written = run.coverage.get(dst.tensor.hbm_alloc.serial)
+        if written is not None:
+            dst.array_over(written, window)[...] = True
     record(run, pending, pending.reads, [(dst, window)], False)
 
 
-def operand_reads(views, window, out_shape):
+def operand_reads(views: List[View], window: Any, out_shape: Tuple[int, ...]) -> List[Tuple[View, Any]]:
     """(view, window) pairs for instruction operands under the instruction's mask window."""
     return [(v, operand_window(window, out_shape, v.shape)) for v in views]

@@ -3,8 +3,10 @@
 import contextlib
 import sys
 import types
+from typing import Any
 
 from . import isa, jit, language
+from .memory import Buffer
 from .tensors import Tensor
 
 
@@ -18,10 +20,10 @@ class _Allocation:
     def __init__(self, buffer):
         self.buffer = buffer
 
-    def mod_alloc(self, *args, **kwargs):
+    def mod_alloc(self, *args: Any, **kwargs: Any) -> Buffer:
         return self.buffer
 
-    def alloc(self, *args, **kwargs):
+    def alloc(self, *args: Any, **kwargs: Any) -> Buffer:
         return self.buffer
 
     auto_alloc = alloc
@@ -38,7 +40,7 @@ def _compiler_module(name):
     return module
 
 
-def populate(package):
+def populate(package: types.ModuleType) -> None:
     """Give `package` (neuronxcc.nki or nki) the NKI entry points and submodules."""
     name = package.__name__
     for attribute in ('jit', 'trace', 'baremetal', 'benchmark', 'simulate_kernel'):
@@ -48,4 +50,4 @@ def populate(package):
     for short, module in (('language', language), ('isa', isa), ('typing', typing), ('compiler', compiler)):
         setattr(package, short, module)
         sys.modules[f'{name}.{short}'] = module
-    package.tensor = Tensor
+    setattr(package, 'tensor', Tensor)

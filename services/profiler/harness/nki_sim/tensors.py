@@ -6,11 +6,14 @@ without par_dim the first dim is the partition dim. A tile returned by an instru
 no block dims; until it is assigned somewhere it is `pending` (see runtime), after being assigned into a
 destination it becomes an alias of that destination view.
 """
+from typing import Any, Sequence, Tuple
+
 import numpy as np
 
 from . import memory
-from .dtypes import kind_of
+from .dtypes import Kind, kind_of
 from .errors import CompileError
+from .tile_ops import EXECUTION, TileOperators
 from .views import View, at_least_2d, subscript
 
 PARTITION_LIMIT = 128
@@ -43,12 +46,12 @@ def _row_major_strides(dims):
     return tuple(reversed(strides))
 
 
-class Tensor:
+class Tensor(TileOperators):
     __slots__ = ('buffer', 'kind', 'shape', 'nblock', 'inner_shape', 'inner_strides', 'parts', 'free', 'blocks',
                  'hbm_alloc', 'site', 'name', 'init', 'pending', 'alias', 'numerics', 'whole')
 
     @classmethod
-    def tile(cls, buffer, kind, shape, site, numerics):
+    def tile(cls, buffer: memory.Buffer, kind: Kind, shape: Tuple[int, ...], site: int, numerics: bool) -> 'Tensor':
         """An instruction-result tile: no block dims, shape (P, *free) already validated by the instruction."""
         tile = cls.__new__(cls)
         tile.buffer = buffer
@@ -110,7 +113,7 @@ class Tensor:
             self.free = int(np.prod(self.shape, dtype=np.int64))
 
     # ----- storage -----
-    def alloc_for(self, block):
+    def alloc_for(self, block: Tuple[int, ...]) -> memory.Alloc:
         if self.hbm_alloc is not None:
             return self.hbm_alloc
         alloc = self.blocks.get(block)
@@ -124,17 +127,16 @@ class Tensor:
                                                       data, self.site)
         return alloc
 
-    def adopt(self, block, data):
+    def adopt(self, block: Tuple[int, ...], data: np.ndarray) -> None:
         """Allocate `block` with `data` (a flat array of parts*free elements) as its storage."""
         self.blocks[block] = memory.Alloc(self.buffer, self.parts, self.free, self.kind.itemsize, data, self.site)
 
-    def view(self):
+    def view(self) -> View:
         """The whole tensor (tiles and HBM tensors) as a View."""
         if self.alias is not None:
             return self.alias
         if self.pending is not None:
-            from . import runtime
-            runtime.flush()
+            EXECUTION.flush()
         if self.nblock:
             raise CompileError('a tensor with block dimensions must be indexed down to one block')
         if self.whole is None:
@@ -147,8 +149,7 @@ class Tensor:
         if self.alias is not None:
             return self.alias[key]
         if self.pending is not None:
-            from . import runtime
-            runtime.flush()
+            EXECUTION.flush()
         if type(key) is not tuple:
             key = (key,)
         nblock = self.nblock
@@ -166,27 +167,24 @@ class Tensor:
         return View(self, block, offset, shape, strides, index_map, in_bounds, True)
 
     def __setitem__(self, key, value):
-        from . import runtime
-        runtime.assign(self[key], value)
+        EXECUTION.assign(self[key], value)
 
     def __iadd__(self, value):
-        from . import runtime
-        runtime.accumulate(self.view(), value)
+        EXECUTION.accumulate(self.view(), value)
         return self
 
     # ----- metadata -----
     @property
-    def dtype(self):
+    def dtype(self) -> Any:
         return self.kind.public
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         return len(self.shape)
 
-    def reshape(self, shape):
+    def reshape(self, shape: Sequence[int]) -> Any:
         if self.buffer.on_chip:
-            from . import language
-            return language.reshape_view(self.view(), shape)
+            return EXECUTION.reshape(self.view(), shape)
         shape = tuple(int(d) for d in shape)
         if int(np.prod(shape, dtype=np.int64)) != self.free:
             raise CompileError(f'cannot reshape a tensor of shape {self.shape} to {shape}')
@@ -194,15 +192,14 @@ class Tensor:
         other.hbm_alloc = self.hbm_alloc
         return other
 
-    def broadcast_to(self, shape):
-        from . import language
-        return language.broadcast_to(self.view(), shape)
+    def broadcast_to(self, shape: Sequence[int]) -> Any:
+        return EXECUTION.broadcast_to(self.view(), shape)
 
     def __repr__(self):
         return f'Tensor({self.buffer.name}, shape={self.shape}, dtype={self.kind.public})'
 
 
-def hbm_tensor(array, buffer, site=0, name=''):
+def hbm_tensor(array: np.ndarray, buffer: memory.Buffer, site: int = 0, name: str = '') -> Tensor:
     """Wrap a numpy array (kernel input/output or constant) as an HBM tensor sharing its memory."""
     kind = kind_of(array.dtype)
     tensor = Tensor(buffer, kind, array.shape, site, name)
@@ -212,7 +209,8 @@ def hbm_tensor(array, buffer, site=0, name=''):
     return tensor
 
 
-def hbm_declared(shape, dtype, buffer, numerics, site=0, name=''):
+def hbm_declared(shape: Sequence[int], dtype: Any, buffer: memory.Buffer, numerics: bool, site: int = 0,
+                 name: str = '') -> Tensor:
     """A fresh HBM tensor (kernel output or scratch); zero-filled in numerics mode."""
     kind = kind_of(dtype)
     tensor = Tensor(buffer, kind, shape, site, name, numerics)
@@ -222,33 +220,8 @@ def hbm_declared(shape, dtype, buffer, numerics, site=0, name=''):
     return tensor
 
 
-def shape_only_input(shape, dtype, buffer=memory.shared_hbm, site=0, name=''):
+def shape_only_input(shape: Sequence[int], dtype: Any, buffer: memory.Buffer = memory.shared_hbm, site: int = 0,
+                     name: str = '') -> Tensor:
     """A kernel input in timing-only mode: shape and dtype, no data."""
     return hbm_declared(shape, dtype, buffer, False, site, name)
 
-
-def _binary(name, reverse=False):
-    def method(self, other):
-        from . import language
-        fn = getattr(language, name)
-        return fn(other, self) if reverse else fn(self, other)
-    method.__name__ = name
-    return method
-
-
-def _negate(self):
-    from . import language
-    return language.negative(self)
-
-
-for _cls in (Tensor, View):
-    _cls.__add__ = _binary('add')
-    _cls.__radd__ = _binary('add', True)
-    _cls.__sub__ = _binary('subtract')
-    _cls.__rsub__ = _binary('subtract', True)
-    _cls.__mul__ = _binary('multiply')
-    _cls.__rmul__ = _binary('multiply', True)
-    _cls.__truediv__ = _binary('divide')
-    _cls.__rtruediv__ = _binary('divide', True)
-    _cls.__pow__ = _binary('power')
-    _cls.__neg__ = _negate

@@ -8,7 +8,10 @@ on-chip allocation is first touched; `F` lines are placed after each allocation'
 The last uses also form a liveness plan: a later run of the same kernel (same instruction stream) passes it back in
 as `free_plan` so that dead blocks are released as soon as their last reader has executed.
 """
+from typing import Any, Dict, List, Tuple
+
 from .errors import CompileError, StaleStateError
+from .memory import Alloc
 
 READ_HISTORY_LIMIT = 64
 
@@ -24,7 +27,7 @@ class TraceRecorder:
         self.cse_keys = set()
 
     # ----- allocations -----
-    def touch(self, alloc):
+    def touch(self, alloc: Alloc) -> None:
         if alloc.freed:
             raise StaleStateError(
                 f'allocation {alloc.id} was used after its last use in an earlier identical run: the kernel '
@@ -35,7 +38,7 @@ class TraceRecorder:
             self.lines.append(f'A id={alloc.id} buf={alloc.buffer.trace_name} bytes_pp={alloc.free * alloc.itemsize}'
                               f' parts={alloc.parts} site={alloc.site}')
 
-    def seen_before(self, key):
+    def seen_before(self, key: Any) -> bool:
         """CSE: has an identical instruction (same key, inputs unchanged) been recorded already?"""
         if key in self.cse_keys:
             return True
@@ -43,7 +46,8 @@ class TraceRecorder:
         return False
 
     # ----- instructions -----
-    def record(self, fields, reads, writes, context, extra='', consts=0):
+    def record(self, fields: str, reads: List[Tuple[Any, ...]], writes: List[Tuple[Any, ...]], context: Any,
+               extra: str = '', consts: int = 0) -> int:
         """Buffer one I record. `fields` is the pre-formatted 'op=.. eng=.. p=.. n=..' part; reads are
         (alloc, (p0, p1, f0, f1, box), token) and writes (alloc, region, token, accumulating) with regions as
         View.region returns them; `consts` counts scalar/immediate operands."""
@@ -120,14 +124,14 @@ class TraceRecorder:
         return me
 
     # ----- output -----
-    def liveness_plan(self):
+    def liveness_plan(self) -> Dict[int, List[int]]:
         """{instruction id: [alloc ids whose last use it is]}"""
-        plan = {}
+        plan: Dict[int, List[int]] = {}
         for alloc in self.allocs:
             plan.setdefault(alloc.last_use, []).append(alloc.id)
         return plan
 
-    def text(self):
+    def text(self) -> str:
         plan = self.liveness_plan()
         out = ['accelopt-trace 1',
                f'M kernel={self.kernel_name} timing_only={int(self.timing_only)} instructions={self.count}']
@@ -142,7 +146,7 @@ class TraceRecorder:
             out.append(f'F id={aid}')
         return '\n'.join(out) + '\n'
 
-    def write(self, path):
+    def write(self, path: str) -> None:
         with open(path, 'w') as f:
             f.write(self.text())
 

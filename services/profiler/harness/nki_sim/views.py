@@ -8,13 +8,16 @@ Out-of-bounds indices are legal only if a mask later removes them, so bounds are
 Conventions: the first axis of a view is the partition axis; a 0-D or 1-D result is widened to 2-D ([n, 1]).
 A window is a tuple of (lo, hi) per view axis (the mask-clipped part of the instruction's iteration space).
 """
+from typing import Any, List, Optional, Sequence, Tuple
+
 import numpy as np
 
 from .affine import Affine
-from .errors import CompileError
+from .errors import CompileError, StaleStateError
+from .tile_ops import EXECUTION, TileOperators
 
 
-def subscript(dims, strides, offset, key):
+def subscript(dims: Sequence[int], strides: Sequence[int], offset: int, key: Any) -> Tuple[Any, ...]:
     """Resolve `key` against a row-major region.
 
     Returns (offset, shape, strides, index_map, in_bounds): index_map has one (dim_size, c, ((axis, coef), ...))
@@ -75,7 +78,7 @@ def _basic(dims, strides, offset, key):
     return (offset, *at_least_2d(shape, out_strides), tuple(index_map), True)
 
 
-def at_least_2d(shape, strides):
+def at_least_2d(shape: List[int], strides: List[int]) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
     if len(shape) >= 2:
         return tuple(shape), tuple(strides)
     if len(shape) == 1:
@@ -124,7 +127,7 @@ def _advanced(dims, strides, offset, key, ndim):
     return offset, tuple(shape), tuple(out_strides), tuple(index_map), in_bounds
 
 
-def index_box(index_map, window):
+def index_box(index_map: Any, window: Any) -> Optional[List[Tuple[int, int]]]:
     """Per indexed dimension, the (lo, hi) index range over the window (None if the window is empty)."""
     box = []
     for size, c, axes in index_map:
@@ -140,7 +143,7 @@ def index_box(index_map, window):
     return box
 
 
-def check_bounds(index_map, window):
+def check_bounds(index_map: Any, window: Any) -> None:
     """Raise unless every index stays in range over the (mask-clipped) window."""
     box = index_box(index_map, window)
     if box is None:
@@ -150,11 +153,11 @@ def check_bounds(index_map, window):
             raise CompileError(f'index range [{lo}, {hi}] is out of bounds for a dimension of size {size}')
 
 
-def full_window(shape):
+def full_window(shape: Sequence[int]) -> Tuple[Tuple[int, int], ...]:
     return tuple((0, s) for s in shape)
 
 
-def operand_window(window, out_shape, shape):
+def operand_window(window: Any, out_shape: Tuple[int, ...], shape: Tuple[int, ...]) -> Any:
     """The part of an operand an instruction touches: the window on axes it shares with the output, all of a
     broadcast (size-1 or missing) axis."""
     if window is None:
@@ -163,7 +166,7 @@ def operand_window(window, out_shape, shape):
                  for a in range(len(shape)))
 
 
-class View:
+class View(TileOperators):
     """A strided region of one tensor (one block of it, for blocked on-chip tensors).
 
     `index_map` (from subscript, None for views built otherwise) relates view axes to the indexed dimensions;
@@ -183,7 +186,7 @@ class View:
         self.tensor_indexed = tensor_indexed
 
     # ----- geometry -----
-    def clip(self, window):
+    def clip(self, window: Any) -> Tuple[int, Tuple[int, ...]]:
         """(offset, shape) of the window of this view, after re-checking deferred bounds."""
         if not self.in_bounds:
             check_bounds(self.index_map, window or full_window(self.shape))
@@ -194,7 +197,7 @@ class View:
             offset += lo * stride
         return offset, tuple(hi - lo for lo, hi in window)
 
-    def region(self, window, free):
+    def region(self, window: Any, free: int) -> Tuple[int, int, int, int, Any]:
         """Where the window lies in its allocation: (p0, p1, f0, f1, box).
 
         On chip: bounding partition rows [p0, p1) and per-partition element range [f0, f1), box None.
@@ -229,7 +232,7 @@ class View:
         p1 = p0 + (shape[0] - 1) * (p_stride // free) + 1 if shape[0] else p0
         return p0, p1, f_lo, f_hi + 1, None
 
-    def contiguous_run(self, window):
+    def contiguous_run(self, window: Any) -> int:
         """Elements in the innermost contiguous run of the window (for DMA descriptor sizes)."""
         _, shape = self.clip(window)
         run = 1
@@ -245,23 +248,27 @@ class View:
             expected *= n
         return run
 
-    def array(self, window=None):
+    def array(self, window: Any = None) -> np.ndarray:
         """The numpy view of the window (shares memory with the allocation)."""
         alloc = self.tensor.alloc_for(self.block)
         data = alloc.data
         if data is None:
             raise _stale(alloc)
+        return self.array_over(data, window)
+
+    def array_over(self, data: np.ndarray, window: Any = None) -> np.ndarray:
+        """The window of this view laid over `data`, a flat array of the allocation's size."""
         offset, shape = self.clip(window)
         size = data.itemsize
         return np.ndarray(shape, data.dtype, buffer=data, offset=offset * size,
                           strides=tuple(s * size for s in self.strides))
 
     @property
-    def alloc(self):
+    def alloc(self) -> Any:
         return self.tensor.alloc_for(self.block)
 
     @property
-    def free_size(self):
+    def free_size(self) -> int:
         n = 1
         for s in self.shape[1:]:
             n *= s
@@ -269,15 +276,15 @@ class View:
 
     # ----- tile-like surface shared with Tensor -----
     @property
-    def dtype(self):
+    def dtype(self) -> Any:
         return self.tensor.kind.public
 
     @property
-    def buffer(self):
+    def buffer(self) -> Any:
         return self.tensor.buffer
 
     @property
-    def ndim(self):
+    def ndim(self) -> int:
         return len(self.shape)
 
     def __getitem__(self, key):
@@ -287,32 +294,27 @@ class View:
         return View(self.tensor, self.block, offset, shape, strides, index_map, in_bounds)
 
     def __setitem__(self, key, value):
-        from . import runtime
-        runtime.assign(self[key], value)
+        EXECUTION.assign(self[key], value)
 
     def __iadd__(self, value):
-        from . import runtime
-        runtime.accumulate(self, value)
+        EXECUTION.accumulate(self, value)
         return self
 
-    def same_region(self, other):
+    def same_region(self, other: Any) -> bool:
         return (isinstance(other, View) and other.tensor is self.tensor and other.block == self.block
                 and other.offset == self.offset and other.shape == self.shape and other.strides == self.strides)
 
-    def broadcast_to(self, shape):
-        from . import language
-        return language.broadcast_to(self, shape)
+    def broadcast_to(self, shape: Sequence[int]) -> Any:
+        return EXECUTION.broadcast_to(self, shape)
 
-    def reshape(self, shape):
-        from . import language
-        return language.reshape_view(self, shape)
+    def reshape(self, shape: Sequence[int]) -> Any:
+        return EXECUTION.reshape(self, shape)
 
     def __repr__(self):
         return f'View({self.tensor.name or "tile"}{list(self.block)} shape={self.shape})'
 
 
 def _stale(alloc):
-    from .errors import StaleStateError
     return StaleStateError(
         f'allocation {alloc.id} was read after its last use in an earlier identical run: '
         'the kernel issued a different instruction stream this time (stateful or non-deterministic kernel)')

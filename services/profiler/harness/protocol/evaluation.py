@@ -1,28 +1,25 @@
-"""The profiling protocol (reference: AccelOpt's NKIKernel.profile, improved).
+"""The profiling protocol (reference: AccelOpt's NKIKernel.profile, improved), in two processes.
 
-1. Load the problem (failures: INFRA_ERROR) and the kernel (syntax/import/policy failures: COMPILE_ERROR).
-2. Trace pass: run the kernel in timing-only mode on the first seed's input shapes. This catches compile
-   errors quickly and yields the liveness plan that lets numerics runs free dead on-chip blocks early.
-3. Correctness: for each seed in [0, 21, 42, 63, 84][:N], reseed numpy, build inputs, run the reference and the
-   kernel, compare (comparison.compare). Stop at the first failure.
-4. Final run on fresh inputs (seed 105, not a checked seed), traced and also checked, so a kernel that caches
-   results or returns constants fails. Its trace is the one written.
-In timing-only mode only step 2 runs and its trace is written.
-Verdicts: OK, COMPILE_ERROR, RUNTIME_ERROR, INCORRECT, OUT_OF_MEMORY, INFRA_ERROR.
+Step A (run_kernel.py --program-out, protocol/recording.py), where the kernel runs: the kernel is loaded
+(syntax/import/policy failures: COMPILE_ERROR) and run once on input shapes only; its nl/nisa call stream is
+written as a program.
+Step B (replay_check.py, protocol/replay.py), a trusted process that never imports kernel code: executes the
+program on each seed's inputs, checks coverage and numerics against the reference, and writes the result and the
+timing trace of the program it executed. See docs/adr/0009-trusted-replay.md.
+
+`evaluate` runs both steps as child processes (the local, unsandboxed form of what the C++ profiler does with
+two sandboxes). Verdicts: OK, COMPILE_ERROR, RUNTIME_ERROR, INCORRECT, OUT_OF_MEMORY, INFRA_ERROR.
 """
-import time
-
-import numpy as np
-
-from nki_sim.errors import CompileError, StaleOutputError
-from nki_sim.jit import simulate
-
-from .comparison import compare
-from .kernel_source import KernelRejected, KernelSource
-from .problem import ProblemError, load_problem
+import json
+import os
+import subprocess
+import sys
+import tempfile
 
 CHECK_SEEDS = (0, 21, 42, 63, 84)
 FRESH_SEED = 105
+KERNEL_VERDICTS = ('COMPILE_ERROR', 'RUNTIME_ERROR', 'INCORRECT', 'OUT_OF_MEMORY')
+HARNESS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 class Verdict(Exception):
@@ -35,115 +32,41 @@ class Verdict(Exception):
         self.line = line
 
 
-class Evaluation:
-    def __init__(self, reference, kernel, metadata=None, seeds=5, tolerance=None, timing_only=False,
-                 ban_low_precision=False, trace_out=None):
-        self.reference = reference
-        self.kernel = KernelSource(kernel)
-        self.metadata = metadata
-        self.seeds = CHECK_SEEDS[:max(0, seeds)]
-        self.tolerance = tolerance
-        self.timing_only = timing_only
-        self.ban_low_precision = ban_low_precision
-        self.trace_out = trace_out
-        self.problem = None
-        self.entry = None
-        self.result = {'verdict': 'OK', 'message': '', 'line': 0, 'seeds_checked': 0, 'max_rel_l2': None,
-                       'instructions': None, 'trace': None, 'problem': None, 'wall_seconds': 0.0,
-                       'trace_seconds': None, 'trace_cpu_seconds': None}
+def empty_result():
+    return {'verdict': 'OK', 'message': '', 'line': 0, 'seeds_checked': 0, 'max_rel_l2': None,
+            'instructions': None, 'trace': None, 'problem': None, 'wall_seconds': 0.0,
+            'trace_seconds': None, 'trace_cpu_seconds': None}
 
-    def run(self):
-        start = time.monotonic()
+
+def evaluate(reference, kernel, metadata=None, seeds=5, tolerance=None, timing_only=False,
+             ban_low_precision=False, trace_out=None, python=sys.executable):
+    """Step A then step B, each in its own child process; returns step B's result."""
+    reference, kernel = os.path.abspath(reference), os.path.abspath(kernel)
+    metadata = os.path.abspath(metadata) if metadata else None
+    trace_out = os.path.abspath(trace_out) if trace_out else None
+    with tempfile.TemporaryDirectory(prefix='accelopt-protocol-') as work:
+        program = os.path.join(work, 'program.jsonl')
+        result_path = os.path.join(work, 'result.json')
+        common = ['--problem', reference] + (['--metadata', metadata] if metadata else [])
+        step_a = [python, os.path.join(HARNESS, 'run_kernel.py'), '--kernel', kernel, '--program-out', program]
+        if ban_low_precision:
+            step_a.append('--ban-low-precision')
+        subprocess.run(step_a + common, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                       check=False)
+        step_b = [python, os.path.join(HARNESS, 'replay_check.py'), '--program', program, '--seeds', str(seeds),
+                  '--result-out', result_path] + common
+        if tolerance is not None:
+            step_b += ['--tolerance', repr(tolerance)]
+        if timing_only:
+            step_b.append('--timing-only')
+        if trace_out:
+            step_b += ['--trace-out', trace_out]
+        done = subprocess.run(step_b, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
         try:
-            self._protocol()
-        except Verdict as verdict:
-            self.result.update(verdict=verdict.verdict, message=verdict.message, line=verdict.line)
-        self.result['wall_seconds'] = round(time.monotonic() - start, 3)
-        return self.result
-
-    # ----- steps -----
-    def _protocol(self):
-        try:
-            self.problem = load_problem(self.reference, self.metadata)
-        except ProblemError as error:
-            raise Verdict('INFRA_ERROR', f'problem: {error}') from error
-        if self.tolerance is None:
-            self.tolerance = self.problem.tolerance
-        self.result['problem'] = self.problem.summary(self.tolerance)
-        try:
-            if self.ban_low_precision:
-                self.kernel.check_low_precision()
-            self.entry = self.kernel.load_entry_point()
-        except KernelRejected as rejected:
-            raise Verdict('COMPILE_ERROR', rejected.message, rejected.line) from rejected
-        first_seed = self.seeds[0] if self.seeds else FRESH_SEED
-        inputs, nki_inputs = self._inputs(first_seed)
-        began, began_cpu = time.monotonic(), time.process_time()
-        _, recorder = self._simulate(nki_inputs, timing_only=True)
-        self.result['trace_seconds'] = round(time.monotonic() - began, 3)
-        self.result['trace_cpu_seconds'] = round(time.process_time() - began_cpu, 3)
-        self.result['instructions'] = recorder.count
-        if not self.timing_only:
-            plan = recorder.liveness_plan()
-            for seed in self.seeds:
-                if seed != first_seed:
-                    inputs, nki_inputs = self._inputs(seed)
-                self._check(seed, inputs, nki_inputs, plan)
-                self.result['seeds_checked'] += 1
-            if first_seed != FRESH_SEED:
-                inputs, nki_inputs = self._inputs(FRESH_SEED)
-            recorder = self._check(FRESH_SEED, inputs, nki_inputs, plan, fresh=True)
-        if self.trace_out:
-            recorder.write(self.trace_out)
-            self.result['trace'] = self.trace_out
-
-    def _inputs(self, seed):
-        module = self.problem.module
-        try:
-            np.random.seed(seed)
-            inputs = module.get_inputs()
-            return inputs, module.transform_to_nki_inputs(inputs)
-        except MemoryError as error:
-            raise Verdict('OUT_OF_MEMORY', f'building the inputs (seed {seed}) ran out of memory') from error
-        except Exception as error:
-            raise Verdict('INFRA_ERROR', f'problem: get_inputs/transform_to_nki_inputs failed (seed {seed}): '
-                                         f'{type(error).__name__}: {error}') from error
-
-    def _reference(self, seed, inputs):
-        try:
-            return self.problem.module.forward(*inputs)
-        except MemoryError as error:
-            raise Verdict('OUT_OF_MEMORY', f'the reference ran out of memory (seed {seed})') from error
-        except Exception as error:
-            raise Verdict('INFRA_ERROR', f'problem: forward failed (seed {seed}): {type(error).__name__}: '
-                                         f'{error}') from error
-
-    def _simulate(self, nki_inputs, timing_only, plan=None):
-        try:
-            return simulate(self.entry, nki_inputs, timing_only=timing_only, free_plan=plan)
-        except StaleOutputError as error:
-            raise Verdict('INCORRECT', str(error)) from error
-        except Exception as error:
-            message, line = self.kernel.describe(error)
-            verdict = 'COMPILE_ERROR' if isinstance(error, CompileError) else \
-                'OUT_OF_MEMORY' if isinstance(error, MemoryError) else 'RUNTIME_ERROR'
-            raise Verdict(verdict, message, line) from error
-
-    def _check(self, seed, inputs, nki_inputs, plan, fresh=False):
-        reference = self._reference(seed, inputs)
-        outputs, recorder = self._simulate(nki_inputs, timing_only=False, plan=plan)
-        try:
-            comparison = compare(outputs, reference, self.problem.module.transform_nki_outputs, self.tolerance)
-        except MemoryError as error:
-            raise Verdict('OUT_OF_MEMORY', 'comparing the outputs ran out of memory') from error
-        if comparison.rel_l2 is not None:
-            previous = self.result['max_rel_l2']
-            self.result['max_rel_l2'] = comparison.rel_l2 if previous is None else max(previous, comparison.rel_l2)
-        if not comparison.ok:
-            which = f'fresh inputs (seed {seed}) of the final traced run' if fresh else f'seed {seed}'
-            raise Verdict('INCORRECT', f'{which}: {comparison.message}')
-        return recorder
-
-
-def evaluate(**options):
-    return Evaluation(**options).run()
+            with open(result_path) as f:
+                return json.load(f)
+        except (OSError, ValueError):
+            result = empty_result()
+            result.update(verdict='INFRA_ERROR', message=f'replay_check.py wrote no result (exit {done.returncode}):'
+                                                          f' {done.stderr.strip()[-500:]}')
+            return result

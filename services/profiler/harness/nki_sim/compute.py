@@ -1,0 +1,261 @@
+"""The execution layer's tile operations: copies, memsets, broadcasts and reshapes, elementwise instructions,
+reductions, and the assignment forms `dst[...] = value` / `dst[...] += value`.
+
+nl (`language`) and nisa (`isa`) build on these; `Tensor`/`View` operators reach them through
+`tile_ops.EXECUTION`, which this module installs on import.
+"""
+from typing import Any, Callable, Sequence, Union
+
+import numpy as np
+
+from . import memory
+from .dtypes import kind_of
+from .errors import CompileError
+from .operands import broadcast_shape, fit, on_chip, padded, result_kind, tile_or_scalar, window_shape
+from .operands import mask as _mask
+from .runtime import begin, bind, current, flush, issue, operand, operand_reads
+from .tensors import PARTITION_LIMIT, Tensor
+from .tile_ops import EXECUTION
+from .views import View
+
+
+# ----- copies, layout -----
+def copy(src: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Tensor:
+    run = begin()
+    view = on_chip(operand(src), 'nl.copy')
+    kind = kind_of(dtype) if dtype is not None else view.tensor.kind
+    window, where = _mask(mask, view.shape)
+    result = view.array(window).astype(kind.storage) if run.numerics else None
+    pending = issue(run, 'copy', 'auto', [(view, window)], view.shape, kind, result, window)
+    pending.where = where
+    return pending.tile
+
+
+copy.activation = lambda x: x  # type: ignore[attr-defined]  # nl.copy as activation
+
+
+def full_tile(shape: Sequence[int], value: Any, dtype: Any) -> Tensor:
+    """A memset tile (used for scalar assignment `tile[...] = c`)."""
+    run = begin()
+    kind = kind_of(dtype)
+    shape = tuple(int(s) for s in shape)
+    result = np.full(shape, value, kind.storage) if run.numerics else None
+    pending = issue(run, 'memset', 'auto', [], shape, kind, result)
+    pending.consts = 1
+    return pending.tile
+
+
+def broadcast_to(view: View, shape: Sequence[int]) -> Union[Tensor, View]:
+    """Partition broadcast ([1, F] -> [P, F]) is a PE instruction; free-axis broadcast is a stride-0 view."""
+    shape = tuple(int(s) for s in shape)
+    if len(shape) != len(view.shape):
+        raise CompileError(f'broadcast_to: cannot broadcast shape {view.shape} to {shape}')
+    strides = list(view.strides)
+    for axis, (have, want) in enumerate(zip(view.shape, shape)):
+        if have != want:
+            if have != 1:
+                raise CompileError(f'broadcast_to: cannot broadcast shape {view.shape} to {shape}')
+            strides[axis] = 0
+    if not view.in_bounds:
+        view.clip(None)
+    if view.shape[0] == shape[0]:
+        return View(view.tensor, view.block, view.offset, shape, tuple(strides))
+    run = begin()
+    if shape[0] > PARTITION_LIMIT:
+        raise CompileError(f'broadcast_to: partition dimension {shape[0]} exceeds {PARTITION_LIMIT}')
+    result = np.broadcast_to(view.array(), shape).copy() if run.numerics else None
+    pending = issue(run, 'broadcast', 'pe', [(view, None)], shape, view.tensor.kind, result)
+    return pending.tile
+
+
+def reshape_view(view: View, shape: Sequence[int]) -> View:
+    shape = tuple(int(s) for s in shape)
+    if shape[0] != view.shape[0] or element_count(shape) != element_count(view.shape):
+        raise CompileError(f'reshape of a tile must keep its partition dimension: {view.shape} -> {shape}')
+    expected = 1
+    for size, stride in zip(reversed(view.shape[1:]), reversed(view.strides[1:])):
+        if size != 1 and stride != expected:
+            raise CompileError('reshape needs a tile whose free dimensions are contiguous')
+        expected *= size
+    strides = [0] * len(shape)
+    acc = 1
+    for axis in range(len(shape) - 1, 0, -1):
+        strides[axis] = acc
+        acc *= shape[axis]
+    strides[0] = view.strides[0]
+    if not view.in_bounds:
+        view.clip(None)
+    return View(view.tensor, view.block, view.offset, shape, tuple(strides))
+
+
+# ----- elementwise -----
+def element_count(shape: Sequence[int]) -> int:
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def elementwise(op: str, eng: str, fn: Callable[..., Any], args: Sequence[Any], dtype: Any,
+                mask_predicate: Any) -> Tensor:
+    """Issue an elementwise instruction over tiles/scalars broadcast partition-first."""
+    run = begin()
+    values = [tile_or_scalar(a) for a in args]
+    views = [v for v in values if isinstance(v, View)]
+    if not views:
+        raise CompileError('an elementwise operation needs at least one tile operand')
+    for v in views:
+        on_chip(v, 'an elementwise operation')
+    shape = broadcast_shape(views)
+    kind = result_kind(dtype, views)
+    window, where = _mask(mask_predicate, shape)
+    reads = operand_reads(views, window, shape)
+    result = None
+    if run.numerics:
+        ndim = len(shape)
+        arrays = []
+        read_iter = iter(reads)
+        for v in values:
+            if isinstance(v, View):
+                view, w = next(read_iter)
+                arrays.append(padded(view.array(w), ndim))
+            else:
+                arrays.append(v)
+        with np.errstate(all='ignore'):
+            result = fit(fn(*arrays), kind, window_shape(window, shape))
+    pending = issue(run, op, eng, reads, shape, kind, result, window)
+    pending.where = where
+    pending.consts = len(values) - len(views)
+    return pending.tile
+
+
+def _binary(name, ufunc):
+    def operation(x, y, dtype=None, mask=None, **kwargs):
+        tiles = [v for v in (x, y) if isinstance(v, (Tensor, View))]
+        op = 'tensor_tensor'
+        if len(tiles) < 2 or any(free_elements(operand(t)) == 1 for t in tiles) and \
+                free_elements(operand(tiles[0])) != free_elements(operand(tiles[1])):
+            op = 'tensor_scalar'
+        return elementwise(op, 'auto', ufunc, (x, y), dtype, mask)
+    operation.__name__ = name
+    operation.alu = ufunc
+    return operation
+
+
+def free_elements(view: View) -> int:
+    return element_count(view.shape[1:])
+
+
+add = _binary('add', np.add)
+subtract = _binary('subtract', np.subtract)
+multiply = _binary('multiply', np.multiply)
+divide = _binary('divide', np.divide)
+maximum = _binary('maximum', np.maximum)
+minimum = _binary('minimum', np.minimum)
+power = _binary('power', np.power)
+mod = _binary('mod', np.mod)
+equal = _binary('equal', np.equal)
+not_equal = _binary('not_equal', np.not_equal)
+greater = _binary('greater', np.greater)
+greater_equal = _binary('greater_equal', np.greater_equal)
+less = _binary('less', np.less)
+less_equal = _binary('less_equal', np.less_equal)
+logical_and = _binary('logical_and', np.logical_and)
+logical_or = _binary('logical_or', np.logical_or)
+logical_xor = _binary('logical_xor', np.logical_xor)
+bitwise_and = _binary('bitwise_and', np.bitwise_and)
+bitwise_or = _binary('bitwise_or', np.bitwise_or)
+bitwise_xor = _binary('bitwise_xor', np.bitwise_xor)
+left_shift = _binary('left_shift', np.left_shift)
+right_shift = _binary('right_shift', np.right_shift)
+
+
+# ----- reductions -----
+def reduce(ufunc: np.ufunc, x: Any, axis: Any, dtype: Any = None, mask_predicate: Any = None, keepdims: bool = False,
+           negate: bool = False, mean: bool = False, eng: str = 'auto') -> Tensor:
+    """Reduce a tile over `axis` (free axes: tensor_reduce; axis 0: a partition reduction to one partition)."""
+    run = begin()
+    view = on_chip(operand(x), 'a reduction')
+    ndim = len(view.shape)
+    axes = tuple(sorted({a % ndim for a in ((axis,) if isinstance(axis, int) else axis)}))
+    kind = result_kind(dtype, [view])
+    window, where = _mask(mask_predicate, view.shape)
+    kept = [a for a in range(ndim) if keepdims or a == 0 or a not in axes]
+    shape_list = [1 if a in axes else view.shape[a] for a in kept]
+    window_list = None if window is None else [(0, 1) if a in axes else window[a] for a in kept]
+    if len(shape_list) < 2:
+        shape_list.append(1)
+        if window_list is not None:
+            window_list.append((0, 1))
+    out_shape = tuple(shape_list)
+    out_window = None if window_list is None else tuple(window_list)
+    result = None
+    if run.numerics:
+        data = view.array(window)
+        with np.errstate(all='ignore'):
+            result = ufunc.reduce(data, axis=axes, keepdims=True)
+            if mean:
+                result = result / np.prod([data.shape[a] for a in axes])
+            if negate:
+                result = -result
+        result = fit(result.reshape(window_shape(out_window, out_shape)), kind, window_shape(out_window, out_shape))
+    pending = issue(run, 'tensor_reduce', 'pool' if 0 in axes else eng, [(view, window)], out_shape, kind, result,
+                    out_window)
+    pending.where = None if where is None else where.any(axis=axes, keepdims=True).reshape(out_shape)
+    return pending.tile
+
+
+# ----- assignment -----
+def assign(dst: View, value: Any) -> None:
+    """`dst[...] = value`: bind a pending result, or copy / memset into dst."""
+    run = current()
+    pending = run.pending
+    if isinstance(value, Tensor) and value.pending is not None and value.pending is pending:
+        bind(run, pending, dst, accumulate=False)
+        return
+    if isinstance(value, View) and value.same_region(dst):
+        return
+    if isinstance(value, (Tensor, View)):
+        tile = copy(value)
+    elif isinstance(value, (int, float, np.number)):
+        tile = full_tile(dst.shape, value, dst.dtype)
+    else:
+        raise CompileError(f'cannot assign a {type(value).__name__} to a tile; assign a tile or a scalar')
+    bind(run, tile.pending, dst, accumulate=False)
+
+
+def accumulate(dst: View, value: Any) -> None:
+    """`dst[...] += value`: PSUM accumulation of a matmul, else a read-add-write tensor_tensor."""
+    run = current()
+    pending = run.pending
+    if isinstance(value, Tensor) and value.pending is not None and value.pending is pending \
+            and pending.op in ('matmul', 'transpose') and dst.tensor.buffer is memory.psum:
+        bind(run, pending, dst, accumulate=True)
+        return
+    tile = add(dst, value)
+    tile.pending.accumulating = True
+    bind(run, tile.pending, dst, accumulate=False)
+
+
+BINARY = {operation.__name__: operation for operation in (
+    add, subtract, multiply, divide, maximum, minimum, power, mod, equal, not_equal, greater, greater_equal, less,
+    less_equal, logical_and, logical_or, logical_xor, bitwise_and, bitwise_or, bitwise_xor, left_shift,
+    right_shift)}
+
+
+def negative_tile(x: Any) -> Tensor:
+    """Unary minus: the activation instruction nl.negative issues."""
+    return elementwise('activation', 'act', np.negative, (x,), None, None)
+
+
+def _binary_operator(name, x, y):
+    return BINARY[name](x, y)
+
+
+EXECUTION.flush = flush
+EXECUTION.assign = assign
+EXECUTION.accumulate = accumulate
+EXECUTION.binary = _binary_operator
+EXECUTION.negate = negative_tile
+EXECUTION.broadcast_to = broadcast_to
+EXECUTION.reshape = reshape_view

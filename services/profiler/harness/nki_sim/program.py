@@ -1,0 +1,597 @@
+"""Kernel programs: the nl/nisa call stream of one kernel invocation, recorded on shapes and replayed on data.
+
+Recording (`record_program`, in the kernel's sandboxed process): the kernel runs in timing-only mode (it never
+sees input data) while every public nl/nisa call and every tile operator (`dst[...] = t`, `+=`, `+`, ...,
+`.broadcast_to`, `.reshape`) is written as one JSON line: the callee's name, its arguments encoded as values
+(tensor/tile references by id, views by geometry, index expressions, masks, dtypes, buffers, engines, operator
+functions by name, scalar immediates), the kernel line and the id given to its result.
+
+Replaying (`Replay`, in a trusted process that never imports kernel code): the program's calls are executed
+through the same simulator API on real inputs, so the numerics and the trace both come from the program. The
+decoder is strict: unknown callees, unknown value kinds, bad ids, wrong input shapes or out-of-range views raise
+`ProgramError`; exceptions of the simulator itself surface as they would for a kernel.
+"""
+import functools
+import json
+import types
+from typing import IO, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+from . import compute, isa, language, memory, runtime
+from .affine import Affine, Predicate
+from .dtypes import LowPrecisionType
+from .errors import CompileError
+from .jit import RunObserver, as_outputs, check_fresh, simulate
+from .loops import FirstIndex, LoopIndex
+from .operands import Engine
+from .ops import NUMPY_ACTIVATION, NUMPY_ALU
+from .tensors import Tensor, hbm_tensor, par_dim, shape_only_input
+from .tile_ops import EXECUTION
+from .trace import TraceRecorder
+from .views import View
+
+FORMAT = 'accelopt-program 1'
+
+# Not program calls: functions that compute Python values for the kernel (shapes, ids, iterators, index
+# expressions; their results reach the program only as immediates) and the execution layer's helpers that nl
+# re-exports for nisa (a program may not call them directly).
+_NOT_RECORDED = {'finfo', 'program_id', 'num_programs', 'program_ndim', 'spmd_dim', 'nc', 'device_print',
+                 'affine_range', 'sequential_range', 'static_range', 'arange', 'ds', 'mgrid', 'is_first_iteration',
+                 'all_first', 'get_nc_version', 'kind_of', 'element_count', 'free_elements',
+                 'elementwise', 'reduce', 'full_tile', 'reshape_view'}
+_API_MODULES = {'nl': (language.__name__, compute.__name__), 'nisa': (isa.__name__,)}
+_TILE_OPERATORS = ('assign', 'accumulate', 'binary', 'negate', 'broadcast_to', 'reshape')
+
+
+class ProgramError(Exception):
+    """A malformed program: unknown callee or value kind, bad id, wrong inputs, out-of-range access."""
+
+
+def _api() -> Dict[str, Callable[..., Any]]:
+    """Every recordable callee by its program name (nl.*, nisa.*, op.*)."""
+    table: Dict[str, Callable[..., Any]] = {}
+    for prefix, module in (('nl', language), ('nisa', isa)):
+        for name, value in vars(module).items():
+            if isinstance(value, types.FunctionType) and not name.startswith('_') and name not in _NOT_RECORDED \
+                    and value.__module__ in _API_MODULES[prefix]:
+                table[f'{prefix}.{name}'] = value
+    for name in _TILE_OPERATORS:
+        table[f'op.{name}'] = getattr(EXECUTION, name)
+    return table
+
+
+def _functions() -> Dict[str, Any]:
+    """Operator/activation function arguments (op=, op0=, reduce_op=...) by name."""
+    named: Dict[str, Any] = {}
+    for prefix, module in (('nl', language), ('nisa', isa)):
+        for name, value in vars(module).items():
+            if callable(value) and (hasattr(value, 'alu') or hasattr(value, 'activation')):
+                named[f'{prefix}.{name}'] = value
+    numpy_functions = set(NUMPY_ALU) | set(NUMPY_ACTIVATION)
+    for name in dir(np):
+        value = getattr(np, name)
+        if any(value is f for f in numpy_functions):
+            named.setdefault(f'np.{name}', value)
+    return named
+
+
+_BUFFERS = {b.name: b for b in (memory.sbuf, memory.psum, memory.hbm, memory.shared_hbm, memory.private_hbm,
+                                memory.constant_hbm)}
+_ENGINES = {e.name: e for e in vars(isa).values() if isinstance(e, Engine)}
+_LOW_PRECISION = {t.name: t for t in vars(language).values() if isinstance(t, LowPrecisionType)}
+
+
+# ----- recording -----
+class Recorder:
+    """Writes the program of one timing-only kernel run to `out` (one JSON object per line)."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+        self.ids: Dict[int, int] = {}
+        self.alive: List[Any] = []       # keeps recorded objects alive so their id() stays unique
+        self.depth = 0
+        self.function_names = {id(f): name for name, f in _functions().items()}
+
+    def write(self, entry: Dict[str, Any]) -> None:
+        self.out.write(json.dumps(entry, separators=(',', ':'), default=_plain_number) + '\n')
+
+    def register(self, value: Any) -> Any:
+        if isinstance(value, (Tensor, View)):
+            if id(value) not in self.ids:
+                self.ids[id(value)] = len(self.alive)
+                self.alive.append(value)
+            return self.ids[id(value)]
+        if isinstance(value, (tuple, list)):
+            return [self.register(v) for v in value]
+        return None
+
+    def wrap(self, name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        @functools.wraps(function)
+        def recorded(*args: Any, **kwargs: Any) -> Any:
+            if self.depth:
+                return function(*args, **kwargs)
+            run = runtime.current()
+            entry = {'c': name, 'a': [self.encode(a) for a in args],
+                     'k': {k: self.encode(v) for k, v in kwargs.items()}, 'l': run.line()}
+            self.depth += 1
+            try:
+                result = function(*args, **kwargs)
+            finally:
+                self.depth -= 1
+            entry['r'] = self.register(result)
+            self.write(entry)
+            return result
+        self.function_names[id(recorded)] = self.function_names.get(id(function), name)
+        return recorded
+
+    def encode(self, value: Any) -> Any:
+        if value is None or isinstance(value, (bool, str)):
+            return value
+        if isinstance(value, LoopIndex):
+            return {'loop': int(value), 'first': bool(value.first)}
+        if isinstance(value, (int, float)):
+            return value
+        if isinstance(value, (Tensor, View)) and id(value) in self.ids:
+            return {'ref': self.ids[id(value)]}
+        if isinstance(value, View):
+            return {'view': self.encode(value.tensor), 'block': list(value.block), 'offset': value.offset,
+                    'shape': list(value.shape), 'strides': list(value.strides), 'index_map': value.index_map,
+                    'in_bounds': value.in_bounds, 'tensor_indexed': value.tensor_indexed}
+        if isinstance(value, Tensor):
+            canonical = value.hbm_alloc.canonical if value.hbm_alloc is not None else None
+            if canonical is not None and id(canonical) in self.ids:
+                return {'hbm_reshape': self.ids[id(canonical)], 'shape': list(value.shape)}
+            raise CompileError('a tensor that no recorded NKI call created was passed to an NKI call')
+        if isinstance(value, np.generic):
+            return {'np': value.dtype.name, 'v': value.item()}
+        if isinstance(value, Affine):
+            return {'affine': [value.c, [list(t) for t in value.terms], value.ndim]}
+        if isinstance(value, Predicate):
+            return {'pred': [[self.encode(a), kind] for a, kind in value.atoms]}
+        if isinstance(value, memory.Buffer):
+            return {'buffer': value.name}
+        if isinstance(value, Engine):
+            return {'engine': value.name}
+        if isinstance(value, LowPrecisionType):
+            return {'dtype': value.name}
+        if isinstance(value, type) and issubclass(value, np.generic) or isinstance(value, np.dtype):
+            return {'dtype': np.dtype(value).name}
+        if isinstance(value, par_dim):
+            return {'par_dim': value.size}
+        if isinstance(value, slice):
+            return {'slice': [self.encode(value.start), self.encode(value.stop), self.encode(value.step)]}
+        if value is Ellipsis:
+            return {'ellipsis': True}
+        if isinstance(value, (tuple, list)):
+            return {'tuple' if isinstance(value, tuple) else 'list': [self.encode(v) for v in value]}
+        if isinstance(value, np.ndarray):
+            return {'array': value.dtype.name, 'shape': list(value.shape), 'data': value.reshape(-1).tolist()}
+        if callable(value) and id(value) in self.function_names:
+            return {'fn': self.function_names[id(value)]}
+        raise CompileError(f'cannot pass a {type(value).__name__} to an NKI call')
+
+
+def _plain_number(value: Any) -> Any:
+    """numpy integers/floats inside view geometry or index expressions, as JSON numbers."""
+    if isinstance(value, (np.integer, np.floating, np.bool_)):
+        return value.item()
+    raise TypeError(f'cannot record a {type(value).__name__}')
+
+
+class _Observer(RunObserver):
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+
+    def start(self, kernel_name: str, grid: Tuple[int, ...], inputs: List[Any]) -> None:
+        declared = [[list(v.shape), v.kind.public.name if isinstance(v.kind.public, np.dtype) else str(v.kind.public)]
+                    for v in inputs if isinstance(v, Tensor)]
+        self.recorder.write({'program': FORMAT, 'kernel': kernel_name, 'grid': list(grid), 'inputs': declared})
+        for value in inputs:
+            if isinstance(value, Tensor):
+                self.recorder.register(value)
+
+    def program(self, ids: Tuple[int, ...]) -> None:
+        self.recorder.write({'spmd': list(ids)})
+
+    def finish(self, returned: Any) -> None:
+        self.recorder.write({'return': self.recorder.encode(returned)})
+
+
+class Recording:
+    """While active, every public nl/nisa function and tile operator records its calls into `recorder`.
+    Enter it before the kernel module is imported (so `from ...language import add` binds the recording
+    function)."""
+
+    def __init__(self, recorder: Recorder) -> None:
+        self.recorder = recorder
+        self.saved: List[Tuple[Any, str, Any]] = []
+
+    def __enter__(self) -> 'Recording':
+        for name, function in _api().items():
+            prefix, short = name.split('.', 1)
+            owner: Any = EXECUTION if prefix == 'op' else language if prefix == 'nl' else isa
+            self.saved.append((owner, short, vars(owner)[short]))
+            wrapped = self.recorder.wrap(name, function)
+            setattr(owner, short, staticmethod(wrapped) if owner is EXECUTION else wrapped)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        for owner, short, original in reversed(self.saved):
+            setattr(owner, short, original)
+        self.saved = []
+
+
+def record_program(kernel: Any, args: Sequence[Any], recorder: Recorder) -> TraceRecorder:
+    """Run `kernel` shapes-only on `args` (arrays become shape-only inputs), recording its program.
+    The caller holds a `Recording` open around kernel import and this call. Kernel errors propagate."""
+    _, trace = simulate(kernel, args, timing_only=True, observer=_Observer(recorder))
+    return trace
+
+
+# ----- replaying -----
+_NUMERIC_DTYPES = {'bool', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'float16',
+                   'float32', 'float64'}
+_KERNEL_NAME_CHARS = set('abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-')
+MAX_CONSTANT_ELEMENTS = 1 << 22
+
+
+def _numeric_dtype(name: Any) -> np.dtype:
+    if not isinstance(name, str) or name not in _NUMERIC_DTYPES:
+        raise ProgramError(f'unknown dtype {name!r}')
+    return np.dtype(name)
+
+
+def _int(value: Any, what: str) -> int:
+    if type(value) is not int:
+        raise ProgramError(f'{what} must be an integer, not {value!r}')
+    return value
+
+
+def _int_tuple(value: Any, what: str) -> Tuple[int, ...]:
+    if not isinstance(value, list):
+        raise ProgramError(f'{what} must be a list of integers')
+    return tuple(_int(v, what) for v in value)
+
+
+class Program:
+    """A parsed program: header, then entries (calls, SPMD starts, the return)."""
+
+    def __init__(self, header: Dict[str, Any], entries: List[Dict[str, Any]], error: Optional[Dict[str, Any]]):
+        self.header = header
+        self.entries = entries
+        self.error = error
+        name = header.get('kernel')
+        if not isinstance(name, str) or not name or not set(name) <= _KERNEL_NAME_CHARS:
+            raise ProgramError(f'bad kernel name {name!r}')
+        self.kernel_name = name
+        self.grid = _int_tuple(header.get('grid', []), 'grid')
+        inputs = header.get('inputs')
+        if not isinstance(inputs, list):
+            raise ProgramError('the header lacks the input declarations')
+        self.inputs = []
+        for item in inputs:
+            if not isinstance(item, list) or len(item) != 2:
+                raise ProgramError(f'bad input declaration {item!r}')
+            self.inputs.append((_int_tuple(item[0], 'input shape'), _numeric_dtype(item[1])))
+
+
+def parse_program(lines: Iterable[str]) -> Program:
+    """Parse a program file's lines; a step-A failure entry ({"error": ...}) is kept, not raised."""
+    header: Optional[Dict[str, Any]] = None
+    entries: List[Dict[str, Any]] = []
+    error = None
+    for number, text in enumerate(lines, 1):
+        if not text.strip():
+            continue
+        try:
+            entry = json.loads(text)
+        except ValueError as failure:
+            raise ProgramError(f'program line {number} is not JSON: {failure}') from None
+        if not isinstance(entry, dict):
+            raise ProgramError(f'program line {number} is not an object')
+        if 'error' in entry:
+            error = entry['error']
+            if not isinstance(error, dict):
+                raise ProgramError(f'program line {number}: bad error entry')
+        elif header is None:
+            if entry.get('program') != FORMAT:
+                raise ProgramError(f'program line {number}: expected the header {FORMAT!r}')
+            header = entry
+        else:
+            entries.append(entry)
+    if header is None:
+        if error is not None:
+            return Program({'kernel': 'kernel.py', 'inputs': []}, [], error)
+        raise ProgramError('empty program: the kernel produced no instruction stream')
+    return Program(header, entries, error)
+
+
+# A compiled value: (False, the value) for constants, (True, function of the Replay) for values that depend on
+# the run (references to tensors and tiles, views of them, fresh lists and constant arrays).
+Compiled = Tuple[bool, Any]
+
+
+class Replay:
+    """Executes a program through the simulator API on real inputs (no kernel code involved). The program is
+    validated and compiled once (constants decoded, geometry checked); each run only resolves references."""
+
+    def __init__(self, program: Program) -> None:
+        self.program = program
+        self.api = _api()
+        self.functions = _functions()
+        self.values: List[Any] = []
+        self.known: set = set()
+        self.run_state: Optional[runtime.Run] = None
+        self.steps = [self._compile_entry(number, entry) for number, entry in enumerate(program.entries)]
+        if not self.steps or self.steps[-1][0] != 'return':
+            raise ProgramError('the program ends without a return entry (truncated?)')
+        if any(step[0] == 'return' for step in self.steps[:-1]):
+            raise ProgramError('entries after the return')
+
+    def run(self, arrays: Sequence[np.ndarray], timing_only: bool, free_plan: Optional[Dict[int, List[int]]] = None,
+            check_coverage: bool = True) -> Tuple[Any, TraceRecorder, List[Tuple[int, int]]]:
+        """(outputs or None in timing-only mode, trace, [(output index, elements never written)])."""
+        program = self.program
+        declared = [(tuple(a.shape), a.dtype) for a in arrays]
+        if declared != program.inputs:
+            raise ProgramError(f'the program declares inputs {_describe(program.inputs)}; the problem has '
+                               f'{_describe(declared)}')
+        recorder = TraceRecorder(program.kernel_name, timing_only, free_plan)
+        run = runtime.Run('', recorder, numerics=not timing_only)
+        run.grid = program.grid
+        run.fixed_line = 0
+        self.values = []
+        self.known = set()
+        self.run_state = run
+        for array in arrays:
+            self.register(shape_only_input(array.shape, array.dtype) if timing_only
+                          else hbm_tensor(array, memory.shared_hbm, name='input'))
+        if not timing_only and check_coverage:
+            run.coverage = {}
+        previous = runtime.RUN
+        runtime.RUN = run
+        returned: Any = None
+        try:
+            for step in self.steps:
+                kind = step[0]
+                if kind == 'call':
+                    _, function, line, args, kwargs = step
+                    run.fixed_line = line
+                    result = function(*[v(self) if dynamic else v for dynamic, v in args],
+                                      **{k: v(self) if dynamic else v for k, (dynamic, v) in kwargs.items()})
+                    self.register(result)
+                elif kind == 'spmd':
+                    run.program_ids = step[1]
+                    run.shared_ordinal = 0
+                else:
+                    runtime.flush()
+                    dynamic, value = step[1]
+                    returned = value(self) if dynamic else value
+            runtime.flush()
+            check_fresh(returned, run)
+        finally:
+            runtime.RUN = previous
+        outputs = as_outputs(returned, timing_only)
+        unwritten = _unwritten(returned, run.coverage) if run.coverage is not None else []
+        return outputs, recorder, unwritten
+
+    def register(self, value: Any) -> None:
+        if isinstance(value, (Tensor, View)):
+            if id(value) not in self.known:
+                self.known.add(id(value))
+                self.values.append(value)
+                coverage = self.run_state.coverage if self.run_state is not None else None
+                if coverage is not None and isinstance(value, Tensor) and value.buffer is memory.shared_hbm \
+                        and value.hbm_alloc.serial not in coverage:
+                    coverage[value.hbm_alloc.serial] = np.zeros(value.free, bool)
+        elif isinstance(value, (tuple, list)):
+            for v in value:
+                self.register(v)
+
+    def reference(self, index: int) -> Any:
+        if index >= len(self.values):
+            raise ProgramError(f'reference to unknown value {index}')
+        return self.values[index]
+
+    # ----- compiling -----
+    def _compile_entry(self, number: int, entry: Dict[str, Any]) -> Tuple[Any, ...]:
+        try:
+            if 'spmd' in entry:
+                return ('spmd', _int_tuple(entry['spmd'], 'spmd ids'))
+            if 'return' in entry:
+                return ('return', self.compile(entry['return']))
+            name = entry.get('c')
+            function = self.api.get(name) if isinstance(name, str) else None
+            if function is None:
+                raise ProgramError(f'unknown call {name!r}')
+            args, kwargs = entry.get('a', []), entry.get('k', {})
+            if not isinstance(args, list) or not isinstance(kwargs, dict):
+                raise ProgramError('bad arguments')
+            return ('call', function, _int(entry.get('l', 0), 'line'), [self.compile(a) for a in args],
+                    {str(k): self.compile(v) for k, v in kwargs.items()})
+        except ProgramError as error:
+            raise ProgramError(f'program entry {number}: {error}') from None
+
+    def compile(self, value: Any) -> Compiled:
+        if value is None or isinstance(value, (bool, int, float, str)):
+            return False, value
+        if not isinstance(value, dict) or len(value) == 0:
+            raise ProgramError(f'bad value {value!r}')
+        if 'ref' in value:
+            index = _int(value['ref'], 'ref')
+            if index < 0:
+                raise ProgramError(f'reference to unknown value {index}')
+            return True, lambda replay: replay.reference(index)
+        if 'view' in value:
+            return True, self._view(value)
+        if 'hbm_reshape' in value:
+            _, base = self.compile({'ref': value['hbm_reshape']})
+            shape = _int_tuple(value.get('shape'), 'shape')
+            return True, lambda replay: _hbm_reshape(base(replay), shape)
+        if 'list' in value or 'tuple' in value or 'slice' in value:
+            items = value.get('list', value.get('tuple', value.get('slice')))
+            if not isinstance(items, list) or 'slice' in value and len(items) != 3:
+                raise ProgramError('bad sequence')
+            parts = [self.compile(v) for v in items]
+            build = _SEQUENCES['list' if 'list' in value else 'tuple' if 'tuple' in value else 'slice']
+            if 'list' not in value and not any(dynamic for dynamic, _ in parts):
+                return False, build([v for _, v in parts])
+            return True, lambda replay: build([v(replay) if dynamic else v for dynamic, v in parts])
+        if 'array' in value:
+            array = _constant_array(value)
+            return True, lambda replay: array.copy()
+        return False, self._constant(value)
+
+    def _constant(self, value: Dict[str, Any]) -> Any:
+        if 'loop' in value:
+            index = _int(value['loop'], 'loop index')
+            return FirstIndex(index) if value.get('first') is True else LoopIndex(index)
+        if 'np' in value:
+            v = value.get('v')
+            if not isinstance(v, (bool, int, float)):
+                raise ProgramError(f'bad numpy scalar {v!r}')
+            return _numeric_dtype(value['np']).type(v)
+        if 'affine' in value:
+            return _affine(value['affine'])
+        if 'pred' in value:
+            atoms = value['pred']
+            if not isinstance(atoms, list) or not all(isinstance(a, list) and len(a) == 2 for a in atoms):
+                raise ProgramError('bad mask predicate')
+            decoded = []
+            for aff, kind in atoms:
+                if not isinstance(aff, dict) or 'affine' not in aff or kind not in ('ge', 'ne'):
+                    raise ProgramError('bad mask predicate atom')
+                decoded.append((_affine(aff['affine']), kind))
+            return Predicate(tuple(decoded))
+        if 'buffer' in value:
+            return _lookup(_BUFFERS, value['buffer'], 'buffer')
+        if 'engine' in value:
+            return _lookup(_ENGINES, value['engine'], 'engine')
+        if 'dtype' in value:
+            name = value['dtype']
+            if name in _LOW_PRECISION:
+                return _LOW_PRECISION[name]
+            return _numeric_dtype(name).type
+        if 'par_dim' in value:
+            return par_dim(_int(value['par_dim'], 'par_dim'))
+        if 'ellipsis' in value:
+            return Ellipsis
+        if 'fn' in value:
+            return _lookup(self.functions, value['fn'], 'function')
+        raise ProgramError(f'unknown value kind {sorted(value)}')
+
+    def _view(self, value: Dict[str, Any]) -> Callable[['Replay'], View]:
+        dynamic, tensor_of = self.compile(value['view'])
+        if not dynamic:
+            raise ProgramError('a view of something that is not a tensor')
+        block = _int_tuple(value.get('block'), 'block')
+        offset = _int(value.get('offset'), 'offset')
+        shape = _int_tuple(value.get('shape'), 'shape')
+        strides = _int_tuple(value.get('strides'), 'strides')
+        in_bounds = value.get('in_bounds')
+        indexed = value.get('tensor_indexed')
+        if len(shape) != len(strides) or len(shape) < 1 or any(n < 0 for n in shape) \
+                or not isinstance(in_bounds, bool) or not isinstance(indexed, bool):
+            raise ProgramError('bad view geometry')
+        index_map = _index_map(value.get('index_map'))
+        lo, hi = _extent(offset, shape, strides)
+        checked = in_bounds or index_map is None
+
+        def view(replay: 'Replay') -> View:
+            tensor = tensor_of(replay)
+            if not isinstance(tensor, Tensor):
+                raise ProgramError('a view of something that is not a tensor')
+            if tensor.pending is not None:
+                runtime.flush()
+            if len(block) != tensor.nblock or any(not 0 <= b < n for b, n in zip(block, tensor.shape)):
+                raise ProgramError(f'view block {block} out of range for a tensor of shape {tensor.shape}')
+            if checked and (lo < 0 or hi >= tensor.parts * tensor.free):
+                raise ProgramError(f'view reaches elements [{lo}, {hi}] outside its allocation of '
+                                   f'{tensor.parts * tensor.free} elements')
+            return View(tensor, block, offset, shape, strides, index_map, in_bounds, indexed)
+        return view
+
+
+def _slice(parts: List[Any]) -> slice:
+    return slice(*parts)
+
+
+_SEQUENCES: Dict[str, Callable[[List[Any]], Any]] = {'list': list, 'tuple': tuple, 'slice': _slice}
+
+
+def _hbm_reshape(base: Any, shape: Tuple[int, ...]) -> Tensor:
+    if not isinstance(base, Tensor) or base.buffer.on_chip:
+        raise ProgramError('hbm_reshape of a value that is not an HBM tensor')
+    return base.reshape(shape)
+
+
+def _index_map(value: Any) -> Any:
+    """View.index_map: None, or per indexed dimension (size, constant, ((axis, coefficient), ...))."""
+    if value is None:
+        return None
+    try:
+        entries = tuple((size, c, tuple((axis, coef) for axis, coef in terms)) for size, c, terms in value)
+    except (TypeError, ValueError):
+        raise ProgramError('bad index map') from None
+    for size, c, terms in entries:
+        if type(size) is not int or type(c) is not int or \
+                any(type(axis) is not int or type(coef) is not int for axis, coef in terms):
+            raise ProgramError('bad index map')
+    return entries
+
+
+def _constant_array(value: Dict[str, Any]) -> np.ndarray:
+    shape = _int_tuple(value.get('shape'), 'array shape')
+    data = value.get('data')
+    count = int(np.prod(shape, dtype=np.int64))
+    if not isinstance(data, list) or len(data) != count or count > MAX_CONSTANT_ELEMENTS:
+        raise ProgramError('bad constant array')
+    try:
+        return np.array(data, dtype=_numeric_dtype(value['array'])).reshape(shape)
+    except (TypeError, ValueError) as failure:
+        raise ProgramError(f'bad constant array: {failure}') from None
+
+
+def _describe(inputs: Sequence[Tuple[Tuple[int, ...], np.dtype]]) -> str:
+    return ', '.join(f'{list(shape)} {dtype}' for shape, dtype in inputs) or 'none'
+
+
+def _lookup(table: Dict[str, Any], name: Any, what: str) -> Any:
+    if not isinstance(name, str) or name not in table:
+        raise ProgramError(f'unknown {what} {name!r}')
+    return table[name]
+
+
+def _affine(spec: Any) -> Affine:
+    if not isinstance(spec, list) or len(spec) != 3 or not isinstance(spec[1], list):
+        raise ProgramError('bad index expression')
+    terms = tuple(_int_tuple(t, 'index expression term') for t in spec[1])
+    if any(len(t) != 3 for t in terms):
+        raise ProgramError('bad index expression term')
+    return Affine(_int(spec[0], 'index constant'), terms, _int(spec[2], 'index rank'))
+
+
+def _extent(offset: int, shape: Tuple[int, ...], strides: Tuple[int, ...]) -> Tuple[int, int]:
+    """Lowest and highest element a view reaches (0, -1 for an empty view)."""
+    if 0 in shape:
+        return 0, -1
+    lo = hi = offset
+    for n, s in zip(shape, strides):
+        if s > 0:
+            hi += (n - 1) * s
+        else:
+            lo += (n - 1) * s
+    return lo, hi
+
+
+def _unwritten(returned: Any, coverage: Dict[int, np.ndarray]) -> List[Tuple[int, int]]:
+    outputs = returned if isinstance(returned, (tuple, list)) else (returned,)
+    missing = []
+    for index, value in enumerate(outputs):
+        if isinstance(value, Tensor) and value.hbm_alloc is not None:
+            written = coverage.get(value.hbm_alloc.serial)
+            count = value.free if written is None else int(written.size - np.count_nonzero(written))
+            if count:
+                missing.append((index, count))
+    return missing

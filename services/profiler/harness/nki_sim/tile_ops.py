@@ -1,0 +1,63 @@
+"""Tile operators (`+ - * / ** unary-`, `[...] =`, `+=`, `.broadcast_to`, `.reshape`) as seen by the data
+types, without the data types importing the execution layer.
+
+`Tensor` and `View` (lower layer) inherit `TileOperators`; every operator forwards to `EXECUTION`, which the
+execution layer (`compute`) fills in when it is imported. This inversion is what keeps nki_sim's import graph
+acyclic: data types never import the code that executes instructions.
+"""
+from typing import Any, Callable
+
+from .errors import CompileError
+
+
+def _not_installed(*args: Any) -> Any:
+    raise CompileError('nki_sim.compute is not imported: tile operators need the execution layer')
+
+
+class Execution:
+    """The execution-layer entry points tile operators use; `compute` installs the real ones."""
+    flush: Callable[[], None] = staticmethod(_not_installed)
+    assign: Callable[[Any, Any], None] = staticmethod(_not_installed)
+    accumulate: Callable[[Any, Any], None] = staticmethod(_not_installed)
+    binary: Callable[[str, Any, Any], Any] = staticmethod(_not_installed)
+    negate: Callable[[Any], Any] = staticmethod(_not_installed)
+    broadcast_to: Callable[[Any, Any], Any] = staticmethod(_not_installed)
+    reshape: Callable[[Any, Any], Any] = staticmethod(_not_installed)
+
+
+EXECUTION = Execution
+
+
+class TileOperators:
+    """Arithmetic operators shared by Tensor and View: each one issues an nl elementwise instruction."""
+    __slots__ = ()
+
+    def __add__(self, other: Any) -> Any:
+        return EXECUTION.binary('add', self, other)
+
+    def __radd__(self, other: Any) -> Any:
+        return EXECUTION.binary('add', other, self)
+
+    def __sub__(self, other: Any) -> Any:
+        return EXECUTION.binary('subtract', self, other)
+
+    def __rsub__(self, other: Any) -> Any:
+        return EXECUTION.binary('subtract', other, self)
+
+    def __mul__(self, other: Any) -> Any:
+        return EXECUTION.binary('multiply', self, other)
+
+    def __rmul__(self, other: Any) -> Any:
+        return EXECUTION.binary('multiply', other, self)
+
+    def __truediv__(self, other: Any) -> Any:
+        return EXECUTION.binary('divide', self, other)
+
+    def __rtruediv__(self, other: Any) -> Any:
+        return EXECUTION.binary('divide', other, self)
+
+    def __pow__(self, other: Any) -> Any:
+        return EXECUTION.binary('power', self, other)
+
+    def __neg__(self) -> Any:
+        return EXECUTION.negate(self)

@@ -1,0 +1,54 @@
+"""Step A of the protocol, in the kernel's sandbox: run the kernel on input shapes only and write its program.
+
+The kernel never sees input data: inputs are shape-only tensors. Everything this process writes is untrusted;
+step B (protocol/replay.py) executes the program it finds, so a forged or truncated program is only another
+program. A kernel failure here (compile error, exception) is written into the program as an `error` entry,
+which step B can only turn into a non-OK verdict.
+"""
+import json
+
+import numpy as np
+
+from nki_sim.errors import CompileError, StaleOutputError
+from nki_sim.program import Recorder, Recording, record_program
+
+from .evaluation import CHECK_SEEDS
+from .kernel_source import KernelRejected, KernelSource
+from .problem import ProblemError, load_problem
+
+
+def record(reference, kernel, program_out, metadata=None, ban_low_precision=False):
+    """Write the program of `kernel` on the problem's input shapes to `program_out`."""
+    with open(program_out, 'w') as out:
+        recorder = Recorder(out)
+        try:
+            nki_inputs = _input_shapes(reference, metadata)
+            source = KernelSource(kernel)
+            with Recording(recorder):
+                if ban_low_precision:
+                    source.check_low_precision()
+                entry = source.load_entry_point()
+                try:
+                    record_program(entry, nki_inputs, recorder)
+                except StaleOutputError as error:
+                    _error(out, 'INCORRECT', str(error))
+                except Exception as error:
+                    message, line = source.describe(error)
+                    verdict = 'COMPILE_ERROR' if isinstance(error, CompileError) else \
+                        'OUT_OF_MEMORY' if isinstance(error, MemoryError) else 'RUNTIME_ERROR'
+                    _error(out, verdict, message, line)
+        except KernelRejected as rejected:
+            _error(out, 'COMPILE_ERROR', rejected.message, rejected.line)
+        except (ProblemError, Exception) as error:
+            _error(out, 'INFRA_ERROR', f'recording the program: {type(error).__name__}: {error}')
+
+
+def _input_shapes(reference, metadata):
+    """The problem's kernel inputs (first check seed); only their shapes and dtypes reach the kernel."""
+    problem = load_problem(reference, metadata)
+    np.random.seed(CHECK_SEEDS[0])
+    return problem.module.transform_to_nki_inputs(problem.module.get_inputs())
+
+
+def _error(out, verdict, message, line=0):
+    out.write(json.dumps({'error': {'verdict': verdict, 'message': message, 'line': line}}) + '\n')

@@ -1,0 +1,172 @@
+"""Step B of the protocol, in a trusted process that never imports or runs kernel code.
+
+Reads the program step A wrote, builds the inputs from the problem's reference for each seed, executes the
+program on them through the simulator, checks that every output element was written by an instruction,
+compares with the reference, and writes the timing trace of the final run (fresh seed) and the result. The
+numbers that are timed are the numbers that are checked.
+
+1. Load the problem (INFRA_ERROR) and parse the program (malformed: RUNTIME_ERROR; a step-A failure entry
+   becomes its verdict, never OK).
+2. Timing pass: the program in timing-only mode on the first seed's input shapes (instruction count, liveness
+   plan for the numerics runs).
+3. Correctness: for each seed in [0, 21, 42, 63, 84][:N]: inputs, reference, replay, coverage, comparison.
+4. Final run on fresh inputs (seed 105), also checked; its trace is the one written.
+"""
+import gc
+import time
+
+import numpy as np
+
+from nki_sim.errors import CompileError, StaleOutputError
+from nki_sim.program import ProgramError, Replay, parse_program
+
+from .comparison import compare
+from .evaluation import CHECK_SEEDS, FRESH_SEED, KERNEL_VERDICTS, Verdict, empty_result
+from .problem import ProblemError, load_problem
+
+KERNEL_NAME = 'kernel.py'
+
+
+class ReplayCheck:
+    def __init__(self, reference, program, metadata=None, seeds=5, tolerance=None, timing_only=False,
+                 trace_out=None):
+        self.reference = reference
+        self.program_path = program
+        self.metadata = metadata
+        self.seeds = CHECK_SEEDS[:max(0, seeds)]
+        self.tolerance = tolerance
+        self.timing_only = timing_only
+        self.trace_out = trace_out
+        self.problem = None
+        self.replay = None
+        self.result = empty_result()
+
+    def run(self):
+        start = time.monotonic()
+        try:
+            self._protocol()
+        except Verdict as verdict:
+            self.result.update(verdict=verdict.verdict, message=verdict.message, line=verdict.line)
+        self.result['wall_seconds'] = round(time.monotonic() - start, 3)
+        return self.result
+
+    def _protocol(self):
+        try:
+            self.problem = load_problem(self.reference, self.metadata)
+        except ProblemError as error:
+            raise Verdict('INFRA_ERROR', f'problem: {error}') from error
+        if self.tolerance is None:
+            self.tolerance = self.problem.tolerance
+        self.result['problem'] = self.problem.summary(self.tolerance)
+        first_seed = self.seeds[0] if self.seeds else FRESH_SEED
+        inputs, arrays = self._inputs(first_seed)
+        # The parsed program is millions of small objects that live to the end: keep the cyclic collector from
+        # traversing them again and again while they are built (and afterwards).
+        gc.disable()
+        try:
+            self.replay = Replay(self._program())
+        except ProgramError as error:
+            raise Verdict('RUNTIME_ERROR', f'malformed program: {error}') from error
+        finally:
+            gc.freeze()
+            gc.enable()
+        began, began_cpu = time.monotonic(), time.process_time()
+        _, recorder, _ = self._execute(arrays, timing_only=True)
+        self.result['trace_seconds'] = round(time.monotonic() - began, 3)
+        self.result['trace_cpu_seconds'] = round(time.process_time() - began_cpu, 3)
+        self.result['instructions'] = recorder.count
+        if not self.timing_only:
+            plan = recorder.liveness_plan()
+            for seed in self.seeds:
+                if seed != first_seed:
+                    inputs, arrays = self._inputs(seed)
+                self._check(seed, inputs, arrays, plan)
+                self.result['seeds_checked'] += 1
+            if first_seed != FRESH_SEED:
+                inputs, arrays = self._inputs(FRESH_SEED)
+            recorder = self._check(FRESH_SEED, inputs, arrays, plan, fresh=True)
+        if self.trace_out:
+            recorder.write(self.trace_out)
+            self.result['trace'] = self.trace_out
+
+    def _program(self):
+        try:
+            with open(self.program_path) as f:
+                program = parse_program(f)
+        except OSError as error:
+            raise Verdict('RUNTIME_ERROR', f'the kernel produced no program: {error.strerror}') from error
+        except (ProgramError, UnicodeDecodeError) as error:
+            raise Verdict('RUNTIME_ERROR', f'malformed program: {error}') from error
+        if program.error is not None:
+            raise _recorded_failure(program.error)
+        return program
+
+    def _inputs(self, seed):
+        module = self.problem.module
+        try:
+            np.random.seed(seed)
+            inputs = module.get_inputs()
+            nki_inputs = module.transform_to_nki_inputs(inputs)
+        except MemoryError as error:
+            raise Verdict('OUT_OF_MEMORY', f'building the inputs (seed {seed}) ran out of memory') from error
+        except Exception as error:
+            raise Verdict('INFRA_ERROR', f'problem: get_inputs/transform_to_nki_inputs failed (seed {seed}): '
+                                         f'{type(error).__name__}: {error}') from error
+        return inputs, [a for a in nki_inputs if isinstance(a, np.ndarray)]
+
+    def _reference(self, seed, inputs):
+        try:
+            return self.problem.module.forward(*inputs)
+        except MemoryError as error:
+            raise Verdict('OUT_OF_MEMORY', f'the reference ran out of memory (seed {seed})') from error
+        except Exception as error:
+            raise Verdict('INFRA_ERROR', f'problem: forward failed (seed {seed}): {type(error).__name__}: '
+                                         f'{error}') from error
+
+    def _execute(self, arrays, timing_only, plan=None):
+        try:
+            return self.replay.run(arrays, timing_only, plan)
+        except ProgramError as error:
+            raise Verdict('RUNTIME_ERROR', f'malformed program: {error}') from error
+        except StaleOutputError as error:
+            raise Verdict('INCORRECT', str(error)) from error
+        except Exception as error:
+            line = getattr(error, 'line', 0) or self.replay.run_state.fixed_line or 0
+            detail = error.message if isinstance(error, CompileError) else f'{type(error).__name__}: {error}'
+            verdict = 'COMPILE_ERROR' if isinstance(error, CompileError) else \
+                'OUT_OF_MEMORY' if isinstance(error, MemoryError) else 'RUNTIME_ERROR'
+            raise Verdict(verdict, f'{KERNEL_NAME}:{line}: {detail}', line) from error
+
+    def _check(self, seed, inputs, arrays, plan, fresh=False):
+        reference = self._reference(seed, inputs)
+        outputs, recorder, unwritten = self._execute(arrays, timing_only=False, plan=plan)
+        which = f'fresh inputs (seed {seed}) of the final traced run' if fresh else f'seed {seed}'
+        if unwritten:
+            detail = '; '.join(f'output {index}: {count} element(s) never written by any instruction'
+                               for index, count in unwritten)
+            raise Verdict('INCORRECT', f'{which}: {detail}')
+        try:
+            comparison = compare(outputs, reference, self.problem.module.transform_nki_outputs, self.tolerance)
+        except MemoryError as error:
+            raise Verdict('OUT_OF_MEMORY', 'comparing the outputs ran out of memory') from error
+        if comparison.rel_l2 is not None:
+            previous = self.result['max_rel_l2']
+            self.result['max_rel_l2'] = comparison.rel_l2 if previous is None else max(previous, comparison.rel_l2)
+        if not comparison.ok:
+            raise Verdict('INCORRECT', f'{which}: {comparison.message}')
+        return recorder
+
+
+def _recorded_failure(error):
+    """The verdict of a step-A failure entry: only kernel verdicts, never OK (the entry is untrusted)."""
+    verdict = error.get('verdict')
+    message = error.get('message')
+    line = error.get('line')
+    if verdict not in KERNEL_VERDICTS:
+        verdict = 'RUNTIME_ERROR'
+    return Verdict(verdict, message if isinstance(message, str) else 'the kernel failed',
+                   line if type(line) is int and line >= 0 else 0)
+
+
+def replay_check(**options):
+    return ReplayCheck(**options).run()

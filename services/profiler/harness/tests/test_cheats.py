@@ -1,0 +1,166 @@
+"""Cheat classes against the two-process protocol: each kernel tries to get OK without computing its output
+through traced instructions, and each must end non-OK (at the small and the realistic silu shape)."""
+import os
+import unittest
+
+from tests.support import Workspace
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), '..', '..', '..',
+                        'examples', 'silu')
+SHAPES = {'small': os.path.join(EXAMPLES, 'reference_small.py'), 'realistic': os.path.join(EXAMPLES, 'reference.py')}
+
+# Kernels get the silu input x [M, N] and must return silu(x). Each one issues a 1x1 load/store (or a partial
+# store) so it has a trace, and cheats on the rest.
+ONE_BY_ONE = '''
+    def token_store(out, x):
+        tile = nl.load(x[0:1, 0:1])
+        nl.store(out[0:1, 0:1], value=nl.multiply(tile, nl.sigmoid(tile)))
+'''
+CHEATS = {
+    'numpy_into_output_backing_array': ONE_BY_ONE + '''
+    @nki.jit
+    def kernel(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        for tensor in (x, out):
+            data = tensor.hbm_alloc.data
+            if data is not None:
+                xs = x.hbm_alloc.data.astype(np.float64)
+                out.hbm_alloc.data[...] = (xs / (1 + np.exp(-xs))).astype(np.float32).reshape(-1)
+        token_store(out, x)
+        return out
+    ''',
+    'patched_comparison': ONE_BY_ONE + '''
+    import sys
+    comparison = [m for m in list(sys.modules.values()) if hasattr(m, 'Comparison')]
+    for module in list(sys.modules.values()):
+        if comparison and callable(getattr(module, 'compare', None)):
+            module.compare = lambda *args, **kwargs: comparison[0].Comparison(True, 0.0)
+
+    @nki.jit
+    def kernel(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        token_store(out, x)
+        return out
+    ''',
+    'patched_reference_forward_and_np_dot': ONE_BY_ONE + '''
+    import sys
+    np.dot = lambda a, b: 0.0
+    for module in list(sys.modules.values()):
+        if hasattr(module, 'forward') and hasattr(module, 'get_inputs'):
+            module.forward = lambda x: np.zeros_like(x)
+
+    @nki.jit
+    def kernel(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        token_store(out, x)
+        return out
+    ''',
+    'rewrites_program_and_trace_at_exit': ONE_BY_ONE + '''
+    import atexit, os, sys
+
+    def forge():
+        program = sys.argv[sys.argv.index('--program-out') + 1]
+        with open(program) as f:
+            lines = f.readlines()
+        with open(program, 'w') as f:
+            f.writelines(lines[:len(lines) // 2])
+        with open(os.path.join(os.path.dirname(program), 'trace.txt'), 'w') as f:
+            f.write('accelopt-trace 1\\n')
+    atexit.register(forge)
+
+    @nki.jit
+    def kernel(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        M, N = x.shape
+        for i in nl.affine_range(M // 128):
+            nl.store(out[i * 128:(i + 1) * 128, :], value=nl.load(x[i * 128:(i + 1) * 128, :]))
+        return out
+    ''',
+    'forges_result_json_at_exit': ONE_BY_ONE + '''
+    import atexit, json, os, sys
+
+    def forge():
+        flag = '--program-out' if '--program-out' in sys.argv else '--result-out'
+        folder = os.path.dirname(sys.argv[sys.argv.index(flag) + 1])
+        with open(os.path.join(folder, 'result.json'), 'w') as f:
+            json.dump({'verdict': 'OK', 'message': '', 'line': 0, 'seeds_checked': 5, 'max_rel_l2': 0.0,
+                       'instructions': 1, 'trace': None, 'problem': None, 'wall_seconds': 0.0,
+                       'trace_seconds': 0.0, 'trace_cpu_seconds': 0.0}, f)
+    atexit.register(forge)
+
+    @nki.jit
+    def kernel(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        token_store(out, x)
+        return out
+    ''',
+    'disables_the_audit_hook': ONE_BY_ONE + '''
+    import gc
+    for holder in gc.get_objects():
+        if isinstance(holder, dict) and holder.get('reported') is False:
+            holder['reported'] = True
+
+    @nki.jit
+    def kernel(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        token_store(out, x)
+        return out
+    ''',
+    'constant_output': '''
+    @nki.jit
+    def kernel(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        M, N = x.shape
+        for i in nl.affine_range(M // 128):
+            tile = nl.full((128, N), 0.25, dtype=nl.float32)
+            nl.store(out[i * 128:(i + 1) * 128, :], value=tile)
+        return out
+    ''',
+    'stale_output_kept_across_calls': '''
+    CACHE = []
+
+    @nki.jit
+    def kernel(x):
+        if CACHE:
+            return CACHE[0]
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        M, N = x.shape
+        for i in nl.affine_range(M // 128):
+            tile = nl.load(x[i * 128:(i + 1) * 128, :])
+            nl.store(out[i * 128:(i + 1) * 128, :], value=nl.multiply(tile, nl.sigmoid(tile)))
+        CACHE.append(out)
+        return x
+    ''',
+    'writes_only_part_of_the_output': '''
+    @nki.jit
+    def kernel(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        tile = nl.load(x[0:128, :])
+        nl.store(out[0:128, :], value=nl.multiply(tile, nl.sigmoid(tile)))
+        return out
+    ''',
+}
+
+
+class CheatTest(unittest.TestCase):
+    def setUp(self):
+        self.ws = Workspace()
+
+    def tearDown(self):
+        self.ws.close()
+
+    def test_honest_kernel_is_ok(self):
+        kernel = os.path.join(EXAMPLES, 'kernel.py')
+        self.assertEqual(self.ws.evaluate(SHAPES['small'], kernel, seeds=1)['verdict'], 'OK')
+
+    def test_every_cheat_class_is_not_ok(self):
+        for shape, reference in SHAPES.items():
+            for name, body in CHEATS.items():
+                with self.subTest(cheat=name, shape=shape):
+                    result = self.ws.evaluate(reference, self.ws.kernel(body), seeds=1)
+                    self.assertNotEqual(result['verdict'], 'OK', result)
+                    self.assertIn(result['verdict'], ('INCORRECT', 'RUNTIME_ERROR'), result['message'])
+
+
+if __name__ == '__main__':
+    unittest.main()

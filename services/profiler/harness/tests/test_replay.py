@@ -1,0 +1,137 @@
+"""Step B on forged programs: every malformed program ends in a clear non-OK verdict, never a crash."""
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+import numpy as np
+
+from nki_sim.jit import simulate
+from protocol.evaluation import FRESH_SEED, evaluate
+from protocol.problem import load_module, load_problem
+from protocol.replay import replay_check
+from tests.support import SIMPLE_REFERENCE, Workspace
+
+HARNESS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOUBLING_KERNEL = '''
+    @nki.jit
+    def kernel(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+        return out
+    '''
+
+
+class ForgedProgramTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.ws = Workspace()
+        cls.reference = cls.ws.reference(SIMPLE_REFERENCE)
+        program = os.path.join(cls.ws.root, 'honest.jsonl')
+        subprocess.run([sys.executable, os.path.join(HARNESS, 'run_kernel.py'), '--problem', cls.reference,
+                        '--kernel', cls.ws.kernel(DOUBLING_KERNEL), '--program-out', program], check=True)
+        with open(program) as f:
+            cls.entries = [json.loads(line) for line in f]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.ws.close()
+
+    def check(self, entries=None, text=None):
+        path = os.path.join(self.ws.root, 'forged.jsonl')
+        with open(path, 'w') as f:
+            f.write(text if text is not None else ''.join(json.dumps(e) + '\n' for e in entries))
+        return replay_check(reference=self.reference, program=path, seeds=1)
+
+    def calls(self):
+        return json.loads(json.dumps(self.entries))
+
+    def call_named(self, entries, name):
+        return next(e for e in entries if e.get('c') == name)
+
+    def test_honest_program_is_ok(self):
+        result = self.check(self.entries)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.assertEqual(result['instructions'], 3)
+
+    def test_unknown_call(self):
+        entries = self.calls()
+        self.call_named(entries, 'nl.multiply')['c'] = 'os.system'
+        result = self.check(entries)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR')
+        self.assertIn("unknown call 'os.system'", result['message'])
+
+    def test_bad_reference_id(self):
+        entries = self.calls()
+        self.call_named(entries, 'nl.load')['a'] = [{'ref': 999}]
+        result = self.check(entries)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR')
+        self.assertIn('unknown value 999', result['message'])
+
+    def test_view_outside_its_allocation(self):
+        entries = self.calls()
+        load = self.call_named(entries, 'nl.load')
+        load['a'] = [{'view': {'ref': 0}, 'block': [], 'offset': 8000, 'shape': [128, 64], 'strides': [64, 1],
+                      'index_map': None, 'in_bounds': True, 'tensor_indexed': True}]
+        result = self.check(entries)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR')
+        self.assertIn('outside its allocation', result['message'])
+
+    def test_unknown_value_kind_and_dtype(self):
+        for bad in ({'pickle': 'x'}, {'dtype': 'object'}, [1, 2]):
+            entries = self.calls()
+            self.call_named(entries, 'nl.multiply')['a'][1] = bad
+            with self.subTest(bad=bad):
+                self.assertEqual(self.check(entries)['verdict'], 'RUNTIME_ERROR')
+
+    def test_wrong_input_declaration(self):
+        entries = self.calls()
+        entries[0] = dict(entries[0], inputs=[[[1, 1], 'float32']])
+        result = self.check(entries)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR')
+        self.assertIn('declares inputs', result['message'])
+
+    def test_truncated_and_garbage_programs(self):
+        self.assertIn('without a return', self.check(self.entries[:-1])['message'])
+        self.assertIn('not JSON', self.check(text='{"program": \n')['message'])
+        self.assertIn('no instruction stream', self.check(text='')['message'])
+        self.assertIn('bad kernel name', self.check([dict(self.entries[0], kernel='k\nI id=0')])['message'])
+
+    def test_forged_failure_entry_cannot_be_ok(self):
+        result = self.check(self.entries + [{'error': {'verdict': 'OK', 'message': 'all good', 'line': 0}}])
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR')
+
+    def test_missing_program(self):
+        result = replay_check(reference=self.reference, program=os.path.join(self.ws.root, 'none'), seeds=1)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR')
+        self.assertIn('produced no program', result['message'])
+
+
+if __name__ == '__main__':
+    unittest.main()
+
+
+EXAMPLES = os.path.join(HARNESS, '..', '..', '..', 'examples')
+
+
+class HonestTraceTest(unittest.TestCase):
+    """The trace step B writes is the one a direct in-process simulation of the kernel writes."""
+
+    def test_examples_trace_identically(self):
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        for name in ('silu', 'matmul', 'rmsnorm_matmul', 'softmax'):
+            with self.subTest(example=name):
+                reference = os.path.join(EXAMPLES, name, 'reference_small.py')
+                kernel = os.path.join(EXAMPLES, name, 'kernel.py')
+                trace_path = os.path.join(ws.root, name + '.trace')
+                result = evaluate(reference=reference, kernel=kernel, seeds=1, trace_out=trace_path)
+                self.assertEqual(result['verdict'], 'OK', result['message'])
+                module = load_problem(reference).module
+                np.random.seed(FRESH_SEED)
+                inputs = module.transform_to_nki_inputs(module.get_inputs())
+                entry = load_module(kernel, f'direct_{name}').kernel
+                _, recorder = simulate(entry, inputs)
+                with open(trace_path) as f:
+                    self.assertEqual(f.read(), recorder.text())
