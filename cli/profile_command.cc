@@ -16,6 +16,7 @@
 #include "libs/core/enum_name.h"
 #include "libs/core/file.h"
 #include "libs/core/sha256.h"
+#include "libs/sandbox/worker_sandbox.h"
 #include "services/profiler/kernel_profiler.h"
 #include "services/profiler/profiler_config.h"
 
@@ -146,9 +147,13 @@ int Run(const std::vector<std::string>& argv) {
     profiler::KernelProfilerOptions options;
     options.device = request.device();
     options.harness_dir = profiler::DefaultHarnessDir();
-    options.limits = {config.sandbox().cpu_seconds(), config.sandbox().memory_mb(), config.sandbox().max_processes()};
+    options.limits = profiler::SandboxLimitsFromConfig(config.sandbox());
     options.default_timeout_seconds = config.default_timeout_seconds();
     options.worker_name = "local";
+    auto worker_sandbox = sandbox::PrepareWorkerSandbox(options.harness_dir, options.scratch_root, 0, 1);
+    if (!worker_sandbox.ok()) return Fail(std::string(worker_sandbox.status().message()));
+    options.harness_dir = worker_sandbox->harness.path();
+    options.sandbox_uid_base = worker_sandbox->uids.base();
     result = profiler::KernelProfiler(options).Profile(request.kernel(), request.problem(), request.options(),
                                                        /*slot=*/0, nullptr);
   }

@@ -13,8 +13,9 @@ struct UidRangeOptions {
   // Width of every range: one uid per slot.
   int width = 64;
   // Ranges are [first + k * width, first + (k + 1) * width) for k < ranges.
-  int first = 60000;
-  int ranges = 64;
+  // Above 65535, clear of the fixed uids (60000 + n) that other sandbox users on the host take.
+  int first = 100000;
+  int ranges = 256;
   // Holds one lock file per range (created if missing).
   std::string lock_dir = "/tmp/accelopt-uids";
 };

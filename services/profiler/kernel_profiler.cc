@@ -219,7 +219,10 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
   spec.timeout = absl::Seconds(timeout);
   spec.use_bwrap = options_.use_bwrap;
   spec.bwrap = options_.bwrap;
-  spec.sandbox_uid = 60000 + slot;
+  spec.sandbox_uid = options_.sandbox_uid_base + slot;
+  // The files the worker reads back; all else stays in the sandbox's size-limited /scratch. (The neuron runner
+  // writes NTFF directories, so it keeps the host scratch directory.)
+  if (!neuron) spec.output_files = {"result.json", "trace.txt", "violation.json"};
   if (neuron) {
     spec.device_binds = options_.neuron_devices;
     spec.env.insert(spec.env.end(), {{"NEURON_CC_FLAGS", "--auto-cast=none"},

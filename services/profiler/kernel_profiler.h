@@ -25,6 +25,8 @@ struct KernelProfilerOptions {
   std::string scratch_root = "/tmp";
   sandbox::SandboxLimits limits;
   bool use_bwrap = true;
+  // Slot n's sandbox runs as uid sandbox_uid_base + n (a range this process holds, see libs/sandbox/uid_range.h).
+  int sandbox_uid_base = 60000;
   std::string bwrap = "bwrap";
   double default_timeout_seconds = 300;
   // Identifies results, e.g. the worker's address.

@@ -9,6 +9,7 @@
 #include "libs/config/service_flags.h"
 #include "libs/rpc/server_runner.h"
 #include "libs/rpc/service_main.h"
+#include "libs/sandbox/worker_sandbox.h"
 #include "services/profiler/kernel_profiler.h"
 #include "services/profiler/profiler_config.h"
 #include "services/profiler/profiler_service.h"
@@ -52,7 +53,7 @@ int main(int argc, char** argv) {
   options.harness_dir = config.harness_dir().empty() ? profiler::DefaultHarnessDir() : config.harness_dir();
   const char* tmp = std::getenv("TMPDIR");
   options.scratch_root = !config.scratch_root().empty() ? config.scratch_root() : (tmp != nullptr ? tmp : "/tmp");
-  options.limits = {config.sandbox().cpu_seconds(), config.sandbox().memory_mb(), config.sandbox().max_processes()};
+  options.limits = profiler::SandboxLimitsFromConfig(config.sandbox());
   options.use_bwrap = !config.sandbox().disable();
   options.bwrap = config.sandbox().bwrap();
   options.default_timeout_seconds = config.default_timeout_seconds();
@@ -83,6 +84,11 @@ int main(int argc, char** argv) {
     return rpc::FailStartup("accelopt-profiler", absl::FailedPreconditionError(
                                                      absl::StrCat("python: '", options.python, "' is not executable")));
   }
+  auto worker_sandbox = sandbox::PrepareWorkerSandbox(options.harness_dir, options.scratch_root,
+                                                      config.sandbox().uid_base(), config.slots());
+  if (!worker_sandbox.ok()) return rpc::FailStartup("accelopt-profiler", worker_sandbox.status());
+  options.harness_dir = worker_sandbox->harness.path();
+  options.sandbox_uid_base = worker_sandbox->uids.base();
   auto registry = std::make_shared<prometheus::Registry>();
   profiler::KernelProfiler kernel_profiler(options);
   profiler::ProfilerServiceImpl service(&kernel_profiler, config.slots(), config.queue_limit(),

@@ -15,6 +15,8 @@ void ApplyProfilerDefaults(v1::ProfilerConfig* c) {
   if (sb->memory_mb() == 0) sb->set_memory_mb(8192);
   if (sb->max_processes() == 0) sb->set_max_processes(64);
   if (sb->bwrap().empty()) sb->set_bwrap("bwrap");
+  if (sb->tmp_mb() == 0) sb->set_tmp_mb(256);
+  if (sb->scratch_mb() == 0) sb->set_scratch_mb(512);
 }
 
 absl::Status ValidateProfilerConfig(const v1::ProfilerConfig& c) {
@@ -26,10 +28,28 @@ absl::Status ValidateProfilerConfig(const v1::ProfilerConfig& c) {
   const auto& sb = c.sandbox();
   for (auto [value, name] : {std::pair{sb.cpu_seconds(), "sandbox.cpu_seconds"},
                              {sb.memory_mb(), "sandbox.memory_mb"},
-                             {sb.max_processes(), "sandbox.max_processes"}}) {
+                             {sb.max_processes(), "sandbox.max_processes"},
+                             {sb.tmp_mb(), "sandbox.tmp_mb"},
+                             {sb.scratch_mb(), "sandbox.scratch_mb"}}) {
     if (value < 1) return absl::InvalidArgumentError(absl::StrCat(name, ": must be at least 1"));
   }
+  if (sb.tmp_mb() + sb.scratch_mb() >= sb.memory_mb()) {
+    return absl::InvalidArgumentError(absl::StrCat("sandbox.memory_mb: ", sb.memory_mb(),
+                                                   " leaves no memory beside the tmpfs sizes (tmp_mb ", sb.tmp_mb(),
+                                                   " + scratch_mb ", sb.scratch_mb(), ")"));
+  }
+  if (sb.uid_base() < 0) return absl::InvalidArgumentError("sandbox.uid_base: must not be negative");
   return absl::OkStatus();
+}
+
+sandbox::SandboxLimits SandboxLimitsFromConfig(const v1::SandboxConfig& c) {
+  sandbox::SandboxLimits limits;
+  limits.cpu_seconds = c.cpu_seconds();
+  limits.memory_mb = c.memory_mb();
+  limits.max_processes = c.max_processes();
+  limits.tmp_mb = c.tmp_mb();
+  limits.scratch_mb = c.scratch_mb();
+  return limits;
 }
 
 }  // namespace accelopt::profiler

@@ -3,6 +3,7 @@
 
 #include "absl/status/status.h"
 #include "accelopt/v1/config.pb.h"
+#include "libs/sandbox/sandbox.h"
 
 namespace accelopt::profiler {
 
@@ -11,5 +12,8 @@ void ApplyProfilerDefaults(v1::ProfilerConfig* config);
 
 // INVALID_ARGUMENT naming the first bad field.
 absl::Status ValidateProfilerConfig(const v1::ProfilerConfig& config);
+
+// The sandbox limits a (defaulted) config sets.
+sandbox::SandboxLimits SandboxLimitsFromConfig(const v1::SandboxConfig& config);
 
 }  // namespace accelopt::profiler
