@@ -12,7 +12,8 @@ class StagedCopy {
  public:
   // Copies `source` into a new directory under `root` (which the worker controls, e.g. the scratch root):
   // directories 0755, files 0644 (0755 when executable); symlinks and special files are skipped. The copy is
-  // removed when this is destroyed.
+  // removed when this is destroyed. A lock file beside it, held while this lives, lets a later Create remove
+  // copies left by processes that were killed (unlocked and older than a minute).
   static absl::StatusOr<StagedCopy> Create(const std::string& source, const std::string& root);
 
   StagedCopy(StagedCopy&& other) noexcept;
@@ -24,8 +25,10 @@ class StagedCopy {
   const std::string& path() const { return path_; }
 
  private:
-  explicit StagedCopy(std::string path) : path_(std::move(path)) {}
+  StagedCopy(std::string path, int lock_fd) : path_(std::move(path)), lock_fd_(lock_fd) {}
+  void Release();
   std::string path_;
+  int lock_fd_ = -1;
 };
 
 }  // namespace accelopt::sandbox
