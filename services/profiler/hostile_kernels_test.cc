@@ -94,11 +94,12 @@ class HostileKernelsTest : public ::testing::TestWithParam<HostileKernel> {
     return KernelProfiler(options).Profile(kernel, problem, profile_options, 0, nullptr);
   }
 
-  // Only the staged harness is left in the scratch root between runs.
+  // Only the staged harness (and its lock file) is left in the scratch root between runs.
   std::vector<std::string> ScratchLeftovers() {
     std::vector<std::string> left;
+    const std::string harness = worker_->harness.path();
     for (const auto& entry : fs::directory_iterator(*root_ + "/scratch")) {
-      if (entry.path() != fs::path(worker_->harness.path())) left.push_back(entry.path().string());
+      if (entry.path() != harness && entry.path() != harness + ".lock") left.push_back(entry.path().string());
     }
     return left;
   }
