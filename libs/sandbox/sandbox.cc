@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -10,19 +12,28 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <cstring>
-#include <thread>
+#include <filesystem>
+#include <limits>
 
 #include "absl/strings/str_cat.h"
-#include "libs/core/file.h"
+#include "absl/strings/str_split.h"
+#include "libs/sandbox/bounded_output.h"
 
 namespace accelopt::sandbox {
 namespace {
 
-constexpr size_t kMaxOutputBytes = 64 << 10;
+namespace fs = std::filesystem;
 
-std::vector<std::string> BwrapArgv(const SandboxSpec& spec) {
-  std::vector<std::string> a = {spec.bwrap,
+constexpr size_t kOutputHeadBytes = 32 << 10;
+constexpr size_t kOutputTailBytes = 32 << 10;
+
+std::string Bytes(int mib) { return absl::StrCat(static_cast<int64_t>(mib) << 20); }
+
+std::vector<std::string> BwrapArgv(const SandboxSpec& spec, const std::string& bwrap,
+                                   const std::vector<std::string>& inputs) {
+  std::vector<std::string> a = {bwrap,
                                 "--unshare-all",  // network, pid, ipc, uts, cgroup, user
                                 "--die-with-parent",
                                 "--new-session",
@@ -51,21 +62,74 @@ std::vector<std::string> BwrapArgv(const SandboxSpec& spec) {
                                 "/proc",
                                 "--dev",
                                 "/dev",
+                                "--size",
+                                Bytes(spec.limits.tmp_mb),
                                 "--tmpfs",
-                                "/tmp",
-                                "--bind",
-                                spec.scratch_dir,
-                                "/scratch"};
-  for (const auto& device : spec.device_binds) a.insert(a.end(), {"--dev-bind-try", device, device});
-  for (const auto& [host, inside] : spec.read_only_binds) {
-    a.insert(a.end(), {"--ro-bind", host, inside});
+                                "/tmp"};
+  if (spec.output_files.empty()) {
+    a.insert(a.end(), {"--bind", spec.scratch_dir, "/scratch"});
+  } else {
+    a.insert(a.end(), {"--size", Bytes(spec.limits.scratch_mb), "--tmpfs", "/scratch"});
+    for (const auto& name : inputs) {
+      a.insert(a.end(), {"--ro-bind", spec.scratch_dir + "/" + name, "/scratch/" + name});
+    }
+    for (const auto& name : spec.output_files) {
+      a.insert(a.end(), {"--bind", spec.scratch_dir + "/" + name, "/scratch/" + name});
+    }
   }
+  for (const auto& device : spec.device_binds) a.insert(a.end(), {"--dev-bind-try", device, device});
+  for (const auto& [host, inside] : spec.read_only_binds) a.insert(a.end(), {"--ro-bind", host, inside});
   // The sandbox root itself (a tmpfs holding the mount points) becomes read-only too.
   a.insert(a.end(), {"--remount-ro", "/", "--chdir", "/scratch", "--clearenv"});
   for (const auto& [k, v] : spec.env) a.insert(a.end(), {"--setenv", k, v});
   a.push_back("--");
   a.insert(a.end(), spec.argv.begin(), spec.argv.end());
   return a;
+}
+
+// `name` itself when it holds a slash, else its first match in the worker's PATH.
+absl::StatusOr<std::string> FindExecutable(const std::string& name) {
+  if (name.find('/') != std::string::npos) {
+    if (access(name.c_str(), X_OK) == 0) return name;
+  } else {
+    const char* path = std::getenv("PATH");
+    for (absl::string_view dir : absl::StrSplit(path == nullptr ? "/usr/bin:/bin" : path, ':')) {
+      std::string candidate = absl::StrCat(dir.empty() ? "." : dir, "/", name);
+      if (access(candidate.c_str(), X_OK) == 0) return candidate;
+    }
+  }
+  return absl::UnavailableError(absl::StrCat("bubblewrap '", name, "' not found"));
+}
+
+// Files of the scratch directory at start (the program's inputs), by name.
+std::vector<std::string> RegularFiles(const std::string& dir) {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.is_regular_file(ec)) names.push_back(entry.path().filename().string());
+  }
+  return names;
+}
+
+// Creates the output files empty (writable by the sandbox user) before the run.
+absl::Status CreateOutputFiles(const SandboxSpec& spec, bool drop_privileges) {
+  for (const auto& name : spec.output_files) {
+    const std::string path = spec.scratch_dir + "/" + name;
+    int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0) return absl::UnavailableError(absl::StrCat("cannot create ", path, ": ", std::strerror(errno)));
+    bool handed = !drop_privileges || fchown(fd, spec.sandbox_uid, spec.sandbox_uid) == 0;
+    close(fd);
+    if (!handed) return absl::UnavailableError(absl::StrCat("cannot hand ", path, " to the sandbox user"));
+  }
+  return absl::OkStatus();
+}
+
+void RemoveEmptyOutputFiles(const SandboxSpec& spec) {
+  for (const auto& name : spec.output_files) {
+    const std::string path = spec.scratch_dir + "/" + name;
+    struct stat st;
+    if (lstat(path.c_str(), &st) == 0 && st.st_size == 0) unlink(path.c_str());
+  }
 }
 
 // The sandboxed program's process (in the reaper), for the SIGTERM handler.
@@ -78,13 +142,27 @@ void KillProgram(int) {
   }
 }
 
+void SetLimit(int resource, rlim_t value) {
+  rlimit limit{value, value};
+  setrlimit(resource, &limit);
+}
+
+struct ReaperArgs {
+  char* const* argv;
+  char* const* envp;
+  int out_fd;
+  rlim_t cpu_seconds;
+  rlim_t address_space_bytes;
+  rlim_t file_size_bytes;
+  bool drop_privileges;
+};
+
 // Runs in the forked child: only async-signal-safe calls. This process is a reaper: it starts the program as
 // its own child, becomes the subreaper of everything below, and waits until every descendant has exited, so
 // that bubblewrap's namespace init (which outlives the bubblewrap process that started it) never lingers as a
 // zombie counting against the sandbox user's process limit. SIGTERM makes it kill the program's process group.
 // It exits with the program's exit code, or 128 + the signal that killed it.
-[[noreturn]] void RunReaper(const SandboxSpec& spec, char* const* argv, char* const* envp, int out_fd,
-                            bool drop_privileges) {
+[[noreturn]] void RunReaper(const SandboxSpec& spec, const ReaperArgs& r) {
   setsid();
   struct sigaction term {};
   term.sa_handler = KillProgram;
@@ -94,18 +172,18 @@ void KillProgram(int) {
   sigprocmask(SIG_SETMASK, &none, nullptr);
   int devnull = open("/dev/null", O_RDONLY);
   dup2(devnull, 0);
-  dup2(out_fd, 1);
-  dup2(out_fd, 2);
-  rlimit cpu{static_cast<rlim_t>(spec.limits.cpu_seconds), static_cast<rlim_t>(spec.limits.cpu_seconds + 5)};
+  dup2(r.out_fd, 1);
+  dup2(r.out_fd, 2);
+  rlimit cpu{r.cpu_seconds, r.cpu_seconds + 5};
   setrlimit(RLIMIT_CPU, &cpu);
-  rlim_t bytes = static_cast<rlim_t>(spec.limits.memory_mb) << 20;
-  rlimit as{bytes, bytes};
-  setrlimit(RLIMIT_AS, &as);
-  rlimit core{0, 0};
-  setrlimit(RLIMIT_CORE, &core);
-  if (drop_privileges) {
-    rlimit nproc{static_cast<rlim_t>(spec.limits.max_processes), static_cast<rlim_t>(spec.limits.max_processes)};
-    setrlimit(RLIMIT_NPROC, &nproc);
+  SetLimit(RLIMIT_AS, r.address_space_bytes);
+  SetLimit(RLIMIT_FSIZE, r.file_size_bytes);
+  SetLimit(RLIMIT_CORE, 0);
+  setpriority(PRIO_PROCESS, 0, spec.limits.nice);
+  sched_param batch{};
+  sched_setscheduler(0, SCHED_BATCH, &batch);
+  if (r.drop_privileges) {
+    SetLimit(RLIMIT_NPROC, static_cast<rlim_t>(spec.limits.max_processes));
     gid_t gid = static_cast<gid_t>(spec.sandbox_uid);
     if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(spec.sandbox_uid) != 0) _exit(126);
   }
@@ -118,12 +196,10 @@ void KillProgram(int) {
     dfl.sa_handler = SIG_DFL;
     sigaction(SIGTERM, &dfl, nullptr);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (spec.use_bwrap) {
-      execvp(argv[0], argv);
-    } else {
-      if (chdir(spec.scratch_dir.c_str()) != 0) _exit(126);
-      execve(argv[0], argv, envp);
-    }
+    if (!spec.use_bwrap && chdir(spec.scratch_dir.c_str()) != 0) _exit(126);
+    // execve, never execvp: bubblewrap (and so the sandbox's pid 1, whose /proc/1/environ the program can
+    // read) gets the clean environment only.
+    execve(r.argv[0], r.argv, r.envp);
     _exit(127);
   }
   g_program = program;
@@ -143,12 +219,34 @@ void KillProgram(int) {
   _exit(code);
 }
 
+// Reads what is available (at most `max_reads` chunks, so a flood cannot starve the deadline check).
+void Drain(int fd, BoundedOutput* output, int max_reads) {
+  char buffer[16 << 10];
+  for (int i = 0; i < max_reads; ++i) {
+    ssize_t n = read(fd, buffer, sizeof buffer);
+    if (n > 0) {
+      output->Append(absl::string_view(buffer, static_cast<size_t>(n)));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      return;  // EOF or EAGAIN
+    }
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<SandboxOutcome> RunInSandbox(const SandboxSpec& spec, const std::atomic<bool>* cancel) {
   struct stat st;
   if (stat(spec.scratch_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return absl::FailedPreconditionError(absl::StrCat("scratch directory ", spec.scratch_dir, " does not exist"));
+  }
+  const bool scratch_in_memory = spec.use_bwrap && !spec.output_files.empty();
+  const int tmpfs_mb = (spec.use_bwrap ? spec.limits.tmp_mb : 0) + (scratch_in_memory ? spec.limits.scratch_mb : 0);
+  if (spec.limits.tmp_mb < 1 || spec.limits.scratch_mb < 1 || tmpfs_mb >= spec.limits.memory_mb) {
+    return absl::InvalidArgumentError(absl::StrCat("sandbox tmpfs sizes (", tmpfs_mb,
+                                                   " MiB) leave nothing of the memory limit (", spec.limits.memory_mb,
+                                                   " MiB) for the program"));
   }
   const bool drop_privileges = geteuid() == 0;
   if (drop_privileges) {
@@ -157,7 +255,14 @@ absl::StatusOr<SandboxOutcome> RunInSandbox(const SandboxSpec& spec, const std::
       return absl::UnavailableError(absl::StrCat("cannot hand ", spec.scratch_dir, " to the sandbox user"));
     }
   }
-  std::vector<std::string> argv_strings = spec.use_bwrap ? BwrapArgv(spec) : spec.argv;
+  std::vector<std::string> argv_strings = spec.argv;
+  if (spec.use_bwrap) {
+    auto bwrap = FindExecutable(spec.bwrap);
+    if (!bwrap.ok()) return bwrap.status();
+    std::vector<std::string> inputs = RegularFiles(spec.scratch_dir);
+    if (auto s = CreateOutputFiles(spec, drop_privileges); !s.ok()) return s;
+    argv_strings = BwrapArgv(spec, *bwrap, inputs);
+  }
   std::vector<char*> argv;
   for (auto& s : argv_strings) argv.push_back(s.data());
   argv.push_back(nullptr);
@@ -167,19 +272,30 @@ absl::StatusOr<SandboxOutcome> RunInSandbox(const SandboxSpec& spec, const std::
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
 
-  // Output goes to a file outside the scratch directory, so the sandboxed program cannot tamper with it.
-  char out_template[] = "/tmp/accelopt-sandbox-out-XXXXXX";
-  int out_fd = mkstemp(out_template);
-  if (out_fd < 0) return absl::UnavailableError("cannot create the sandbox output file");
-  unlink(out_template);  // the fd keeps it alive
+  // Output comes through a pipe: the worker keeps its head and tail, so no amount of output fills a disk.
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) return absl::UnavailableError("cannot create the sandbox output pipe");
+  const double cpu_budget = std::ceil(absl::ToDoubleSeconds(spec.timeout) * spec.limits.cpu_cores);
+  ReaperArgs reaper{argv.data(),
+                    envp.data(),
+                    pipe_fds[1],
+                    static_cast<rlim_t>(std::max(1.0, std::min<double>(spec.limits.cpu_seconds, cpu_budget))),
+                    static_cast<rlim_t>(spec.limits.memory_mb - tmpfs_mb) << 20,
+                    static_cast<rlim_t>(spec.limits.scratch_mb) << 20,
+                    drop_privileges};
 
   auto start = std::chrono::steady_clock::now();
   pid_t pid = fork();
   if (pid < 0) {
-    close(out_fd);
+    close(pipe_fds[0]);
+    close(pipe_fds[1]);
     return absl::UnavailableError(absl::StrCat("fork failed: ", std::strerror(errno)));
   }
-  if (pid == 0) RunReaper(spec, argv.data(), envp.data(), out_fd, drop_privileges);
+  if (pid == 0) RunReaper(spec, reaper);
+  close(pipe_fds[1]);
+  const int out = pipe_fds[0];
+  fcntl(out, F_SETFL, O_NONBLOCK);
+  BoundedOutput output(kOutputHeadBytes, kOutputTailBytes);
 
   SandboxOutcome outcome;
   auto deadline = start + std::chrono::microseconds(absl::ToInt64Microseconds(spec.timeout));
@@ -206,15 +322,14 @@ absl::StatusOr<SandboxOutcome> RunInSandbox(const SandboxSpec& spec, const std::
       kill(-pid, SIGKILL);
       kill(pid, SIGKILL);
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    pollfd readable{out, POLLIN, 0};
+    if (poll(&readable, 1, 5) > 0) Drain(out, &output, 64);
   }
+  Drain(out, &output, std::numeric_limits<int>::max());
+  close(out);
   outcome.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-
-  off_t size = lseek(out_fd, 0, SEEK_END);
-  off_t from = size > static_cast<off_t>(kMaxOutputBytes) ? size - kMaxOutputBytes : 0;
-  outcome.output.resize(static_cast<size_t>(size - from));
-  if (pread(out_fd, outcome.output.data(), outcome.output.size(), from) < 0) outcome.output.clear();
-  close(out_fd);
+  outcome.output = output.Text();
+  if (scratch_in_memory) RemoveEmptyOutputFiles(spec);
 
   if (killed_for_cancel) {
     outcome.ending = SandboxOutcome::Ending::kCancelled;

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cctype>
@@ -11,6 +13,8 @@
 #include <thread>
 
 #include "libs/core/file.h"
+#include "libs/sandbox/staged_copy.h"
+#include "libs/sandbox/uid_range.h"
 
 namespace accelopt::sandbox {
 namespace {
@@ -25,6 +29,23 @@ class SandboxTest : public ::testing::Test {
   }
 
   // Runs a Python program inside the sandbox.
+  SandboxSpec PythonSpec(const std::string& program) {
+    std::ofstream(scratch_ + "/prog.py") << program;
+    SandboxSpec spec;
+    spec.argv = {"/usr/bin/python3", "/scratch/prog.py"};
+    spec.scratch_dir = scratch_;
+    spec.env = {{"PATH", "/usr/bin"}};
+    spec.limits.memory_mb = 1024;
+    spec.limits.max_processes = 32;
+    return spec;
+  }
+
+  SandboxOutcome Run(const SandboxSpec& spec) {
+    auto outcome = RunInSandbox(spec, nullptr);
+    EXPECT_TRUE(outcome.ok()) << outcome.status();
+    return outcome.ok() ? *outcome : SandboxOutcome{};
+  }
+
   SandboxOutcome RunPython(const std::string& program, absl::Duration timeout = absl::Seconds(30),
                            const std::atomic<bool>* cancel = nullptr) {
     std::ofstream(scratch_ + "/prog.py") << program;
@@ -80,6 +101,177 @@ TEST_F(SandboxTest, EnvironmentIsOnlyWhatTheSpecGives) {
   SandboxOutcome o = RunPython("import os\nprint(sorted(os.environ.items()))\n");
   EXPECT_EQ(o.output.find("s3cr3t"), std::string::npos) << o.output;
   EXPECT_NE(o.output.find("PATH"), std::string::npos) << o.output;
+}
+
+TEST_F(SandboxTest, NoVisibleProcessHoldsTheWorkersEnvironment) {
+  setenv("ACCELOPT_TEST_SECRET", "env-secret-7f3a9c", 1);
+  SandboxOutcome o = RunPython(R"(
+import glob
+seen = 0
+for path in ['/proc/1/environ', '/proc/self/environ'] + glob.glob('/proc/*/environ'):
+    try:
+        data = open(path, 'rb').read()
+    except OSError:
+        continue
+    seen += 1
+    print(path, data.replace(b'\0', b' ').decode(errors='replace'))
+print('environs read:', seen)
+)");
+  unsetenv("ACCELOPT_TEST_SECRET");
+  EXPECT_EQ(o.output.find("env-secret-7f3a9c"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("/proc/1/environ PATH=/usr/bin"), std::string::npos) << o.output;
+}
+
+TEST_F(SandboxTest, OutputIsCappedWithHeadAndTailKept) {
+  struct statvfs before, after;
+  ASSERT_EQ(statvfs("/tmp", &before), 0);
+  SandboxOutcome o = RunPython(R"(
+import sys
+sys.stdout.write('FIRST LINE\n')
+chunk = 'x' * (1 << 20)
+for _ in range(300):
+    sys.stdout.write(chunk)
+sys.stdout.write('\nLAST LINE\n')
+)");
+  ASSERT_EQ(statvfs("/tmp", &after), 0);
+  EXPECT_EQ(o.exit_code, 0);
+  EXPECT_LE(o.output.size(), 65u << 10);
+  EXPECT_EQ(o.output.rfind("FIRST LINE", 0), 0u) << o.output.substr(0, 100);
+  EXPECT_NE(o.output.find("LAST LINE"), std::string::npos);
+  EXPECT_NE(o.output.find(" bytes dropped ...]"), std::string::npos);
+  // 300 MiB went through; the host's /tmp did not take it (a generous bound for other writers meanwhile).
+  const double used_mib = (static_cast<double>(before.f_bavail) - after.f_bavail) * before.f_frsize / (1 << 20);
+  EXPECT_LT(used_mib, 100);
+}
+
+TEST_F(SandboxTest, ScratchAndTmpAreSizeLimitedAndOnlyOutputFilesReachTheHost) {
+  SandboxSpec spec = PythonSpec(R"(
+import errno
+for path in ['/scratch/big', '/tmp/big']:
+    try:
+        for i in range(16):  # files smaller than the file-size limit, 64 MiB in all
+            with open(path + str(i), 'wb') as f:
+                f.write(b'x' * (4 << 20))
+        print('WROTE', path)
+    except OSError as e:
+        print('full', path, errno.errorcode[e.errno])
+try:
+    open('/scratch/prog.py', 'a').write('#')
+    print('INPUT CHANGED')
+except OSError as e:
+    print('input read-only')
+open('/scratch/result.txt', 'w').write('ok')
+)");
+  spec.output_files = {"result.txt", "unwritten.txt"};
+  spec.limits.scratch_mb = 16;
+  spec.limits.tmp_mb = 16;
+  SandboxOutcome o = Run(spec);
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("full /scratch/big ENOSPC"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("full /tmp/big ENOSPC"), std::string::npos) << o.output;
+  EXPECT_NE(o.output.find("input read-only"), std::string::npos) << o.output;
+  EXPECT_EQ(*core::ReadFile(scratch_ + "/result.txt"), "ok");
+  EXPECT_FALSE(std::filesystem::exists(scratch_ + "/big0"));
+  EXPECT_FALSE(std::filesystem::exists(scratch_ + "/unwritten.txt"));
+}
+
+TEST_F(SandboxTest, TmpfsSizesMustLeaveMemoryForTheProgram) {
+  SandboxSpec spec = PythonSpec("pass");
+  spec.output_files = {"out"};
+  spec.limits.memory_mb = 512;
+  spec.limits.tmp_mb = 256;
+  spec.limits.scratch_mb = 256;
+  EXPECT_EQ(RunInSandbox(spec, nullptr).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(SandboxTest, AHarnessInAPrivateDirectoryRunsFromAStagedCopy) {
+  // A checkout in a 0700 directory with 0600 files, as a umask-077 clone in a private home leaves it.
+  const std::string private_dir = scratch_ + "/private";
+  std::filesystem::create_directories(private_dir + "/harness");
+  std::ofstream(private_dir + "/harness/hello.py") << "print('harness reached')\n";
+  chmod((private_dir + "/harness/hello.py").c_str(), 0600);
+  chmod(private_dir.c_str(), 0700);
+  std::filesystem::create_directories(scratch_ + "/run");
+  auto staged = StagedCopy::Create(private_dir + "/harness", scratch_);
+  ASSERT_TRUE(staged.ok()) << staged.status();
+  SandboxSpec spec;
+  spec.argv = {"/usr/bin/python3", "/harness/hello.py"};
+  spec.scratch_dir = scratch_ + "/run";
+  spec.read_only_binds = {{staged->path(), "/harness"}};
+  spec.sandbox_uid = 61998;
+  SandboxOutcome o = Run(spec);
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("harness reached"), std::string::npos) << o.output;
+}
+
+TEST_F(SandboxTest, CpuIsLimitedToTheSlotsShareAndScheduledAsBatch) {
+  SandboxSpec spec = PythonSpec(R"(
+import os, sys
+print('nice', os.getpriority(os.PRIO_PROCESS, 0), 'batch', os.sched_getscheduler(0) == os.SCHED_BATCH, flush=True)
+while True: pass
+)");
+  spec.timeout = absl::Seconds(40);
+  spec.limits.cpu_cores = 0.05;  // 2 s of CPU time (rounded up) over the 40 s deadline
+  SandboxOutcome o = Run(spec);
+  EXPECT_EQ(o.ending, SandboxOutcome::Ending::kSignaled) << o.output;
+  EXPECT_EQ(o.signal, SIGXCPU);
+  EXPECT_NE(o.output.find("nice 10 batch True"), std::string::npos) << o.output;
+}
+
+TEST_F(SandboxTest, ForkBombUnderAnotherWorkerProcessDoesNotStarveThisOne) {
+  if (geteuid() != 0) GTEST_SKIP() << "per-uid process limits need the worker to run as root (sandbox users)";
+  UidRangeOptions ranges;
+  ranges.lock_dir = scratch_ + "/uid-locks";
+  ranges.first = 62000;
+  ranges.width = 4;
+  auto mine = UidRange::AcquireAny(ranges);
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  const std::string bomb_scratch = scratch_ + "/bomb";
+  std::filesystem::create_directories(bomb_scratch);
+  std::ofstream(bomb_scratch + "/prog.py") << R"(
+import os, time
+n = 0
+try:
+    while n < 10000:
+        if os.fork() == 0:
+            time.sleep(60); os._exit(0)
+        n += 1
+except OSError:
+    pass
+open('/scratch/saturated', 'w').write(str(n))
+time.sleep(60)
+)";
+  pid_t other_worker = fork();
+  ASSERT_GE(other_worker, 0);
+  if (other_worker == 0) {
+    auto theirs = UidRange::AcquireAny(ranges);
+    if (!theirs.ok()) _exit(2);
+    SandboxSpec bomb;
+    bomb.argv = {"/usr/bin/python3", "/scratch/prog.py"};
+    bomb.scratch_dir = bomb_scratch;
+    bomb.limits.max_processes = 32;
+    bomb.timeout = absl::Seconds(30);
+    bomb.sandbox_uid = theirs->uid(0);
+    auto outcome = RunInSandbox(bomb, nullptr);
+    _exit(outcome.ok() ? 0 : 1);
+  }
+  while (!std::filesystem::exists(bomb_scratch + "/saturated")) {
+    int status;
+    ASSERT_EQ(waitpid(other_worker, &status, WNOHANG), 0) << "the fork bomb ended before saturating";
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  SandboxSpec honest = PythonSpec(R"(
+import subprocess
+for _ in range(8): subprocess.run(['/usr/bin/true'], check=True)
+print('honest run done')
+)");
+  honest.sandbox_uid = mine->uid(0);
+  SandboxOutcome o = Run(honest);
+  kill(other_worker, SIGTERM);  // its sandbox dies with it (--die-with-parent, PR_SET_PDEATHSIG)
+  int status;
+  waitpid(other_worker, &status, 0);
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("honest run done"), std::string::npos) << o.output;
 }
 
 TEST_F(SandboxTest, DeadlineKillsTheWholeProcessTree) {

@@ -36,6 +36,10 @@ struct BackendRunner {
   std::vector<std::string> args;
   std::vector<std::pair<std::string, std::string>> env;
   std::vector<std::string> device_binds;
+  // The files (relative to the scratch directory) the run may write back to the host; the rest of /scratch is
+  // a size-limited tmpfs (libs/sandbox). Empty: the host scratch directory is bound read-write (trusted runners
+  // that write whole directories only).
+  std::vector<std::string> output_files;
   // When set, a file in the harness directory that replays the kernel's recorded program in a second, fresh
   // sandbox (docs/adr/0009-trusted-replay.md): the runner then only records, and only this replay's result
   // and trace are read. Empty: the runner's own result is read.

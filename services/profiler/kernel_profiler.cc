@@ -124,6 +124,10 @@ absl::StatusOr<sandbox::SandboxOutcome> RunRecordAndReplay(
   }
   record.argv.insert(record.argv.end(), {"--program-out", work + "/program.jsonl"});
   replay.argv.insert(replay.argv.end(), {"--program", work + "/program.jsonl"});
+  if (!spec.output_files.empty()) {
+    record.output_files = {"program.jsonl", "result.json", "violation.json"};
+    replay.output_files = {"result.json", "trace.txt"};
+  }
   *result_dir = spec.scratch_dir;
   auto recorded = sandbox::RunInSandbox(record, cancel);
   if (!recorded.ok() || recorded->ending != sandbox::SandboxOutcome::Ending::kExited ||
@@ -170,6 +174,12 @@ std::string DefaultHarnessDir() {
 
 KernelProfiler::KernelProfiler(KernelProfilerOptions options, std::unique_ptr<const DeviceBackend> backend)
     : options_(std::move(options)), backend_(std::move(backend)) {}
+
+void KernelProfiler::AdoptWorkerSandbox(sandbox::WorkerSandbox worker_sandbox) {
+  options_.harness_dir = worker_sandbox.harness.path();
+  options_.sandbox_uid_base = worker_sandbox.uids.base();
+  worker_sandbox_.emplace(std::move(worker_sandbox));
+}
 
 absl::Status KernelProfiler::CheckReady() const {
   if (options_.use_bwrap && !IsExecutableOnPath(options_.bwrap)) {
@@ -227,7 +237,10 @@ sandbox::SandboxSpec KernelProfiler::RunSpec(const std::string& scratch, const s
   spec.timeout = absl::Seconds(timeout);
   spec.use_bwrap = options_.use_bwrap;
   spec.bwrap = options_.bwrap;
-  spec.sandbox_uid = 60000 + slot;
+  spec.sandbox_uid = options_.sandbox_uid_base + slot;
+  // The files the worker reads back; all else stays in the sandbox's size-limited /scratch. Backends that list
+  // none (neuron writes NTFF directories) keep the host scratch directory.
+  spec.output_files = runner.output_files;
   return spec;
 }
 

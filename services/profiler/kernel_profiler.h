@@ -7,11 +7,13 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "accelopt/v1/common.pb.h"
 #include "libs/sandbox/sandbox.h"
+#include "libs/sandbox/worker_sandbox.h"
 #include "services/profiler/device_backend.h"
 
 namespace accelopt::profiler {
@@ -24,6 +26,8 @@ struct KernelProfilerOptions {
   std::string scratch_root = "/tmp";
   sandbox::SandboxLimits limits;
   bool use_bwrap = true;
+  // Slot n's sandbox runs as uid sandbox_uid_base + n (a range this process holds, see libs/sandbox/uid_range.h).
+  int sandbox_uid_base = 60000;
   std::string bwrap = "bwrap";
   double default_timeout_seconds = 300;
   // Identifies results, e.g. the worker's address.
@@ -43,6 +47,10 @@ class KernelProfiler {
   v1::ProfileResult Profile(const v1::Kernel& kernel, const v1::Problem& problem, const v1::ProfileOptions& options,
                             int slot, const std::atomic<bool>* cancel) const;
 
+  // Runs every sandbox of this profiler in `worker_sandbox`'s uid range, from its staged harness copy, and
+  // holds both for the profiler's life.
+  void AdoptWorkerSandbox(sandbox::WorkerSandbox worker_sandbox);
+
   const KernelProfilerOptions& options() const { return options_; }
   const DeviceBackend& backend() const { return *backend_; }
 
@@ -54,6 +62,7 @@ class KernelProfiler {
 
   KernelProfilerOptions options_;
   std::unique_ptr<const DeviceBackend> backend_;
+  std::optional<sandbox::WorkerSandbox> worker_sandbox_;
 };
 
 // Where the harness lives when not configured: $ACCELOPT_HARNESS_DIR, then beside the installed binary

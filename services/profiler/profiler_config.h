@@ -9,6 +9,7 @@
 #include "accelopt/v1/config.pb.h"
 #include "services/profiler/backend_registry.h"
 #include "services/profiler/kernel_profiler.h"
+#include "libs/sandbox/sandbox.h"
 
 namespace accelopt::profiler {
 
@@ -18,8 +19,12 @@ void ApplyProfilerDefaults(v1::ProfilerConfig* config);
 // INVALID_ARGUMENT naming the first bad field.
 absl::Status ValidateProfilerConfig(const v1::ProfilerConfig& config);
 
+// The sandbox limits a (defaulted) config sets.
+sandbox::SandboxLimits SandboxLimitsFromConfig(const v1::SandboxConfig& config);
+
 // The kernel profiler of a defaulted, valid `config` on its device's backend from `registry`, after its
-// start-up checks (KernelProfiler::CheckReady); its results name `worker_name`. NOT_FOUND for a device without
+// start-up checks (KernelProfiler::CheckReady), holding its own sandbox uid range and staged harness copy
+// (libs/sandbox/worker_sandbox.h); its results name `worker_name`. NOT_FOUND for a device without
 // a backend; the backend's or the checks' error otherwise.
 absl::StatusOr<std::unique_ptr<KernelProfiler>> NewKernelProfiler(const v1::ProfilerConfig& config,
                                                                   const BackendRegistry& registry,

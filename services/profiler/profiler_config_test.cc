@@ -20,5 +20,20 @@ TEST(ProfilerConfigTest, RejectsNegativeSlotsNamingTheField) {
   EXPECT_NE(ValidateProfilerConfig(c).message().find("slots"), std::string::npos);
 }
 
+TEST(ProfilerConfigTest, TmpfsSizesMustFitInsideTheMemoryBudget) {
+  v1::ProfilerConfig c;
+  c.mutable_sandbox()->set_memory_mb(1024);
+  c.mutable_sandbox()->set_tmp_mb(512);
+  c.mutable_sandbox()->set_scratch_mb(512);
+  ApplyProfilerDefaults(&c);
+  EXPECT_NE(ValidateProfilerConfig(c).message().find("sandbox.memory_mb"), std::string::npos);
+  c.mutable_sandbox()->set_scratch_mb(256);
+  EXPECT_TRUE(ValidateProfilerConfig(c).ok());
+  sandbox::SandboxLimits limits = SandboxLimitsFromConfig(c.sandbox());
+  EXPECT_EQ(limits.memory_mb, 1024);
+  EXPECT_EQ(limits.tmp_mb, 512);
+  EXPECT_EQ(limits.scratch_mb, 256);
+}
+
 }  // namespace
 }  // namespace accelopt::profiler

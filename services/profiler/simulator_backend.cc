@@ -65,6 +65,7 @@ class SimulatorBackend final : public DeviceBackend {
     run.runner = "run_kernel.py";
     run.replay_runner = "replay_check.py";
     run.args = {"--trace-out", paths.work + "/trace.txt"};
+    run.output_files = {"program.jsonl", "result.json", "trace.txt", "violation.json"};
     return run;
   }
 

@@ -1,5 +1,6 @@
 """The candidate kernel: loading its module, the low-precision policy, and locating its own source lines in
 errors (every message names `kernel.py:LINE: <source text>`)."""
+import ast
 import io
 import linecache
 import os
@@ -9,6 +10,7 @@ import traceback
 
 from nki_sim.errors import CompileError
 
+from . import static_rules
 from .problem import load_module
 
 ENTRY_POINTS = ('kernel', 'optimized_kernel')
@@ -57,9 +59,23 @@ class KernelSource:
                 raise KernelRejected(f'{self.where(line)}\nlow-precision type {found.group(0)!r} is not allowed: '
                                      'kernels must compute in float32 (fp16/bf16 are banned)', line)
 
+    def check_static_rules(self):
+        """NKI's static rules (static_rules.py) on the syntax tree, before any kernel code runs."""
+        try:
+            tree = ast.parse(self.text(), filename=self.path)
+        except SyntaxError as error:
+            line = error.lineno or 0
+            raise KernelRejected(f'{self.where(line)}\nSyntaxError: {error.msg}', line) from error
+        try:
+            static_rules.check(tree)
+        except static_rules.RuleViolation as violation:
+            raise KernelRejected(f'{self.where(violation.line)}\nNKI static rule {violation.rule}: '
+                                 f'{violation.detail}', violation.line) from violation
+
     def load_entry_point(self):
-        """Import the module and return its `kernel` (or `optimized_kernel`)."""
+        """Check the static rules, import the module and return its `kernel` (or `optimized_kernel`)."""
         linecache.checkcache(self.path)
+        self.check_static_rules()
         try:
             module = load_module(self.path, 'accelopt_candidate_kernel')
         except SyntaxError as error:

@@ -1,3 +1,6 @@
+# expect: COMPILE_ERROR
+# message: NKI static rule forbidden-module
+# Signalling the worker.
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 import os, signal

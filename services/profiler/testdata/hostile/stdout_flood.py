@@ -1,12 +1,15 @@
+# expect: TIMEOUT
+# message: deadline
+# Unbounded stdout: the worker keeps only its head and tail.
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 
 
 @nki.jit
 def kernel(x):
-    hoard = []
+    line = 'x' * (1 << 20)
     while True:
-        hoard.append(bytearray(256 << 20))
+        print(line)
     out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
     tile = nl.load(x)
     nl.store(out, value=nl.multiply(tile, 2.0))

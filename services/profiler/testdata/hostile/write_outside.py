@@ -1,3 +1,6 @@
+# expect: COMPILE_ERROR
+# message: NKI static rule forbidden-builtin
+# Writing a system file with open().
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 

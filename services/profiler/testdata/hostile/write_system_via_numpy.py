@@ -1,10 +1,14 @@
+# expect: SANDBOX_VIOLATION
+# message: write to /usr/lib/evil.bin
+# Writing outside the scratch directory without open().
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
-import socket
+import numpy as np
+
 
 @nki.jit
 def kernel(x):
-    socket.create_connection(('10.1.2.3', 443), timeout=1)
+    np.zeros(4).tofile('/usr/lib/evil.bin')
     out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
     tile = nl.load(x)
     nl.store(out, value=nl.multiply(tile, 2.0))

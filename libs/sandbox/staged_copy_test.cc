@@ -1,0 +1,75 @@
+#include "libs/sandbox/staged_copy.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+
+#include "libs/core/file.h"
+
+namespace accelopt::sandbox {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(StagedCopyTest, CopyOfAPrivateTreeIsWorldReadableAndRemovedAfterwards) {
+  const std::string root = ::testing::TempDir() + "/staged_copy_test_" + std::to_string(getpid());
+  fs::remove_all(root);
+  fs::create_directories(root + "/private/tree/pkg/__pycache__");
+  std::ofstream(root + "/private/tree/run.py") << "print(1)";
+  std::ofstream(root + "/private/tree/pkg/mod.py") << "X = 1";
+  std::ofstream(root + "/private/tree/pkg/__pycache__/mod.pyc") << "junk";
+  chmod((root + "/private/tree/run.py").c_str(), 0700);
+  chmod((root + "/private/tree/pkg/mod.py").c_str(), 0600);
+  chmod((root + "/private").c_str(), 0700);
+
+  std::string staged;
+  {
+    auto copy = StagedCopy::Create(root + "/private/tree", root);
+    ASSERT_TRUE(copy.ok()) << copy.status();
+    staged = copy->path();
+    struct stat st;
+    ASSERT_EQ(stat(staged.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0755u);
+    ASSERT_EQ(stat((staged + "/run.py").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0755u);
+    ASSERT_EQ(stat((staged + "/pkg/mod.py").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 0777, 0644u);
+    EXPECT_EQ(*core::ReadFile(staged + "/pkg/mod.py"), "X = 1");
+    EXPECT_FALSE(fs::exists(staged + "/pkg/__pycache__"));
+  }
+  EXPECT_FALSE(fs::exists(staged));
+  fs::remove_all(root);
+}
+
+TEST(StagedCopyTest, CopiesLeftByKilledProcessesAreRemovedAndLiveOnesKept) {
+  const std::string root = ::testing::TempDir() + "/staged_copy_stale_" + std::to_string(getpid());
+  fs::remove_all(root);
+  fs::create_directories(root + "/tree");
+  std::ofstream(root + "/tree/run.py") << "pass";
+  // A copy whose process died: its lock file is old and nobody holds it.
+  fs::create_directories(root + "/accelopt-staged-dead00");
+  std::ofstream(root + "/accelopt-staged-dead00.lock");
+  fs::last_write_time(root + "/accelopt-staged-dead00.lock",
+                      fs::file_time_type::clock::now() - std::chrono::minutes(5));
+  auto live = StagedCopy::Create(root + "/tree", root);
+  ASSERT_TRUE(live.ok()) << live.status();
+  EXPECT_FALSE(fs::exists(root + "/accelopt-staged-dead00"));
+  EXPECT_FALSE(fs::exists(root + "/accelopt-staged-dead00.lock"));
+  // A live copy, even an old one, stays: its process holds the lock.
+  fs::last_write_time(live->path() + ".lock", fs::file_time_type::clock::now() - std::chrono::minutes(5));
+  auto second = StagedCopy::Create(root + "/tree", root);
+  ASSERT_TRUE(second.ok()) << second.status();
+  EXPECT_TRUE(fs::exists(live->path() + "/run.py"));
+  fs::remove_all(root);
+}
+
+TEST(StagedCopyTest, MissingSourceIsAnError) {
+  EXPECT_FALSE(StagedCopy::Create("/nonexistent/tree", ::testing::TempDir()).ok());
+}
+
+}  // namespace
+}  // namespace accelopt::sandbox

@@ -1,0 +1,139 @@
+"""NKI's static rules, checked on the kernel's syntax tree before any of it runs (as neuronxcc does): a kernel
+imports only NKI, numpy and math, touches no private or dunder attribute, mutates no module, and uses none of
+the introspection or dynamic-code builtins. Each violation names its rule:
+
+- import: a module other than nki / neuronxcc.nki (and submodules) / numpy / math / __future__
+- forbidden-module: one of the host-access modules (os, sys, ctypes, subprocess, ...), imported or reached
+  through an attribute (numpy.ctypeslib, ...)
+- private-attribute: `x._name` or `x.__name__`-style access, or a dunder name such as `__builtins__`
+- module-mutation: assigning, augmenting or deleting an attribute of an imported module or name
+- forbidden-builtin: exec, eval, compile, __import__, open, globals, locals, vars, getattr, setattr, delattr,
+  input, breakpoint
+"""
+import ast
+
+ALLOWED_MODULES = ('nki', 'neuronxcc.nki', 'numpy', 'math', '__future__')
+FORBIDDEN_MODULES = frozenset({
+    'atexit', 'gc', 'sys', 'os', 'ctypes', 'threading', 'multiprocessing', 'subprocess', 'importlib',
+    'builtins', 'inspect', 'ctypeslib', 'f2py', 'distutils', 'posix', '_thread', 'signal', 'socket'})
+FORBIDDEN_BUILTINS = frozenset({
+    'exec', 'eval', 'compile', '__import__', 'open', 'globals', 'locals', 'vars', 'getattr', 'setattr',
+    'delattr', 'breakpoint'})
+# `input` is a common kernel parameter name: forbidden only where the kernel never binds it itself.
+SHADOWABLE_BUILTINS = frozenset({'input'})
+
+
+class RuleViolation(Exception):
+    def __init__(self, rule, detail, line):
+        super().__init__(f'{rule}: {detail}')
+        self.rule = rule
+        self.detail = detail
+        self.line = line
+
+
+def _allowed(module):
+    return any(module == allowed or module.startswith(allowed + '.') for allowed in ALLOWED_MODULES)
+
+
+def _is_dunder_or_private(name):
+    return name.startswith('_')
+
+
+def _root_name(node):
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node.id if isinstance(node, ast.Name) else None
+
+
+class _Checker(ast.NodeVisitor):
+    def __init__(self, tree):
+        self.imported = set()  # names bound by imports: modules and names taken from them
+        self.bound = set()  # every other name the kernel binds (parameters, assignments, defs)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.arg):
+                self.bound.add(node.arg)
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                self.bound.add(node.id)
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                self.bound.add(node.name)
+
+    def fail(self, rule, detail, node):
+        raise RuleViolation(rule, detail, getattr(node, 'lineno', 0))
+
+    def check_module(self, module, node):
+        for part in module.split('.'):
+            if part in FORBIDDEN_MODULES:
+                self.fail('forbidden-module', f'module {module!r} gives access to the host', node)
+        if not _allowed(module):
+            self.fail('import', f'module {module!r} is not importable in NKI kernels (allowed: nki, '
+                      'neuronxcc.nki, numpy, math)', node)
+
+    def visit_Import(self, node):
+        for alias in node.names:
+            self.check_module(alias.name, node)
+            self.imported.add((alias.asname or alias.name).split('.')[0])
+
+    def visit_ImportFrom(self, node):
+        if node.level:
+            self.fail('import', 'relative imports are not allowed in NKI kernels', node)
+        for alias in node.names:
+            if alias.name == '*':
+                self.fail('import', f'from {node.module} import * is not allowed', node)
+            module = node.module if node.module != 'neuronxcc' else f'neuronxcc.{alias.name}'
+            self.check_module(module, node)
+            if _is_dunder_or_private(alias.name) and node.module != '__future__':
+                self.fail('private-attribute', f'importing private name {alias.name!r}', node)
+            if alias.name in FORBIDDEN_MODULES:
+                self.fail('forbidden-module', f'{node.module}.{alias.name} gives access to the host', node)
+            self.imported.add(alias.asname or alias.name)
+
+    def visit_Attribute(self, node):
+        if _is_dunder_or_private(node.attr):
+            self.fail('private-attribute', f'access to private attribute {node.attr!r}', node)
+        if node.attr in FORBIDDEN_MODULES:
+            self.fail('forbidden-module', f'attribute {node.attr!r} gives access to the host', node)
+        self.generic_visit(node)
+
+    def visit_Name(self, node):
+        if node.id in FORBIDDEN_BUILTINS or (node.id in SHADOWABLE_BUILTINS and node.id not in self.bound):
+            self.fail('forbidden-builtin', f'{node.id!r} is not available in NKI kernels', node)
+        if node.id.startswith('__') and node.id.endswith('__') and node.id != '__name__':
+            self.fail('private-attribute', f'access to {node.id!r}', node)
+        self.generic_visit(node)
+
+    def check_target(self, target, verb):
+        if isinstance(target, ast.Attribute) and _root_name(target) in self.imported:
+            self.fail('module-mutation', f'{verb} {ast.unparse(target)} changes imported module state', target)
+        if isinstance(target, (ast.Tuple, ast.List)):
+            for element in target.elts:
+                self.check_target(element, verb)
+
+    def visit_Assign(self, node):
+        for target in node.targets:
+            self.check_target(target, 'assigning')
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node):
+        self.check_target(node.target, 'assigning')
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node):
+        self.check_target(node.target, 'assigning')
+        self.generic_visit(node)
+
+    def visit_Delete(self, node):
+        for target in node.targets:
+            self.check_target(target, 'deleting')
+        self.generic_visit(node)
+
+
+def check(tree):
+    """Raises RuleViolation (rule, detail, line) for the first violation in source order."""
+    checker = _Checker(tree)
+    # Imports first, wherever they are, so that mutations of names imported later are recognised.
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            checker.imported.update((a.asname or a.name).split('.')[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            checker.imported.update(a.asname or a.name for a in node.names)
+    checker.visit(tree)

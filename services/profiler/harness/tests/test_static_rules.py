@@ -1,0 +1,98 @@
+"""NKI's static rules reject a kernel before any of its code runs: COMPILE_ERROR naming the rule and the line."""
+import glob
+import os
+import unittest
+
+from protocol.kernel_source import KernelSource
+from tests.support import SIMPLE_REFERENCE, Workspace, line_of
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
+
+# Kernel bodies (after the standard header) marking their offending line, and the rule each breaks.
+VIOLATIONS = {
+    'import_json': ('import json  # <- here\n', 'import'),
+    'import_relative': ('from . import helper  # <- here\n', 'import'),
+    'import_os': ('import os  # <- here\n', 'forbidden-module'),
+    'import_sys_inside_function': ('def kernel(x):\n    import sys  # <- here\n    return x\n', 'forbidden-module'),
+    'from_os_path': ('from os import path  # <- here\n', 'forbidden-module'),
+    'numpy_ctypeslib': ('from numpy import ctypeslib  # <- here\n', 'forbidden-module'),
+    'numpy_ctypeslib_attribute': ('lib = np.ctypeslib  # <- here\n', 'forbidden-module'),
+    'dunder_class': ('klass = ().__class__  # <- here\n', 'private-attribute'),
+    'dunder_subclasses': ('def kernel(x):\n    return object.__subclasses__()  # <- here\n', 'private-attribute'),
+    'private_attribute': ('state = nl._state  # <- here\n', 'private-attribute'),
+    'builtins_name': ('b = __builtins__  # <- here\n', 'private-attribute'),
+    'module_assignment': ('nl.load = None  # <- here\n', 'module-mutation'),
+    'module_aug_assignment': ('np.pi += 1  # <- here\n', 'module-mutation'),
+    'module_delete': ('del nisa.nc_matmul  # <- here\n', 'module-mutation'),
+    'module_mutation_in_function': ('def kernel(x):\n    np.float32 = np.float64  # <- here\n    return x\n',
+                                    'module-mutation'),
+    'eval': ('value = eval("1 + 1")  # <- here\n', 'forbidden-builtin'),
+    'exec': ('exec("x = 1")  # <- here\n', 'forbidden-builtin'),
+    'compile': ('code = compile("1", "f", "eval")  # <- here\n', 'forbidden-builtin'),
+    'dunder_import': ('m = __import__("os")  # <- here\n', 'forbidden-builtin'),
+    'open': ('data = open("/etc/passwd").read()  # <- here\n', 'forbidden-builtin'),
+    'getattr': ('load = getattr(nl, "load")  # <- here\n', 'forbidden-builtin'),
+    'setattr': ('setattr(nl, "load", None)  # <- here\n', 'forbidden-builtin'),
+    'globals': ('g = globals()  # <- here\n', 'forbidden-builtin'),
+    'vars': ('v = vars(nl)  # <- here\n', 'forbidden-builtin'),
+    'input_builtin': ('def kernel(x):\n    return input()  # <- here\n', 'forbidden-builtin'),
+    'breakpoint': ('breakpoint()  # <- here\n', 'forbidden-builtin'),
+}
+
+
+class StaticRulesTest(unittest.TestCase):
+    def setUp(self):
+        self.ws = Workspace()
+        self.reference = self.ws.reference(SIMPLE_REFERENCE)
+
+    def tearDown(self):
+        self.ws.close()
+
+    def test_each_violation_is_a_compile_error_naming_rule_and_line(self):
+        for name, (body, rule) in VIOLATIONS.items():
+            with self.subTest(name):
+                path = self.ws.kernel(body)
+                with open(path, 'a') as f:
+                    f.write('\n@nki.jit\ndef optimized_kernel(x):\n    return x\n')
+                result = self.ws.evaluate(self.reference, path)
+                self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+                self.assertIn(f'NKI static rule {rule}:', result['message'])
+                self.assertEqual(result['line'], line_of(path, '# <- here'))
+
+    def test_rejection_happens_before_module_level_code_runs(self):
+        marker = os.path.join(self.ws.root, 'kernel_ran')
+        path = self.ws.kernel(f'np.save({marker!r}, np.zeros(1))\nimport json\n'
+                              '@nki.jit\ndef kernel(x):\n    return x\n')
+        result = self.ws.evaluate(self.reference, path)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+        self.assertFalse(os.path.exists(marker + '.npy'))
+
+    def test_honest_constructs_pass(self):
+        path = self.ws.kernel('''
+            from __future__ import annotations
+            import math
+            from neuronxcc import nki as nki2
+
+            def helper(input, scale=math.sqrt(2.0)):
+                return input
+
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                tile = nl.load(x)
+                nl.store(out, value=helper(tile))
+                return out
+            ''')
+        KernelSource(path).check_static_rules()
+
+    def test_every_example_kernel_passes(self):
+        kernels = glob.glob(os.path.join(REPO, 'examples', '*', 'kernel*.py')) + \
+            glob.glob(os.path.join(REPO, 'examples', '*', 'variants', '*.py'))
+        self.assertGreater(len(kernels), 5)
+        for path in kernels:
+            with self.subTest(path):
+                KernelSource(path).check_static_rules()
+
+
+if __name__ == '__main__':
+    unittest.main()
