@@ -61,7 +61,12 @@ v1::SummarizeIterationRequest BuildSummarizeRequest(const v1::JobSpec& spec, abs
   for (const auto& [id, c] : candidates) {
     if (c.iteration() != iteration || c.parent_id().empty() || c.kernel().source().empty()) continue;
     const v1::Verdict v = c.result().verdict();
-    if (v == v1::VERDICT_DUPLICATE || v == v1::VERDICT_CANCELLED || v == v1::VERDICT_NO_KERNEL) continue;
+    // Experiences come only from kernels that passed the whole protocol or failed it on their own merits;
+    // a physically implausible claim is never shown to the summarizer.
+    if (v == v1::VERDICT_DUPLICATE || v == v1::VERDICT_CANCELLED || v == v1::VERDICT_NO_KERNEL ||
+        v == v1::VERDICT_SUSPICIOUS) {
+      continue;
+    }
     samples.push_back(&c);
   }
   std::sort(samples.begin(), samples.end(),

@@ -60,6 +60,9 @@ absl::StatusOr<HarnessResult> ParseHarnessResult(const std::string& json) {
   r.max_rel_l2 = Number(root, "max_rel_l2");
   r.instructions = static_cast<int64_t>(Number(root, "instructions"));
   r.trace_path = String(root, "trace");
+  if (const Value* bytes = Field(root, "output_bytes"); bytes != nullptr && bytes->has_number_value()) {
+    r.output_bytes = static_cast<int64_t>(bytes->number_value());
+  }
   if (const Value* problem = Field(root, "problem"); problem != nullptr && problem->has_struct_value()) {
     if (const Value* rl = Field(problem->struct_value(), "roofline"); rl != nullptr && rl->has_struct_value()) {
       v1::Roofline roofline;

@@ -18,6 +18,8 @@ struct HarnessResult {
   int64_t instructions = 0;
   std::string trace_path;  // as seen inside the sandbox, e.g. /scratch/trace.txt; empty when none
   std::optional<v1::Roofline> roofline;
+  // Bytes of the kernel's outputs (from the checked runs); absent in timing-only mode.
+  std::optional<int64_t> output_bytes;
 };
 
 // INVALID_ARGUMENT when `json` is not a harness result (names the missing or bad key).

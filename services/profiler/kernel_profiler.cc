@@ -19,6 +19,7 @@
 #include "absl/time/time.h"
 #include "libs/core/file.h"
 #include "services/profiler/harness_result.h"
+#include "services/profiler/plausibility.h"
 #include "services/profiler/program_path.h"
 
 namespace accelopt::profiler {
@@ -329,6 +330,10 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
       const MeasureInput input{*parsed, options, roofline, spec, result_dir, cancel};
       if (absl::Status s = backend_->Measure(input, &result); !s.ok()) {
         result = Verdict(v1::VERDICT_INFRA_ERROR, std::string(s.message()));
+      } else if (std::string why = ImplausibilityReason(result, parsed->output_bytes); !why.empty()) {
+        // Kept with its measurements so the claim can be inspected, but never OK.
+        result.set_verdict(v1::VERDICT_SUSPICIOUS);
+        result.set_message(why);
       }
     }
   }

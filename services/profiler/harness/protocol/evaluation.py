@@ -35,7 +35,7 @@ class Verdict(Exception):
 def empty_result():
     return {'verdict': 'OK', 'message': '', 'line': 0, 'seeds_checked': 0, 'max_rel_l2': None,
             'instructions': None, 'trace': None, 'problem': None, 'wall_seconds': 0.0,
-            'trace_seconds': None, 'trace_cpu_seconds': None}
+            'trace_seconds': None, 'trace_cpu_seconds': None, 'output_bytes': None}
 
 
 def evaluate(reference, kernel, metadata=None, seeds=5, tolerance=None, timing_only=False,

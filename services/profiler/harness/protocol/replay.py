@@ -154,7 +154,14 @@ class ReplayCheck:
             self.result['max_rel_l2'] = comparison.rel_l2 if previous is None else max(previous, comparison.rel_l2)
         if not comparison.ok:
             raise Verdict('INCORRECT', f'{which}: {comparison.message}')
+        self.result['output_bytes'] = _output_bytes(outputs)
         return recorder
+
+
+def _output_bytes(outputs):
+    """Bytes of the kernel's outputs (one array or a tuple/list of them), for the worker's plausibility check."""
+    arrays = outputs if isinstance(outputs, (tuple, list)) else (outputs,)
+    return int(sum(np.asarray(array).nbytes for array in arrays))
 
 
 def _recorded_failure(error):
