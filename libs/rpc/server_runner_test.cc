@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "accelopt/v1/info_service.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -24,6 +26,7 @@ v1::ServerConfig TestConfig() {
 TEST(ServerRunnerTest, ServesHealthInfoAndRpcMetrics) {
   auto registry = std::make_shared<prometheus::Registry>();
   ServerRunner runner("unit", TestConfig(), registry);
+  runner.SetModelProviders({"builtin", "openai"});
   ASSERT_TRUE(runner.Start().ok());
   auto channel = grpc::CreateChannel(runner.grpc_address(), grpc::InsecureChannelCredentials());
 
@@ -38,6 +41,8 @@ TEST(ServerRunnerTest, ServesHealthInfoAndRpcMetrics) {
   ASSERT_TRUE(v1::InfoService::NewStub(channel)->GetInfo(&ictx, v1::GetInfoRequest(), &info).ok());
   EXPECT_EQ(info.service(), "unit");
   EXPECT_EQ(info.metrics_address(), runner.metrics_address());
+  EXPECT_EQ(std::vector<std::string>(info.model_providers().begin(), info.model_providers().end()),
+            (std::vector<std::string>{"builtin", "openai"}));
 
   // The interceptor records the call when it is destroyed, just after the response left: poll.
   const std::string sample =

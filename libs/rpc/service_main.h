@@ -21,8 +21,10 @@ namespace accelopt::rpc {
 int FailStartup(const std::string& binary, const absl::Status& status);
 
 // Logs the effective config, starts the server with `services`, waits for a shutdown signal and drains.
+// Agent services pass the provider names they serve in `model_providers` (reported by InfoService).
 // Returns the process exit code (0 after a clean shutdown, 1 when the server cannot start).
 int RunServer(const std::string& service_name, const google::protobuf::Message& config, const v1::ServerConfig& server,
-              std::shared_ptr<prometheus::Registry> registry, const std::vector<grpc::Service*>& services);
+              std::shared_ptr<prometheus::Registry> registry, const std::vector<grpc::Service*>& services,
+              const std::vector<std::string>& model_providers = {});
 
 }  // namespace accelopt::rpc

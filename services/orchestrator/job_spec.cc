@@ -35,7 +35,7 @@ bool ValidNamespace(absl::string_view ns) {
 
 absl::Status ValidateModel(const v1::ModelSpec& model, absl::string_view field) {
   const std::string& provider = model.provider();
-  if (provider.empty() || provider == "builtin") return absl::OkStatus();
+  if (provider.empty() || provider == kDefaultProvider) return absl::OkStatus();
   if (provider.size() > 64 || !ValidNamespace(provider)) {
     return Invalid(absl::StrCat(field, ".provider"), "must be a provider name such as openai or builtin");
   }
@@ -163,7 +163,7 @@ v1::JobSpec ResolveJobSpec(const v1::JobSpec& spec) {
   if (r.profile().seeds() == 0) r.mutable_profile()->set_seeds(5);
   for (v1::ModelSpec* m : {r.mutable_models()->mutable_planner(), r.mutable_models()->mutable_executor(),
                            r.mutable_models()->mutable_summarizer()}) {
-    if (m->provider().empty()) m->set_provider("builtin");
+    if (m->provider().empty()) m->set_provider(kDefaultProvider);
   }
   if (r.problem().reference_filename().empty()) r.mutable_problem()->set_reference_filename("reference.py");
   r.mutable_baseline()->set_sha256(core::Sha256Hex(r.baseline().source()));

@@ -5,6 +5,7 @@
 #include "libs/rpc/server_runner.h"
 #include "libs/rpc/service_main.h"
 #include "libs/storage/kv_store.h"
+#include "services/orchestrator/agent_providers.h"
 #include "services/orchestrator/grpc_clients.h"
 #include "services/orchestrator/job_engine.h"
 #include "services/orchestrator/job_store.h"
@@ -39,9 +40,12 @@ int main(int argc, char** argv) {
   auto registry = std::make_shared<prometheus::Registry>();
   auto metrics = orchestrator::OrchestratorMetrics::Create(*registry);
 
-  orchestrator::GrpcPlannerClient planner(orchestrator::MakeChannel(config.planner_address()));
-  orchestrator::GrpcExecutorClient executor(orchestrator::MakeChannel(config.executor_address()));
-  orchestrator::GrpcMemoryClient memory(orchestrator::MakeChannel(config.memory_address()));
+  auto planner_channel = orchestrator::MakeChannel(config.planner_address());
+  auto executor_channel = orchestrator::MakeChannel(config.executor_address());
+  auto memory_channel = orchestrator::MakeChannel(config.memory_address());
+  orchestrator::GrpcPlannerClient planner(planner_channel);
+  orchestrator::GrpcExecutorClient executor(executor_channel);
+  orchestrator::GrpcMemoryClient memory(memory_channel);
   orchestrator::WorkerPoolOptions pool_options;
   pool_options.poll_interval = absl::Seconds(config.worker_poll_seconds());
   pool_options.resolve_interval = absl::Seconds(config.dns_refresh_seconds());
@@ -63,6 +67,12 @@ int main(int argc, char** argv) {
   options.agent_timeout = absl::Seconds(config.agent_timeout_seconds());
   orchestrator::JobEngine engine(options, &store, {&planner, &executor, &memory, &pool}, &metrics);
   if (auto s = engine.Start(); !s.ok()) return rpc::FailStartup("accelopt-orchestrator", s);
-  orchestrator::JobServiceImpl service(&engine);
+  // Submitted jobs are checked against the providers the agent services report (docs/agents.md).
+  orchestrator::GrpcProviderReporter planner_info(planner_channel);
+  orchestrator::GrpcProviderReporter executor_info(executor_channel);
+  orchestrator::GrpcProviderReporter memory_info(memory_channel);
+  orchestrator::AgentProviders providers({&planner_info, &executor_info, &memory_info},
+                                         orchestrator::kProviderReportDeadline);
+  orchestrator::JobServiceImpl service(&engine, &providers);
   return rpc::RunServer("orchestrator", config, config.server(), registry, {&service});
 }

@@ -145,7 +145,17 @@ grpc::ServerUnaryReactor* JobServiceImpl::SubmitJob(grpc::CallbackServerContext*
                                                     const v1::SubmitJobRequest* request,
                                                     v1::SubmitJobResponse* response) {
   auto* reactor = context->DefaultReactor();
-  engine_->SubmitJob(*request, FinishWith(reactor, response));
+  if (providers_ == nullptr) {
+    engine_->SubmitJob(*request, FinishWith(reactor, response));
+    return reactor;
+  }
+  providers_->Refresh([this, request, reactor, response]() mutable {
+    if (absl::Status s = providers_->Validate(request->spec().models()); !s.ok()) {
+      reactor->Finish(core::ToGrpcStatus(s));
+      return;
+    }
+    engine_->SubmitJob(*request, FinishWith(reactor, response));
+  });
   return reactor;
 }
 

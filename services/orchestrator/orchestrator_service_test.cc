@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "libs/rpc/info_service.h"
+#include "services/orchestrator/agent_providers.h"
 #include "services/orchestrator/grpc_clients.h"
 #include "services/orchestrator/search_ids.h"
 #include "services/orchestrator/testing/fake_clients.h"
@@ -105,6 +107,48 @@ class JobServiceTest : public ::testing::Test {
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<v1::JobService::Stub> stub_;
 };
+
+TEST_F(JobServiceTest, SubmitChecksProvidersAgainstWhatTheAgentServicesReport) {
+  rpc::InfoServiceImpl info("planner");
+  info.set_model_providers({"builtin"});
+  int info_port = 0;
+  grpc::ServerBuilder info_builder;
+  info_builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &info_port);
+  info_builder.RegisterService(&info);
+  std::unique_ptr<grpc::Server> info_server = info_builder.BuildAndStart();
+  ASSERT_NE(info_server, nullptr);
+  GrpcProviderReporter reporter(MakeChannel("127.0.0.1:" + std::to_string(info_port)));
+  AgentProviders providers({&reporter, &reporter, &reporter}, absl::Seconds(10));
+  JobServiceImpl checked(engine_.get(), &providers);
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&checked);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  auto stub = v1::JobService::NewStub(MakeChannel("127.0.0.1:" + std::to_string(port)));
+
+  v1::SubmitJobRequest request;
+  *request.mutable_spec() = Spec();
+  v1::ModelSpec* executor = request.mutable_spec()->mutable_models()->mutable_executor();
+  executor->set_provider("openai");
+  executor->set_base_url("http://127.0.0.1:1/v1");
+  executor->set_model("m");
+  v1::SubmitJobResponse response;
+  grpc::ClientContext rejected_context;
+  grpc::Status rejected = stub->SubmitJob(&rejected_context, request, &response);
+  EXPECT_EQ(rejected.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(rejected.error_message(), "spec.models.executor.provider: unknown provider 'openai' (available: builtin)");
+
+  request.mutable_spec()->mutable_models()->clear_executor();
+  grpc::ClientContext accepted_context;
+  grpc::Status accepted = stub->SubmitJob(&accepted_context, request, &response);
+  ASSERT_TRUE(accepted.ok()) << accepted.error_message();
+  EXPECT_TRUE(response.created());
+  WaitFinished(response.job().job_id());
+  server->Shutdown(std::chrono::system_clock::now());
+  info_server->Shutdown(std::chrono::system_clock::now());
+}
 
 TEST_F(JobServiceTest, BadSpecsAreInvalidArgumentNamingTheField) {
   v1::SubmitJobResponse response;
