@@ -75,6 +75,15 @@ class ProviderRegistry {
   }
   absl::StatusOr<Model*> Find(const v1::ModelSpec& spec) const { return Find(spec.provider()); }
 
+  // Find, then the provider's own checks of `spec` (Model::ValidateSpec): what every agent call and the
+  // submit-time check (InfoService.CheckModel) run. INVALID_ARGUMENT naming the field.
+  absl::StatusOr<Model*> FindValid(const v1::ModelSpec& spec) const {
+    absl::StatusOr<Model*> model = Find(spec);
+    if (!model.ok()) return model.status();
+    if (absl::Status s = (*model)->ValidateSpec(spec); !s.ok()) return s;
+    return model;
+  }
+
   // The registered provider names, sorted.
   std::vector<std::string> Names() const {
     std::vector<std::string> names;

@@ -34,8 +34,8 @@ class ServerRunner {
 
   // Registers a service; call before Start(). Not owned.
   void AddService(grpc::Service* service);
-  // The model providers InfoService reports (agent services); call before Start().
-  void SetModelProviders(const std::vector<std::string>& names) { info_service_.set_model_providers(names); }
+  // What InfoService reports and checks for an agent service; call before Start().
+  void SetAgentModels(const AgentModels& models) { info_service_.set_agent_models(models); }
 
   // Binds the admin (metrics) and gRPC addresses and starts serving; health reports SERVING for the
   // server and each registered service once this returns OK. UNAVAILABLE with one clear line naming the

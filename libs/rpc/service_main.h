@@ -9,6 +9,7 @@
 #include "absl/status/status.h"
 #include "accelopt/v1/config.pb.h"
 #include "google/protobuf/message.h"
+#include "libs/rpc/info_service.h"
 #include "prometheus/registry.h"
 
 namespace grpc {
@@ -21,10 +22,10 @@ namespace accelopt::rpc {
 int FailStartup(const std::string& binary, const absl::Status& status);
 
 // Logs the effective config, starts the server with `services`, waits for a shutdown signal and drains.
-// Agent services pass the provider names they serve in `model_providers` (reported by InfoService).
+// Agent services pass what they serve in `agent` (InfoService's model_providers and CheckModel).
 // Returns the process exit code (0 after a clean shutdown, 1 when the server cannot start).
 int RunServer(const std::string& service_name, const google::protobuf::Message& config, const v1::ServerConfig& server,
               std::shared_ptr<prometheus::Registry> registry, const std::vector<grpc::Service*>& services,
-              const std::vector<std::string>& model_providers = {});
+              const AgentModels& agent = {});
 
 }  // namespace accelopt::rpc

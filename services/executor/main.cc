@@ -40,7 +40,9 @@ int main(int argc, char** argv) {
   executor::PythonSyntaxChecker checker;
   executor::Executor executor(models, checker, pool, metrics);
   executor::ExecutorServiceImpl service(executor);
-  int code = rpc::RunServer("executor", config, config.server(), registry, {&service}, models.Names());
+  int code =
+      rpc::RunServer("executor", config, config.server(), registry, {&service},
+                     {models.Names(), [&models](const v1::ModelSpec& m) { return models.FindValid(m).status(); }});
   pool.join();
   return code;
 }

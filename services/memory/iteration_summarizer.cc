@@ -40,9 +40,7 @@ absl::Status ValidateSummarizeRequest(const v1::SummarizeIterationRequest& reque
   if (request.negative_threshold() != 0 && !(request.negative_threshold() >= 1.0)) {
     return absl::InvalidArgumentError("negative_threshold: must be 0 (default 1.15) or at least 1");
   }
-  auto summarizer = summarizers.Find(request.model());
-  if (!summarizer.ok()) return summarizer.status();
-  return (*summarizer)->ValidateSpec(request.model());
+  return summarizers.FindValid(request.model()).status();
 }
 
 std::string ExperienceId(const IterationKey& key, const std::string& candidate_id, bool regression) {

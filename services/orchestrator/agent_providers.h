@@ -1,6 +1,7 @@
-// What the agent services report they serve: the model provider names of the planner, executor and memory
-// (summarizer) services, read from their InfoService (GetInfoResponse.model_providers), and the check of a
-// submitted job's models against them. The orchestrator keeps no provider list of its own.
+// What the agent services serve, asked at submit: each of the planner, executor and memory (summarizer)
+// services checks the job's model spec of its role (InfoService.CheckModel: provider registered, then the
+// provider's own rules) and reports its provider names (GetInfoResponse.model_providers). The orchestrator
+// keeps no provider list or provider rules of its own.
 #pragma once
 
 #include <grpcpp/channel.h>
@@ -22,58 +23,65 @@
 
 namespace accelopt::orchestrator {
 
-// How long a submit waits for each agent service's report.
-inline constexpr absl::Duration kProviderReportDeadline = absl::Seconds(2);
+// How long a submit waits for each agent service's answers.
+inline constexpr absl::Duration kAgentCheckDeadline = absl::Seconds(2);
 
-// Asks one agent service which providers it serves. Implementations are thread-safe.
-class ProviderReporter {
+// One agent service's InfoService. Implementations are thread-safe; every method starts the call and
+// returns at once, and `done` runs exactly once, on any thread (possibly inside the call).
+class AgentInfoClient {
  public:
-  using Done = absl::AnyInvocable<void(absl::StatusOr<std::vector<std::string>>) &&>;
-  virtual ~ProviderReporter() = default;
-  // Starts the call and returns at once; `done` runs exactly once, on any thread (possibly inside the call).
-  virtual void ReportProviders(absl::Duration deadline, Done done) = 0;
+  using ProvidersDone = absl::AnyInvocable<void(absl::StatusOr<std::vector<std::string>>) &&>;
+  using CheckDone = absl::AnyInvocable<void(absl::Status) &&>;
+  virtual ~AgentInfoClient() = default;
+  // The provider names the service serves.
+  virtual void GetProviders(absl::Duration deadline, ProvidersDone done) = 0;
+  // OK, INVALID_ARGUMENT naming the field ("model.base_url: ..."), or the RPC's error.
+  virtual void CheckModel(const v1::ModelSpec& model, absl::Duration deadline, CheckDone done) = 0;
 };
 
-// ProviderReporter over the agent service's InfoService.
-class GrpcProviderReporter final : public ProviderReporter {
+class GrpcAgentInfoClient final : public AgentInfoClient {
  public:
-  explicit GrpcProviderReporter(std::shared_ptr<grpc::Channel> channel)
+  explicit GrpcAgentInfoClient(std::shared_ptr<grpc::Channel> channel)
       : stub_(v1::InfoService::NewStub(std::move(channel))) {}
-  void ReportProviders(absl::Duration deadline, Done done) override;
+  void GetProviders(absl::Duration deadline, ProvidersDone done) override;
+  void CheckModel(const v1::ModelSpec& model, absl::Duration deadline, CheckDone done) override;
 
  private:
   std::unique_ptr<v1::InfoService::Stub> stub_;
 };
 
-// The last known provider lists of the three agent roles. Thread-safe.
+// Checks submitted jobs' models with the agent services. Thread-safe.
 //
-// Policy when an agent service is unreachable: each Refresh asks all three services with a short deadline;
-// a service that does not answer keeps its last known report, and a role whose service has never answered
-// is not checked here (its service still rejects an unknown provider, INVALID_ARGUMENT, when called).
+// When an agent service does not answer within the deadline, its last known provider list is used instead
+// (only the provider name is checked then); a role whose service has never answered is not checked here,
+// and its service still rejects a bad model spec (INVALID_ARGUMENT) when called.
 class AgentProviders {
  public:
-  // The reporters are not owned and must outlive this object and every Refresh.
-  struct Reporters {
-    ProviderReporter* planner = nullptr;
-    ProviderReporter* executor = nullptr;
-    ProviderReporter* memory = nullptr;
+  // Not owned; they must outlive this object and every Check.
+  struct Clients {
+    AgentInfoClient* planner = nullptr;
+    AgentInfoClient* executor = nullptr;
+    AgentInfoClient* memory = nullptr;
   };
 
-  AgentProviders(Reporters reporters, absl::Duration deadline) : reporters_(reporters), deadline_(deadline) {}
+  AgentProviders(Clients clients, absl::Duration deadline) : clients_(clients), deadline_(deadline) {}
 
-  // Asks every agent service again (each with the deadline given at construction) and records the answers;
-  // then calls `done` once, on any thread, after every service answered or failed.
-  void Refresh(absl::AnyInvocable<void() &&> done);
-
-  // OK, or INVALID_ARGUMENT naming the field and listing the reported providers, e.g.
-  // "spec.models.executor.provider: unknown provider 'x' (available: builtin, openai)". An empty provider
-  // stands for "builtin" (the resolved default).
-  absl::Status Validate(const v1::AgentModels& models) const;
+  // Asks the three services at once (each call with the deadline given at construction) and calls `done`
+  // once, on any thread, after all answered or failed: OK, or INVALID_ARGUMENT for the first bad role with
+  // the agent's field under "spec.models.<role>.", e.g.
+  // "spec.models.executor.provider: unknown provider 'x' (known: builtin, openai)" or
+  // "spec.models.planner.base_url: ...". An empty provider stands for the resolved default ("builtin").
+  void Check(const v1::AgentModels& models, absl::AnyInvocable<void(absl::Status) &&> done);
 
  private:
   enum Role { kPlanner, kExecutor, kSummarizer, kRoles };
+  struct Call;
 
-  Reporters reporters_;
+  void Finish(Call& call);
+  // The check against the last known provider list of `role`, when there is one.
+  absl::Status CheckReported(Role role, const std::string& provider) const;
+
+  Clients clients_;
   absl::Duration deadline_;
   mutable absl::Mutex mu_;
   std::array<std::optional<std::vector<std::string>>, kRoles> known_ ABSL_GUARDED_BY(mu_);

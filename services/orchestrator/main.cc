@@ -67,12 +67,12 @@ int main(int argc, char** argv) {
   options.agent_timeout = absl::Seconds(config.agent_timeout_seconds());
   orchestrator::JobEngine engine(options, &store, {&planner, &executor, &memory, &pool}, &metrics);
   if (auto s = engine.Start(); !s.ok()) return rpc::FailStartup("accelopt-orchestrator", s);
-  // Submitted jobs are checked against the providers the agent services report (docs/agents.md).
-  orchestrator::GrpcProviderReporter planner_info(planner_channel);
-  orchestrator::GrpcProviderReporter executor_info(executor_channel);
-  orchestrator::GrpcProviderReporter memory_info(memory_channel);
+  // The agent services check submitted jobs' models (docs/agents.md).
+  orchestrator::GrpcAgentInfoClient planner_info(planner_channel);
+  orchestrator::GrpcAgentInfoClient executor_info(executor_channel);
+  orchestrator::GrpcAgentInfoClient memory_info(memory_channel);
   orchestrator::AgentProviders providers({&planner_info, &executor_info, &memory_info},
-                                         orchestrator::kProviderReportDeadline);
+                                         orchestrator::kAgentCheckDeadline);
   orchestrator::JobServiceImpl service(&engine, &providers);
   return rpc::RunServer("orchestrator", config, config.server(), registry, {&service});
 }

@@ -149,11 +149,8 @@ grpc::ServerUnaryReactor* JobServiceImpl::SubmitJob(grpc::CallbackServerContext*
     engine_->SubmitJob(*request, FinishWith(reactor, response));
     return reactor;
   }
-  providers_->Refresh([this, request, reactor, response]() mutable {
-    if (absl::Status s = providers_->Validate(request->spec().models()); !s.ok()) {
-      reactor->Finish(core::ToGrpcStatus(s));
-      return;
-    }
+  providers_->Check(request->spec().models(), [this, request, reactor, response](absl::Status checked) {
+    if (!checked.ok()) return reactor->Finish(core::ToGrpcStatus(checked));
     engine_->SubmitJob(*request, FinishWith(reactor, response));
   });
   return reactor;

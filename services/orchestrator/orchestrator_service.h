@@ -11,9 +11,9 @@ namespace accelopt::orchestrator {
 
 class JobServiceImpl final : public v1::JobService::CallbackService {
  public:
-  // Neither is owned; both must outlive the server. With `providers`, SubmitJob first refreshes what the
-  // agent services report and rejects a job naming a provider they do not serve (INVALID_ARGUMENT); without,
-  // providers are checked only by the agent services when called.
+  // Neither is owned; both must outlive the server. With `providers`, SubmitJob first has the agent services
+  // check the job's models and rejects a job they cannot serve (INVALID_ARGUMENT); without, models are
+  // checked only by the agent services when called.
   explicit JobServiceImpl(JobEngine* engine, AgentProviders* providers = nullptr)
       : engine_(engine), providers_(providers) {}
 
