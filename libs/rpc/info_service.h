@@ -13,7 +13,7 @@ namespace accelopt::rpc {
 
 // What an agent service serves: its provider names (sorted) and the check of a model spec against them
 // (ProviderRegistry::FindValid). Empty for the other services.
-struct AgentModels {
+struct ServedModels {
   std::vector<std::string> providers;
   std::function<absl::Status(const v1::ModelSpec&)> check;
 };
@@ -23,7 +23,7 @@ class InfoServiceImpl final : public v1::InfoService::CallbackService {
   explicit InfoServiceImpl(std::string service);
   // Both setters are for start-up, before the server starts.
   void set_metrics_address(std::string address) { info_.set_metrics_address(std::move(address)); }
-  void set_agent_models(const AgentModels& models) {
+  void set_served_models(const ServedModels& models) {
     info_.mutable_model_providers()->Assign(models.providers.begin(), models.providers.end());
     check_model_ = models.check;
   }

@@ -35,7 +35,7 @@ class ServerRunner {
   // Registers a service; call before Start(). Not owned.
   void AddService(grpc::Service* service);
   // What InfoService reports and checks for an agent service; call before Start().
-  void SetAgentModels(const AgentModels& models) { info_service_.set_agent_models(models); }
+  void SetServedModels(const ServedModels& models) { info_service_.set_served_models(models); }
 
   // Binds the admin (metrics) and gRPC addresses and starts serving; health reports SERVING for the
   // server and each registered service once this returns OK. UNAVAILABLE with one clear line naming the

@@ -26,10 +26,10 @@ v1::ServerConfig TestConfig() {
 TEST(ServerRunnerTest, ServesHealthInfoAndRpcMetrics) {
   auto registry = std::make_shared<prometheus::Registry>();
   ServerRunner runner("unit", TestConfig(), registry);
-  runner.SetAgentModels({{"builtin", "openai"}, [](const v1::ModelSpec& spec) {
-                           return spec.provider() == "builtin" ? absl::OkStatus()
-                                                               : absl::InvalidArgumentError("model.provider: unknown");
-                         }});
+  runner.SetServedModels({{"builtin", "openai"}, [](const v1::ModelSpec& spec) {
+                            return spec.provider() == "builtin" ? absl::OkStatus()
+                                                                : absl::InvalidArgumentError("model.provider: unknown");
+                          }});
   ASSERT_TRUE(runner.Start().ok());
   auto channel = grpc::CreateChannel(runner.grpc_address(), grpc::InsecureChannelCredentials());
 

@@ -26,6 +26,6 @@ int FailStartup(const std::string& binary, const absl::Status& status);
 // Returns the process exit code (0 after a clean shutdown, 1 when the server cannot start).
 int RunServer(const std::string& service_name, const google::protobuf::Message& config, const v1::ServerConfig& server,
               std::shared_ptr<prometheus::Registry> registry, const std::vector<grpc::Service*>& services,
-              const AgentModels& agent = {});
+              const ServedModels& agent = {});
 
 }  // namespace accelopt::rpc

@@ -111,16 +111,16 @@ class JobServiceTest : public ::testing::Test {
 TEST_F(JobServiceTest, SubmitHasTheAgentServicesCheckTheModels) {
   // One InfoService stands in for the three agent services: it serves builtin, and openai with a base_url.
   rpc::InfoServiceImpl info("agent");
-  info.set_agent_models({{"builtin", "openai"}, [](const v1::ModelSpec& model) {
-                           if (model.provider() != "builtin" && model.provider() != "openai") {
-                             return absl::InvalidArgumentError(
-                                 absl::StrCat("model.provider: unknown provider '", model.provider(), "'"));
-                           }
-                           if (model.provider() == "openai" && model.base_url().empty()) {
-                             return absl::InvalidArgumentError("model.base_url: required");
-                           }
-                           return absl::OkStatus();
-                         }});
+  info.set_served_models({{"builtin", "openai"}, [](const v1::ModelSpec& model) {
+                            if (model.provider() != "builtin" && model.provider() != "openai") {
+                              return absl::InvalidArgumentError(
+                                  absl::StrCat("model.provider: unknown provider '", model.provider(), "'"));
+                            }
+                            if (model.provider() == "openai" && model.base_url().empty()) {
+                              return absl::InvalidArgumentError("model.base_url: required");
+                            }
+                            return absl::OkStatus();
+                          }});
   int info_port = 0;
   grpc::ServerBuilder info_builder;
   info_builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &info_port);
