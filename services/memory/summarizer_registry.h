@@ -11,7 +11,7 @@ namespace accelopt::memory {
 
 using SummarizerRegistry = llm::ProviderRegistry<Summarizer>;
 
-// Registers an OpenAiSummarizer (prompted) over each text model of `runtime` under the model's name, then
+// Registers an PromptedSummarizer (prompted) over each text model of `runtime` under the model's name, then
 // "builtin" (no model) and, when `config.enable_fake_summarizer()`, the test-only "fake". `runtime` must
 // outlive `summarizers`.
 void RegisterDefaultModels(llm::AgentRuntime& runtime, const v1::MemoryConfig& config, SummarizerRegistry& summarizers);
