@@ -25,7 +25,8 @@ std::string FindPlanLine(const std::string& plan_text) {
   return "";
 }
 
-BuiltinPlanner::BuiltinPlanner(const Rewriter* rewriter, int threads) : rewriter_(rewriter), pool_(threads) {}
+BuiltinPlanner::BuiltinPlanner(std::shared_ptr<const Rewriter> rewriter, int threads)
+    : rewriter_(std::move(rewriter)), pool_(threads) {}
 BuiltinPlanner::~BuiltinPlanner() { pool_.join(); }
 
 absl::Status BuiltinPlanner::ValidateSpec(const v1::ModelSpec& spec) const { return absl::OkStatus(); }
@@ -34,14 +35,14 @@ absl::StatusOr<std::vector<RewriteCandidate>> BuiltinPlanner::Analyze(const std:
   const std::string key = core::Sha256Hex(source);
   std::shared_ptr<absl::StatusOr<std::vector<RewriteCandidate>>> entry;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = cache_.find(key);
     if (it != cache_.end()) entry = it->second;
   }
   if (entry == nullptr) {
     // Concurrent samples of the same kernel may both analyse it once; the result is the same.
     entry = std::make_shared<absl::StatusOr<std::vector<RewriteCandidate>>>(rewriter_->Analyze(source));
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (cache_.size() >= kMaxCachedAnalyses) cache_.clear();
     if (entry->ok()) cache_[key] = entry;  // a failed run may be transient: not cached
   }
@@ -80,7 +81,8 @@ void BuiltinPlanner::Plan(std::shared_ptr<const v1::PlanRequest> request, int in
   });
 }
 
-BuiltinExecutor::BuiltinExecutor(const Rewriter* rewriter, int threads) : rewriter_(rewriter), pool_(threads) {}
+BuiltinExecutor::BuiltinExecutor(std::shared_ptr<const Rewriter> rewriter, int threads)
+    : rewriter_(std::move(rewriter)), pool_(threads) {}
 BuiltinExecutor::~BuiltinExecutor() { pool_.join(); }
 
 absl::Status BuiltinExecutor::ValidateSpec(const v1::ModelSpec& spec) const { return absl::OkStatus(); }

@@ -5,10 +5,11 @@
 
 #include <boost/asio/thread_pool.hpp>
 #include <memory>
-#include <mutex>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "absl/synchronization/mutex.h"
 #include "libs/builtin/rewriter.h"
 #include "libs/llm/executor_model.h"
 #include "libs/llm/planner_model.h"
@@ -19,8 +20,8 @@ namespace accelopt::builtin {
 // one request are N different plans. A sample past the end of the ranking fails with a precise reason.
 class BuiltinPlanner final : public llm::PlannerModel {
  public:
-  // `rewriter` must outlive this object.
-  BuiltinPlanner(const Rewriter* rewriter, int threads);
+  // Samples run on `threads` threads of this object.
+  BuiltinPlanner(std::shared_ptr<const Rewriter> rewriter, int threads);
   ~BuiltinPlanner() override;
 
   absl::Status ValidateSpec(const v1::ModelSpec& spec) const override;
@@ -31,9 +32,10 @@ class BuiltinPlanner final : public llm::PlannerModel {
   // Analysis of a kernel, computed once per kernel hash and shared by concurrent samples.
   absl::StatusOr<std::vector<RewriteCandidate>> Analyze(const std::string& source);
 
-  const Rewriter* rewriter_;
-  std::mutex mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<absl::StatusOr<std::vector<RewriteCandidate>>>> cache_;
+  std::shared_ptr<const Rewriter> rewriter_;
+  absl::Mutex mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<absl::StatusOr<std::vector<RewriteCandidate>>>> cache_
+      ABSL_GUARDED_BY(mu_);
   boost::asio::thread_pool pool_;
 };
 
@@ -41,7 +43,7 @@ class BuiltinPlanner final : public llm::PlannerModel {
 // orchestrator records the repeats as duplicates).
 class BuiltinExecutor final : public llm::ExecutorModel {
  public:
-  BuiltinExecutor(const Rewriter* rewriter, int threads);
+  BuiltinExecutor(std::shared_ptr<const Rewriter> rewriter, int threads);
   ~BuiltinExecutor() override;
 
   absl::Status ValidateSpec(const v1::ModelSpec& spec) const override;
@@ -49,7 +51,7 @@ class BuiltinExecutor final : public llm::ExecutorModel {
                  absl::AnyInvocable<void(llm::Metered<llm::KernelDraft>)> done) override;
 
  private:
-  const Rewriter* rewriter_;
+  std::shared_ptr<const Rewriter> rewriter_;
   boost::asio::thread_pool pool_;
 };
 

@@ -13,7 +13,7 @@ const std::string kSilu = ACCELOPT_SOURCE_DIR "/examples/silu/kernel.py";
 
 class BuiltinAgentsTest : public ::testing::Test {
  protected:
-  BuiltinAgentsTest() : rewriter_(Options()) {}
+  BuiltinAgentsTest() : rewriter_(std::make_shared<Rewriter>(Options())) {}
   static RewriterOptions Options() {
     RewriterOptions o;
     o.rewriter_dir = ACCELOPT_SOURCE_DIR "/services/executor/builtin";
@@ -47,12 +47,12 @@ class BuiltinAgentsTest : public ::testing::Test {
     return out;
   }
 
-  Rewriter rewriter_;
+  std::shared_ptr<const Rewriter> rewriter_;
 };
 
 TEST_F(BuiltinAgentsTest, PlannerGivesDistinctPlansThatTheExecutorApplies) {
-  BuiltinPlanner planner(&rewriter_, 2);
-  BuiltinExecutor executor(&rewriter_, 2);
+  BuiltinPlanner planner(rewriter_, 2);
+  BuiltinExecutor executor(rewriter_, 2);
   auto request = std::make_shared<v1::PlanRequest>();
   request->mutable_kernel()->set_source(*core::ReadFile(kSilu));
   request->mutable_profile()->mutable_engine_active()->set_dma(0.9);
@@ -76,7 +76,7 @@ TEST_F(BuiltinAgentsTest, PlannerGivesDistinctPlansThatTheExecutorApplies) {
 }
 
 TEST_F(BuiltinAgentsTest, PlanThatDoesNotApplyGetsThePreciseReason) {
-  BuiltinExecutor executor(&rewriter_, 1);
+  BuiltinExecutor executor(rewriter_, 1);
   auto r = ImplementPlan(executor, *core::ReadFile(kSilu), "builtin: hoist_invariant_store site=S999");
   ASSERT_FALSE(r.value.ok());
   EXPECT_EQ(r.value.status().code(), absl::StatusCode::kFailedPrecondition);
@@ -86,7 +86,7 @@ TEST_F(BuiltinAgentsTest, PlanThatDoesNotApplyGetsThePreciseReason) {
 }
 
 TEST_F(BuiltinAgentsTest, GarbageKernelIsAReasonNotACrash) {
-  BuiltinPlanner planner(&rewriter_, 1);
+  BuiltinPlanner planner(rewriter_, 1);
   auto request = std::make_shared<v1::PlanRequest>();
   request->mutable_kernel()->set_source("def kernel(:\n");
   auto plan = PlanSample(planner, request, 0);

@@ -5,7 +5,6 @@
 
 #include "absl/synchronization/notification.h"
 #include "libs/config/llm_config.h"
-#include "libs/llm/default_models.h"
 #include "libs/llm/openai_client.h"
 #include "tests/llm_double/llm_double.h"
 
@@ -108,7 +107,8 @@ TEST_F(PromptedAgentsTest, ExecutorExtractsTheFirstCodeBlockOrSaysThereIsNone) {
 
 TEST_F(PromptedAgentsTest, RegistryRejectsUnknownProvidersNamingTheField) {
   Start("x");
-  ProviderRegistry<PlannerModel> models = MakePlannerModels(*client_, prompts_);
+  ProviderRegistry<PlannerModel> models;
+  models.Register("openai", std::make_unique<PromptedPlanner>(*client_, prompts_));
   EXPECT_TRUE(models.Find(spec_).ok());
   v1::ModelSpec spec = spec_;
   spec.set_provider("mystery");

@@ -1,5 +1,5 @@
 // How agents get their models: ModelProvider (text in, completion out) and ProviderRegistry, which picks an
-// agent's model implementation by ModelSpec.provider ("openai", later "builtin").
+// implementation by ModelSpec.provider ("openai", "builtin", ...). docs/agents.md says how registration works.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "absl/functional/any_invocable.h"
 #include "absl/status/statusor.h"
@@ -50,32 +51,54 @@ inline uint64_t SampleSeed(uint64_t seed, int index) {
   return z ^ (z >> 31);
 }
 
-// Agent model implementations of one kind (PlannerModel, ExecutorModel, a summarizer model, ...) keyed by
-// provider name. Fill it at start-up, then only read it: concurrent Find() calls are safe.
+// Provider implementations of one kind, keyed by provider name (ModelSpec.provider): the text models of a
+// process (ModelProvider), and the agent models built on them (PlannerModel, ExecutorModel, the memory
+// service's Summarizer). Fill it at start-up, then only read it: concurrent Find() and Names() calls are safe.
 template <typename Model>
 class ProviderRegistry {
  public:
   // Adds (or replaces) the implementation for `provider`.
   void Register(std::string provider, std::unique_ptr<Model> model) { models_[std::move(provider)] = std::move(model); }
 
-  // The implementation for `spec.provider`. INVALID_ARGUMENT naming `model.provider` when it is empty or
-  // not registered (the message lists the registered names).
-  absl::StatusOr<Model*> Find(const v1::ModelSpec& spec) const {
-    if (spec.provider().empty()) {
+  // The implementation named `provider`. INVALID_ARGUMENT naming `model.provider` when it is empty or not
+  // registered (the message lists the registered names).
+  absl::StatusOr<Model*> Find(absl::string_view provider) const {
+    if (provider.empty()) {
       return absl::InvalidArgumentError(absl::StrCat("model.provider: required (one of: ", KnownNames(), ")"));
     }
-    auto it = models_.find(spec.provider());
+    auto it = models_.find(provider);
     if (it == models_.end()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("model.provider: unknown provider '", spec.provider(), "' (known: ", KnownNames(), ")"));
+          absl::StrCat("model.provider: unknown provider '", provider, "' (known: ", KnownNames(), ")"));
     }
     return it->second.get();
   }
+  absl::StatusOr<Model*> Find(const v1::ModelSpec& spec) const { return Find(spec.provider()); }
+
+  // Find, then the provider's own checks of `spec` (Model::ValidateSpec): what every agent call and the
+  // submit-time check (InfoService.CheckModel) run. INVALID_ARGUMENT naming the field.
+  absl::StatusOr<Model*> FindValid(const v1::ModelSpec& spec) const {
+    absl::StatusOr<Model*> model = Find(spec);
+    if (!model.ok()) return model.status();
+    if (absl::Status s = (*model)->ValidateSpec(spec); !s.ok()) return s;
+    return model;
+  }
+
+  // The registered provider names, sorted.
+  std::vector<std::string> Names() const {
+    std::vector<std::string> names;
+    for (const auto& entry : models_) names.push_back(entry.first);
+    return names;
+  }
+
+  // Calls `visit(name, model)` for each registered provider, in name order.
+  template <typename Visit>
+  void ForEach(Visit visit) const {
+    for (const auto& [name, model] : models_) visit(name, *model);
+  }
 
  private:
-  std::string KnownNames() const {
-    return absl::StrJoin(models_, ", ", [](std::string* out, const auto& entry) { out->append(entry.first); });
-  }
+  std::string KnownNames() const { return models_.empty() ? "none" : absl::StrJoin(Names(), ", "); }
 
   std::map<std::string, std::unique_ptr<Model>, std::less<>> models_;
 };

@@ -44,6 +44,8 @@ class ServerRunner {
 
   // Registers a service; call before Start(). Not owned.
   void AddService(grpc::Service* service);
+  // What InfoService reports and checks for an agent service; call before Start().
+  void SetServedModels(const ServedModels& models) { info_service_.set_served_models(models); }
 
   // Readiness: `check` runs every `period` from Start() on; while it returns an error, every named health
   // status but "liveness" is NOT_SERVING (the change is logged with the error). Call before Start().

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
@@ -30,6 +32,10 @@ v1::ServerConfig TestConfig() {
 TEST(ServerRunnerTest, ServesHealthInfoAndRpcMetrics) {
   auto registry = std::make_shared<prometheus::Registry>();
   ServerRunner runner("unit", TestConfig(), registry);
+  runner.SetServedModels({{"builtin", "openai"}, [](const v1::ModelSpec& spec) {
+                            return spec.provider() == "builtin" ? absl::OkStatus()
+                                                                : absl::InvalidArgumentError("model.provider: unknown");
+                          }});
   ASSERT_TRUE(runner.Start().ok());
   auto channel = grpc::CreateChannel(runner.grpc_address(), grpc::InsecureChannelCredentials());
 
@@ -44,6 +50,18 @@ TEST(ServerRunnerTest, ServesHealthInfoAndRpcMetrics) {
   ASSERT_TRUE(v1::InfoService::NewStub(channel)->GetInfo(&ictx, v1::GetInfoRequest(), &info).ok());
   EXPECT_EQ(info.service(), "unit");
   EXPECT_EQ(info.metrics_address(), runner.metrics_address());
+  EXPECT_EQ(std::vector<std::string>(info.model_providers().begin(), info.model_providers().end()),
+            (std::vector<std::string>{"builtin", "openai"}));
+  v1::CheckModelRequest check;
+  check.mutable_model()->set_provider("builtin");
+  v1::CheckModelResponse checked;
+  grpc::ClientContext cctx;
+  EXPECT_TRUE(v1::InfoService::NewStub(channel)->CheckModel(&cctx, check, &checked).ok());
+  check.mutable_model()->set_provider("x");
+  grpc::ClientContext bad_ctx;
+  grpc::Status bad = v1::InfoService::NewStub(channel)->CheckModel(&bad_ctx, check, &checked);
+  EXPECT_EQ(bad.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(bad.error_message(), "model.provider: unknown");
 
   // The interceptor records the call when it is destroyed, just after the response left: poll.
   const std::string sample =

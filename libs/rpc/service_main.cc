@@ -15,14 +15,15 @@ int FailStartup(const std::string& binary, const absl::Status& status) {
 
 int RunServer(const std::string& service_name, const google::protobuf::Message& config, const v1::ServerConfig& server,
               std::shared_ptr<prometheus::Registry> registry, const std::vector<grpc::Service*>& services,
-              ServingCheck serving_check) {
+              ServeOptions options) {
   core::SetLogService(service_name);
   (void)core::SetLogLevelFromString(server.log_level());  // validated at load
   core::RouteGrpcLogs();
   ACCELOPT_LOG(INFO).With("config", config::ToJson(config)) << "effective config";
   ServerRunner runner(service_name, server, std::move(registry));
   for (grpc::Service* service : services) runner.AddService(service);
-  if (serving_check) runner.SetReadinessCheck(std::move(serving_check));
+  if (options.readiness) runner.SetReadinessCheck(std::move(options.readiness));
+  runner.SetServedModels(options.models);
   if (absl::Status s = runner.Start(); !s.ok()) {
     return FailStartup("accelopt-" + service_name, s);
   }

@@ -10,6 +10,7 @@
 #include "absl/status/status.h"
 #include "accelopt/v1/config.pb.h"
 #include "google/protobuf/message.h"
+#include "libs/rpc/info_service.h"
 #include "prometheus/registry.h"
 
 namespace grpc {
@@ -25,11 +26,18 @@ int FailStartup(const std::string& binary, const absl::Status& status);
 using ServingCheck = std::function<absl::Status()>;
 
 // Logs the effective config, starts the server with `services`, waits for a shutdown signal and drains.
-// When `serving_check` is given it is the server's readiness check (ServerRunner::SetReadinessCheck): health
-// is NOT_SERVING while it fails (each change logged); `liveness` stays SERVING. Returns the process exit code (0 after a clean shutdown, 1 when the server
-// cannot start).
+// What a service adds to the standard life cycle.
+struct ServeOptions {
+  // The readiness check (ServerRunner::SetReadinessCheck): health is NOT_SERVING while it fails (each change
+  // logged); `liveness` stays SERVING. None: always ready while serving.
+  ServingCheck readiness;
+  // Agent services: the models they serve (InfoService's model_providers and CheckModel).
+  ServedModels models;
+};
+
+// Returns the process exit code (0 after a clean shutdown, 1 when the server cannot start).
 int RunServer(const std::string& service_name, const google::protobuf::Message& config, const v1::ServerConfig& server,
               std::shared_ptr<prometheus::Registry> registry, const std::vector<grpc::Service*>& services,
-              ServingCheck serving_check = nullptr);
+              ServeOptions options = {});
 
 }  // namespace accelopt::rpc

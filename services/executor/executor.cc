@@ -55,10 +55,7 @@ absl::StatusOr<llm::ExecutorModel*> Executor::Validate(const v1::ImplementReques
   }
   if (request.plan().text().empty()) return absl::InvalidArgumentError("plan.text: required");
   if (!request.has_model()) return absl::InvalidArgumentError("model: required");
-  absl::StatusOr<llm::ExecutorModel*> model = models_.Find(request.model());
-  if (!model.ok()) return model.status();
-  if (absl::Status s = (*model)->ValidateSpec(request.model()); !s.ok()) return s;
-  return *model;
+  return models_.FindValid(request.model());
 }
 
 void Executor::Implement(std::shared_ptr<const v1::ImplementRequest> request, llm::ExecutorModel& model,

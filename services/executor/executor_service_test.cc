@@ -7,8 +7,8 @@
 
 #include "libs/config/llm_config.h"
 #include "libs/core/sha256.h"
-#include "libs/llm/default_models.h"
 #include "libs/llm/openai_client.h"
+#include "libs/llm/prompted_agents.h"
 #include "tests/llm_double/llm_double.h"
 
 namespace accelopt::executor {
@@ -35,7 +35,8 @@ class ExecutorServiceTest : public ::testing::Test {
     auto client = llm::OpenAiClient::Create({config, {}, registry_, 1});
     ASSERT_TRUE(client.ok()) << client.status();
     client_ = *std::move(client);
-    models_ = std::make_unique<llm::ProviderRegistry<llm::ExecutorModel>>(llm::MakeExecutorModels(*client_, prompts_));
+    models_ = std::make_unique<llm::ProviderRegistry<llm::ExecutorModel>>();
+    models_->Register("openai", std::make_unique<llm::PromptedExecutor>(*client_, prompts_));
     executor_ = std::make_unique<Executor>(*models_, checker_, pool_, metrics_);
     service_ = std::make_unique<ExecutorServiceImpl>(*executor_);
     grpc::ServerBuilder builder;

@@ -2,8 +2,6 @@
 #include <boost/asio/thread_pool.hpp>
 #include <memory>
 
-#include "libs/builtin/builtin_agents.h"
-#include "libs/builtin/rewriter.h"
 #include "libs/config/service_flags.h"
 #include "libs/llm/agent_runtime.h"
 #include "libs/llm/default_models.h"
@@ -34,19 +32,17 @@ int main(int argc, char** argv) {
 
   auto runtime = llm::StartAgentRuntime(config.llm(), registry, {"executor_system", "executor_user"});
   if (!runtime.ok()) return rpc::FailStartup(kBinary, runtime.status());
-  llm::ProviderRegistry<llm::ExecutorModel> models = llm::MakeExecutorModels(*runtime->client, *runtime->prompts);
-  // The offline optimizer: the rewrite engine runs in the sandbox, off the gRPC threads.
-  builtin::RewriterOptions rewriter_options;
-  rewriter_options.rewriter_dir = builtin::DefaultRewriterDir();
-  builtin::Rewriter rewriter(rewriter_options);
-  models.Register("builtin", std::make_unique<builtin::BuiltinExecutor>(&rewriter, /*threads=*/2));
+  llm::ProviderRegistry<llm::ExecutorModel> models;
+  llm::RegisterDefaultModels(*runtime, models);
   // Syntax checks block for tens of milliseconds each; two threads keep up with a typical K.
   boost::asio::thread_pool pool(2);
   executor::ExecutorMetrics metrics = executor::ExecutorMetrics::Create(*registry);
   executor::PythonSyntaxChecker checker;
   executor::Executor executor(models, checker, pool, metrics);
   executor::ExecutorServiceImpl service(executor);
-  int code = rpc::RunServer("executor", config, config.server(), registry, {&service});
+  int code = rpc::RunServer(
+      "executor", config, config.server(), registry, {&service},
+      {.models = {models.Names(), [&models](const v1::ModelSpec& m) { return models.FindValid(m).status(); }}});
   pool.join();
   return code;
 }

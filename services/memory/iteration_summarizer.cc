@@ -13,18 +13,10 @@
 #include "libs/core/sha256.h"
 #include "libs/core/splitmix64.h"
 #include "libs/core/status_macros.h"
+#include "libs/llm/completion.h"
 
 namespace accelopt::memory {
 namespace {
-
-void AddUsage(const v1::TokenUsage& from, v1::TokenUsage* into) {
-  into->set_prompt_tokens(into->prompt_tokens() + from.prompt_tokens());
-  into->set_completion_tokens(into->completion_tokens() + from.completion_tokens());
-  into->set_reasoning_tokens(into->reasoning_tokens() + from.reasoning_tokens());
-  into->set_cost_usd(into->cost_usd() + from.cost_usd());
-  into->set_requests(into->requests() + from.requests());
-  into->set_retries(into->retries() + from.retries());
-}
 
 // A seed per pair from the request seed and the pair's experience id: stable across retries and builds.
 uint64_t PairSeed(uint64_t seed, const std::string& id) {
@@ -45,9 +37,7 @@ absl::Status ValidateSummarizeRequest(const v1::SummarizeIterationRequest& reque
   if (request.negative_threshold() != 0 && !(request.negative_threshold() >= 1.0)) {
     return absl::InvalidArgumentError("negative_threshold: must be 0 (default 1.15) or at least 1");
   }
-  auto summarizer = summarizers.Find(request.model().provider());
-  if (!summarizer.ok()) return summarizer.status();
-  return (*summarizer)->ValidateSpec(request.model());
+  return summarizers.FindValid(request.model()).status();
 }
 
 std::string ExperienceId(const IterationKey& key, const std::string& candidate_id, bool regression) {
@@ -157,7 +147,7 @@ void IterationSummarizer::Finish(const std::shared_ptr<Call>& call) {
       }
       const SelectedPair& pair = call->pairs[i];
       const SummaryAnswer& answer = *call->answers[i];
-      AddUsage(answer.usage, response.mutable_usage());
+      llm::AddUsage(answer.usage, response.mutable_usage());
       std::string what = absl::StrCat("candidate ", pair.sample->candidate_id(), " (plan ", pair.sample->plan_index(),
                                       ", sample ", pair.sample->sample_index(), ")");
       if (!answer.summary.ok()) {

@@ -11,13 +11,10 @@
 #include "libs/rpc/server_runner.h"
 #include "libs/rpc/service_main.h"
 #include "libs/storage/kv_store.h"
-#include "services/memory/builtin_summarizer.h"
 #include "services/memory/experience_store.h"
-#include "services/memory/fake_summarizer.h"
 #include "services/memory/memory_config.h"
 #include "services/memory/memory_metrics.h"
 #include "services/memory/memory_service.h"
-#include "services/memory/openai_summarizer.h"
 #include "services/memory/summarizer_registry.h"
 
 namespace {
@@ -49,22 +46,20 @@ int main(int argc, char** argv) {
   if (!runtime.ok()) return accelopt::rpc::FailStartup("accelopt-memory", runtime.status());
 
   accelopt::memory::SummarizerRegistry summarizers;
-  summarizers.Register("openai",
-                       std::make_unique<accelopt::memory::OpenAiSummarizer>(*runtime->client, *runtime->prompts));
-  summarizers.Register("builtin", std::make_unique<accelopt::memory::BuiltinSummarizer>());
-  if (config.enable_fake_summarizer()) {
-    summarizers.Register("fake", std::make_unique<accelopt::memory::FakeSummarizer>());
-  }
+  accelopt::memory::RegisterDefaultModels(*runtime, config, summarizers);
   accelopt::core::SetLogService("memory");
   ACCELOPT_LOG(INFO)
           .With("experiences", std::to_string((*experiences)->Count()))
-          .With("summarizers", absl::StrJoin(summarizers.Providers(), ","))
+          .With("summarizers", absl::StrJoin(summarizers.Names(), ","))
       << "memory opened";
   auto metrics = accelopt::memory::MemoryMetrics::Create(*registry);
   // RocksDB writes and summarizer bookkeeping; model calls wait on their own client threads.
   boost::asio::thread_pool pool(std::clamp(std::thread::hardware_concurrency(), 2u, 8u));
   accelopt::memory::MemoryServiceImpl service(experiences->get(), &summarizers, &metrics, &pool);
-  int code = accelopt::rpc::RunServer("memory", config, config.server(), registry, {&service});
+  int code = accelopt::rpc::RunServer(
+      "memory", config, config.server(), registry, {&service},
+      {.models = {summarizers.Names(),
+                  [&summarizers](const accelopt::v1::ModelSpec& m) { return summarizers.FindValid(m).status(); }}});
   // RunServer returns once every RPC has finished, and a SummarizeIteration finishes only after all its
   // summarizer calls answered: nothing is left to touch the store or the summarizers.
   pool.join();

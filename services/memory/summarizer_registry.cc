@@ -1,28 +1,20 @@
 #include "services/memory/summarizer_registry.h"
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
+#include <memory>
+
+#include "services/memory/builtin_summarizer.h"
+#include "services/memory/fake_summarizer.h"
+#include "services/memory/prompted_summarizer.h"
 
 namespace accelopt::memory {
 
-void SummarizerRegistry::Register(const std::string& provider, std::unique_ptr<Summarizer> summarizer) {
-  providers_[provider] = std::move(summarizer);
-}
-
-absl::StatusOr<Summarizer*> SummarizerRegistry::Find(absl::string_view provider) const {
-  auto it = providers_.find(provider);
-  if (it == providers_.end()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("model.provider: '", provider, "' is not available in this memory service (available: ",
-                     providers_.empty() ? "none" : absl::StrJoin(Providers(), ", "), ")"));
-  }
-  return it->second.get();
-}
-
-std::vector<std::string> SummarizerRegistry::Providers() const {
-  std::vector<std::string> names;
-  for (const auto& [name, unused] : providers_) names.push_back(name);
-  return names;
+void RegisterDefaultModels(llm::AgentRuntime& runtime, const v1::MemoryConfig& config,
+                           SummarizerRegistry& summarizers) {
+  runtime.providers.ForEach([&](const std::string& name, llm::ModelProvider& provider) {
+    summarizers.Register(name, std::make_unique<PromptedSummarizer>(provider, *runtime.prompts));
+  });
+  summarizers.Register("builtin", std::make_unique<BuiltinSummarizer>());
+  if (config.enable_fake_summarizer()) summarizers.Register("fake", std::make_unique<FakeSummarizer>());
 }
 
 }  // namespace accelopt::memory

@@ -1,32 +1,19 @@
-// The summarizer providers available in this process, by ModelSpec.provider name ("openai", "builtin", and
-// the test-only "fake").
+// The summarizer providers of the memory service, by ModelSpec.provider name: the same ProviderRegistry the
+// planner and executor use, filled by RegisterDefaultModels.
 #pragma once
 
-#include <map>
-#include <memory>
-#include <string>
-#include <vector>
-
-#include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
+#include "accelopt/v1/config.pb.h"
+#include "libs/llm/agent_runtime.h"
+#include "libs/llm/provider.h"
 #include "services/memory/summarizer.h"
 
 namespace accelopt::memory {
 
-// Filled once at start-up, then read-only: Find is thread-safe after the last Register.
-class SummarizerRegistry {
- public:
-  // Replaces any provider registered under the same name.
-  void Register(const std::string& provider, std::unique_ptr<Summarizer> summarizer);
+using SummarizerRegistry = llm::ProviderRegistry<Summarizer>;
 
-  // INVALID_ARGUMENT naming `model.provider` and the available providers when none is registered as
-  // `provider`.
-  absl::StatusOr<Summarizer*> Find(absl::string_view provider) const;
-
-  std::vector<std::string> Providers() const;
-
- private:
-  std::map<std::string, std::unique_ptr<Summarizer>, std::less<>> providers_;
-};
+// Registers an PromptedSummarizer (prompted) over each text model of `runtime` under the model's name, then
+// "builtin" (no model) and, when `config.enable_fake_summarizer()`, the test-only "fake". `runtime` must
+// outlive `summarizers`.
+void RegisterDefaultModels(llm::AgentRuntime& runtime, const v1::MemoryConfig& config, SummarizerRegistry& summarizers);
 
 }  // namespace accelopt::memory

@@ -33,17 +33,11 @@ bool ValidNamespace(absl::string_view ns) {
   return true;
 }
 
+// Only what holds for every provider; whether the provider exists and what it needs (base_url, model, ...)
+// is checked by the agent services at submit (agent_providers.h).
 absl::Status ValidateModel(const v1::ModelSpec& model, absl::string_view field) {
-  const std::string& provider = model.provider();
-  if (provider.empty() || provider == "builtin") return absl::OkStatus();
-  if (provider.size() > 64 || !ValidNamespace(provider)) {
+  if (model.provider().size() > 64 || !ValidNamespace(model.provider())) {
     return Invalid(absl::StrCat(field, ".provider"), "must be a provider name such as openai or builtin");
-  }
-  if (provider == "openai") {
-    if (model.base_url().rfind("http://", 0) != 0 && model.base_url().rfind("https://", 0) != 0) {
-      return Invalid(absl::StrCat(field, ".base_url"), "must be an http:// or https:// URL for provider openai");
-    }
-    if (model.model().empty()) return Invalid(absl::StrCat(field, ".model"), "must not be empty");
   }
   if (model.timeout_seconds() < 0) return Invalid(absl::StrCat(field, ".timeout_seconds"), "must be >= 0");
   return absl::OkStatus();
@@ -163,7 +157,7 @@ v1::JobSpec ResolveJobSpec(const v1::JobSpec& spec) {
   if (r.profile().seeds() == 0) r.mutable_profile()->set_seeds(5);
   for (v1::ModelSpec* m : {r.mutable_models()->mutable_planner(), r.mutable_models()->mutable_executor(),
                            r.mutable_models()->mutable_summarizer()}) {
-    if (m->provider().empty()) m->set_provider("builtin");
+    if (m->provider().empty()) m->set_provider(kDefaultProvider);
   }
   if (r.problem().reference_filename().empty()) r.mutable_problem()->set_reference_filename("reference.py");
   r.mutable_baseline()->set_sha256(core::Sha256Hex(r.baseline().source()));

@@ -21,11 +21,15 @@ struct SpecLimits {
 // Preset used when a spec names none.
 inline constexpr char kDefaultPreset[] = "paper";
 
+// Model provider of an agent role whose spec names none.
+inline constexpr char kDefaultProvider[] = "builtin";
+
 // Search parameters of a preset: "paper" (B=6, N=12, K=2, T=16, TopK=8, ExpN=16), "small" (B=2, N=3, K=2,
 // T=4, TopK=4, ExpN=8) or "smoke" (B=1, N=2, K=1, T=1, TopK=2, ExpN=4). INVALID_ARGUMENT for other names.
 absl::StatusOr<v1::SearchParams> PresetParams(absl::string_view preset);
 
-// OK, or INVALID_ARGUMENT naming the first bad field as "spec.<path>: <problem>", e.g.
+// OK, or INVALID_ARGUMENT naming the first bad field as "spec.<path>: <problem>" (of the models, only the
+// provider name's shape and timeout_seconds: the agent services check the rest, agent_providers.h), e.g.
 // "spec.search.beam_width: must be from 1 to 64 (0 = from the preset)"; a kernel source or problem over
 // `limits` names the limit ("spec.baseline.source: 300000 bytes exceeds max_kernel_bytes (262144)").
 absl::Status ValidateJobSpec(const v1::JobSpec& spec, const SpecLimits& limits);

@@ -48,13 +48,8 @@ TEST(JobSpecTest, EachMalformedFieldIsNamed) {
       {"spec.search.memory_namespace", [](v1::JobSpec* s) { s->mutable_search()->set_memory_namespace("a b"); }},
       {"spec.search.positive_threshold", [](v1::JobSpec* s) { s->mutable_search()->set_positive_threshold(0.5); }},
       {"spec.search.negative_threshold", [](v1::JobSpec* s) { s->mutable_search()->set_negative_threshold(-3); }},
-      {"spec.models.planner.base_url",
-       [](v1::JobSpec* s) { s->mutable_models()->mutable_planner()->set_provider("openai"); }},
-      {"spec.models.executor.model",
-       [](v1::JobSpec* s) {
-         s->mutable_models()->mutable_executor()->set_provider("openai");
-         s->mutable_models()->mutable_executor()->set_base_url("http://127.0.0.1:1/v1");
-       }},
+      {"spec.models.executor.timeout_seconds",
+       [](v1::JobSpec* s) { s->mutable_models()->mutable_executor()->set_timeout_seconds(-1); }},
       {"spec.models.summarizer.provider",
        [](v1::JobSpec* s) { s->mutable_models()->mutable_summarizer()->set_provider("no such/provider"); }},
       {"spec.profile.seeds", [](v1::JobSpec* s) { s->mutable_profile()->set_seeds(33); }},

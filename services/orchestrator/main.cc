@@ -5,6 +5,7 @@
 #include "libs/rpc/server_runner.h"
 #include "libs/rpc/service_main.h"
 #include "libs/storage/kv_store.h"
+#include "services/orchestrator/agent_providers.h"
 #include "services/orchestrator/grpc_clients.h"
 #include "services/orchestrator/job_engine.h"
 #include "services/orchestrator/job_store.h"
@@ -43,9 +44,12 @@ int main(int argc, char** argv) {
   orchestrator::AgentRetryOptions retry;
   retry.policy = orchestrator::AgentRetryPolicyFromConfig(config);
   retry.metrics = &metrics;
-  orchestrator::GrpcPlannerClient planner(orchestrator::MakeChannel(config.planner_address()), retry);
-  orchestrator::GrpcExecutorClient executor(orchestrator::MakeChannel(config.executor_address()), retry);
-  orchestrator::GrpcMemoryClient memory(orchestrator::MakeChannel(config.memory_address()), retry);
+  auto planner_channel = orchestrator::MakeChannel(config.planner_address());
+  auto executor_channel = orchestrator::MakeChannel(config.executor_address());
+  auto memory_channel = orchestrator::MakeChannel(config.memory_address());
+  orchestrator::GrpcPlannerClient planner(planner_channel, retry);
+  orchestrator::GrpcExecutorClient executor(executor_channel, retry);
+  orchestrator::GrpcMemoryClient memory(memory_channel, retry);
   // Health turns NOT_SERVING when profiles wait beside idle worker slots and nothing moves.
   orchestrator::ProgressWatchdog watchdog(absl::Seconds(config.stall_seconds()));
   orchestrator::WorkerPoolOptions pool_options;
@@ -70,7 +74,13 @@ int main(int argc, char** argv) {
   options.agent_timeout = absl::Seconds(config.agent_timeout_seconds());
   orchestrator::JobEngine engine(options, &store, {&planner, &executor, &memory, &pool}, &metrics);
   if (auto s = engine.Start(); !s.ok()) return rpc::FailStartup("accelopt-orchestrator", s);
-  orchestrator::JobServiceImpl service(&engine);
+  // The agent services check submitted jobs' models (docs/agents.md).
+  orchestrator::GrpcAgentInfoClient planner_info(planner_channel);
+  orchestrator::GrpcAgentInfoClient executor_info(executor_channel);
+  orchestrator::GrpcAgentInfoClient memory_info(memory_channel);
+  orchestrator::AgentProviders providers({&planner_info, &executor_info, &memory_info},
+                                         orchestrator::kAgentCheckDeadline);
+  orchestrator::JobServiceImpl service(&engine, &providers);
   return rpc::RunServer("orchestrator", config, config.server(), registry, {&service},
-                        [&watchdog] { return watchdog.Check(); });
+                        {.readiness = [&watchdog] { return watchdog.Check(); }});
 }

@@ -147,7 +147,14 @@ grpc::ServerUnaryReactor* JobServiceImpl::SubmitJob(grpc::CallbackServerContext*
                                                     const v1::SubmitJobRequest* request,
                                                     v1::SubmitJobResponse* response) {
   auto* reactor = context->DefaultReactor();
-  engine_->SubmitJob(*request, FinishWith(reactor, response));
+  if (providers_ == nullptr) {
+    engine_->SubmitJob(*request, FinishWith(reactor, response));
+    return reactor;
+  }
+  providers_->Check(request->spec().models(), [this, request, reactor, response](absl::Status checked) {
+    if (!checked.ok()) return reactor->Finish(core::ToGrpcStatus(checked));
+    engine_->SubmitJob(*request, FinishWith(reactor, response));
+  });
   return reactor;
 }
 

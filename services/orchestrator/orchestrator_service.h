@@ -4,14 +4,18 @@
 #pragma once
 
 #include "accelopt/v1/job_service.grpc.pb.h"
+#include "services/orchestrator/agent_providers.h"
 #include "services/orchestrator/job_engine.h"
 
 namespace accelopt::orchestrator {
 
 class JobServiceImpl final : public v1::JobService::CallbackService {
  public:
-  // `engine` is not owned and must outlive the server.
-  explicit JobServiceImpl(JobEngine* engine) : engine_(engine) {}
+  // Neither is owned; both must outlive the server. With `providers`, SubmitJob first has the agent services
+  // check the job's models and rejects a job they cannot serve (INVALID_ARGUMENT); without, models are
+  // checked only by the agent services when called.
+  explicit JobServiceImpl(JobEngine* engine, AgentProviders* providers = nullptr)
+      : engine_(engine), providers_(providers) {}
 
   grpc::ServerUnaryReactor* SubmitJob(grpc::CallbackServerContext* context, const v1::SubmitJobRequest* request,
                                       v1::SubmitJobResponse* response) override;
@@ -31,6 +35,7 @@ class JobServiceImpl final : public v1::JobService::CallbackService {
 
  private:
   JobEngine* engine_;
+  AgentProviders* providers_;
 };
 
 }  // namespace accelopt::orchestrator

@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <thread>
 
+#include "libs/rpc/info_service.h"
+#include "services/orchestrator/agent_providers.h"
 #include "services/orchestrator/grpc_clients.h"
 #include "services/orchestrator/search_ids.h"
 #include "services/orchestrator/testing/fake_clients.h"
@@ -105,6 +107,61 @@ class JobServiceTest : public ::testing::Test {
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<v1::JobService::Stub> stub_;
 };
+
+TEST_F(JobServiceTest, SubmitHasTheAgentServicesCheckTheModels) {
+  // One InfoService stands in for the three agent services: it serves builtin, and openai with a base_url.
+  rpc::InfoServiceImpl info("agent");
+  info.set_served_models({{"builtin", "openai"}, [](const v1::ModelSpec& model) {
+                            if (model.provider() != "builtin" && model.provider() != "openai") {
+                              return absl::InvalidArgumentError(
+                                  absl::StrCat("model.provider: unknown provider '", model.provider(), "'"));
+                            }
+                            if (model.provider() == "openai" && model.base_url().empty()) {
+                              return absl::InvalidArgumentError("model.base_url: required");
+                            }
+                            return absl::OkStatus();
+                          }});
+  int info_port = 0;
+  grpc::ServerBuilder info_builder;
+  info_builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &info_port);
+  info_builder.RegisterService(&info);
+  std::unique_ptr<grpc::Server> info_server = info_builder.BuildAndStart();
+  ASSERT_NE(info_server, nullptr);
+  GrpcAgentInfoClient agent(MakeChannel("127.0.0.1:" + std::to_string(info_port)));
+  AgentProviders providers({&agent, &agent, &agent}, absl::Seconds(10));
+  JobServiceImpl checked(engine_.get(), &providers);
+  int port = 0;
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
+  builder.RegisterService(&checked);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  auto stub = v1::JobService::NewStub(MakeChannel("127.0.0.1:" + std::to_string(port)));
+  auto submit = [&stub](const v1::SubmitJobRequest& request, v1::SubmitJobResponse* response) {
+    grpc::ClientContext context;
+    return stub->SubmitJob(&context, request, response);
+  };
+
+  v1::SubmitJobRequest request;
+  *request.mutable_spec() = Spec();
+  request.mutable_spec()->mutable_models()->mutable_executor()->set_provider("openai");
+  v1::SubmitJobResponse response;
+  grpc::Status rejected = submit(request, &response);
+  EXPECT_EQ(rejected.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(rejected.error_message(), "spec.models.executor.base_url: required");
+
+  request.mutable_spec()->mutable_models()->mutable_planner()->set_provider("mystery");
+  rejected = submit(request, &response);
+  EXPECT_EQ(rejected.error_message(), "spec.models.planner.provider: unknown provider 'mystery'");
+
+  request.mutable_spec()->clear_models();
+  grpc::Status accepted = submit(request, &response);
+  ASSERT_TRUE(accepted.ok()) << accepted.error_message();
+  EXPECT_TRUE(response.created());
+  WaitFinished(response.job().job_id());
+  server->Shutdown(std::chrono::system_clock::now());
+  info_server->Shutdown(std::chrono::system_clock::now());
+}
 
 TEST_F(JobServiceTest, BadSpecsAreInvalidArgumentNamingTheField) {
   v1::SubmitJobResponse response;

@@ -2,8 +2,6 @@
 #include <boost/asio/thread_pool.hpp>
 #include <memory>
 
-#include "libs/builtin/builtin_agents.h"
-#include "libs/builtin/rewriter.h"
 #include "libs/config/service_flags.h"
 #include "libs/llm/agent_runtime.h"
 #include "libs/llm/default_models.h"
@@ -34,17 +32,15 @@ int main(int argc, char** argv) {
 
   auto runtime = llm::StartAgentRuntime(config.llm(), registry, {"planner_system", "planner_user"});
   if (!runtime.ok()) return rpc::FailStartup(kBinary, runtime.status());
-  llm::ProviderRegistry<llm::PlannerModel> models = llm::MakePlannerModels(*runtime->client, *runtime->prompts);
-  // The offline optimizer: the rewrite engine runs in the sandbox, off the gRPC threads.
-  builtin::RewriterOptions rewriter_options;
-  rewriter_options.rewriter_dir = builtin::DefaultRewriterDir();
-  builtin::Rewriter rewriter(rewriter_options);
-  models.Register("builtin", std::make_unique<builtin::BuiltinPlanner>(&rewriter, /*threads=*/2));
+  llm::ProviderRegistry<llm::PlannerModel> models;
+  llm::RegisterDefaultModels(*runtime, models);
   boost::asio::thread_pool pool(2);
   planner::PlannerMetrics metrics = planner::PlannerMetrics::Create(*registry);
   planner::Planner planner(models, pool, metrics);
   planner::PlannerServiceImpl service(planner);
-  int code = rpc::RunServer("planner", config, config.server(), registry, {&service});
+  int code = rpc::RunServer(
+      "planner", config, config.server(), registry, {&service},
+      {.models = {models.Names(), [&models](const v1::ModelSpec& m) { return models.FindValid(m).status(); }}});
   pool.join();
   return code;
 }

@@ -30,10 +30,7 @@ absl::StatusOr<llm::PlannerModel*> Planner::Validate(const v1::PlanRequest& requ
                                                    " bytes is more than the limit of ", kMaxKernelBytes));
   }
   if (!request.has_model()) return absl::InvalidArgumentError("model: required");
-  absl::StatusOr<llm::PlannerModel*> model = models_.Find(request.model());
-  if (!model.ok()) return model.status();
-  if (absl::Status s = (*model)->ValidateSpec(request.model()); !s.ok()) return s;
-  return *model;
+  return models_.FindValid(request.model());
 }
 
 void Planner::Plan(std::shared_ptr<const v1::PlanRequest> request, llm::PlannerModel& model,

@@ -7,8 +7,8 @@
 #include <set>
 
 #include "libs/config/llm_config.h"
-#include "libs/llm/default_models.h"
 #include "libs/llm/openai_client.h"
+#include "libs/llm/prompted_agents.h"
 #include "tests/llm_double/llm_double.h"
 
 namespace accelopt::planner {
@@ -41,7 +41,8 @@ class PlannerServiceTest : public ::testing::Test {
     auto client = llm::OpenAiClient::Create({config, {}, registry_, 1});
     ASSERT_TRUE(client.ok()) << client.status();
     client_ = *std::move(client);
-    models_ = std::make_unique<llm::ProviderRegistry<llm::PlannerModel>>(llm::MakePlannerModels(*client_, prompts_));
+    models_ = std::make_unique<llm::ProviderRegistry<llm::PlannerModel>>();
+    models_->Register("openai", std::make_unique<llm::PromptedPlanner>(*client_, prompts_));
     planner_ = std::make_unique<Planner>(*models_, pool_, metrics_);
     service_ = std::make_unique<PlannerServiceImpl>(*planner_);
     grpc::ServerBuilder builder;

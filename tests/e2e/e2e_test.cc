@@ -410,6 +410,32 @@ TEST(E2eTest, CancelStopsAllWorkWithinSeconds) {
 
 // The offline optimizer (builtin planner, executor and summarizer; no LLM): finds a verified speedup, learns
 // experiences, and gives the same best kernel and numbers when the same job runs twice.
+TEST(E2eTest, AgentServicesCheckTheModelsAtSubmit) {
+  ClusterOptions options;
+  options.llm_script = "{\"rules\": []}";  // nothing is planned: every submit is rejected
+  auto cluster = E2eCluster::Start("model_check", options);
+  ASSERT_TRUE(cluster.ok()) << cluster.status();
+  E2eCluster& c = **cluster;
+  auto submit = [&c](const v1::JobSpec& spec) {
+    grpc::ClientContext context;
+    v1::SubmitJobRequest request;
+    *request.mutable_spec() = spec;
+    v1::SubmitJobResponse response;
+    return c.jobs().SubmitJob(&context, request, &response);
+  };
+  v1::JobSpec spec = SiluSpec(c, 1, 1, 1);
+  spec.mutable_models()->mutable_executor()->set_provider("mystery");
+  grpc::Status s = submit(spec);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message(), "spec.models.executor.provider: unknown provider 'mystery' (known: builtin, openai)");
+
+  spec = SiluSpec(c, 1, 1, 1);
+  spec.mutable_models()->mutable_summarizer()->clear_base_url();
+  s = submit(spec);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message().rfind("spec.models.summarizer.base_url: ", 0), 0u) << s.error_message();
+}
+
 TEST(E2eTest, BuiltinOptimizerIsDeterministicAndLearns) {
   ClusterOptions options;
   options.llm_script = "{\"rules\": []}";  // the double stays idle: no agent calls it

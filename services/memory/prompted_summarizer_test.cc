@@ -1,4 +1,4 @@
-#include "services/memory/openai_summarizer.h"
+#include "services/memory/prompted_summarizer.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -66,7 +66,7 @@ TEST(ParseSummaryAnswerTest, AnswerWithoutSnippetsKeepsItsText) {
 }
 
 // The summarizer over the real OpenAI-compatible client, talking HTTP to the LLM double.
-class OpenAiSummarizerTest : public ::testing::Test {
+class PromptedSummarizerTest : public ::testing::Test {
  protected:
   void Start(DoubleScript script) {
     auto d = LlmDouble::Start(std::move(script), LlmDouble::Options());
@@ -83,7 +83,7 @@ class OpenAiSummarizerTest : public ::testing::Test {
     auto client = llm::OpenAiClient::Create(std::move(options));
     ASSERT_TRUE(client.ok()) << client.status();
     client_ = *std::move(client);
-    summarizer_ = std::make_unique<OpenAiSummarizer>(*client_, prompts_);
+    summarizer_ = std::make_unique<PromptedSummarizer>(*client_, prompts_);
   }
 
   SummaryInput Input() const {
@@ -122,10 +122,10 @@ class OpenAiSummarizerTest : public ::testing::Test {
   llm::PromptLibrary prompts_{ACCELOPT_SOURCE_DIR "/prompts"};
   std::unique_ptr<LlmDouble> double_;
   std::unique_ptr<llm::OpenAiClient> client_;
-  std::unique_ptr<OpenAiSummarizer> summarizer_;
+  std::unique_ptr<PromptedSummarizer> summarizer_;
 };
 
-TEST_F(OpenAiSummarizerTest, RendersEveryPlaceholderAndReadsTheAnswer) {
+TEST_F(PromptedSummarizerTest, RendersEveryPlaceholderAndReadsTheAnswer) {
   Start(Replying(kAnswer));
   SummaryAnswer answer = Summarize(Input());
   ASSERT_TRUE(answer.summary.ok()) << answer.summary.status();
@@ -148,14 +148,14 @@ TEST_F(OpenAiSummarizerTest, RendersEveryPlaceholderAndReadsTheAnswer) {
   EXPECT_THAT(seen[0].system, Not(HasSubstr("{{")));
 }
 
-TEST_F(OpenAiSummarizerTest, NoOptimizationFound) {
+TEST_F(PromptedSummarizerTest, NoOptimizationFound) {
   Start(Replying("No optimization found"));
   SummaryAnswer answer = Summarize(Input());
   ASSERT_TRUE(answer.summary.ok()) << answer.summary.status();
   EXPECT_TRUE(answer.summary->no_optimization);
 }
 
-TEST_F(OpenAiSummarizerTest, EndpointFailureIsAnErrorWithItsUsage) {
+TEST_F(PromptedSummarizerTest, EndpointFailureIsAnErrorWithItsUsage) {
   Start(Replying("", 503));
   SummaryAnswer answer = Summarize(Input());
   EXPECT_EQ(answer.summary.status().code(), absl::StatusCode::kUnavailable);
@@ -163,7 +163,7 @@ TEST_F(OpenAiSummarizerTest, EndpointFailureIsAnErrorWithItsUsage) {
   EXPECT_EQ(answer.usage.retries(), 1);
 }
 
-TEST_F(OpenAiSummarizerTest, ValidatesTheSpecNamingTheField) {
+TEST_F(PromptedSummarizerTest, ValidatesTheSpecNamingTheField) {
   Start(Replying(kAnswer));
   v1::ModelSpec spec = Input().model;
   EXPECT_TRUE(summarizer_->ValidateSpec(spec).ok());
@@ -174,7 +174,7 @@ TEST_F(OpenAiSummarizerTest, ValidatesTheSpecNamingTheField) {
   EXPECT_THAT(std::string(summarizer_->ValidateSpec(spec).message()), HasSubstr("model.prompt_set"));
 }
 
-TEST_F(OpenAiSummarizerTest, AnIterationSummarizedThroughTheDoubleIsStored) {
+TEST_F(PromptedSummarizerTest, AnIterationSummarizedThroughTheDoubleIsStored) {
   DoubleScript script = Replying(kAnswer);
   accelopt::testing::DoubleRule same;
   same.match = "same(x)";
@@ -186,7 +186,7 @@ TEST_F(OpenAiSummarizerTest, AnIterationSummarizedThroughTheDoubleIsStored) {
   auto kv = std::move(storage::KvStore::Open(dir, ExperienceStore::Families()).value());
   auto store = std::move(ExperienceStore::Open(kv.get()).value());
   SummarizerRegistry registry;
-  registry.Register("openai", std::make_unique<OpenAiSummarizer>(*client_, prompts_));
+  registry.Register("openai", std::make_unique<PromptedSummarizer>(*client_, prompts_));
   prometheus::Registry prometheus;
   MemoryMetrics metrics = MemoryMetrics::Create(prometheus);
   boost::asio::thread_pool pool(2);

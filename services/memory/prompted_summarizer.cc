@@ -1,4 +1,4 @@
-#include "services/memory/openai_summarizer.h"
+#include "services/memory/prompted_summarizer.h"
 
 #include <utility>
 
@@ -42,11 +42,11 @@ SummaryOutput ParseSummaryAnswer(absl::string_view answer) {
   return out;
 }
 
-absl::Status OpenAiSummarizer::ValidateSpec(const v1::ModelSpec& model) const {
+absl::Status PromptedSummarizer::ValidateSpec(const v1::ModelSpec& model) const {
   return llm::ValidatePromptedSpec(model, prompts_, {"summarizer_system", "summarizer_user"});
 }
 
-void OpenAiSummarizer::Summarize(const SummaryInput& input, SummaryCallback done) {
+void PromptedSummarizer::Summarize(const SummaryInput& input, SummaryCallback done) {
   const v1::ModelSpec& spec = input.model;
   absl::StatusOr<std::string> system = prompts_.Render(spec.prompt_set(), "summarizer_system", {});
   absl::StatusOr<std::string> user = prompts_.Render(spec.prompt_set(), "summarizer_user",

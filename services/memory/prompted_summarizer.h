@@ -1,5 +1,6 @@
-// The "openai" summarizer provider: renders the prompt set's summarizer_system and summarizer_user templates
-// (slow kernel, fast kernel, speedup), asks a ModelProvider, and reads the answer into an experience.
+// The prompted summarizer, registered for every text provider ("openai", ...): renders the prompt set's
+// summarizer_system and summarizer_user templates (slow kernel, fast kernel, speedup), asks that
+// ModelProvider, and reads the answer into an experience.
 #pragma once
 
 #include "absl/strings/string_view.h"
@@ -16,10 +17,10 @@ namespace accelopt::memory {
 SummaryOutput ParseSummaryAnswer(absl::string_view answer);
 
 // Thread-safe; calls never block the caller (the provider runs them on its own threads).
-class OpenAiSummarizer final : public Summarizer {
+class PromptedSummarizer final : public Summarizer {
  public:
   // Neither is owned; both must outlive this object.
-  OpenAiSummarizer(llm::ModelProvider& provider, const llm::PromptLibrary& prompts)
+  PromptedSummarizer(llm::ModelProvider& provider, const llm::PromptLibrary& prompts)
       : provider_(provider), prompts_(prompts) {}
 
   // INVALID_ARGUMENT naming model.base_url, model.model, model.timeout_seconds, model.max_tokens or
