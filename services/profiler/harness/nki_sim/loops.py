@@ -4,7 +4,7 @@ All run eagerly in order. Each yields int subclasses that know whether they are 
 (nl.loop_reduce needs that). affine_range also maintains the run's affine loop context, which the trace recorder
 uses to reject writes of the same location from different iterations of one affine loop.
 """
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 
 from . import runtime
 
@@ -32,7 +32,9 @@ def _iterate(start, stop, step):
         first = False
 
 
-def affine_range(start: int, stop: Optional[int] = None, step: int = 1) -> Iterator[LoopIndex]:
+def affine_range(start: int, stop: Optional[int] = None, step: int = 1, directives: Any = None) -> Iterator[LoopIndex]:
+    """Iterations with no loop-carried dependence (except accumulation). `directives` (compiler scheduling hints,
+    e.g. nki.compiler.multi_buffer) do not change results and are accepted."""
     run = runtime.RUN
     if run is None:
         yield from _iterate(start, stop, step)
@@ -47,7 +49,8 @@ def affine_range(start: int, stop: Optional[int] = None, step: int = 1) -> Itera
         run.affine_context = outer
 
 
-def sequential_range(start: int, stop: Optional[int] = None, step: int = 1) -> Iterator[LoopIndex]:
+def sequential_range(start: int, stop: Optional[int] = None, step: int = 1,
+                     directives: Any = None) -> Iterator[LoopIndex]:
     return _iterate(start, stop, step)
 
 

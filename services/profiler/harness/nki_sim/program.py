@@ -20,7 +20,8 @@ import numpy as np
 
 from . import compute, isa, language, memory, runtime
 from .affine import Affine, Predicate
-from .dtypes import LowPrecisionType
+from .call_forms import normalized
+from .dtypes import LowPrecisionType, NumericType
 from .errors import CompileError
 from .jit import RunObserver, as_outputs, check_fresh, simulate
 from .loops import FirstIndex, LoopIndex
@@ -112,6 +113,7 @@ class Recorder:
             if self.depth:
                 return function(*args, **kwargs)
             run = runtime.current()
+            args, kwargs = normalized(function, args, kwargs)
             entry = {'c': name, 'a': [self.encode(a) for a in args],
                      'k': {k: self.encode(v) for k, v in kwargs.items()}, 'l': run.line()}
             self.depth += 1
@@ -155,6 +157,10 @@ class Recorder:
             return {'engine': value.name}
         if isinstance(value, LowPrecisionType):
             return {'dtype': value.name}
+        if isinstance(value, NumericType):
+            return {'dtype': value.name}
+        if isinstance(value, np.dtype) and value.metadata and value.metadata.get('nki') in _LOW_PRECISION:
+            return {'dtype': value.metadata['nki']}
         if isinstance(value, type) and issubclass(value, np.generic) or isinstance(value, np.dtype):
             return {'dtype': np.dtype(value).name}
         if isinstance(value, par_dim):
@@ -191,8 +197,8 @@ class _Observer(RunObserver):
             if isinstance(value, Tensor):
                 self.recorder.register(value)
 
-    def program(self, ids: Tuple[int, ...]) -> None:
-        self.recorder.write({'spmd': list(ids)})
+    def program(self, ids: Tuple[int, ...], ordinal: int = 0) -> None:
+        self.recorder.write({'spmd': list(ids), 'ordinal': ordinal} if ordinal else {'spmd': list(ids)})
 
     def finish(self, returned: Any) -> None:
         self.recorder.write({'return': self.recorder.encode(returned)})
@@ -363,7 +369,7 @@ class Replay:
                     self.register(result)
                 elif kind == 'spmd':
                     run.program_ids = step[1]
-                    run.shared_ordinal = 0
+                    run.shared_ordinal = step[2]
                 else:
                     runtime.flush()
                     dynamic, value = step[1]
@@ -398,7 +404,7 @@ class Replay:
     def _compile_entry(self, number: int, entry: Dict[str, Any]) -> Tuple[Any, ...]:
         try:
             if 'spmd' in entry:
-                return ('spmd', _int_tuple(entry['spmd'], 'spmd ids'))
+                return ('spmd', _int_tuple(entry['spmd'], 'spmd ids'), _int(entry.get('ordinal', 0), 'ordinal'))
             if 'return' in entry:
                 return ('return', self.compile(entry['return']))
             name = entry.get('c')
