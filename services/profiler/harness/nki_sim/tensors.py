@@ -152,6 +152,9 @@ class Tensor(TileOperators):
             EXECUTION.flush()
         if type(key) is not tuple:
             key = (key,)
+        if any(isinstance(k, (Tensor, View)) for k in key):
+            raise CompileError('indirect DMA (indexing a tensor with a tile of indices, a gather/scatter) is not '
+                               'supported by the simulator')
         nblock = self.nblock
         block = ()
         if nblock:
