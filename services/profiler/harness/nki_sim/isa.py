@@ -177,6 +177,7 @@ def pe_transpose(view: Any) -> Any:
                     out_buffer=memory.psum)
     pending.p, pending.n, pending.nstat = p, p, f
     pending.psum_only = True
+    pending.cse_key = ('transpose', _identity_key(view))     # a repeated transpose of unchanged data: CSE
     return pending.tile
 
 

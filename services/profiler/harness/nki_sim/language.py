@@ -166,8 +166,11 @@ def load(src: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     pending = issue(run, 'load', 'dma', [(view, window)], shape, kind, result, window)
     pending.where = where
     pending.dma = 'load'
+    # Reuse (cse=1, no DMA) only within one loop iteration: the compiler keeps a loaded tile for a later
+    # identical load of the same straight-line code, but a load inside a loop body is issued on every iteration
+    # (hoisting it out of the loop is what saves the DMA, as in the NKI matmul tutorial).
     pending.cse_key = ('load', view.alloc.serial, view.alloc.version, view.offset, view.shape, view.strides,
-                       kind.public, window)
+                       kind.public, window, run.iteration)
     return pending.tile
 
 

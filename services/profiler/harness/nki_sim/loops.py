@@ -28,6 +28,8 @@ def _iterate(start, stop, step):
         start, stop = 0, start
     first = True
     for i in range(start, stop, step):
+        if runtime.RUN is not None:
+            runtime.RUN.iteration += 1
         yield FirstIndex(i) if first else LoopIndex(i)
         first = False
 

@@ -92,6 +92,7 @@ class Recorder:
         self.ids: Dict[int, int] = {}
         self.alive: List[Any] = []       # keeps recorded objects alive so their id() stays unique
         self.depth = 0
+        self.iteration = 0
         self.function_names = {id(f): name for name, f in _functions().items()}
 
     def write(self, entry: Dict[str, Any]) -> None:
@@ -113,6 +114,9 @@ class Recorder:
             if self.depth:
                 return function(*args, **kwargs)
             run = runtime.current()
+            if run.iteration != self.iteration:
+                self.iteration = run.iteration
+                self.write({'iter': run.iteration})
             args, kwargs = normalized(function, args, kwargs)
             entry = {'c': name, 'a': [self.encode(a) for a in args],
                      'k': {k: self.encode(v) for k, v in kwargs.items()}, 'l': run.line()}
@@ -367,6 +371,8 @@ class Replay:
                     result = function(*[v(self) if dynamic else v for dynamic, v in args],
                                       **{k: v(self) if dynamic else v for k, (dynamic, v) in kwargs.items()})
                     self.register(result)
+                elif kind == 'iter':
+                    run.iteration = step[1]
                 elif kind == 'spmd':
                     run.program_ids = step[1]
                     run.shared_ordinal = step[2]
@@ -403,6 +409,8 @@ class Replay:
     # ----- compiling -----
     def _compile_entry(self, number: int, entry: Dict[str, Any]) -> Tuple[Any, ...]:
         try:
+            if 'iter' in entry:
+                return ('iter', _int(entry['iter'], 'iteration'))
             if 'spmd' in entry:
                 return ('spmd', _int_tuple(entry['spmd'], 'spmd ids'), _int(entry.get('ordinal', 0), 'ordinal'))
             if 'return' in entry:
