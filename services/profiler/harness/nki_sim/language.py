@@ -166,11 +166,12 @@ def load(src: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     pending = issue(run, 'load', 'dma', [(view, window)], shape, kind, result, window)
     pending.where = where
     pending.dma = 'load'
-    # Reuse (cse=1, no DMA) only within one loop iteration: the compiler keeps a loaded tile for a later
-    # identical load of the same straight-line code, but a load inside a loop body is issued on every iteration
-    # (hoisting it out of the loop is what saves the DMA, as in the NKI matmul tutorial).
+    # Reuse (cse=1, no DMA; docs/simulator.md "Data reuse"): a repeat in the same loop body, or in another
+    # iteration of the innermost enclosing loop only (the compiler hoists a load invariant in its innermost loop;
+    # it does not keep tiles across iterations of outer loops, which is why hoisting loads by hand pays in the NKI
+    # matmul tutorial).
     pending.cse_key = ('load', view.alloc.serial, view.alloc.version, view.offset, view.shape, view.strides,
-                       kind.public, window, run.iteration)
+                       kind.public, window, run.reuse_scope)
     return pending.tile
 
 

@@ -26,10 +26,27 @@ def is_first_iteration(index: int) -> bool:
 def _iterate(start, stop, step):
     if stop is None:
         start, stop = 0, start
+    run = runtime.RUN
+    if run is None:
+        yield from _plain(start, stop, step)
+        return
+    run.loop_serial += 1
+    loop = run.loop_serial
+    outer, outer_scope = run.loop_path, run.reuse_scope
+    try:
+        first = True
+        for i in range(start, stop, step):
+            run.loop_path = outer + ((loop, i),)
+            run.reuse_scope = outer + (loop,)
+            yield FirstIndex(i) if first else LoopIndex(i)
+            first = False
+    finally:
+        run.loop_path, run.reuse_scope = outer, outer_scope
+
+
+def _plain(start, stop, step):
     first = True
     for i in range(start, stop, step):
-        if runtime.RUN is not None:
-            runtime.RUN.iteration += 1
         yield FirstIndex(i) if first else LoopIndex(i)
         first = False
 

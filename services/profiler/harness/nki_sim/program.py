@@ -92,7 +92,7 @@ class Recorder:
         self.ids: Dict[int, int] = {}
         self.alive: List[Any] = []       # keeps recorded objects alive so their id() stays unique
         self.depth = 0
-        self.iteration = 0
+        self.scope: Any = ()
         self.function_names = {id(f): name for name, f in _functions().items()}
 
     def write(self, entry: Dict[str, Any]) -> None:
@@ -114,9 +114,9 @@ class Recorder:
             if self.depth:
                 return function(*args, **kwargs)
             run = runtime.current()
-            if run.iteration != self.iteration:
-                self.iteration = run.iteration
-                self.write({'iter': run.iteration})
+            if run.reuse_scope != self.scope:
+                self.scope = run.reuse_scope
+                self.write({'scope': run.reuse_scope})
             args, kwargs = normalized(function, args, kwargs)
             entry = {'c': name, 'a': [self.encode(a) for a in args],
                      'k': {k: self.encode(v) for k, v in kwargs.items()}, 'l': run.line()}
@@ -371,8 +371,8 @@ class Replay:
                     result = function(*[v(self) if dynamic else v for dynamic, v in args],
                                       **{k: v(self) if dynamic else v for k, (dynamic, v) in kwargs.items()})
                     self.register(result)
-                elif kind == 'iter':
-                    run.iteration = step[1]
+                elif kind == 'scope':
+                    run.reuse_scope = step[1]
                 elif kind == 'spmd':
                     run.program_ids = step[1]
                     run.shared_ordinal = step[2]
@@ -409,8 +409,8 @@ class Replay:
     # ----- compiling -----
     def _compile_entry(self, number: int, entry: Dict[str, Any]) -> Tuple[Any, ...]:
         try:
-            if 'iter' in entry:
-                return ('iter', _int(entry['iter'], 'iteration'))
+            if 'scope' in entry:
+                return ('scope', _scope(entry['scope']))
             if 'spmd' in entry:
                 return ('spmd', _int_tuple(entry['spmd'], 'spmd ids'), _int(entry.get('ordinal', 0), 'ordinal'))
             if 'return' in entry:
@@ -525,6 +525,14 @@ class Replay:
                                    f'{tensor.parts * tensor.free} elements')
             return View(tensor, block, offset, shape, strides, index_map, in_bounds, indexed)
         return view
+
+
+def _scope(value: Any) -> Tuple[Any, ...]:
+    """A load-reuse scope: enclosing (loop, index) pairs, then the innermost loop's id."""
+    if not isinstance(value, list) or not all(type(v) is int or isinstance(v, list) and len(v) == 2 and
+                                              all(type(x) is int for x in v) for v in value):
+        raise ProgramError(f'bad reuse scope {value!r}')
+    return tuple(tuple(v) if isinstance(v, list) else v for v in value)
 
 
 def _slice(parts: List[Any]) -> slice:
