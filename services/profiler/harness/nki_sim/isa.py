@@ -16,7 +16,7 @@ from .compute import assign as copy_into
 from .compute import copy, elementwise, reduce
 from .call_forms import check_module
 from .dtypes import kind_of
-from .errors import CompileError
+from .errors import CompileError, missing_api
 from .operands import (  # noqa: F401  (the *_engine values are re-exported as nisa.*)
     SCALARS, engine_name, fit, gpsimd_engine, is_tile, on_chip, per_partition, result_kind, scalar_engine,
     tensor_engine, unknown_engine, vector_engine, window_shape)
@@ -519,3 +519,7 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, **kwargs: Any) -> None:
 
 check_module('nisa', globals(), (__name__,), dst_first=True,
              skip=frozenset({'get_nc_version', 'pe_transpose'}))
+
+
+def __getattr__(name: str) -> Any:
+    missing_api('nisa', name)

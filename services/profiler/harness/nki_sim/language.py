@@ -17,7 +17,7 @@ from .compute import element_count, free_elements
 from .affine import arange, ds, mgrid  # noqa: F401  (re-exported as nl.*)
 from .call_forms import check_module
 from .dtypes import NumericType, bfloat16, float8_e4m3, float8_e5m2, kind_of, tfloat32  # noqa: F401  (nl.* dtypes)
-from .errors import CompileError
+from .errors import CompileError, missing_api
 from .loops import affine_range, is_first_iteration, sequential_range, static_range  # noqa: F401
 from .operands import (broadcast_shape, fit, on_chip, padded, result_kind, tile_or_scalar,
                        window_shape)
@@ -323,3 +323,7 @@ def matmul(x: Any, y: Any, transpose_x: Any = False, mask: Any = None, **kwargs:
 check_module('nl', globals(), (__name__, compute.__name__), dst_first=False, skip=frozenset({
     'finfo', 'program_id', 'num_programs', 'program_ndim', 'spmd_dim', 'nc', 'device_print', 'all_first',
     'elementwise', 'reduce', 'full_tile', 'reshape_view', 'element_count', 'free_elements'}))
+
+
+def __getattr__(name: str) -> Any:
+    missing_api('nl', name)

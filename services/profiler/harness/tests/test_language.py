@@ -150,6 +150,15 @@ class RefusalTest(unittest.TestCase):
                 return x
             ''', 'bn_stats: the mask must be a box')
 
+    def test_unimplemented_api_is_named(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                t = nl.load(x)
+                nisa.dma_compute(t, [t], [1.0], nl.add)  # <- here
+                return x
+            ''', 'nisa.dma_compute is not supported by the simulator')
+
     def test_indirect_dma(self):
         self.check('''
             @nki.jit
