@@ -1,6 +1,8 @@
 """Language coverage (issue 13): keyword checking, NKI Beta 2 destinations, grid launches inside the entry, and
 every kernel of the corpus (corpus/) OK with numerics through both protocol steps."""
+import importlib.util
 import os
+import shutil
 import unittest
 
 import numpy as np
@@ -43,6 +45,26 @@ class CorpusTest(unittest.TestCase):
                 result = ws.evaluate(reference, kernel, seeds=2)
                 self.assertEqual(result['verdict'], 'OK', result['message'])
                 self.assertEqual(result['seeds_checked'], 2)
+
+
+class CorpusRunnerTest(unittest.TestCase):
+    def test_pairs_found_recursively_in_both_conventions(self):
+        spec = importlib.util.spec_from_file_location('run_corpus', os.path.join(os.path.dirname(CORPUS), 'tools',
+                                                                                 'run_corpus.py'))
+        runner = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(runner)
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        nested = os.path.join(ws.root, 'user', 'kernels')
+        os.makedirs(nested)
+        shutil.copy(os.path.join(CORPUS, 'reshaped_output.py'), os.path.join(nested, 'mine.py'))
+        shutil.copy(os.path.join(CORPUS, 'reshaped_output_reference.py'), os.path.join(nested, 'mine_reference.py'))
+        for name in ('gemm_numpy_1.py', 'gemm_fast.py', 'gemm_baseline.py'):
+            open(os.path.join(ws.root, name), 'w').close()
+        found = {(os.path.relpath(k, ws.root), os.path.relpath(r, ws.root)) for k, r in runner.pairs(ws.root)}
+        self.assertEqual(found, {('gemm_baseline.py', 'gemm_numpy_1.py'), ('gemm_fast.py', 'gemm_numpy_1.py'),
+                                 ('user/kernels/mine.py', 'user/kernels/mine_reference.py')})
+        self.assertEqual(len(runner.pairs(CORPUS)), len(corpus_pairs()))
 
 
 class KeywordTest(unittest.TestCase):
