@@ -16,6 +16,17 @@ class CompileError(Exception):
         self.line = line
 
 
+class UnsupportedApi(CompileError, AttributeError):
+    """An nl/nisa name the simulator does not implement (also an AttributeError, so hasattr() answers False)."""
+
+
+def missing_api(prefix, name):
+    """Module __getattr__ of nl / nisa: dunder lookups fail normally, API names as UnsupportedApi."""
+    if name.startswith('__'):
+        raise AttributeError(name)
+    raise UnsupportedApi(f'{prefix}.{name} is not supported by the simulator (docs/simulator.md lists what is)')
+
+
 class StaleStateError(Exception):
     pass
 

@@ -12,9 +12,11 @@ import numpy as np
 
 from . import memory
 from .affine import Affine, Predicate
+from .compute import assign as copy_into
 from .compute import copy, elementwise, reduce
+from .call_forms import check_module
 from .dtypes import kind_of
-from .errors import CompileError
+from .errors import CompileError, missing_api
 from .operands import (  # noqa: F401  (the *_engine values are re-exported as nisa.*)
     SCALARS, engine_name, fit, gpsimd_engine, is_tile, on_chip, per_partition, result_kind, scalar_engine,
     tensor_engine, unknown_engine, vector_engine, window_shape)
@@ -22,6 +24,7 @@ from .operands import mask as mask_of
 from .ops import activation as activation_function
 from .ops import alu
 from .runtime import Pending, begin, current, direct, issue, operand, operand_reads
+from .tensors import Tensor
 
 
 STATIONARY_FREE_LIMIT = 128
@@ -52,6 +55,8 @@ def nc_matmul(stationary: Any, moving: Any, is_stationary_onezero: Any = False, 
               is_transpose: Any = False,
               mask: Any = None, **kwargs: Any) -> Any:
     """PSUM[M, N] = stationary[K, M].T @ moving[K, N]; is_transpose=True with an identity moving is a PE transpose."""
+    stationary = _evicted(stationary)
+    moving = _evicted(moving)
     run = begin()
     stat = _sbuf_operand(operand(stationary), 'nc_matmul stationary')
     mov = _sbuf_operand(operand(moving), 'nc_matmul moving')
@@ -140,8 +145,22 @@ def _is_identity(run, view, array):
 
 def _sbuf_operand(view, what):
     if view.tensor.buffer is not memory.sbuf:
-        raise CompileError(f'{what} must be in SBUF (it is in {view.tensor.buffer.name})')
+        hint = ''
+        if view.tensor.buffer is memory.psum:
+            hint = ('; copy it to SBUF first (nl.copy / nisa.tensor_copy); in the Beta 2 form the destination is '
+                    'the first argument or dst=, and needs `import nki` for the positional form')
+        raise CompileError(f'{what} must be in SBUF (it is in {view.tensor.buffer.name}){hint}')
     return view
+
+
+def _evicted(value):
+    """An unassigned transpose result (still pending, bound for PSUM) feeding a matmul: the compiler copies it
+    to SBUF, as it does for nl.transpose."""
+    pending = getattr(value, 'pending', None)
+    if isinstance(value, Tensor) and pending is not None and pending.op == 'transpose' and \
+            pending.eng == 'pe':
+        return copy(value)
+    return value
 
 
 def pe_transpose(view: Any) -> Any:
@@ -158,14 +177,19 @@ def pe_transpose(view: Any) -> Any:
                     out_buffer=memory.psum)
     pending.p, pending.n, pending.nstat = p, p, f
     pending.psum_only = True
+    pending.cse_key = ('transpose', _identity_key(view))     # a repeated transpose of unchanged data: CSE
     return pending.tile
 
 
 def nc_transpose(data: Any, engine: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+    """data.T on the PE array (result in PSUM; assigned to SBUF the compiler adds the copy) or, for tiles of at
+    most 32x32 or engine=vector_engine, on the vector engine."""
     view = operand(data)
     if engine is vector_engine or engine is None and view.shape[0] <= 32 and view.free_size <= 32:
         return _vector_transpose(view)
-    return pe_transpose(view)
+    tile = pe_transpose(view)
+    tile.pending.psum_only = False
+    return tile
 
 
 def _vector_transpose(view):
@@ -358,7 +382,15 @@ def tensor_copy(src: Any, dtype: Any = None, mask: Any = None, engine: Any = unk
     return tile
 
 
-def memset(shape: Any, value: Any, dtype: Any, mask: Any = None, engine: Any = unknown_engine, **kwargs: Any) -> Any:
+def memset(shape: Any = None, value: Any = 0, dtype: Any = None, mask: Any = None, engine: Any = unknown_engine,
+           dst: Any = None, **kwargs: Any) -> Any:
+    """A tile of `shape` filled with `value`; Beta 2's memset(dst, value) fills the tile dst."""
+    if dst is not None or is_tile(shape):
+        target = operand(dst if dst is not None else shape)
+        copy_into(target, memset(target.shape, value, dtype or target.tensor.kind.public, mask, engine))
+        return None
+    if dtype is None:
+        raise CompileError('memset needs a dtype (or, in the Beta 2 form, a destination tile)')
     run = begin()
     shape = tuple(int(s) for s in shape)
     if shape[0] > PARTITION_LIMIT:
@@ -433,6 +465,11 @@ def bn_stats(data: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> A
             m2 = ((part - m) ** 2).sum(axis=1, keepdims=True)
             groups += [count, m, m2]
         return np.concatenate(groups, axis=1)
+    window, where = mask_of(mask, view.shape)
+    if where is not None:
+        raise CompileError('bn_stats: the mask must be a box (per-axis bounds); this one selects scattered elements')
+    if window is not None:
+        view = operand(view[tuple(slice(lo, hi) for lo, hi in window)])
     return _shaped('bn_stats', view, stats, (view.shape[0], 6), dtype)
 
 
@@ -478,3 +515,11 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, **kwargs: Any) -> None:
     pending = Pending('dma_copy', 'dma', run.line(), [(source, window)], None, None, window)
     pending.dma = direction
     direct(run, pending, target, window if target.shape == source.shape else None)
+
+
+check_module('nisa', globals(), (__name__,), dst_first=True,
+             skip=frozenset({'get_nc_version', 'pe_transpose'}))
+
+
+def __getattr__(name: str) -> Any:
+    missing_api('nisa', name)

@@ -6,6 +6,7 @@ Inputs: numpy arrays become HBM tensors (in timing-only mode only their shape an
 """
 import itertools
 import os
+import types
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -39,10 +40,35 @@ class Kernel:
         return Kernel(self.func, tuple(int(g) for g in grid))
 
     def __call__(self, *args, **kwargs):
-        if runtime.RUN is not None:
+        run = runtime.RUN
+        if run is None:
+            outputs, _ = simulate(self, args, kwargs)
+            return outputs
+        if not self.grid:
             return self.func(*args, **kwargs)
-        outputs, _ = simulate(self, args, kwargs)
-        return outputs
+        return launch(run, self, args, kwargs)
+
+
+def launch(run: runtime.Run, kernel: Kernel, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
+    """`kernel[grid](...)` called inside a running kernel (a Python launcher): every program of the grid runs,
+    in order, sharing its shared_hbm outputs; the value program 0 returned is the launch's value."""
+    saved = run.program_ids, run.grid, run.shared_ordinal
+    start = run.shared_ordinal
+    run.grid = kernel.grid
+    returned = None
+    try:
+        for index, ids in enumerate(itertools.product(*[range(g) for g in kernel.grid])):
+            run.program_ids = ids
+            run.shared_ordinal = start
+            run.observer.program(ids, start)
+            value = kernel.func(*args, **kwargs)
+            if index == 0:
+                returned = value
+    finally:
+        ordinal = run.shared_ordinal
+        run.program_ids, run.grid, _ = saved
+        run.shared_ordinal = ordinal
+    return returned
 
 
 def jit(func: Any = None, **options: Any) -> Any:
@@ -55,10 +81,10 @@ trace = jit
 
 
 def baremetal(kernel: Any = None, **options: Any) -> Any:
+    """@nki.baremetal / @nki.benchmark (with or without options): an entry point run like @nki.jit."""
     if kernel is None:
         return lambda k: baremetal(k, **options)
-    kernel = jit(kernel)
-    return lambda *args, **kwargs: simulate(kernel, args, kwargs)[0]
+    return jit(kernel)
 
 
 benchmark = baremetal
@@ -74,8 +100,9 @@ class RunObserver:
     def start(self, kernel_name: str, grid: Tuple[int, ...], inputs: List[Any]) -> None:
         """Before the first kernel call: the kernel file name, SPMD grid and the kernel's input values."""
 
-    def program(self, ids: Tuple[int, ...]) -> None:
-        """Before each SPMD program's kernel call."""
+    def program(self, ids: Tuple[int, ...], ordinal: int = 0) -> None:
+        """Before each SPMD program's kernel call (also of grids launched inside the kernel); `ordinal` is the
+        index of the first shared_hbm tensor the program declares."""
 
     def finish(self, returned: Any) -> None:
         """After the last kernel call (pending result flushed): the kernel's return value."""
@@ -91,6 +118,8 @@ def simulate(kernel: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]] 
     recorder = TraceRecorder(os.path.basename(kernel_file), timing_only, free_plan)
     run = runtime.Run(kernel_file, recorder, numerics=not timing_only)
     run.grid = kernel.grid
+    run.beta2 = uses_beta2(func)
+    run.observer = observer
     inputs = [_as_input(a, timing_only) for a in args]
     observer.start(recorder.kernel_name, kernel.grid, inputs)
     previous = runtime.RUN
@@ -112,13 +141,20 @@ def simulate(kernel: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]] 
     return as_outputs(returned, timing_only), recorder
 
 
+def uses_beta2(func: Any) -> bool:
+    """The kernel's module imports the Beta 2 `nki` package and not the Beta 1 `neuronxcc` one."""
+    names = {getattr(v, '__name__', None) for v in getattr(func, '__globals__', {}).values()
+             if isinstance(v, types.ModuleType)}
+    return 'nki' in names and not any(n and n.startswith('neuronxcc') for n in names)
+
+
 def check_fresh(value: Any, run: runtime.Run) -> None:
     """Raise StaleOutputError when a returned HBM tensor was not created by this run."""
     if isinstance(value, (tuple, list)):
         for v in value:
             check_fresh(v, run)
     elif isinstance(value, Tensor) and not value.buffer.on_chip and \
-            not any(value is out for out in run.shared_outputs):
+            not any(value.hbm_alloc is out.hbm_alloc for out in run.shared_outputs):
         raise StaleOutputError('the kernel returned an output tensor that this call did not create '
                                '(an output kept from an earlier call?)')
 

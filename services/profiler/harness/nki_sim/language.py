@@ -8,15 +8,16 @@ from typing import Any
 
 import numpy as np
 
-from . import isa, memory, runtime
+from . import compute, isa, memory, runtime
 from .compute import (  # noqa: F401  (re-exported as nl.*)
     add, bitwise_and, bitwise_or, bitwise_xor, broadcast_to, copy, divide, elementwise, equal, full_tile, greater,
     greater_equal, left_shift, less, less_equal, logical_and, logical_or, logical_xor, maximum, minimum, mod,
     multiply, not_equal, power, reduce, reshape_view, right_shift, subtract)
 from .compute import element_count, free_elements
 from .affine import arange, ds, mgrid  # noqa: F401  (re-exported as nl.*)
-from .dtypes import bfloat16, float8_e4m3, float8_e5m2, kind_of, tfloat32  # noqa: F401  (nl.* dtypes)
-from .errors import CompileError
+from .call_forms import check_module
+from .dtypes import NumericType, bfloat16, float8_e4m3, float8_e5m2, kind_of, tfloat32  # noqa: F401  (nl.* dtypes)
+from .errors import CompileError, missing_api
 from .loops import affine_range, is_first_iteration, sequential_range, static_range  # noqa: F401
 from .operands import (broadcast_shape, fit, on_chip, padded, result_kind, tile_or_scalar,
                        window_shape)
@@ -40,6 +41,9 @@ float64 = np.float64
 int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
 uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64
 bool_ = np.bool_
+# dtype objects with .min/.max that np.dtype() accepts (nl.fp32.min, np.dtype(nl.bf16))
+fp32, fp16, fp64 = NumericType(np.float32), NumericType(np.float16), NumericType(np.float64)
+bf16, tf32, fp8_e4m3, fp8_e5m2 = bfloat16, tfloat32, float8_e4m3, float8_e5m2
 
 
 class tile_size:
@@ -162,8 +166,12 @@ def load(src: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     pending = issue(run, 'load', 'dma', [(view, window)], shape, kind, result, window)
     pending.where = where
     pending.dma = 'load'
+    # Reuse (cse=1, no DMA; docs/simulator.md "Data reuse"): a repeat in the same loop body, or in another
+    # iteration of the innermost enclosing loop only (the compiler hoists a load invariant in its innermost loop;
+    # it does not keep tiles across iterations of outer loops, which is why hoisting loads by hand pays in the NKI
+    # matmul tutorial).
     pending.cse_key = ('load', view.alloc.serial, view.alloc.version, view.offset, view.shape, view.strides,
-                       kind.public, window)
+                       kind.public, window, run.reuse_scope)
     return pending.tile
 
 
@@ -308,3 +316,14 @@ def matmul(x: Any, y: Any, transpose_x: Any = False, mask: Any = None, **kwargs:
             raise CompileError(f'nl.matmul: x of shape {view.shape} exceeds the 128x128 stationary tile')
         stationary = copy(isa.pe_transpose(view))
     return isa.nc_matmul(stationary, y, mask=mask)
+
+
+# Keyword checking and dst= on every public nl function (nki_sim/call_forms.py). Functions that compute Python
+# values for the kernel (ids, shapes) and the execution helpers nisa shares are left as they are.
+check_module('nl', globals(), (__name__, compute.__name__), dst_first=False, skip=frozenset({
+    'finfo', 'program_id', 'num_programs', 'program_ndim', 'spmd_dim', 'nc', 'device_print', 'all_first',
+    'elementwise', 'reduce', 'full_tile', 'reshape_view', 'element_count', 'free_elements'}))
+
+
+def __getattr__(name: str) -> Any:
+    missing_api('nl', name)

@@ -4,7 +4,7 @@ All run eagerly in order. Each yields int subclasses that know whether they are 
 (nl.loop_reduce needs that). affine_range also maintains the run's affine loop context, which the trace recorder
 uses to reject writes of the same location from different iterations of one affine loop.
 """
-from typing import Iterator, Optional
+from typing import Any, Iterator, Optional
 
 from . import runtime
 
@@ -26,13 +26,34 @@ def is_first_iteration(index: int) -> bool:
 def _iterate(start, stop, step):
     if stop is None:
         start, stop = 0, start
+    run = runtime.RUN
+    if run is None:
+        yield from _plain(start, stop, step)
+        return
+    run.loop_serial += 1
+    loop = run.loop_serial
+    outer, outer_scope = run.loop_path, run.reuse_scope
+    try:
+        first = True
+        for i in range(start, stop, step):
+            run.loop_path = outer + ((loop, i),)
+            run.reuse_scope = outer + (loop,)
+            yield FirstIndex(i) if first else LoopIndex(i)
+            first = False
+    finally:
+        run.loop_path, run.reuse_scope = outer, outer_scope
+
+
+def _plain(start, stop, step):
     first = True
     for i in range(start, stop, step):
         yield FirstIndex(i) if first else LoopIndex(i)
         first = False
 
 
-def affine_range(start: int, stop: Optional[int] = None, step: int = 1) -> Iterator[LoopIndex]:
+def affine_range(start: int, stop: Optional[int] = None, step: int = 1, directives: Any = None) -> Iterator[LoopIndex]:
+    """Iterations with no loop-carried dependence (except accumulation). `directives` (compiler scheduling hints,
+    e.g. nki.compiler.multi_buffer) do not change results and are accepted."""
     run = runtime.RUN
     if run is None:
         yield from _iterate(start, stop, step)
@@ -47,7 +68,8 @@ def affine_range(start: int, stop: Optional[int] = None, step: int = 1) -> Itera
         run.affine_context = outer
 
 
-def sequential_range(start: int, stop: Optional[int] = None, step: int = 1) -> Iterator[LoopIndex]:
+def sequential_range(start: int, stop: Optional[int] = None, step: int = 1,
+                     directives: Any = None) -> Iterator[LoopIndex]:
     return _iterate(start, stop, step)
 
 

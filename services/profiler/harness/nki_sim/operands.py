@@ -84,8 +84,10 @@ def per_partition(array: np.ndarray, ndim: int) -> np.ndarray:
 
 
 def mask(predicate: Any, shape: Sequence[int]) -> Tuple[Any, Optional[np.ndarray]]:
-    if predicate is None:
+    if predicate is None or predicate is True or isinstance(predicate, np.bool_) and predicate:
         return None, None
+    if predicate is False or isinstance(predicate, np.bool_):
+        return tuple((0, 0) for _ in shape), None     # a plain False mask: the instruction touches nothing
     return mask_window(predicate, shape)
 
 

@@ -20,7 +20,8 @@ import numpy as np
 
 from . import compute, isa, language, memory, runtime
 from .affine import Affine, Predicate
-from .dtypes import LowPrecisionType
+from .call_forms import normalized
+from .dtypes import LowPrecisionType, NumericType
 from .errors import CompileError
 from .jit import RunObserver, as_outputs, check_fresh, simulate
 from .loops import FirstIndex, LoopIndex
@@ -91,6 +92,7 @@ class Recorder:
         self.ids: Dict[int, int] = {}
         self.alive: List[Any] = []       # keeps recorded objects alive so their id() stays unique
         self.depth = 0
+        self.scope: Any = ()
         self.function_names = {id(f): name for name, f in _functions().items()}
 
     def write(self, entry: Dict[str, Any]) -> None:
@@ -112,6 +114,10 @@ class Recorder:
             if self.depth:
                 return function(*args, **kwargs)
             run = runtime.current()
+            if run.reuse_scope != self.scope:
+                self.scope = run.reuse_scope
+                self.write({'scope': run.reuse_scope})
+            args, kwargs = normalized(function, args, kwargs)
             entry = {'c': name, 'a': [self.encode(a) for a in args],
                      'k': {k: self.encode(v) for k, v in kwargs.items()}, 'l': run.line()}
             self.depth += 1
@@ -155,6 +161,10 @@ class Recorder:
             return {'engine': value.name}
         if isinstance(value, LowPrecisionType):
             return {'dtype': value.name}
+        if isinstance(value, NumericType):
+            return {'dtype': value.name}
+        if isinstance(value, np.dtype) and value.metadata and value.metadata.get('nki') in _LOW_PRECISION:
+            return {'dtype': value.metadata['nki']}
         if isinstance(value, type) and issubclass(value, np.generic) or isinstance(value, np.dtype):
             return {'dtype': np.dtype(value).name}
         if isinstance(value, par_dim):
@@ -191,8 +201,8 @@ class _Observer(RunObserver):
             if isinstance(value, Tensor):
                 self.recorder.register(value)
 
-    def program(self, ids: Tuple[int, ...]) -> None:
-        self.recorder.write({'spmd': list(ids)})
+    def program(self, ids: Tuple[int, ...], ordinal: int = 0) -> None:
+        self.recorder.write({'spmd': list(ids), 'ordinal': ordinal} if ordinal else {'spmd': list(ids)})
 
     def finish(self, returned: Any) -> None:
         self.recorder.write({'return': self.recorder.encode(returned)})
@@ -361,9 +371,11 @@ class Replay:
                     result = function(*[v(self) if dynamic else v for dynamic, v in args],
                                       **{k: v(self) if dynamic else v for k, (dynamic, v) in kwargs.items()})
                     self.register(result)
+                elif kind == 'scope':
+                    run.reuse_scope = step[1]
                 elif kind == 'spmd':
                     run.program_ids = step[1]
-                    run.shared_ordinal = 0
+                    run.shared_ordinal = step[2]
                 else:
                     runtime.flush()
                     dynamic, value = step[1]
@@ -397,8 +409,10 @@ class Replay:
     # ----- compiling -----
     def _compile_entry(self, number: int, entry: Dict[str, Any]) -> Tuple[Any, ...]:
         try:
+            if 'scope' in entry:
+                return ('scope', _scope(entry['scope']))
             if 'spmd' in entry:
-                return ('spmd', _int_tuple(entry['spmd'], 'spmd ids'))
+                return ('spmd', _int_tuple(entry['spmd'], 'spmd ids'), _int(entry.get('ordinal', 0), 'ordinal'))
             if 'return' in entry:
                 return ('return', self.compile(entry['return']))
             name = entry.get('c')
@@ -511,6 +525,14 @@ class Replay:
                                    f'{tensor.parts * tensor.free} elements')
             return View(tensor, block, offset, shape, strides, index_map, in_bounds, indexed)
         return view
+
+
+def _scope(value: Any) -> Tuple[Any, ...]:
+    """A load-reuse scope: enclosing (loop, index) pairs, then the innermost loop's id."""
+    if not isinstance(value, list) or not all(type(v) is int or isinstance(v, list) and len(v) == 2 and
+                                              all(type(x) is int for x in v) for v in value):
+        raise ProgramError(f'bad reuse scope {value!r}')
+    return tuple(tuple(v) if isinstance(v, list) else v for v in value)
 
 
 def _slice(parts: List[Any]) -> slice:

@@ -46,6 +46,11 @@ class Run:
         self.accumulator = None       # ACT/DVE reduction registers (activation/tensor_scalar reduce_res)
         self.fixed_line = None        # replay: the kernel line of the program call being executed
         self.coverage = None          # replay: {HBM alloc serial: bool array of elements written by an instruction}
+        self.observer: Any = None     # jit.RunObserver of the run (program recording)
+        self.loop_serial = 0          # loops entered so far (any kind)
+        self.loop_path: Tuple[Any, ...] = ()    # ((loop, index), ...) of the enclosing loops, outermost first
+        self.reuse_scope: Any = ()    # loop_path with the innermost loop's index dropped (load reuse, nl.load)
+        self.beta2 = False            # the kernel is written against the `nki` namespace (Beta 2 call forms)
 
     def line(self) -> int:
         """Kernel source line of the innermost kernel frame on the stack (0 if none)."""

@@ -37,6 +37,8 @@ def _compiler_module(name):
     module.enable_stack_allocator = lambda *a, **k: (lambda func: func)
     module.force_auto_alloc = lambda func: func
     module.no_reorder = contextlib.nullcontext
+    module.multi_buffer = lambda count: ('multi_buffer', count)      # loop directives: scheduling hints only
+    module.tile_position = lambda *args, **kwargs: ('tile_position', args)
     return module
 
 

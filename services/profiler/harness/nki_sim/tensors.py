@@ -152,9 +152,14 @@ class Tensor(TileOperators):
             EXECUTION.flush()
         if type(key) is not tuple:
             key = (key,)
+        if any(isinstance(k, (Tensor, View)) for k in key):
+            raise CompileError('indirect DMA (indexing a tensor with a tile of indices, a gather/scatter) is not '
+                               'supported by the simulator')
         nblock = self.nblock
         block = ()
         if nblock:
+            if len(key) < nblock and all(isinstance(k, (int, np.integer)) for k in key):
+                return BlockPrefix(self, key)          # t[i] of a tensor with two block dimensions
             try:
                 block = tuple(map(int, key[:nblock]))
             except TypeError:
@@ -197,6 +202,28 @@ class Tensor(TileOperators):
 
     def __repr__(self):
         return f'Tensor({self.buffer.name}, shape={self.shape}, dtype={self.kind.public})'
+
+
+class BlockPrefix:
+    """`t[i]` of a tensor with more block dimensions than indices: index it further to reach one block."""
+    __slots__ = ('tensor', 'prefix')
+
+    def __init__(self, tensor: Tensor, prefix: Tuple[Any, ...]) -> None:
+        self.tensor = tensor
+        self.prefix = prefix
+
+    def _key(self, key: Any) -> Tuple[Any, ...]:
+        return self.prefix + (key if type(key) is tuple else (key,))
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.tensor[self._key(key)]
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        self.tensor[self._key(key)] = value
+
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        return self.tensor.shape[len(self.prefix):]
 
 
 def hbm_tensor(array: np.ndarray, buffer: memory.Buffer, site: int = 0, name: str = '') -> Tensor:

@@ -78,7 +78,7 @@ LAYERS = (
     {'errors', 'dtypes', 'affine', 'memory', 'allocator', 'ops', 'tile_ops'},  # core data types
     {'views', 'tensors'},                                                          # memory and views
     {'trace'},                                                                     # instruction records
-    {'runtime', 'loops', 'operands', 'compute'},                                   # execution
+    {'runtime', 'loops', 'operands', 'compute', 'call_forms'},                     # execution
     {'isa', 'language'},                                                           # NKI API
     {'jit', 'surface', '__init__', 'program'},                                     # entry points, programs
 )

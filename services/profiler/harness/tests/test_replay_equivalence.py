@@ -11,7 +11,7 @@ from nki_sim.program import Recorder, Recording, Replay, parse_program, record_p
 from protocol.problem import load_module
 from tests import support
 
-SUITES = ('tests.test_numerics', 'tests.test_trace', 'tests.test_compile_rules')
+SUITES = ('tests.test_numerics', 'tests.test_trace', 'tests.test_compile_rules', 'tests.test_language')
 
 
 class ReplayEquivalenceTest(unittest.TestCase):

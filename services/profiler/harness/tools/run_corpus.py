@@ -3,7 +3,9 @@
 
 usage: run_corpus.py DIR [--seeds N] [--skip-numerics] [--only SUBSTRING] [--memory-limit-gb G]
 
-Pairing: a reference is a file named PREFIX_numpy_<n>.py; its kernels are the other files PREFIX_<...>.py.
+DIR is searched recursively, so a checkout of your own (or public) kernels can be given by path. Pairing, per
+directory: a reference named PREFIX_numpy_<n>.py (NKIBench) goes with the other files PREFIX_<...>.py; a reference
+named NAME_reference.py goes with NAME.py (the convention of corpus/, our own kernels).
 Each pair runs twice in a child process: --timing-only (trace on shapes) and with numerics (--seeds N, default
 1). Children get an address-space limit (default: 90% of available memory), so a problem too large for
 numerics on this machine reports OUT_OF_MEMORY instead of swapping. Prints a Markdown table.
@@ -21,15 +23,21 @@ RUN_KERNEL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file
 
 
 def pairs(directory):
-    files = sorted(f for f in os.listdir(directory) if f.endswith('.py'))
+    """(kernel, reference) pairs of every directory under `directory` (see the module docstring)."""
     found = []
-    for reference in files:
-        if '_numpy_' not in reference:
-            continue
-        prefix = reference.split('_numpy_')[0] + '_'
-        for kernel in files:
-            if kernel.startswith(prefix) and '_numpy_' not in kernel:
-                found.append((os.path.join(directory, kernel), os.path.join(directory, reference)))
+    for root, dirs, names in os.walk(directory):
+        dirs.sort()
+        files = sorted(f for f in names if f.endswith('.py') and not f.startswith('_'))
+        for reference in files:
+            if '_numpy_' in reference:
+                prefix = reference.split('_numpy_')[0] + '_'
+                for kernel in files:
+                    if kernel.startswith(prefix) and '_numpy_' not in kernel and not kernel.endswith('_reference.py'):
+                        found.append((os.path.join(root, kernel), os.path.join(root, reference)))
+            elif reference.endswith('_reference.py'):
+                kernel = reference[:-len('_reference.py')] + '.py'
+                if kernel in files:
+                    found.append((os.path.join(root, kernel), os.path.join(root, reference)))
     return found
 
 

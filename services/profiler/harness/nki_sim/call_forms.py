@@ -1,0 +1,87 @@
+"""How an nl/nisa call may be spelled: declared keywords only, and NKI Beta 2 destination passing.
+
+`checked` wraps every public nl/nisa function:
+- A keyword the function does not declare is a CompileError naming it; it is never silently dropped (`name=`,
+  the instruction's label, and `dge_mode=`, how DMA descriptors are generated, are accepted and have no effect on
+  results).
+- `dst=` (Beta 2): the call runs and its result is written to dst, exactly as `dst[...] = result` would write it.
+  Functions that declare their own destination (nisa.dma_copy, nl.store) keep it.
+  A matmul into a PSUM dst accumulates (`+=`) unless `accumulate=False` (Beta 2's default, accumulate=None).
+- Beta 2 positional form: in a kernel written against the `nki` namespace (the run's `beta2` flag), a nisa call
+  without `dst=` takes its first positional argument as dst (`nisa.nc_matmul(res_psum, a, b)`).
+"""
+import functools
+import inspect
+from typing import Any, Callable, Dict, Tuple
+
+from . import memory, runtime
+from .compute import accumulate, assign
+from .errors import CompileError
+from .runtime import operand
+
+ACCEPTED_WITHOUT_EFFECT = frozenset({'name', 'dge_mode'})
+
+
+def normalized(function: Callable[..., Any], args: Tuple[Any, ...],
+               kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
+    """The call in keyword-dst form: a Beta 2 positional destination moved to `dst=`."""
+    if getattr(function, 'dst_first', False) and args and 'dst' not in kwargs and runtime.RUN is not None \
+            and runtime.RUN.beta2:
+        kwargs = dict(kwargs)
+        kwargs['dst'] = args[0]
+        args = args[1:]
+    return args, kwargs
+
+
+def checked(qualified: str, function: Callable[..., Any], dst_first: bool = False) -> Callable[..., Any]:
+    """`function` with keyword checking and dst= support; `qualified` (nl.exp) names it in messages."""
+    parameters = inspect.signature(function).parameters
+    declared = frozenset(name for name, p in parameters.items()
+                         if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY))
+    own_destination = 'dst' in declared
+    accumulating = 'accumulate' not in declared
+
+    @functools.wraps(function)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if not kwargs and not (dst_first and runtime.RUN is not None and runtime.RUN.beta2):
+            return function(*args)
+        if not own_destination:
+            args, kwargs = normalized(call, args, kwargs)
+        for key in kwargs:
+            if key not in declared and key not in ACCEPTED_WITHOUT_EFFECT and \
+                    not (key == 'dst' and not own_destination) and \
+                    not (key == 'accumulate' and accumulating and 'dst' in kwargs):
+                raise CompileError(f'{qualified}() got an unexpected keyword argument {key!r} (the simulator '
+                                   f'refuses arguments it would otherwise ignore)', _line())
+        dst = None if own_destination else kwargs.pop('dst', None)
+        add_into = kwargs.pop('accumulate', None) if dst is not None and accumulating else False
+        kwargs = {k: v for k, v in kwargs.items() if k not in ACCEPTED_WITHOUT_EFFECT}
+        result = function(*args, **kwargs)
+        if dst is None:
+            return result
+        if result is None:
+            raise CompileError(f'{qualified}() writes no result, so dst= has nothing to receive', _line())
+        target = operand(dst)
+        if add_into is None:        # matmuls into PSUM accumulate unless told otherwise (Beta 2 accumulate=None)
+            add_into = qualified == 'nisa.nc_matmul' and target.tensor.buffer is memory.psum
+        if add_into:
+            accumulate(target, result)
+        else:
+            assign(target, result)
+        return None
+
+    setattr(call, 'dst_first', dst_first and not own_destination)
+    return call
+
+
+def _line() -> int:
+    return runtime.RUN.line() if runtime.RUN is not None else 0
+
+
+def check_module(prefix: str, namespace: Dict[str, Any], modules: Tuple[str, ...], dst_first: bool,
+                 skip: frozenset) -> None:
+    """Wrap every public function of an API module namespace (nl or nisa) with `checked`."""
+    for name, value in list(namespace.items()):
+        if inspect.isfunction(value) and not name.startswith('_') and name not in skip \
+                and value.__module__ in modules:
+            namespace[name] = checked(f'{prefix}.{name}', value, dst_first)

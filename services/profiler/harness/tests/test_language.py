@@ -1,0 +1,217 @@
+"""Language coverage (issue 13): keyword checking, NKI Beta 2 destinations, grid launches inside the entry, and
+every kernel of the corpus (corpus/) OK with numerics through both protocol steps."""
+import importlib.util
+import os
+import shutil
+import unittest
+
+import numpy as np
+
+from tests.support import SIMPLE_REFERENCE, STANDARD_TRANSFORMS, Workspace, line_of, rel_l2
+
+CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'corpus')
+
+BETA2_HEADER = '''import numpy as np
+import nki
+import nki.language as nl
+import nki.isa as nisa
+'''
+
+MATMUL_REFERENCE = '''
+def get_inputs():
+    return [np.random.normal(size=(128, 128)).astype(np.float32),
+            np.random.normal(size=(128, 256)).astype(np.float32)]
+
+
+def forward(a_t, b):
+    return a_t.T @ b
+''' + STANDARD_TRANSFORMS
+
+
+def corpus_pairs():
+    names = sorted(f[:-len('_reference.py')] for f in os.listdir(CORPUS) if f.endswith('_reference.py'))
+    return [(name, os.path.join(CORPUS, name + '.py'), os.path.join(CORPUS, name + '_reference.py'))
+            for name in names]
+
+
+class CorpusTest(unittest.TestCase):
+    def test_every_corpus_kernel_is_ok_with_numerics(self):
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        pairs = corpus_pairs()
+        self.assertGreaterEqual(len(pairs), 8)
+        for name, kernel, reference in pairs:
+            with self.subTest(kernel=name):
+                result = ws.evaluate(reference, kernel, seeds=2)
+                self.assertEqual(result['verdict'], 'OK', result['message'])
+                self.assertEqual(result['seeds_checked'], 2)
+
+
+class CorpusRunnerTest(unittest.TestCase):
+    def test_pairs_found_recursively_in_both_conventions(self):
+        spec = importlib.util.spec_from_file_location('run_corpus', os.path.join(os.path.dirname(CORPUS), 'tools',
+                                                                                 'run_corpus.py'))
+        runner = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(runner)
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        nested = os.path.join(ws.root, 'user', 'kernels')
+        os.makedirs(nested)
+        shutil.copy(os.path.join(CORPUS, 'reshaped_output.py'), os.path.join(nested, 'mine.py'))
+        shutil.copy(os.path.join(CORPUS, 'reshaped_output_reference.py'), os.path.join(nested, 'mine_reference.py'))
+        for name in ('gemm_numpy_1.py', 'gemm_fast.py', 'gemm_baseline.py'):
+            open(os.path.join(ws.root, name), 'w').close()
+        found = {(os.path.relpath(k, ws.root), os.path.relpath(r, ws.root)) for k, r in runner.pairs(ws.root)}
+        self.assertEqual(found, {('gemm_baseline.py', 'gemm_numpy_1.py'), ('gemm_fast.py', 'gemm_numpy_1.py'),
+                                 ('user/kernels/mine.py', 'user/kernels/mine_reference.py')})
+        self.assertEqual(len(runner.pairs(CORPUS)), len(corpus_pairs()))
+
+
+class KeywordTest(unittest.TestCase):
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+        self.reference = self.ws.reference(SIMPLE_REFERENCE)
+
+    def test_unknown_keyword_is_a_compile_error_naming_it(self):
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.load(x)
+                nl.store(out, nl.multiply(t, 2.0, accumulate_into=t))  # <- here
+                return out
+            ''')
+        for timing_only in (False, True):
+            result = self.ws.evaluate(self.reference, kernel, timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+            self.assertIn("nl.multiply() got an unexpected keyword argument 'accumulate_into'", result['message'])
+            self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+
+    def test_dst_keyword_writes_the_destination(self):
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.load(x)
+                doubled = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+                nl.multiply(t, 2.0, dst=doubled)
+                nisa.dma_copy(dst=out, src=doubled)
+                return out
+            ''')
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        x = np.random.normal(size=(128, 64)).astype(np.float32)
+        outputs, _ = self.ws.run(kernel, x)
+        self.assertLess(rel_l2(outputs, x * 2.0), 1e-6)
+
+
+class Beta2Test(unittest.TestCase):
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+        self.reference = self.ws.reference(MATMUL_REFERENCE)
+
+    def kernel(self, matmul_line, header=BETA2_HEADER):
+        return self.ws.kernel(f'''
+            @nki.jit
+            def kernel(a_t, b):
+                out = nl.ndarray((128, 256), dtype=b.dtype, buffer=nl.shared_hbm)
+                lhs = nl.ndarray((128, 128), dtype=a_t.dtype, buffer=nl.sbuf)
+                rhs = nl.ndarray((128, 256), dtype=b.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(lhs, a_t)
+                nisa.dma_copy(rhs, b)
+                acc = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.psum)
+                {matmul_line}  # <- here
+                res = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.tensor_copy(res, acc)
+                nisa.dma_copy(out, res)
+                return out
+            ''', header=header)
+
+    def test_positional_destination_in_an_nki_kernel(self):
+        result = self.ws.evaluate(self.reference, self.kernel('nisa.nc_matmul(acc, lhs, rhs)'), seeds=2)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_keyword_destination_accumulates_into_psum(self):
+        result = self.ws.evaluate(self.reference, self.kernel(
+            'nisa.nc_matmul(dst=acc, stationary=lhs[0:64, :], moving=rhs[0:64, :]); '
+            'nisa.nc_matmul(dst=acc, stationary=lhs[64:128, :], moving=rhs[64:128, :])'))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_beta2_positional_form_in_a_beta1_kernel_points_at_the_cause(self):
+        header = BETA2_HEADER.replace('import nki\n', 'import neuronxcc.nki as nki\n')
+        header = header.replace('import nki.', 'import neuronxcc.nki.')
+        kernel = self.kernel('nisa.nc_matmul(acc, lhs, rhs)', header=header)
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+        self.assertIn('stationary must be in SBUF (it is in psum)', result['message'])
+        self.assertIn('Beta 2 form', result['message'])
+
+
+class RefusalTest(unittest.TestCase):
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+        self.reference = self.ws.reference(SIMPLE_REFERENCE)
+
+    def check(self, body, expected):
+        kernel = self.ws.kernel(body)
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+        self.assertIn(expected, result['message'])
+        self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+
+    def test_scattered_bn_stats_mask(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                t = nl.load(x)
+                i_p, i_f = nl.mgrid[0:128, 0:64]
+                s = nisa.bn_stats(t, mask=(i_f - i_p >= 0))  # <- here
+                return x
+            ''', 'bn_stats: the mask must be a box')
+
+    def test_unimplemented_api_is_named(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                t = nl.load(x)
+                nisa.dma_compute(t, [t], [1.0], nl.add)  # <- here
+                return x
+            ''', 'nisa.dma_compute is not supported by the simulator')
+
+    def test_indirect_dma(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                idx = nl.zeros((128, 1), dtype=nl.int32, buffer=nl.sbuf)
+                t = nl.load(x[idx, 0:64])  # <- here
+                return x
+            ''', 'indirect DMA')
+
+
+class GridLaunchTest(unittest.TestCase):
+    def test_every_program_of_an_inner_launch_is_traced(self):
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        kernel = ws.kernel('''
+            @nki.jit
+            def tile_kernel(x, out):
+                i = nl.program_id(0)
+                nl.store(out[i * 32:(i + 1) * 32, :], nl.exp(nl.load(x[i * 32:(i + 1) * 32, :])))
+
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                tile_kernel[4](x, out)
+                return out
+            ''')
+        x = np.random.normal(size=(128, 64)).astype(np.float32)
+        outputs, trace = ws.run(kernel, x)
+        self.assertLess(rel_l2(outputs, np.exp(x)), 1e-6)
+        self.assertEqual(trace.text().count(' op=load '), 4)
+
+
+if __name__ == '__main__':
+    unittest.main()
