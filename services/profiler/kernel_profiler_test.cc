@@ -74,15 +74,14 @@ TEST_P(HostileKernelTest, GetsTheRightVerdictAndTheWorkerStillServes) {
 
 INSTANTIATE_TEST_SUITE_P(
     Hostile, HostileKernelTest,
-    ::testing::Values(
-        HostileCase{"syntax_error.py", v1::VERDICT_COMPILE_ERROR, "kernel.py:7"},
-        HostileCase{"wrong_shape.py", v1::VERDICT_INCORRECT, "shape"},
-        HostileCase{"nan_output.py", v1::VERDICT_INCORRECT, "NaN"},
-        HostileCase{"constant_output.py", v1::VERDICT_INCORRECT, "relative L2 error"},
-        // Every seed re-executes the recorded program, so a result cached in kernel Python cannot be replayed:
-        // the program computes 2x for each input and is correct.
-        HostileCase{"cached_output.py", v1::VERDICT_OK, ""},
-        HostileCase{"backing_array.py", v1::VERDICT_INCORRECT, "32767 element(s) never written"}),
+    ::testing::Values(HostileCase{"syntax_error.py", v1::VERDICT_COMPILE_ERROR, "kernel.py:7"},
+                      HostileCase{"wrong_shape.py", v1::VERDICT_INCORRECT, "shape"},
+                      HostileCase{"nan_output.py", v1::VERDICT_INCORRECT, "NaN"},
+                      HostileCase{"constant_output.py", v1::VERDICT_INCORRECT, "relative L2 error"},
+                      // Every seed re-executes the recorded program, so a result cached in kernel Python cannot be
+                      // replayed: the program computes 2x for each input and is correct.
+                      HostileCase{"cached_output.py", v1::VERDICT_OK, ""},
+                      HostileCase{"backing_array.py", v1::VERDICT_INCORRECT, "32767 element(s) never written"}),
     [](const ::testing::TestParamInfo<HostileCase>& info) {
       return info.param.file.substr(0, info.param.file.size() - 3);
     });

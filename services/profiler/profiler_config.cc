@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "libs/sandbox/worker_sandbox.h"
-
 #include "absl/strings/str_cat.h"
+#include "libs/sandbox/worker_sandbox.h"
 
 namespace accelopt::profiler {
 

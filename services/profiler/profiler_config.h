@@ -7,9 +7,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "accelopt/v1/config.pb.h"
+#include "libs/sandbox/sandbox.h"
 #include "services/profiler/backend_registry.h"
 #include "services/profiler/kernel_profiler.h"
-#include "libs/sandbox/sandbox.h"
 
 namespace accelopt::profiler {
 
