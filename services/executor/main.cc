@@ -40,9 +40,9 @@ int main(int argc, char** argv) {
   executor::PythonSyntaxChecker checker;
   executor::Executor executor(models, checker, pool, metrics);
   executor::ExecutorServiceImpl service(executor);
-  int code = rpc::RunServer(
-      "executor", config, config.server(), registry, {&service},
-      {.models = {models.Names(), [&models](const v1::ModelSpec& m) { return models.FindValid(m).status(); }}});
+  rpc::ServeOptions serve;
+  serve.models = {models.Names(), [&models](const v1::ModelSpec& m) { return models.FindValid(m).status(); }};
+  int code = rpc::RunServer("executor", config, config.server(), registry, {&service}, std::move(serve));
   pool.join();
   return code;
 }

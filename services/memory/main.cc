@@ -56,10 +56,10 @@ int main(int argc, char** argv) {
   // RocksDB writes and summarizer bookkeeping; model calls wait on their own client threads.
   boost::asio::thread_pool pool(std::clamp(std::thread::hardware_concurrency(), 2u, 8u));
   accelopt::memory::MemoryServiceImpl service(experiences->get(), &summarizers, &metrics, &pool);
-  int code = accelopt::rpc::RunServer(
-      "memory", config, config.server(), registry, {&service},
-      {.models = {summarizers.Names(),
-                  [&summarizers](const accelopt::v1::ModelSpec& m) { return summarizers.FindValid(m).status(); }}});
+  accelopt::rpc::ServeOptions serve;
+  serve.models = {summarizers.Names(),
+                  [&summarizers](const accelopt::v1::ModelSpec& m) { return summarizers.FindValid(m).status(); }};
+  int code = accelopt::rpc::RunServer("memory", config, config.server(), registry, {&service}, std::move(serve));
   // RunServer returns once every RPC has finished, and a SummarizeIteration finishes only after all its
   // summarizer calls answered: nothing is left to touch the store or the summarizers.
   pool.join();

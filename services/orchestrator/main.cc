@@ -81,6 +81,7 @@ int main(int argc, char** argv) {
   orchestrator::AgentProviders providers({&planner_info, &executor_info, &memory_info},
                                          orchestrator::kAgentCheckDeadline);
   orchestrator::JobServiceImpl service(&engine, &providers);
-  return rpc::RunServer("orchestrator", config, config.server(), registry, {&service},
-                        {.readiness = [&watchdog] { return watchdog.Check(); }});
+  rpc::ServeOptions serve;
+  serve.readiness = [&watchdog] { return watchdog.Check(); };
+  return rpc::RunServer("orchestrator", config, config.server(), registry, {&service}, std::move(serve));
 }

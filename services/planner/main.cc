@@ -38,9 +38,9 @@ int main(int argc, char** argv) {
   planner::PlannerMetrics metrics = planner::PlannerMetrics::Create(*registry);
   planner::Planner planner(models, pool, metrics);
   planner::PlannerServiceImpl service(planner);
-  int code = rpc::RunServer(
-      "planner", config, config.server(), registry, {&service},
-      {.models = {models.Names(), [&models](const v1::ModelSpec& m) { return models.FindValid(m).status(); }}});
+  rpc::ServeOptions serve;
+  serve.models = {models.Names(), [&models](const v1::ModelSpec& m) { return models.FindValid(m).status(); }};
+  int code = rpc::RunServer("planner", config, config.server(), registry, {&service}, std::move(serve));
   pool.join();
   return code;
 }
