@@ -152,7 +152,7 @@ std::string CandidateTree(const std::vector<const v1::Candidate*>& all, const st
     for (size_t i = 0; i < column.size(); ++i) row[column[i]->candidate_id()] = double(i);
     rows = std::max(rows, column.size());
   }
-  constexpr int kColumn = 110, kRow = 14, kMargin = 30;
+  constexpr int kColumn = 120, kRow = 20, kMargin = 30;
   const int width = kMargin * 2 + kColumn * std::max<int>(0, int(columns.size()) - 1) + 60;
   const int height = kMargin * 2 + kRow * int(rows);
   std::map<int, int> column_index;

@@ -9,7 +9,7 @@
 namespace accelopt::report {
 namespace {
 
-constexpr int kLeft = 64, kRight = 16, kTop = 30, kBottom = 44;
+constexpr int kLeft = 64, kRight = 16, kTop = 48, kBottom = 44;
 
 // A "nice" tick step for the range, so ticks land on 1, 2 or 5 times a power of ten.
 double NiceStep(double range, int target_ticks) {
@@ -60,22 +60,20 @@ std::string Axes(const Frame& f, const std::string& x_label, const std::string& 
   return out;
 }
 
-std::string Legend(const std::vector<std::pair<std::string, std::string>>& entries, int width, bool dashed_last) {
+// One row under the title, left to right; the last entry dashed when `dashed_last` (reference lines).
+std::string Legend(const std::vector<std::pair<std::string, std::string>>& entries, bool dashed_last) {
   std::string out;
-  double x = width - kRight;
-  // Right-aligned, laid out from the right so long legends stay inside the chart.
-  std::vector<std::string> items;
-  for (size_t i = entries.size(); i-- > 0;) {
+  double x = kLeft;
+  for (size_t i = 0; i < entries.size(); ++i) {
     const auto& [label, color] = entries[i];
-    x -= 7.0 * label.size() + 26;
     const bool dashed = dashed_last && i + 1 == entries.size();
-    items.push_back(absl::StrFormat(
-        "<line x1=\"%s\" y1=\"14\" x2=\"%s\" y2=\"14\" stroke=\"%s\" stroke-width=\"3\"%s/>"
-        "<text class=\"legend\" x=\"%s\" y=\"18\">%s</text>\n",
-        Num(x), Num(x + 16), color, dashed ? " stroke-dasharray=\"6 4\"" : "", Num(x + 20), HtmlEscape(label)));
+    absl::StrAppendFormat(&out,
+                          "<line x1=\"%s\" y1=\"32\" x2=\"%s\" y2=\"32\" stroke=\"%s\" stroke-width=\"3\"%s/>"
+                          "<text class=\"legend\" x=\"%s\" y=\"36\">%s</text>\n",
+                          Num(x), Num(x + 16), color, dashed ? " stroke-dasharray=\"6 4\"" : "", Num(x + 20),
+                          HtmlEscape(label));
+    x += 6.2 * label.size() + 34;
   }
-  std::reverse(items.begin(), items.end());
-  for (const std::string& item : items) out += item;
   return out;
 }
 
@@ -112,7 +110,7 @@ std::string ShortNumber(double value) {
   const double a = std::fabs(value);
   if (a >= 1e9) return absl::StrFormat("%.3gG", value / 1e9);
   if (a >= 1e6) return absl::StrFormat("%.3gM", value / 1e6);
-  if (a >= 1e4) return absl::StrFormat("%.3gk", value / 1e3);
+  if (a >= 1e3) return absl::StrFormat("%.3gk", value / 1e3);
   if (a == 0) return "0";
   return absl::StrFormat("%.3g", value);
 }
@@ -170,7 +168,7 @@ std::string RenderLineChart(const LineChart& chart) {
                           kLeft, Num(f.Y(*chart.reference_y)), chart.width - kRight, Num(f.Y(*chart.reference_y)));
     legend.push_back({chart.reference_label, "#d62728"});
   }
-  out += Legend(legend, chart.width, chart.reference_y.has_value());
+  out += Legend(legend, chart.reference_y.has_value());
   out += "</svg>\n";
   return out;
 }
@@ -215,7 +213,7 @@ std::string RenderBarChart(const BarChart& chart) {
   for (size_t j = 0; j < chart.segments.size() && j < chart.colors.size(); ++j) {
     legend.push_back({chart.segments[j], chart.colors[j]});
   }
-  out += Legend(legend, chart.width, false);
+  out += Legend(legend, false);
   out += "</svg>\n";
   return out;
 }
