@@ -10,6 +10,7 @@
 #include "cli/memory_commands.h"
 #include "cli/profile_command.h"
 #include "cli/report_command.h"
+#include "cli/suite_command.h"
 #include "libs/core/version.h"
 
 namespace accelopt::cli {
@@ -17,9 +18,9 @@ namespace {
 
 // Every command, in the order `help` lists them.
 std::vector<Command> Commands() {
-  return {UpCommand(),         DownCommand(),    StatusCommand(), SubmitCommand(), WatchCommand(),
-          GetCommand(),        ListCommand(),    CancelCommand(), ExportCommand(), ReportCommand(),
-          CandidatesCommand(), ProfileCommand(), MemoryCommand()};
+  return {UpCommand(),         DownCommand(),  StatusCommand(),  SubmitCommand(), WatchCommand(),
+          GetCommand(),        ListCommand(),  CancelCommand(),  ExportCommand(), ReportCommand(),
+          CandidatesCommand(), SuiteCommand(), ProfileCommand(), MemoryCommand()};
 }
 
 void PrintUsage(std::ostream& out) {
