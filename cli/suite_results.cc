@@ -49,6 +49,7 @@ SuiteSummary Summarize(const std::vector<SuiteRow>& rows) {
   std::vector<double> speedups, before, after;
   for (const SuiteRow& r : rows) {
     if (r.speedup > 0) speedups.push_back(r.speedup);
+    if (r.speedup > 1) ++s.improved;
     if (r.peak_before && *r.peak_before > 0) before.push_back(*r.peak_before);
     if (r.peak_after && *r.peak_after > 0) after.push_back(*r.peak_after);
   }
@@ -69,7 +70,7 @@ std::string SuiteMarkdown(const std::string& suite_name, const std::vector<Suite
                     " |\n");
   }
   const SuiteSummary s = Summarize(rows);
-  absl::StrAppend(&md, "| **geometric mean** | | ", s.with_speedup, "/", s.problems, " improved | | | ",
+  absl::StrAppend(&md, "| **geometric mean** | | ", s.improved, "/", s.problems, " improved | | | ",
                   s.geomean_speedup ? Times(*s.geomean_speedup) : "-", " | ", Percent(s.geomean_peak_before), " | ",
                   Percent(s.geomean_peak_after), " |\n");
   return md;
@@ -91,7 +92,7 @@ nlohmann::json SuiteJson(const std::string& suite_name, const std::vector<SuiteR
   }
   const SuiteSummary s = Summarize(rows);
   out["summary"] = {{"problems", s.problems},
-                    {"improved", s.with_speedup},
+                    {"improved", s.improved},
                     {"geomean_speedup", OptJson(s.geomean_speedup)},
                     {"geomean_peak_before", OptJson(s.geomean_peak_before)},
                     {"geomean_peak_after", OptJson(s.geomean_peak_after)}};
@@ -124,7 +125,7 @@ std::string SuiteHtml(const std::string& suite_name, const std::vector<SuiteRow>
   const SuiteSummary s = Summarize(rows);
   std::string out = report::HtmlHead(absl::StrCat("AccelOpt suite ", suite_name));
   absl::StrAppend(&out, "<body>\n<h1>Suite ", HtmlEscape(suite_name), "</h1>\n<p class=\"sub\">", s.problems,
-                  " problems, ", s.with_speedup, " improved; geometric mean speedup ",
+                  " problems, ", s.improved, " improved; geometric mean speedup ",
                   s.geomean_speedup ? Times(*s.geomean_speedup) : "-", ", % of peak ", Percent(s.geomean_peak_before),
                   " &rarr; ", Percent(s.geomean_peak_after), "</p>\n");
   report::BarChart speedup{"Speedup over the baseline", "speedup (x)", {"speedup"}, {"#2ca02c"}};

@@ -24,7 +24,8 @@ struct SuiteRow {
 
 struct SuiteSummary {
   int problems = 0;
-  int with_speedup = 0;
+  int with_speedup = 0;  // rows with a correct kernel (speedup > 0), the geometric mean's population
+  int improved = 0;      // rows with a speedup above 1
   std::optional<double> geomean_speedup, geomean_peak_before, geomean_peak_after;
 };
 
