@@ -420,8 +420,22 @@ Command CancelCommand() {
 Command ExportCommand() {
   return {"export",
           "export JOB --out DIR [--server ADDR] [--data-dir DIR]\n"
-          "      Write the best kernel, lineage.json, job.json and report.md into DIR.",
+          "      Write the best kernel, lineage.json, job.json, report.md and report.html into DIR.",
           RunExport};
 }
+
+int WithJobService(const std::vector<std::string>& argv, std::set<std::string> with_value,
+                   const std::set<std::string>& booleans, size_t positionals, const std::string& what,
+                   const std::function<int(const Args&, v1::JobService::Stub&, const std::string& address)>& body) {
+  return WithArgs(argv, std::move(with_value), booleans, positionals, what,
+                  [&](const Args& args, const std::string& address) {
+                    auto stub = Connect(address);
+                    return body(args, *stub, address);
+                  });
+}
+
+int JobRpcFailure(const std::string& address, const grpc::Status& status) { return RpcFailure(address, status); }
+
+void SetJobDeadline(grpc::ClientContext* context) { SetDeadline(context); }
 
 }  // namespace accelopt::cli

@@ -18,6 +18,7 @@ absl::StatusOr<std::vector<std::string>> WriteJobExport(const v1::JobReport& rep
     std::string name, contents;
   };
   std::vector<Output> files = {{"report.md", report.markdown()},
+                               {"report.html", report.html()},
                                {"lineage.json", JsonText(LineageJson(report), /*pretty=*/true) + "\n"},
                                {"job.json", JsonText(JobJson(report.job()), /*pretty=*/true) + "\n"}};
   if (report.has_best()) files.push_back({"best_kernel.py", report.best().kernel().source()});

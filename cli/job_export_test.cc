@@ -56,7 +56,7 @@ TEST(JobExportTest, ExportingTwiceGivesByteIdenticalFiles) {
   ASSERT_TRUE(a.ok()) << a.status();
   ASSERT_TRUE(b.ok()) << b.status();
   ASSERT_TRUE(c.ok()) << c.status();
-  const std::vector<std::string> names = {"report.md", "lineage.json", "job.json", "best_kernel.py"};
+  const std::vector<std::string> names = {"report.md", "report.html", "lineage.json", "job.json", "best_kernel.py"};
   ASSERT_EQ(a->size(), names.size());
   for (size_t i = 0; i < names.size(); ++i) {
     EXPECT_EQ((*a)[i], first + "/" + names[i]);
@@ -80,7 +80,7 @@ TEST(JobExportTest, NoBestKernelFileWithoutABestCandidate) {
   report.mutable_job()->set_job_id("job-8");
   auto written = WriteJobExport(report, dir);
   ASSERT_TRUE(written.ok()) << written.status();
-  EXPECT_EQ(written->size(), 3u);
+  EXPECT_EQ(written->size(), 4u);
   EXPECT_FALSE(std::filesystem::exists(dir + "/best_kernel.py"));
   EXPECT_EQ(*core::ReadFile(dir + "/lineage.json"), "[]\n");
 }

@@ -3,8 +3,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include <filesystem>
+#include <map>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "libs/config/arithmetic.h"
 #include "libs/config/config_loader.h"
 #include "libs/core/file.h"
 
@@ -41,10 +44,22 @@ absl::Status ParseMetadata(const std::string& text, const std::string& field, v1
       }
     }
     if (const YAML::Node rl = root["roofline"]; rl && rl.IsMap()) {
+      std::map<std::string, double> numbers;  // the numeric parameters, for terms such as "3*M*N"
+      for (const auto& [name, value] : problem->parameters()) {
+        if (double d; absl::SimpleAtod(value, &d)) numbers[name] = d;
+      }
       v1::Roofline* roofline = problem->mutable_roofline();
-      if (rl["vector_flops"]) roofline->set_vector_flops(rl["vector_flops"].as<double>());
-      if (rl["matmul_flops"]) roofline->set_matmul_flops(rl["matmul_flops"].as<double>());
-      if (rl["hbm_bytes"]) roofline->set_hbm_bytes(rl["hbm_bytes"].as<double>());
+      const std::pair<const char*, void (v1::Roofline::*)(double)> terms[] = {
+          {"vector_flops", &v1::Roofline::set_vector_flops},
+          {"matmul_flops", &v1::Roofline::set_matmul_flops},
+          {"hbm_bytes", &v1::Roofline::set_hbm_bytes}};
+      for (const auto& [key, setter] : terms) {
+        if (!rl[key]) continue;
+        if (!rl[key].IsScalar()) return Invalid(field, absl::StrCat("roofline ", key, ": not a number or expression"));
+        auto value = config::EvaluateArithmetic(rl[key].Scalar(), numbers);
+        if (!value.ok()) return Invalid(field, absl::StrCat("roofline ", key, ": ", value.status().message()));
+        (roofline->*setter)(*value);
+      }
     }
   } catch (const YAML::Exception& e) {
     return Invalid(field, absl::StrCat("bad metadata YAML: ", e.what()));

@@ -130,5 +130,23 @@ TEST_F(JobSpecFileTest, TheExampleJobFilesLoad) {
   EXPECT_GE(loaded, 1);
 }
 
+TEST_F(JobSpecFileTest, RooflineTermsMayBeArithmeticOverParameters) {
+  std::ofstream(dir_ + "/silu/problem.yaml")
+      << "name: silu\nparameters: {M: 256, N: 1024}\n"
+      << "roofline: {vector_flops: 3*M*N, matmul_flops: 0, hbm_bytes: '2 * 4 * M * N'}\n";
+  auto spec = LoadJobSpecFile(Write("problem: {reference: silu/reference.py, kernel: silu/kernel.py}\n"));
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_DOUBLE_EQ(spec->problem().roofline().vector_flops(), 3.0 * 256 * 1024);
+  EXPECT_DOUBLE_EQ(spec->problem().roofline().hbm_bytes(), 8.0 * 256 * 1024);
+}
+
+TEST_F(JobSpecFileTest, RooflineExpressionErrorsNameTheTerm) {
+  std::ofstream(dir_ + "/silu/problem.yaml") << "parameters: {M: 256}\nroofline: {vector_flops: 3*M*Q}\n";
+  auto spec = LoadJobSpecFile(Write("problem: {reference: silu/reference.py, kernel: silu/kernel.py}\n"));
+  ASSERT_FALSE(spec.ok());
+  EXPECT_NE(spec.status().message().find("roofline vector_flops"), std::string::npos) << spec.status();
+  EXPECT_NE(spec.status().message().find("unknown name 'Q'"), std::string::npos) << spec.status();
+}
+
 }  // namespace
 }  // namespace accelopt::cli

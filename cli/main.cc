@@ -3,11 +3,14 @@
 #include <string>
 #include <vector>
 
+#include "cli/candidates_command.h"
 #include "cli/cluster_commands.h"
 #include "cli/command.h"
 #include "cli/job_commands.h"
 #include "cli/memory_commands.h"
 #include "cli/profile_command.h"
+#include "cli/report_command.h"
+#include "cli/suite_command.h"
 #include "libs/core/version.h"
 
 namespace accelopt::cli {
@@ -15,8 +18,9 @@ namespace {
 
 // Every command, in the order `help` lists them.
 std::vector<Command> Commands() {
-  return {UpCommand(),   DownCommand(),   StatusCommand(), SubmitCommand(),  WatchCommand(), GetCommand(),
-          ListCommand(), CancelCommand(), ExportCommand(), ProfileCommand(), MemoryCommand()};
+  return {UpCommand(),         DownCommand(),  StatusCommand(),  SubmitCommand(), WatchCommand(),
+          GetCommand(),        ListCommand(),  CancelCommand(),  ExportCommand(), ReportCommand(),
+          CandidatesCommand(), SuiteCommand(), ProfileCommand(), MemoryCommand()};
 }
 
 void PrintUsage(std::ostream& out) {

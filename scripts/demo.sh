@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make demo`: an offline optimization run. Starts a local cluster from the build in $1 (two simulator
 # workers), submits examples/softmax/job.yaml (realistic shape, builtin optimizer: no LLM, no Trainium), shows
-# the live progress, prints the result and the experiences learned, writes the best kernel, stops the cluster.
+# the live progress, prints the result and the experiences learned, writes the best kernel, stops the cluster,
+# and ends with the path of the job's HTML report.
 # Exits non-zero unless the job found a verified speedup above 1 and stored experiences.
 set -euo pipefail
 build_dir=${1:-build/dev}
@@ -32,6 +33,7 @@ echo "== experiences learned"
 echo
 "$bin/accelopt" export "$job" --out "$out_dir" --data-dir "$data_dir"
 echo "best kernel, lineage and report written to $out_dir"
+report=$("$bin/accelopt" report "$job" --out "$out_dir" --data-dir "$data_dir")
 
 json=$("$bin/accelopt" get "$job" --data-dir "$data_dir" --json)
 speedup=$(echo "$json" | sed -n 's/.*"best_speedup": *\([0-9.e+-]*\).*/\1/p')
@@ -42,6 +44,7 @@ echo "== accelopt down"
 trap - EXIT
 if awk -v s="$speedup" 'BEGIN { exit !(s > 1.0) }' && [[ "$learned" -gt 0 ]]; then
   echo "demo: verified speedup ${speedup}x, $learned experience(s) learned"
+  echo "report (open it in a browser): $report"
 else
   echo "demo: no speedup above 1 or no experience learned (speedup '$speedup', experiences $learned)" >&2
   exit 1

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian package the project needs. Idempotent: does nothing when all are present, and runs
-# `apt-get update` only when a package is missing. Usage: scripts/install-deps.sh [--check]
+# `apt-get update` only when a package is missing. Usage: scripts/install-deps.sh [--check] [--browser]
 #   --check   exit 0 when everything is installed, 1 otherwise; installs nothing.
+#   --browser also chromium, for the headless-browser test of the HTML report (skipped without it).
 set -euo pipefail
 
 PACKAGES=(
@@ -15,6 +16,10 @@ PACKAGES=(
   bubblewrap python3-numpy python3-yaml libopenblas0-pthread prometheus procps curl
 )
 
+for arg in "$@"; do
+  if [[ "$arg" == "--browser" ]]; then PACKAGES+=(chromium); fi
+done
+
 missing=()
 for p in "${PACKAGES[@]}"; do
   if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -22,7 +27,7 @@ for p in "${PACKAGES[@]}"; do
   fi
 done
 
-if [[ "${1:-}" == "--check" ]]; then
+if [[ " $* " == *" --check "* ]]; then
   if ((${#missing[@]})); then echo "missing packages: ${missing[*]}"; exit 1; fi
   exit 0
 fi

@@ -219,7 +219,13 @@ void JobEngine::GetJobReport(std::string job_id, Callback<v1::JobReport> done) {
     if (!job.ok()) return std::move(done)(job.status());
     auto candidates = CandidatesOf(job_id);
     if (!candidates.ok()) return std::move(done)(candidates.status());
-    std::move(done)(BuildJobReport(*job, *candidates));
+    std::vector<v1::ExperienceAdded> experiences;
+    absl::Status scanned = store_->ScanEvents(job_id, 0, [&](const v1::JobEvent& e) {
+      if (e.has_experience_added()) experiences.push_back(e.experience_added());
+      return true;
+    });
+    if (!scanned.ok()) return std::move(done)(scanned);
+    std::move(done)(BuildJobReport(*job, *candidates, experiences));
   });
 }
 

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "libs/core/enum_name.h"
+#include "libs/report/job_report_html.h"
 
 namespace accelopt::orchestrator {
 namespace {
@@ -24,7 +25,8 @@ std::string VerdictKey(v1::Verdict verdict) { return core::ShortEnumName(verdict
 std::string JobStateName(v1::JobState state) { return core::ShortEnumName(state); }
 std::string StopReasonName(v1::StopReason reason) { return core::ShortEnumName(reason); }
 
-v1::JobReport BuildJobReport(const v1::Job& job, const std::vector<v1::Candidate>& candidates) {
+v1::JobReport BuildJobReport(const v1::Job& job, const std::vector<v1::Candidate>& candidates,
+                             const std::vector<v1::ExperienceAdded>& experiences) {
   v1::JobReport report;
   *report.mutable_job() = job;
   std::map<std::string, const v1::Candidate*> by_id;
@@ -82,6 +84,7 @@ v1::JobReport BuildJobReport(const v1::Job& job, const std::vector<v1::Candidate
     absl::StrAppend(&md, "\n## Best kernel\n\n```python\n", lineage.back()->kernel().source(), "\n```\n");
   }
   report.set_markdown(std::move(md));
+  report.set_html(report::RenderJobReportHtml(job, candidates, experiences));
   return report;
 }
 

@@ -237,6 +237,13 @@ TEST_F(JobServiceTest, ReportHasTheLineageFromTheBaselineToTheBest) {
     EXPECT_EQ(report.lineage(i).parent_id(), report.lineage(i - 1).candidate_id());
   }
   EXPECT_NE(report.markdown().find("## Lineage"), std::string::npos);
+  EXPECT_NE(report.html().find("Latency over iterations"), std::string::npos);
+  EXPECT_NE(report.html().find("class=\"node best-lineage\""), std::string::npos);
+  EXPECT_EQ(report.html().find("<script"), std::string::npos);
+  grpc::ClientContext again_context;
+  v1::JobReport again;
+  ASSERT_TRUE(stub_->GetJobReport(&again_context, request, &again).ok());
+  EXPECT_EQ(again.html(), report.html());  // byte-stable
 
   grpc::ClientContext list_context;
   v1::ListCandidatesRequest list;
