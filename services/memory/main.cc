@@ -64,7 +64,10 @@ int main(int argc, char** argv) {
   // RocksDB writes and summarizer bookkeeping; model calls wait on their own client threads.
   boost::asio::thread_pool pool(std::clamp(std::thread::hardware_concurrency(), 2u, 8u));
   accelopt::memory::MemoryServiceImpl service(experiences->get(), &summarizers, &metrics, &pool);
-  int code = accelopt::rpc::RunServer("memory", config, config.server(), registry, {&service});
+  // Readiness: NOT_SERVING while the store cannot take writes (disk full, corruption).
+  accelopt::storage::KvStore* state = store->get();
+  int code = accelopt::rpc::RunServer("memory", config, config.server(), registry, {&service},
+                                      [state] { return state->Health(); });
   // RunServer returns once every RPC has finished, and a SummarizeIteration finishes only after all its
   // summarizer calls answered: nothing is left to touch the store or the summarizers.
   pool.join();

@@ -71,6 +71,10 @@ int main(int argc, char** argv) {
   orchestrator::JobEngine engine(options, &store, {&planner, &executor, &memory, &pool}, &metrics);
   if (auto s = engine.Start(); !s.ok()) return rpc::FailStartup("accelopt-orchestrator", s);
   orchestrator::JobServiceImpl service(&engine);
-  return rpc::RunServer("orchestrator", config, config.server(), registry, {&service},
-                        [&watchdog] { return watchdog.Check(); });
+  // Readiness: NOT_SERVING while the store cannot take writes (disk full, corruption) or the engine stalls.
+  storage::KvStore* state = kv->get();
+  return rpc::RunServer("orchestrator", config, config.server(), registry, {&service}, [state, &watchdog] {
+    if (absl::Status store_health = state->Health(); !store_health.ok()) return store_health;
+    return watchdog.Check();
+  });
 }
