@@ -124,15 +124,23 @@ absl::Status E2eCluster::StartService(const std::string& process, const std::str
 }
 
 absl::Status E2eCluster::RestartProcess(const std::string& process) {
-  auto p = testing::ChildProcess::Start({kBinDir + "/" + binary_[process], "--config", config_path_[process]},
-                                        absl::StrCat(dir_, "/", process, ".log"));
-  if (!p.ok()) return p.status();
-  processes_[process] = std::make_unique<testing::ChildProcess>(*std::move(p));
-  if (absl::Status s = testing::WaitForServing(address_[process], kStartupTimeout); !s.ok()) {
-    return absl::DeadlineExceededError(
-        absl::StrCat(process, " is not SERVING at ", address_[process], ": ", LogTail(process)));
+  // The ports of a process killed a moment ago can still be busy: a process that exits while starting is
+  // started again, for up to kStartupTimeout in all.
+  const auto deadline = std::chrono::steady_clock::now() + kStartupTimeout;
+  while (true) {
+    auto p = testing::ChildProcess::Start({kBinDir + "/" + binary_[process], "--config", config_path_[process]},
+                                          absl::StrCat(dir_, "/", process, ".log"));
+    if (!p.ok()) return p.status();
+    processes_[process] = std::make_unique<testing::ChildProcess>(*std::move(p));
+    while (std::chrono::steady_clock::now() < deadline && Running(process)) {
+      if (testing::WaitForServing(address_[process], std::chrono::milliseconds(500)).ok()) return absl::OkStatus();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat(process, " is not SERVING at ", address_[process], ": ", LogTail(process)));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
   }
-  return absl::OkStatus();
 }
 
 absl::Status E2eCluster::KillOrchestrator() { return Kill("orchestrator"); }
