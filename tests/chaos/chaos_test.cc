@@ -254,7 +254,7 @@ TEST_F(ChaosSuite, FillTheDiskMidJobThenFreeIt) {
 }
 
 // Last: it leaves the orchestrator's store corrupt.
-TEST_F(ChaosSuite, ACorruptTableFileTurnsReadinessNotServing) {
+TEST_F(ChaosSuite, ACorruptStoreIsReportedNeverServedOrAborted) {
   e2e::E2eCluster& c = cluster_->c();
   ASSERT_TRUE(c.Kill("orchestrator").ok());
   int corrupted = 0;
