@@ -2,7 +2,7 @@
 PRESET ?= dev
 BUILD_DIR := build/$(PRESET)
 
-.PHONY: all deps configure build test demo bench thread-safety clean help
+.PHONY: all deps configure build test demo bench chaos thread-safety clean help
 
 all: build
 
@@ -11,6 +11,7 @@ help:
 	@echo "make demo    build, start a local cluster, show it works, stop it"
 	@echo "make build   configure and build only"
 	@echo "make bench   build and run the benchmarks in bench/ (use PRESET=bench for optimized numbers)"
+	@echo "make chaos   build and run the full chaos suite (kill -9, SIGSTOP, full disk, dropped connections, corrupt store)"
 	@echo "make thread-safety  clang -Wthread-safety -Werror over every C++ file (needs a build)"
 	@echo "make clean   remove build/$(PRESET)"
 
@@ -33,6 +34,10 @@ demo: build
 
 bench: configure
 	scripts/run-benchmarks.sh $(BUILD_DIR)
+
+chaos: configure
+	cmake --build --preset $(PRESET) --target chaos_test
+	ACCELOPT_CHAOS=1 $(BUILD_DIR)/tests/chaos/chaos_test
 
 thread-safety: build
 	tests/style/check_thread_safety.py $(BUILD_DIR)

@@ -43,14 +43,21 @@ class KvStore {
  public:
   using ScanFn = std::function<bool(absl::string_view key, absl::string_view value)>;
 
-  // Opens (creating when missing) the RocksDB store at `path`; see RocksKvStore::Open.
+  // Opens (creating when missing) the RocksDB store at `path` with the default RocksKvStoreOptions; see
+  // RocksKvStore::Open.
   static absl::StatusOr<std::unique_ptr<KvStore>> Open(const std::string& path,
                                                        const std::vector<std::string>& families);
   virtual ~KvStore() = default;
 
+  // OK while the store can take writes; otherwise why not: RESOURCE_EXHAUSTED when its disk is (nearly)
+  // full, DATA_LOSS when corrupt data was found, UNAVAILABLE after an I/O error. The message names the
+  // store's path. Services use it as their readiness. The default (a store that cannot fail) is always OK.
+  virtual absl::Status Health() const { return absl::OkStatus(); }
+
   // NOT_FOUND when the key does not exist; INVALID_ARGUMENT for an unknown family.
   virtual absl::StatusOr<std::string> Get(absl::string_view family, absl::string_view key) const = 0;
-  // Applies every write of `batch` atomically and durably; on error none of them is applied.
+  // Applies every write of `batch` atomically and durably (synced to disk before it returns); on error none
+  // of them is applied.
   virtual absl::Status Write(WriteBatch batch) = 0;
   // Calls `fn(key, value)` for every key starting with `prefix`, in key order, until it returns false.
   virtual absl::Status Scan(absl::string_view family, absl::string_view prefix, const ScanFn& fn) const = 0;

@@ -39,6 +39,8 @@ class FaultInjectingKvStore final : public storage::KvStore {
   absl::Status Write(storage::WriteBatch batch) override;
   absl::Status Scan(absl::string_view family, absl::string_view prefix, const ScanFn& fn) const override;
   absl::Status ScanReverse(absl::string_view family, absl::string_view prefix, const ScanFn& fn) const override;
+  // The wrapped store's health.
+  absl::Status Health() const override { return base_->Health(); }
 
  private:
   storage::KvStore* const base_;

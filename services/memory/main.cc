@@ -59,6 +59,9 @@ int main(int argc, char** argv) {
   accelopt::rpc::ServeOptions serve;
   serve.models = {summarizers.Names(),
                   [&summarizers](const accelopt::v1::ModelSpec& m) { return summarizers.FindValid(m).status(); }};
+  // Readiness: NOT_SERVING while the store cannot take writes (disk full, corruption).
+  accelopt::storage::KvStore* state = store->get();
+  serve.readiness = [state] { return state->Health(); };
   int code = accelopt::rpc::RunServer("memory", config, config.server(), registry, {&service}, std::move(serve));
   // RunServer returns once every RPC has finished, and a SummarizeIteration finishes only after all its
   // summarizer calls answered: nothing is left to touch the store or the summarizers.

@@ -81,7 +81,12 @@ int main(int argc, char** argv) {
   orchestrator::AgentProviders providers({&planner_info, &executor_info, &memory_info},
                                          orchestrator::kAgentCheckDeadline);
   orchestrator::JobServiceImpl service(&engine, &providers);
+  // Readiness: NOT_SERVING while the store cannot take writes (disk full, corruption) or the engine stalls.
+  storage::KvStore* state = kv->get();
   rpc::ServeOptions serve;
-  serve.readiness = [&watchdog] { return watchdog.Check(); };
+  serve.readiness = [state, &watchdog] {
+    if (absl::Status store_health = state->Health(); !store_health.ok()) return store_health;
+    return watchdog.Check();
+  };
   return rpc::RunServer("orchestrator", config, config.server(), registry, {&service}, std::move(serve));
 }

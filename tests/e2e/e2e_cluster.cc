@@ -52,8 +52,9 @@ absl::StatusOr<std::unique_ptr<E2eCluster>> E2eCluster::Start(const std::string&
                                        "default_timeout_seconds: 30}\n");
   if (auto s = c->StartService("planner", "accelopt-planner", c->ServerYaml("planner") + llm); !s.ok()) return s;
   if (auto s = c->StartService("executor", "accelopt-executor", c->ServerYaml("executor") + llm); !s.ok()) return s;
+  const std::string data_root = c->options_.data_root.empty() ? dir : c->options_.data_root;
   if (auto s = c->StartService("memory", "accelopt-memory",
-                               absl::StrCat(c->ServerYaml("memory"), llm, "data_dir: \"", dir, "/memory\"\n"));
+                               absl::StrCat(c->ServerYaml("memory"), llm, "data_dir: \"", data_root, "/memory\"\n"));
       !s.ok()) {
     return s;
   }
@@ -67,11 +68,14 @@ absl::StatusOr<std::unique_ptr<E2eCluster>> E2eCluster::Start(const std::string&
     }
     absl::StrAppend(&workers, i == 0 ? "" : ", ", "\"", c->address_[p], "\"");
   }
+  auto route = [&](const std::string& p) {
+    return c->options_.route ? c->options_.route(p, c->address_[p]) : c->address_[p];
+  };
   const std::string orchestrator =
-      absl::StrCat(c->ServerYaml("orchestrator"), "data_dir: \"", dir, "/orchestrator\"\n", "planner_address: \"",
-                   c->address_["planner"], "\"\n", "executor_address: \"", c->address_["executor"], "\"\n",
-                   "memory_address: \"", c->address_["memory"], "\"\n", "profiler_addresses: [", workers, "]\n",
-                   "worker_poll_seconds: 0.2\n", "agent_timeout_seconds: 60\n");
+      absl::StrCat(c->ServerYaml("orchestrator"), "data_dir: \"", data_root, "/orchestrator\"\n", "planner_address: \"",
+                   route("planner"), "\"\n", "executor_address: \"", route("executor"), "\"\n", "memory_address: \"",
+                   route("memory"), "\"\n", "profiler_addresses: [", workers, "]\n", "worker_poll_seconds: 0.2\n",
+                   "agent_timeout_seconds: 60\n");
   if (auto s = c->StartService("orchestrator", "accelopt-orchestrator", orchestrator); !s.ok()) return s;
   c->jobs_ = v1::JobService::NewStub(Channel(c->address_["orchestrator"]));
   c->memory_ = v1::MemoryService::NewStub(Channel(c->address_["memory"]));
@@ -120,34 +124,60 @@ absl::Status E2eCluster::StartService(const std::string& process, const std::str
 }
 
 absl::Status E2eCluster::RestartProcess(const std::string& process) {
-  auto p = testing::ChildProcess::Start({kBinDir + "/" + binary_[process], "--config", config_path_[process]},
-                                        absl::StrCat(dir_, "/", process, ".log"));
-  if (!p.ok()) return p.status();
-  processes_[process] = std::make_unique<testing::ChildProcess>(*std::move(p));
-  if (absl::Status s = testing::WaitForServing(address_[process], kStartupTimeout); !s.ok()) {
-    return absl::DeadlineExceededError(
-        absl::StrCat(process, " is not SERVING at ", address_[process], ": ", LogTail(process)));
+  // The ports of a process killed a moment ago can still be busy: a process that exits while starting is
+  // started again, for up to kStartupTimeout in all.
+  const auto deadline = std::chrono::steady_clock::now() + kStartupTimeout;
+  while (true) {
+    auto p = testing::ChildProcess::Start({kBinDir + "/" + binary_[process], "--config", config_path_[process]},
+                                          absl::StrCat(dir_, "/", process, ".log"));
+    if (!p.ok()) return p.status();
+    processes_[process] = std::make_unique<testing::ChildProcess>(*std::move(p));
+    while (std::chrono::steady_clock::now() < deadline && Running(process)) {
+      if (testing::WaitForServing(address_[process], std::chrono::milliseconds(500)).ok()) return absl::OkStatus();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat(process, " is not SERVING at ", address_[process], ": ", LogTail(process)));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
   }
-  return absl::OkStatus();
 }
 
-absl::Status E2eCluster::KillOrchestrator() {
-  auto it = processes_.find("orchestrator");
-  if (it == processes_.end()) return absl::FailedPreconditionError("the orchestrator is not running");
-  it->second->Signal(SIGKILL);
-  (void)it->second->WaitForExit(std::chrono::seconds(10));
-  processes_.erase(it);
-  return absl::OkStatus();
-}
+absl::Status E2eCluster::KillOrchestrator() { return Kill("orchestrator"); }
 
 absl::Status E2eCluster::RestartOrchestrator() { return RestartProcess("orchestrator"); }
 
-void E2eCluster::KillProfiler(int index) {
-  auto it = processes_.find(absl::StrCat("profiler-", index));
-  if (it == processes_.end()) return;
+void E2eCluster::KillProfiler(int index) { (void)Kill(absl::StrCat("profiler-", index)); }
+
+absl::Status E2eCluster::Kill(const std::string& process) {
+  auto it = processes_.find(process);
+  if (it == processes_.end()) return absl::FailedPreconditionError(absl::StrCat(process, " is not running"));
+  it->second->Signal(SIGCONT);  // a stopped process must run to die
   it->second->Signal(SIGKILL);
   (void)it->second->WaitForExit(std::chrono::seconds(10));
   processes_.erase(it);
+  return absl::OkStatus();
+}
+
+absl::Status E2eCluster::Restart(const std::string& process) {
+  if (!binary_.count(process)) return absl::NotFoundError(absl::StrCat("no process named ", process));
+  if (processes_.count(process)) return absl::FailedPreconditionError(absl::StrCat(process, " is running"));
+  return RestartProcess(process);
+}
+
+absl::Status E2eCluster::Signal(const std::string& process, int sig) {
+  auto it = processes_.find(process);
+  if (it == processes_.end()) return absl::FailedPreconditionError(absl::StrCat(process, " is not running"));
+  it->second->Signal(sig);
+  return absl::OkStatus();
+}
+
+bool E2eCluster::Running(const std::string& process) {
+  auto it = processes_.find(process);
+  if (it == processes_.end()) return false;
+  if (!it->second->WaitForExit(std::chrono::milliseconds(0)).has_value()) return true;
+  processes_.erase(it);
+  return false;
 }
 
 absl::StatusOr<v1::WorkerStatus> E2eCluster::WorkerStatus(int index) {

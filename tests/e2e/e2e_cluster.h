@@ -3,6 +3,7 @@
 // config and log under one directory. Processes can be killed (SIGKILL) and restarted.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -28,6 +29,12 @@ struct ClusterOptions {
   // LlmConfig.max_attempts of the agents (1 = failures are not retried).
   int llm_max_attempts = 3;
   int profilers = 2;
+  // The address the orchestrator is given for each agent service ("planner", "executor", "memory"), from
+  // its real address; e.g. a FaultProxy in front of it. Unset: the real address.
+  std::function<std::string(const std::string& process, const std::string& address)> route;
+  // Where the orchestrator and memory keep their stores (<data_root>/orchestrator, <data_root>/memory),
+  // e.g. a small filesystem. Unset: the cluster's directory.
+  std::string data_root;
 };
 
 class E2eCluster {
@@ -41,6 +48,15 @@ class E2eCluster {
   absl::Status KillOrchestrator();
   absl::Status RestartOrchestrator();
   void KillProfiler(int index);
+  // Any process by name ("planner", "executor", "memory", "orchestrator", "profiler-<i>"): SIGKILL and
+  // wait for its exit; start it again on the same ports and data and wait for SERVING; send a signal
+  // (e.g. SIGSTOP, SIGCONT).
+  absl::Status Kill(const std::string& process);
+  absl::Status Restart(const std::string& process);
+  absl::Status Signal(const std::string& process, int sig);
+  // Whether the process is running (started and not killed, and has not exited by itself).
+  bool Running(const std::string& process);
+  std::string address(const std::string& process) const { return address_.at(process); }
 
   std::string orchestrator_address() const { return address_.at("orchestrator"); }
   std::string profiler_address(int index) const { return address_.at("profiler-" + std::to_string(index)); }
