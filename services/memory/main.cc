@@ -4,6 +4,7 @@
 #include <memory>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "libs/config/service_flags.h"
 #include "libs/core/log.h"
@@ -64,7 +65,15 @@ int main(int argc, char** argv) {
   // RocksDB writes and summarizer bookkeeping; model calls wait on their own client threads.
   boost::asio::thread_pool pool(std::clamp(std::thread::hardware_concurrency(), 2u, 8u));
   accelopt::memory::MemoryServiceImpl service(experiences->get(), &summarizers, &metrics, &pool);
-  int code = accelopt::rpc::RunServer("memory", config, config.server(), registry, {&service});
+  // Readiness: the store answers a read (NOT_FOUND is an answer).
+  accelopt::storage::KvStore* kv = store->get();
+  const std::string family = accelopt::memory::ExperienceStore::Families().front();
+  int code = accelopt::rpc::RunServer("memory", config, config.server(), registry, {&service}, [kv, family] {
+    if (auto read = kv->Get(family, "readiness-probe"); !read.ok() && !absl::IsNotFound(read.status())) {
+      return absl::UnavailableError(absl::StrCat("the experience store cannot be read: ", read.status().ToString()));
+    }
+    return absl::OkStatus();
+  });
   // RunServer returns once every RPC has finished, and a SummarizeIteration finishes only after all its
   // summarizer calls answered: nothing is left to touch the store or the summarizers.
   pool.join();

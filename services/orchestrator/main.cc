@@ -1,6 +1,7 @@
 // accelopt-orchestrator: the job API and the beam search over a pool of profiler workers
 #include <memory>
 
+#include "absl/strings/str_cat.h"
 #include "libs/config/service_flags.h"
 #include "libs/rpc/server_runner.h"
 #include "libs/rpc/service_main.h"
@@ -71,6 +72,12 @@ int main(int argc, char** argv) {
   orchestrator::JobEngine engine(options, &store, {&planner, &executor, &memory, &pool}, &metrics);
   if (auto s = engine.Start(); !s.ok()) return rpc::FailStartup("accelopt-orchestrator", s);
   orchestrator::JobServiceImpl service(&engine);
-  return rpc::RunServer("orchestrator", config, config.server(), registry, {&service},
-                        [&watchdog] { return watchdog.Check(); });
+  // Readiness: the store answers a read (NOT_FOUND is an answer) and the search is not stalled.
+  storage::KvStore* store_kv = kv->get();
+  return rpc::RunServer("orchestrator", config, config.server(), registry, {&service}, [store_kv, &watchdog] {
+    if (auto read = store_kv->Get("jobs", "readiness-probe"); !read.ok() && !absl::IsNotFound(read.status())) {
+      return absl::UnavailableError(absl::StrCat("the job store cannot be read: ", read.status().ToString()));
+    }
+    return watchdog.Check();
+  });
 }

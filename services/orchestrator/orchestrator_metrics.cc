@@ -21,7 +21,7 @@ OrchestratorMetrics OrchestratorMetrics::Create(prometheus::Registry& registry) 
                    .Help("Time a call waited for a slot, by stage")
                    .Register(registry);
   auto& slots = prometheus::BuildGauge()
-                    .Name("accelopt_profiler_slots")
+                    .Name("accelopt_pool_slots")
                     .Help("Profiler worker slots as the orchestrator's pool sees them, by state")
                     .Register(registry);
   auto& retries = prometheus::BuildCounter()
@@ -29,12 +29,12 @@ OrchestratorMetrics OrchestratorMetrics::Create(prometheus::Registry& registry) 
                       .Help("Profiles re-dispatched to another worker after a failure")
                       .Register(registry);
   auto& tokens = prometheus::BuildCounter()
-                     .Name("accelopt_llm_tokens_total")
-                     .Help("LLM tokens (prompt + completion) by agent")
+                     .Name("accelopt_job_llm_tokens_total")
+                     .Help("LLM tokens (prompt + completion) charged to jobs, by agent")
                      .Register(registry);
   auto& cost = prometheus::BuildCounter()
-                   .Name("accelopt_llm_cost_usd_total")
-                   .Help("LLM cost in USD by agent")
+                   .Name("accelopt_job_llm_cost_usd_total")
+                   .Help("LLM cost in USD charged to jobs, by agent")
                    .Register(registry);
   auto& best = prometheus::BuildGauge()
                    .Name("accelopt_job_best_speedup")
@@ -45,6 +45,25 @@ OrchestratorMetrics OrchestratorMetrics::Create(prometheus::Registry& registry) 
           .Name("accelopt_agent_call_retries_total")
           .Help("Planner, executor and memory calls retried after a failed attempt, by agent and code")
           .Register(registry);
+  auto& finished = prometheus::BuildCounter()
+                       .Name("accelopt_jobs_finished_total")
+                       .Help("Jobs that stopped, by final state and stop reason")
+                       .Register(registry);
+  auto& job_duration = prometheus::BuildHistogram()
+                           .Name("accelopt_job_duration_seconds")
+                           .Help("Running wall time of a finished job, by final state")
+                           .Register(registry);
+  auto& iteration_duration =
+      prometheus::BuildHistogram()
+          .Name("accelopt_iteration_duration_seconds")
+          .Help("Wall time of one search iteration, candidates to next beam")
+          .Register(registry)
+          .Add({}, prometheus::Histogram::BucketBoundaries{1, 5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600, 7200});
+  auto& store_errors = prometheus::BuildCounter()
+                           .Name("accelopt_store_errors_total")
+                           .Help("Job store writes refused; each fails its job with STOP_REASON_STORE_ERROR")
+                           .Register(registry)
+                           .Add({});
   OrchestratorMetrics m{jobs,
                         iterations.Add({}),
                         candidates,
@@ -56,7 +75,11 @@ OrchestratorMetrics OrchestratorMetrics::Create(prometheus::Registry& registry) 
                         tokens,
                         cost,
                         best.Add({}),
-                        agent_retries};
+                        agent_retries,
+                        finished,
+                        job_duration,
+                        iteration_duration,
+                        store_errors};
   for (const char* state : {"queued", "running", "succeeded", "failed", "cancelled"}) m.SetJobs(state, 0);
   for (const char* stage : {kStagePlanner, kStageExecutor, kStageMemory, kStageProfile}) {
     m.SetQueueDepth(stage, 0);
@@ -89,6 +112,14 @@ void OrchestratorMetrics::CountLlm(absl::string_view agent, double tokens, doubl
 
 void OrchestratorMetrics::CountAgentRetry(absl::string_view agent, absl::string_view code) {
   agent_retries.Add({{"agent", std::string(agent)}, {"code", std::string(code)}}).Increment();
+}
+
+void OrchestratorMetrics::CountFinishedJob(absl::string_view state, absl::string_view stop_reason,
+                                           double wall_seconds) {
+  static const prometheus::Histogram::BucketBoundaries buckets = {10,   30,   60,    300,   600,   1800,
+                                                                  3600, 7200, 14400, 28800, 86400, 172800};
+  jobs_finished.Add({{"state", std::string(state)}, {"stop_reason", std::string(stop_reason)}}).Increment();
+  job_duration.Add({{"state", std::string(state)}}, buckets).Observe(wall_seconds);
 }
 
 }  // namespace accelopt::orchestrator
