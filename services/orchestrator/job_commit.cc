@@ -89,6 +89,7 @@ void JobEngine::Stop(Run& run, Transaction txn, v1::JobState state, v1::StopReas
   if (metrics_ != nullptr) {
     metrics_->CountFinishedJob(absl::AsciiStrToLower(JobStateName(state)), StopReasonName(reason),
                                job.stats().wall_seconds());
+    metrics_->ForgetJob(run.id());
   }
   for (auto& sink : run.watchers) sink->OnEnd(stored);
   run.watchers.clear();

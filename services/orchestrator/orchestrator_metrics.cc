@@ -38,7 +38,7 @@ OrchestratorMetrics OrchestratorMetrics::Create(prometheus::Registry& registry) 
                    .Register(registry);
   auto& best = prometheus::BuildGauge()
                    .Name("accelopt_job_best_speedup")
-                   .Help("Best speedup over the baseline of the most recently improved job")
+                   .Help("Best speedup over the baseline of each running job")
                    .Register(registry);
   auto& agent_retries =
       prometheus::BuildCounter()
@@ -74,7 +74,7 @@ OrchestratorMetrics OrchestratorMetrics::Create(prometheus::Registry& registry) 
                         retries.Add({}),
                         tokens,
                         cost,
-                        best.Add({}),
+                        best,
                         agent_retries,
                         finished,
                         job_duration,
@@ -112,6 +112,15 @@ void OrchestratorMetrics::CountLlm(absl::string_view agent, double tokens, doubl
 
 void OrchestratorMetrics::CountAgentRetry(absl::string_view agent, absl::string_view code) {
   agent_retries.Add({{"agent", std::string(agent)}, {"code", std::string(code)}}).Increment();
+}
+
+void OrchestratorMetrics::SetBestSpeedup(absl::string_view job_id, double speedup) {
+  best_speedup.Add({{"job_id", std::string(job_id)}}).Set(speedup);
+}
+
+void OrchestratorMetrics::ForgetJob(absl::string_view job_id) {
+  const std::map<std::string, std::string> labels = {{"job_id", std::string(job_id)}};
+  if (best_speedup.Has(labels)) best_speedup.Remove(&best_speedup.Add(labels));
 }
 
 void OrchestratorMetrics::CountFinishedJob(absl::string_view state, absl::string_view stop_reason,

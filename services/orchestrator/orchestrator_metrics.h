@@ -16,7 +16,8 @@
 //   accelopt_job_duration_seconds{state}          histogram: running wall time of a finished job
 //   accelopt_iteration_duration_seconds           histogram: wall time of one search iteration
 //   accelopt_store_errors_total                   job store writes refused (each fails its job)
-//   accelopt_job_best_speedup                     gauge: best speedup of the most recently improved job
+//   accelopt_job_best_speedup{job_id}             gauge: best speedup of each running job (the series ends when
+//                                                 the job stops; at most max_running_jobs series)
 //   accelopt_agent_call_retries_total{agent,code} planner/executor/memory calls retried, by the failed
 //                                                 attempt's status code (UNAVAILABLE, DEADLINE_EXCEEDED)
 #pragma once
@@ -51,7 +52,7 @@ struct OrchestratorMetrics {
   prometheus::Counter& dispatch_retries;
   prometheus::Family<prometheus::Counter>& llm_tokens;
   prometheus::Family<prometheus::Counter>& llm_cost;
-  prometheus::Gauge& best_speedup;
+  prometheus::Family<prometheus::Gauge>& best_speedup;
   prometheus::Family<prometheus::Counter>& agent_retries;
   prometheus::Family<prometheus::Counter>& jobs_finished;
   prometheus::Family<prometheus::Histogram>& job_duration;
@@ -66,6 +67,9 @@ struct OrchestratorMetrics {
   void ObserveWait(absl::string_view stage, double seconds);
   void CountLlm(absl::string_view agent, double tokens, double cost_usd);
   void CountAgentRetry(absl::string_view agent, absl::string_view code);
+  void SetBestSpeedup(absl::string_view job_id, double speedup);
+  // Drops the job's per-job series (its best speedup) once it stopped.
+  void ForgetJob(absl::string_view job_id);
   // A job stopped: counts it by state and stop reason and observes its running wall time.
   void CountFinishedJob(absl::string_view state, absl::string_view stop_reason, double wall_seconds);
 };
