@@ -290,6 +290,7 @@ void JobEngine::OnBaseline(Run& run, Transaction& txn, const v1::Candidate& base
 }
 
 void JobEngine::SetBest(Run& run, Transaction& txn, const v1::Candidate& best, double speedup) {
+  if (metrics_ != nullptr) metrics_->SetBestSpeedup(run.id(), speedup);
   v1::Job& job = run.job();
   job.set_best_candidate_id(best.candidate_id());
   job.set_best_latency_ms(Latency(best));
