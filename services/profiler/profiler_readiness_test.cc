@@ -39,6 +39,8 @@ class ProfilerReadinessTest : public ::testing::Test {
     char tmpl[] = "/tmp/readiness_test_XXXXXX";
     ASSERT_NE(mkdtemp(tmpl), nullptr);
     dir_ = tmpl;
+    // A worker running as root starts the sandbox as an unprivileged user, who must reach the fake bwrap.
+    ASSERT_EQ(chmod(dir_.c_str(), 0755), 0);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string dir_;
@@ -58,7 +60,7 @@ TEST_F(ProfilerReadinessTest, NotReadyWhenTheSandboxCannotStartAndNamesWhy) {
   ASSERT_TRUE(profiler->CheckReady().ok());  // the start-up checks alone do not see it
   ProfilerReadiness readiness(profiler.get());
   absl::Status s = readiness.Check();
-  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition) << s;
   EXPECT_EQ(s.message(),
             "the sandbox does not start (" + bwrap + " exit code 1): bwrap: No permissions to create new namespace");
 }
