@@ -1,6 +1,18 @@
 #include "services/orchestrator/orchestrator_metrics.h"
 
+#include "accelopt/v1/job.pb.h"
+#include "libs/core/enum_name.h"
+
 namespace accelopt::orchestrator {
+namespace {
+
+const prometheus::Histogram::BucketBoundaries& JobDurationBuckets() {
+  static const prometheus::Histogram::BucketBoundaries buckets = {10,   30,   60,    300,   600,   1800,
+                                                                  3600, 7200, 14400, 28800, 86400, 172800};
+  return buckets;
+}
+
+}  // namespace
 
 OrchestratorMetrics OrchestratorMetrics::Create(prometheus::Registry& registry) {
   auto& jobs = prometheus::BuildGauge().Name("accelopt_jobs").Help("Jobs by state").Register(registry);
@@ -81,6 +93,15 @@ OrchestratorMetrics OrchestratorMetrics::Create(prometheus::Registry& registry) 
                         iteration_duration,
                         store_errors};
   for (const char* state : {"queued", "running", "succeeded", "failed", "cancelled"}) m.SetJobs(state, 0);
+  // Every final state and stop reason from 0, so that increase() and rate() see a job's first finish.
+  const google::protobuf::EnumDescriptor* reasons = v1::StopReason_descriptor();
+  for (const char* state : {"succeeded", "failed", "cancelled"}) {
+    for (int i = 0; i < reasons->value_count(); ++i) {
+      if (reasons->value(i)->number() == v1::STOP_REASON_UNSPECIFIED) continue;
+      m.jobs_finished.Add({{"state", state}, {"stop_reason", core::ShortEnumName(*reasons->value(i))}});
+    }
+    m.job_duration.Add({{"state", state}}, JobDurationBuckets());
+  }
   for (const char* stage : {kStagePlanner, kStageExecutor, kStageMemory, kStageProfile}) {
     m.SetQueueDepth(stage, 0);
   }
@@ -125,10 +146,8 @@ void OrchestratorMetrics::ForgetJob(absl::string_view job_id) {
 
 void OrchestratorMetrics::CountFinishedJob(absl::string_view state, absl::string_view stop_reason,
                                            double wall_seconds) {
-  static const prometheus::Histogram::BucketBoundaries buckets = {10,   30,   60,    300,   600,   1800,
-                                                                  3600, 7200, 14400, 28800, 86400, 172800};
   jobs_finished.Add({{"state", std::string(state)}, {"stop_reason", std::string(stop_reason)}}).Increment();
-  job_duration.Add({{"state", std::string(state)}}, buckets).Observe(wall_seconds);
+  job_duration.Add({{"state", std::string(state)}}, JobDurationBuckets()).Observe(wall_seconds);
 }
 
 }  // namespace accelopt::orchestrator

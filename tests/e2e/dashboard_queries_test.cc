@@ -140,8 +140,8 @@ TEST(DashboardQueriesTest, EveryDashboardQueryReturnsDataAndEveryAlertEvaluates)
   }
   ASSERT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED) << job.DebugString() << c.LogTail("orchestrator");
 
-  // Prometheus has scraped the finished job once the finished-jobs counter is there.
-  const std::string finished = "/api/v1/query?query=" + UrlEncode("accelopt_jobs_finished_total");
+  // Prometheus has scraped the finished job once a finished-jobs counter is above 0.
+  const std::string finished = "/api/v1/query?query=" + UrlEncode("accelopt_jobs_finished_total > 0");
   bool scraped = false;
   for (auto deadline = std::chrono::steady_clock::now() + 30s; !scraped && std::chrono::steady_clock::now() < deadline;
        std::this_thread::sleep_for(200ms)) {
