@@ -53,6 +53,25 @@ const Value& Field(const Struct& s, const std::string& name) {
   return it == s.fields().end() ? kNull : it->second;
 }
 
+// The value of the first series `expr` returns now, or -1 when it returns none (or Prometheus does not answer).
+double QueryValue(const std::string& prometheus, const std::string& expr) {
+  auto json = GetJson(prometheus, "/api/v1/query?query=" + UrlEncode(expr));
+  if (!json.ok()) return -1;
+  const auto& result = Field(Field(*json, "data").struct_value(), "result").list_value();
+  if (result.values_size() == 0) return -1;
+  const auto& sample = Field(result.values(0).struct_value(), "value").list_value();
+  return sample.values_size() == 2 ? std::stod(sample.values(1).string_value()) : -1;
+}
+
+// Polls until `expr`'s first value reaches `at_least`; false after 30 s.
+bool WaitForValue(const std::string& prometheus, const std::string& expr, double at_least) {
+  for (auto deadline = std::chrono::steady_clock::now() + 30s; std::chrono::steady_clock::now() < deadline;
+       std::this_thread::sleep_for(100ms)) {
+    if (QueryValue(prometheus, expr) >= at_least) return true;
+  }
+  return false;
+}
+
 // The planner proposes PLAN-A, the executor answers with the baseline kernel made unique per request, the
 // summarizer writes one experience (rules as in e2e_test.cc); every answer has usage, so tokens and cost count.
 std::string Script() {
@@ -121,6 +140,12 @@ TEST(DashboardQueriesTest, EveryDashboardQueryReturnsDataAndEveryAlertEvaluates)
                                    c.dir() + "/prometheus.log");
   ASSERT_TRUE(prometheus.ok()) << prometheus.status();
 
+  // Every target scraped twice before the job starts, so that each series the job creates has samples on
+  // both sides of its changes.
+  const std::string scrapes = "min(count_over_time(up[1h]))";
+  ASSERT_TRUE(WaitForValue(web, "min(up)", 1) && WaitForValue(web, scrapes, 2))
+      << *core::ReadFile(c.dir() + "/prometheus.log");
+
   grpc::ClientContext submit_ctx;
   v1::SubmitJobRequest request;
   *request.mutable_spec() = Spec(c);
@@ -140,15 +165,11 @@ TEST(DashboardQueriesTest, EveryDashboardQueryReturnsDataAndEveryAlertEvaluates)
   }
   ASSERT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED) << job.DebugString() << c.LogTail("orchestrator");
 
-  // Prometheus has scraped the finished job once a finished-jobs counter is above 0.
-  const std::string finished = "/api/v1/query?query=" + UrlEncode("accelopt_jobs_finished_total > 0");
-  bool scraped = false;
-  for (auto deadline = std::chrono::steady_clock::now() + 30s; !scraped && std::chrono::steady_clock::now() < deadline;
-       std::this_thread::sleep_for(200ms)) {
-    auto json = GetJson(web, finished);
-    scraped = json.ok() && Field(Field(*json, "data").struct_value(), "result").list_value().values_size() > 0;
-  }
-  ASSERT_TRUE(scraped) << *core::ReadFile(c.dir() + "/prometheus.log");
+  // Prometheus has scraped the finished job once a finished-jobs counter is above 0; two more scrapes give
+  // the series created last a second sample.
+  ASSERT_TRUE(WaitForValue(web, "sum(accelopt_jobs_finished_total)", 1))
+      << *core::ReadFile(c.dir() + "/prometheus.log");
+  ASSERT_TRUE(WaitForValue(web, scrapes, QueryValue(web, scrapes) + 2));
   const double end = absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch());
 
   auto dashboard_text = core::ReadFile(kSourceDir + "/deploy/observability/grafana/accelopt-dashboard.json");
