@@ -11,6 +11,7 @@
 #include "libs/llm/agent_runtime.h"
 #include "libs/rpc/server_runner.h"
 #include "libs/rpc/service_main.h"
+#include "libs/storage/checkpoint_command.h"
 #include "libs/storage/kv_store.h"
 #include "services/memory/builtin_summarizer.h"
 #include "services/memory/experience_store.h"
@@ -25,6 +26,7 @@ namespace {
 constexpr char kUsage[] =
     "accelopt-memory: the summarizer agent and the optimization memory\n\n"
     "Usage: accelopt-memory [--config FILE] [--port N] [--admin_port N] [--log_level LEVEL]\n"
+    "       accelopt-memory [--config FILE] --checkpoint DIR   (back up the experience store, also while serving)\n"
     "Config keys: accelopt.v1.MemoryConfig in proto/accelopt/v1/config.proto (docs/configuration.md).";
 }  // namespace
 
@@ -39,6 +41,7 @@ int main(int argc, char** argv) {
   if (auto s = accelopt::memory::ValidateMemoryConfig(config); !s.ok()) {
     return accelopt::rpc::FailStartup("accelopt-memory", s);
   }
+  if (auto code = accelopt::storage::RunCheckpointCommand(config.data_dir(), "accelopt-memory")) return *code;
   // State is opened before the server starts, so health turns SERVING only when it is usable.
   auto store = accelopt::storage::KvStore::Open(config.data_dir(), accelopt::memory::ExperienceStore::Families());
   if (!store.ok()) return accelopt::rpc::FailStartup("accelopt-memory", store.status());
