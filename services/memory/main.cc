@@ -4,12 +4,14 @@
 #include <memory>
 #include <thread>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "libs/config/service_flags.h"
 #include "libs/core/log.h"
 #include "libs/llm/agent_runtime.h"
 #include "libs/rpc/server_runner.h"
 #include "libs/rpc/service_main.h"
+#include "libs/storage/checkpoint_command.h"
 #include "libs/storage/kv_store.h"
 #include "services/memory/experience_store.h"
 #include "services/memory/memory_config.h"
@@ -21,6 +23,7 @@ namespace {
 constexpr char kUsage[] =
     "accelopt-memory: the summarizer agent and the optimization memory\n\n"
     "Usage: accelopt-memory [--config FILE] [--port N] [--admin_port N] [--log_level LEVEL]\n"
+    "       accelopt-memory [--config FILE] --checkpoint DIR   (back up the experience store, also while serving)\n"
     "Config keys: accelopt.v1.MemoryConfig in proto/accelopt/v1/config.proto (docs/configuration.md).";
 }  // namespace
 
@@ -35,6 +38,7 @@ int main(int argc, char** argv) {
   if (auto s = accelopt::memory::ValidateMemoryConfig(config); !s.ok()) {
     return accelopt::rpc::FailStartup("accelopt-memory", s);
   }
+  if (auto code = accelopt::storage::RunCheckpointCommand(config.data_dir(), "accelopt-memory")) return *code;
   // State is opened before the server starts, so health turns SERVING only when it is usable.
   auto store = accelopt::storage::KvStore::Open(config.data_dir(), accelopt::memory::ExperienceStore::Families());
   if (!store.ok()) return accelopt::rpc::FailStartup("accelopt-memory", store.status());

@@ -2,6 +2,7 @@
 // the store refuses fails the job at its last committed transition.
 #include <algorithm>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "libs/core/log.h"
 #include "services/orchestrator/job_engine.h"
@@ -37,6 +38,7 @@ absl::Status JobEngine::Write(Run& run, Transaction txn) {
 void JobEngine::FailOnStoreError(Run& run, const absl::Status& error) {
   ACCELOPT_LOG(ERROR).With("job_id", run.id()) << "cannot store a transition, the job fails: " << error.message();
   run.store_error = error;
+  if (metrics_ != nullptr) metrics_->store_errors.Increment();
   // Nothing in memory goes past what is on disk: back to the last committed transition.
   SetState(run, run.committed_record.job().state());
   run.record = run.committed_record;
@@ -84,6 +86,11 @@ void JobEngine::Stop(Run& run, Transaction txn, v1::JobState state, v1::StopReas
   }
   ACCELOPT_LOG(INFO).With("job_id", run.id())
       << "job " << JobStateName(state) << " (" << StopReasonName(reason) << "), best speedup " << job.best_speedup();
+  if (metrics_ != nullptr) {
+    metrics_->CountFinishedJob(absl::AsciiStrToLower(JobStateName(state)), StopReasonName(reason),
+                               job.stats().wall_seconds());
+    metrics_->ForgetJob(run.id());
+  }
   for (auto& sink : run.watchers) sink->OnEnd(stored);
   run.watchers.clear();
   const std::string id = run.id();

@@ -80,10 +80,10 @@ class JobEngineTest : public ::testing::Test {
     store_ = std::make_unique<JobStore>(kv_.get());
   }
 
-  void StartEngine(JobEngine::Options options = {}) {
+  void StartEngine(JobEngine::Options options = {}, OrchestratorMetrics* metrics = nullptr) {
     options.tick = absl::Milliseconds(20);
     engine_ = std::make_unique<JobEngine>(options, store_.get(),
-                                          JobEngine::Clients{&planner_, &executor_, &memory_, pool_.get()}, nullptr);
+                                          JobEngine::Clients{&planner_, &executor_, &memory_, pool_.get()}, metrics);
     ASSERT_TRUE(engine_->Start().ok());
   }
 
@@ -197,6 +197,36 @@ TEST_F(JobEngineTest, SearchRunsToCompletionWithConsistentNumbers) {
   ASSERT_FALSE(events.empty());
   for (size_t i = 0; i < events.size(); ++i) EXPECT_EQ(events[i].sequence(), static_cast<int64_t>(i + 1));
   EXPECT_EQ(events.back().state_changed().state(), v1::JOB_STATE_SUCCEEDED);
+}
+
+// Finished jobs by state and stop reason, job and iteration durations, and the per-job best speedup that
+// ends with the job: what the alerts and the dashboard read.
+TEST_F(JobEngineTest, MetricsCountFinishedJobsAndTheirDurations) {
+  prometheus::Registry registry;
+  OrchestratorMetrics metrics = OrchestratorMetrics::Create(registry);
+  pool_->set_device_seconds(0.01);
+  StartEngine({}, &metrics);
+  v1::Job done = WaitFinished(Submit(Spec(2, 2, 2, 2)).job_id());
+  ASSERT_EQ(done.stop_reason(), v1::STOP_REASON_ITERATIONS_DONE);
+  v1::JobSpec budget = Spec(5, 2, 2, 2);
+  budget.mutable_budget()->set_max_usd(0.004);
+  v1::Job stopped = WaitFinished(Submit(budget).job_id());
+  ASSERT_EQ(stopped.stop_reason(), v1::STOP_REASON_BUDGET_USD);
+
+  auto finished = [&](const std::string& reason) {
+    return metrics.jobs_finished.Add({{"state", "succeeded"}, {"stop_reason", reason}}).Value();
+  };
+  EXPECT_EQ(finished("ITERATIONS_DONE"), 1);
+  EXPECT_EQ(finished("BUDGET_USD"), 1);
+  const auto durations =
+      metrics.job_duration.Add({{"state", "succeeded"}}, prometheus::Histogram::BucketBoundaries{}).Collect().histogram;
+  EXPECT_EQ(durations.sample_count, 2u);
+  EXPECT_GT(durations.sample_sum, 0);
+  EXPECT_EQ(metrics.iteration_duration.Collect().histogram.sample_count,
+            static_cast<uint64_t>(done.iterations_done() + stopped.iterations_done()));
+  EXPECT_EQ(metrics.iterations.Value(), done.iterations_done() + stopped.iterations_done());
+  EXPECT_FALSE(metrics.best_speedup.Has({{"job_id", done.job_id()}}));
+  EXPECT_EQ(metrics.store_errors.Value(), 0);
 }
 
 TEST_F(JobEngineTest, SlowerChildrenNeverReplaceTheirParent) {

@@ -101,6 +101,7 @@ void JobEngine::BeginIteration(Run& run, Transaction& txn, int iteration) {
   run.record.set_phase(v1::JobRecord::PHASE_SEARCHING);
   run.record.set_iteration(iteration);
   run.iteration_final = 0;
+  run.iteration_started = absl::Now();
   v1::JobEvent e;
   e.mutable_iteration_started()->set_iteration(iteration);
   for (const std::string& id : run.record.beam()) e.mutable_iteration_started()->add_beam(id);
@@ -289,6 +290,7 @@ void JobEngine::OnBaseline(Run& run, Transaction& txn, const v1::Candidate& base
 }
 
 void JobEngine::SetBest(Run& run, Transaction& txn, const v1::Candidate& best, double speedup) {
+  if (metrics_ != nullptr) metrics_->SetBestSpeedup(run.id(), speedup);
   v1::Job& job = run.job();
   job.set_best_candidate_id(best.candidate_id());
   job.set_best_latency_ms(Latency(best));
@@ -334,7 +336,12 @@ void JobEngine::FinishIteration(Run& run) {
   e.mutable_iteration_finished()->set_iteration(t);
   txn.AddEvent(&run.record, std::move(e));
   if (!Commit(run, std::move(txn))) return;
-  if (metrics_ != nullptr) metrics_->iterations.Increment();
+  if (metrics_ != nullptr) {
+    metrics_->iterations.Increment();
+    if (run.iteration_started != absl::InfinitePast()) {
+      metrics_->iteration_duration.Observe(absl::ToDoubleSeconds(absl::Now() - run.iteration_started));
+    }
+  }
   Summarize(run);
 }
 

@@ -1,9 +1,11 @@
 // accelopt-orchestrator: the job API and the beam search over a pool of profiler workers
 #include <memory>
 
+#include "absl/strings/str_cat.h"
 #include "libs/config/service_flags.h"
 #include "libs/rpc/server_runner.h"
 #include "libs/rpc/service_main.h"
+#include "libs/storage/checkpoint_command.h"
 #include "libs/storage/kv_store.h"
 #include "services/orchestrator/agent_providers.h"
 #include "services/orchestrator/grpc_clients.h"
@@ -20,6 +22,7 @@ namespace {
 constexpr char kUsage[] =
     "accelopt-orchestrator: the job API and the beam search over a pool of profiler workers\n\n"
     "Usage: accelopt-orchestrator [--config FILE] [--port N] [--admin_port N] [--log_level LEVEL]\n"
+    "       accelopt-orchestrator [--config FILE] --checkpoint DIR   (back up the job store, also while serving)\n"
     "Config keys: accelopt.v1.OrchestratorConfig in proto/accelopt/v1/config.proto (docs/configuration.md).";
 }  // namespace
 
@@ -33,6 +36,7 @@ int main(int argc, char** argv) {
   if (auto s = orchestrator::ValidateOrchestratorConfig(config); !s.ok()) {
     return rpc::FailStartup("accelopt-orchestrator", s);
   }
+  if (auto code = storage::RunCheckpointCommand(config.data_dir(), "accelopt-orchestrator")) return *code;
   // State is opened (and running jobs resumed) before the server starts, so health turns SERVING only
   // when the service can work.
   auto kv = storage::KvStore::Open(config.data_dir(), orchestrator::JobStoreFamilies());

@@ -85,7 +85,6 @@ void JobEngine::OnProfiled(const std::string& job_id, const std::string& candida
   auto best = run->candidates.find(job.best_candidate_id());
   if (IsNewBest(best == run->candidates.end() ? nullptr : &best->second, c)) {
     SetBest(*run, txn, c, c.speedup_vs_baseline());
-    if (metrics_ != nullptr) metrics_->best_speedup.Set(c.speedup_vs_baseline());
   }
   if (!Commit(*run, std::move(txn))) return;
   PumpProfiles();

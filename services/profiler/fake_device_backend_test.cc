@@ -131,5 +131,27 @@ TEST(FakeDeviceBackendTest, ProfilesThroughProfilerService) {
   server->Shutdown();
 }
 
+// The busy gauge counts running profiles only: once every profile has finished it reads 0 again.
+TEST(FakeDeviceBackendTest, BusySlotsGaugeReturnsToZeroAfterAProfile) {
+  auto profiler = FakeDeviceProfiler();
+  prometheus::Registry metrics;
+  ProfilerMetrics gauges = ProfilerMetrics::Create(metrics);
+  {
+    ProfilerServiceImpl service(profiler.get(), /*slots=*/1, /*queue_limit=*/4, gauges);
+    grpc::ServerBuilder builder;
+    builder.RegisterService(&service);
+    std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+    auto stub = v1::ProfilerService::NewStub(server->InProcessChannel({}));
+    grpc::ClientContext ctx;
+    v1::ProfileResponse response;
+    grpc::Status s = stub->Profile(&ctx, Request(kFakeDevice), &response);
+    ASSERT_TRUE(s.ok()) << s.error_message();
+    EXPECT_EQ(gauges.slots.Value(), 1);
+    server->Shutdown();
+  }  // the service's destructor waits for its slot to be freed
+  EXPECT_EQ(gauges.slots_busy.Value(), 0);
+  EXPECT_EQ(gauges.queue_depth.Value(), 0);
+}
+
 }  // namespace
 }  // namespace accelopt::profiler

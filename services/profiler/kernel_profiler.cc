@@ -199,6 +199,24 @@ absl::Status KernelProfiler::CheckReady() const {
   return backend_->CheckReady();
 }
 
+absl::Status KernelProfiler::CheckSandboxStarts() const {
+  ScratchDir scratch(options_.scratch_root);
+  if (scratch.path().empty()) {
+    return absl::UnavailableError(absl::StrCat("cannot create a scratch directory in ", options_.scratch_root));
+  }
+  sandbox::SandboxSpec spec = RunSpec(scratch.path(), "reference.py", v1::Problem(), v1::ProfileOptions(),
+                                      /*timeout=*/30, /*slot=*/0);
+  spec.argv = {options_.python, "-c", "import numpy"};
+  auto outcome = sandbox::RunInSandbox(spec, nullptr);
+  if (!outcome.ok()) return outcome.status();
+  if (outcome->ending != sandbox::SandboxOutcome::Ending::kExited || outcome->exit_code != 0) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the sandbox does not start (", options_.use_bwrap ? options_.bwrap : options_.python,
+                     " exit code ", outcome->exit_code, "): ", LastLine(outcome->output)));
+  }
+  return absl::OkStatus();
+}
+
 sandbox::SandboxSpec KernelProfiler::RunSpec(const std::string& scratch, const std::string& reference_name,
                                              const v1::Problem& problem, const v1::ProfileOptions& options,
                                              double timeout, int slot) const {

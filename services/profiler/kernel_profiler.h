@@ -43,6 +43,11 @@ class KernelProfiler {
   // interpreter, then the backend's own. FAILED_PRECONDITION naming the config field and what is missing.
   absl::Status CheckReady() const;
 
+  // Starts the sandbox as a profile would (same binds, environment and limits, slot 0's user) and runs the
+  // interpreter importing numpy in it. FAILED_PRECONDITION with the sandbox's last output line when it does
+  // not start or the import fails (e.g. user namespaces are not allowed); UNAVAILABLE without a scratch dir.
+  absl::Status CheckSandboxStarts() const;
+
   // `slot` selects the sandbox user (so process limits are per slot). `cancel` may be null.
   v1::ProfileResult Profile(const v1::Kernel& kernel, const v1::Problem& problem, const v1::ProfileOptions& options,
                             int slot, const std::atomic<bool>* cancel) const;

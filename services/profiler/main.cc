@@ -5,6 +5,7 @@
 #include "libs/rpc/server_runner.h"
 #include "libs/rpc/service_main.h"
 #include "services/profiler/profiler_config.h"
+#include "services/profiler/profiler_readiness.h"
 #include "services/profiler/profiler_service.h"
 
 namespace {
@@ -30,5 +31,9 @@ int main(int argc, char** argv) {
   auto registry = std::make_shared<prometheus::Registry>();
   profiler::ProfilerServiceImpl service(kernel_profiler->get(), config.slots(), config.queue_limit(),
                                         profiler::ProfilerMetrics::Create(*registry));
-  return rpc::RunServer("profiler", config, config.server(), registry, {&service});
+  // Readiness: the start-up checks still hold and the sandbox really starts (liveness stays SERVING).
+  profiler::ProfilerReadiness readiness(kernel_profiler->get());
+  rpc::ServeOptions serve;
+  serve.readiness = [&readiness] { return readiness.Check(); };
+  return rpc::RunServer("profiler", config, config.server(), registry, {&service}, std::move(serve));
 }

@@ -60,7 +60,7 @@ absl::Status ValidateProfileRequest(const v1::ProfileRequest& request, const Dev
 
 ProfilerServiceImpl::ProfilerServiceImpl(const KernelProfiler* profiler, int slots, int queue_limit,
                                          ProfilerMetrics metrics)
-    : profiler_(profiler), metrics_(metrics), pool_(slots, queue_limit) {
+    : profiler_(profiler), metrics_(metrics), pool_(slots, queue_limit, [this] { UpdateGauges(); }) {
   UpdateGauges();
 }
 
@@ -87,7 +87,6 @@ grpc::ServerUnaryReactor* ProfilerServiceImpl::Profile(grpc::CallbackServerConte
       *response->mutable_result() = std::move(result);
       reactor->Finish(grpc::Status::OK);
     }
-    UpdateGauges();
   });
   if (!admitted.ok()) {
     metrics_.rejected.Increment();

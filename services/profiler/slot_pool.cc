@@ -4,7 +4,8 @@
 
 namespace accelopt::profiler {
 
-SlotPool::SlotPool(int slots, int queue_limit) : queue_limit_(queue_limit) {
+SlotPool::SlotPool(int slots, int queue_limit, std::function<void()> on_slot_freed)
+    : queue_limit_(queue_limit), on_slot_freed_(std::move(on_slot_freed)) {
   for (int i = 0; i < slots; ++i) threads_.emplace_back([this, i] { Run(i); });
 }
 
@@ -49,8 +50,11 @@ void SlotPool::Run(int slot) {
       ++busy_;
     }
     task(slot);
-    std::lock_guard<std::mutex> lock(mu_);
-    --busy_;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      --busy_;
+    }
+    if (on_slot_freed_) on_slot_freed_();
   }
 }
 

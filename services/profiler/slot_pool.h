@@ -25,7 +25,9 @@ class SlotPool {
     int queue_limit = 0;
   };
 
-  SlotPool(int slots, int queue_limit);
+  // `on_slot_freed` (optional) runs on the slot's thread after each task, once its slot counts as free again
+  // (e.g. to update gauges: the task itself still counts as busy while it runs).
+  SlotPool(int slots, int queue_limit, std::function<void()> on_slot_freed = nullptr);
   // Runs every accepted task to completion, then joins the slot threads.
   ~SlotPool();
 
@@ -38,6 +40,7 @@ class SlotPool {
   void Run(int slot);
 
   const int queue_limit_;
+  const std::function<void()> on_slot_freed_;
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void(int)>> queue_ ABSL_GUARDED_BY(mu_);

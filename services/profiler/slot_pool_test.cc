@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <mutex>
+#include <vector>
 
 #include "absl/synchronization/notification.h"
 
@@ -52,6 +54,26 @@ TEST(SlotPoolTest, EachRunningTaskHasItsOwnSlot) {
     release.Notify();
   }
   EXPECT_EQ(slots, (std::set<int>{0, 1, 2}));
+}
+
+TEST(SlotPoolTest, OnSlotFreedSeesTheSlotFreeAfterEachTask) {
+  std::mutex mu;
+  std::vector<int> busy_seen;
+  SlotPool* pool_ptr = nullptr;
+  absl::Notification ready;
+  {
+    SlotPool pool(/*slots=*/1, /*queue_limit=*/4, [&] {
+      ready.WaitForNotification();
+      int busy = pool_ptr->stats().busy;
+      std::lock_guard<std::mutex> lock(mu);
+      busy_seen.push_back(busy);
+    });
+    pool_ptr = &pool;
+    ready.Notify();
+    ASSERT_TRUE(pool.Submit([](int) {}).ok());
+    ASSERT_TRUE(pool.Submit([](int) {}).ok());
+  }  // the destructor runs both tasks and their callbacks
+  EXPECT_EQ(busy_seen, std::vector<int>({0, 0}));
 }
 
 }  // namespace

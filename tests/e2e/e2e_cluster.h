@@ -60,6 +60,9 @@ class E2eCluster {
 
   std::string orchestrator_address() const { return address_.at("orchestrator"); }
   std::string profiler_address(int index) const { return address_.at("profiler-" + std::to_string(index)); }
+  // The Prometheus /metrics address (host:port) of each process by name: orchestrator, planner, executor,
+  // memory, profiler-0, ...
+  const std::map<std::string, std::string>& metrics_addresses() const { return admin_; }
   // "http://127.0.0.1:<port>/v1".
   std::string llm_base_url() const { return llm_base_url_; }
   const std::string& dir() const { return dir_; }
