@@ -105,6 +105,7 @@ absl::Status ValidateJobSpec(const v1::JobSpec& spec, const SpecLimits& limits) 
   ACCELOPT_RETURN_IF_ERROR(CheckCount(s.experiences_per_iteration(), 1, 64, "search.experiences_per_iteration"));
   ACCELOPT_RETURN_IF_ERROR(CheckCount(s.memory_capacity(), 1, 1024, "search.memory_capacity"));
   if (!v1::MemoryPolicy_IsValid(s.memory_policy())) return Invalid("search.memory_policy", "unknown policy");
+  if (!v1::BeamPolicy_IsValid(s.beam_policy())) return Invalid("search.beam_policy", "unknown policy");
   if (!ValidNamespace(s.memory_namespace())) {
     return Invalid("search.memory_namespace", "must be \"job\" or a name of letters, digits, '.', '-', '_'");
   }
@@ -149,6 +150,7 @@ v1::JobSpec ResolveJobSpec(const v1::JobSpec& spec) {
   if (s->samples_per_plan() == 0) s->set_samples_per_plan(preset.samples_per_plan());
   if (s->experiences_per_iteration() == 0) s->set_experiences_per_iteration(preset.experiences_per_iteration());
   if (s->memory_capacity() == 0) s->set_memory_capacity(preset.memory_capacity());
+  if (s->beam_policy() == v1::BEAM_POLICY_UNSPECIFIED) s->set_beam_policy(v1::BEAM_POLICY_REFERENCE);
   if (s->memory_policy() == v1::MEMORY_POLICY_UNSPECIFIED) s->set_memory_policy(v1::MEMORY_POLICY_FIFO);
   if (s->memory_namespace().empty()) s->set_memory_namespace("job");
   if (s->positive_threshold() == 0) s->set_positive_threshold(1.04);
