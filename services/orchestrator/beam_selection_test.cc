@@ -61,10 +61,9 @@ v1::Candidate Child(const std::string& id, int rank, int plan, int sample, v1::V
 TEST(BeamSelectionTest, ReferenceKeepsOnlyTheBestSampleOfEachBranch) {
   std::vector<v1::Candidate> parents = {Make("parent", 0, v1::VERDICT_OK, 1.0, "p")};
   // Both samples of plan 0 beat everything else; only the better one may enter the beam.
-  std::vector<v1::Candidate> children = {Child("p0s0", 0, 0, 0, v1::VERDICT_OK, 0.5),
-                                         Child("p0s1", 0, 0, 1, v1::VERDICT_OK, 0.4),
-                                         Child("p1s0", 0, 1, 0, v1::VERDICT_OK, 0.8),
-                                         Child("p1s1", 0, 1, 1, v1::VERDICT_INCORRECT, 0)};
+  std::vector<v1::Candidate> children = {
+      Child("p0s0", 0, 0, 0, v1::VERDICT_OK, 0.5), Child("p0s1", 0, 0, 1, v1::VERDICT_OK, 0.4),
+      Child("p1s0", 0, 1, 0, v1::VERDICT_OK, 0.8), Child("p1s1", 0, 1, 1, v1::VERDICT_INCORRECT, 0)};
   BeamPool pool{Pool(parents), Pool(children)};
   EXPECT_THAT(SelectReferenceBeam(pool, 3), ElementsAre("p0s1", "p1s0", "parent"));
   EXPECT_THAT(SelectDistinctBeam(pool, 3), ElementsAre("p0s1", "p0s0", "p1s0"));

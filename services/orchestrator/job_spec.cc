@@ -43,6 +43,16 @@ absl::Status ValidateModel(const v1::ModelSpec& model, absl::string_view field) 
   return absl::OkStatus();
 }
 
+// Preset "paper" is the paper's setup beyond B, N, K: the low-precision ban the reference always applies, and
+// the prompt set "paper" for every prompted (non-builtin) agent that names no set.
+void ApplyPaperSetup(v1::JobSpec& spec) {
+  spec.mutable_profile()->set_ban_low_precision(true);
+  for (v1::ModelSpec* m : {spec.mutable_models()->mutable_planner(), spec.mutable_models()->mutable_executor(),
+                           spec.mutable_models()->mutable_summarizer()}) {
+    if (m->provider() != kDefaultProvider && m->prompt_set().empty()) m->set_prompt_set("paper");
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<v1::SearchParams> PresetParams(absl::string_view preset) {
@@ -161,6 +171,7 @@ v1::JobSpec ResolveJobSpec(const v1::JobSpec& spec) {
                            r.mutable_models()->mutable_summarizer()}) {
     if (m->provider().empty()) m->set_provider(kDefaultProvider);
   }
+  if (r.preset() == "paper") ApplyPaperSetup(r);
   if (r.problem().reference_filename().empty()) r.mutable_problem()->set_reference_filename("reference.py");
   r.mutable_baseline()->set_sha256(core::Sha256Hex(r.baseline().source()));
   r.mutable_baseline()->clear_parent_sha256();
