@@ -1,5 +1,6 @@
 #include "libs/llm/planner_prompt.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
@@ -15,7 +16,32 @@ std::string FormatNumber(double v) {
   return absl::StrFormat("%.6g", v);
 }
 
+// Experiences of one batch were added together: same job and iteration of origin.
+bool SameBatch(const v1::Experience& a, const v1::Experience& b) {
+  return a.provenance().job_id() == b.provenance().job_id() && a.provenance().iteration() == b.provenance().iteration();
+}
+
+// As the reference lists a batch: positives by speedup, best first, then regressions, worst first.
+bool BestFirst(const v1::Experience* a, const v1::Experience* b) {
+  if (a->regression() != b->regression()) return !a->regression();
+  return a->speedup() > b->speedup();
+}
+
 }  // namespace
+
+std::vector<const v1::Experience*> OrderExperiences(
+    const google::protobuf::RepeatedPtrField<v1::Experience>& experiences) {
+  std::vector<const v1::Experience*> out;
+  for (const v1::Experience& e : experiences) out.push_back(&e);
+  for (size_t begin = 0; begin < out.size();) {
+    size_t end = begin + 1;
+    while (end < out.size() && SameBatch(*out[begin], *out[end])) ++end;
+    std::stable_sort(out.begin() + static_cast<std::ptrdiff_t>(begin), out.begin() + static_cast<std::ptrdiff_t>(end),
+                     BestFirst);
+    begin = end;
+  }
+  return out;
+}
 
 std::string FormatProfile(const v1::ProfileResult& profile) {
   std::string out =
@@ -35,11 +61,13 @@ std::string FormatExperiences(const google::protobuf::RepeatedPtrField<v1::Exper
   if (experiences.empty()) return "";
   std::string out =
       "\n## Experiences\n"
-      "Optimizations measured on earlier kernels, newest first. Entries marked REGRESSION record an attempted "
+      "Optimizations measured on earlier kernels, newest batch first, the best of each batch first. Entries marked "
+      "REGRESSION record an attempted "
       "change that made a kernel SLOWER: their text describes the slower version and how the faster original "
       "differs. Do not propose the change that produced the slower version.\n";
   int n = 0;
-  for (const v1::Experience& e : experiences) {
+  for (const v1::Experience* experience : OrderExperiences(experiences)) {
+    const v1::Experience& e = *experience;
     ++n;
     std::string speedup = e.speedup() > 0 ? absl::StrFormat("%.2fx", e.speedup()) : "unknown";
     if (e.regression()) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "accelopt/v1/planner_service.pb.h"
 #include "google/protobuf/repeated_field.h"
@@ -13,8 +14,14 @@ namespace accelopt::llm {
 // reference implementation shuffles them; we never do). Integral values print without a fraction.
 std::string FormatProfile(const v1::ProfileResult& profile);
 
-// Empty for no experiences; otherwise a "## Experiences" section listing them in the given order (newest
-// first), each with its title and summary (or description), regressions marked as such.
+// `experiences` (newest first, as the memory service returns them) with each batch (a run of experiences of
+// the same job and iteration of origin) reordered as the reference lists new items: positives by speedup, best
+// first, then regressions, worst first. Batches keep their order.
+std::vector<const v1::Experience*> OrderExperiences(
+    const google::protobuf::RepeatedPtrField<v1::Experience>& experiences);
+
+// Empty for no experiences; otherwise a "## Experiences" section listing them in OrderExperiences order, each
+// with its title and summary (or description), regressions marked as such.
 std::string FormatExperiences(const google::protobuf::RepeatedPtrField<v1::Experience>& experiences);
 
 // {{experiences}} for planner_system.

@@ -63,5 +63,30 @@ TEST(FormatExperiencesTest, KeepsOrderAndMarksRegressions) {
   EXPECT_LT(first, second);
 }
 
+TEST(FormatExperiencesTest, EachBatchListsTheBestPositiveFirstThenTheWorstRegression) {
+  google::protobuf::RepeatedPtrField<v1::Experience> list;
+  auto add = [&](const std::string& title, int iteration, double speedup, bool regression) {
+    v1::Experience* e = list.Add();
+    e->set_title(title);
+    e->set_speedup(speedup);
+    e->set_regression(regression);
+    e->mutable_provenance()->set_job_id("job");
+    e->mutable_provenance()->set_iteration(iteration);
+  };
+  // Newest batch (iteration 2) first, as the memory service returns it, best positive last inside it.
+  add("small", 2, 1.1, false);
+  add("mild-regression", 2, 1.2, true);
+  add("big-regression", 2, 2.0, true);
+  add("best", 2, 1.9, false);
+  add("old", 1, 1.05, false);
+  add("old-best", 1, 1.5, false);
+  std::vector<std::string> titles;
+  for (const v1::Experience* e : OrderExperiences(list)) titles.push_back(e->title());
+  EXPECT_EQ(titles,
+            (std::vector<std::string>{"best", "small", "big-regression", "mild-regression", "old-best", "old"}));
+  const std::string text = FormatExperiences(list);
+  EXPECT_LT(text.find("### 1. best"), text.find("### 2. small")) << text;
+}
+
 }  // namespace
 }  // namespace accelopt::llm

@@ -71,8 +71,7 @@ void PromptedExecutor::Implement(std::shared_ptr<const v1::ImplementRequest> req
                        Metered<KernelDraft> out{absl::UnknownError(""), completion.usage};
                        if (!completion.value.ok()) {
                          out.value = completion.value.status();
-                       } else if (absl::StatusOr<std::string> code = FirstFencedBlock(completion.value->text);
-                                  !code.ok()) {
+                       } else if (absl::StatusOr<std::string> code = KernelSource(completion.value->text); !code.ok()) {
                          out.value = code.status();
                        } else {
                          out.value = KernelDraft{*std::move(code), std::move(completion.value->reasoning)};

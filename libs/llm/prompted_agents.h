@@ -31,7 +31,7 @@ class PromptedPlanner final : public PlannerModel {
   const PromptLibrary& prompts_;
 };
 
-// executor_system + executor_user; the source is the answer's first fenced code block.
+// executor_system + executor_user; the source is KernelSource of the answer (text_extract.h).
 class PromptedExecutor final : public ExecutorModel {
  public:
   PromptedExecutor(ModelProvider& provider, const PromptLibrary& prompts) : provider_(provider), prompts_(prompts) {}

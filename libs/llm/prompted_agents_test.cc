@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "libs/config/llm_config.h"
 #include "libs/llm/openai_client.h"
@@ -103,6 +104,52 @@ TEST_F(PromptedAgentsTest, ExecutorExtractsTheFirstCodeBlockOrSaysThereIsNone) {
   Metered<KernelDraft> none = Wait<KernelDraft>([&](auto done) { executor.Implement(request, 1, 2, std::move(done)); });
   EXPECT_EQ(none.value.status().message(), "no fenced code block in the response");
   EXPECT_EQ(none.usage.completion_tokens(), 9);
+}
+
+// What the double receives from the "paper" set carries the reference's substance.
+TEST_F(PromptedAgentsTest, PaperPromptSetTeachesTheReferencesNkiFactsAndExamples) {
+  Start("**Title**\n```python\ndef kernel(a):\n    return a\n```\n");
+  spec_.set_prompt_set("paper");
+  auto plan = std::make_shared<v1::PlanRequest>();
+  *plan->mutable_model() = spec_;
+  plan->mutable_kernel()->set_source("def kernel(a):\n    return a\n");
+  PromptedPlanner planner(*client_, prompts_);
+  ASSERT_TRUE(planner.ValidateSpec(spec_).ok());
+  ASSERT_TRUE(Wait<PlanDraft>([&](auto done) { planner.Plan(plan, 0, 1, std::move(done)); }).value.ok());
+  const std::string planner_system = double_->Requests()[0].system;
+  for (const char* fact : {"par_dim", "nki.isa.nc_matmul(stationary, moving, is_stationary_onezero=False",
+                           "is_moving_onezero=False, mask=None,", "is_transpose=False)", "nc_transpose",
+                           "(hardware_flops - transpose_flops) / (hbm_read_bytes + hbm_write_bytes)"}) {
+    EXPECT_NE(planner_system.find(fact), std::string::npos) << fact;
+  }
+  // The glossary names all 16 profile fields (latency and the 15 counters).
+  for (const char* field : {"latency_ms", "hbm_read_bytes", "hbm_write_bytes", "psum_read_bytes", "psum_write_bytes",
+                            "sbuf_read_bytes", "sbuf_write_bytes", "spill_reload_bytes", "spill_save_bytes",
+                            "hardware_flops", "transpose_flops", "peak_flops_bandwidth_ratio",
+                            "mm_arithmetic_intensity", "hfu_estimated_percent", "scalar_engine_active_time_percent",
+                            "vector_engine_active_time_percent", "gpsimd_engine_active_time_percent"}) {
+    EXPECT_NE(planner_system.find(absl::StrCat("- ", field, ":")), std::string::npos) << field;
+  }
+
+  auto implement = std::make_shared<v1::ImplementRequest>();
+  *implement->mutable_model() = spec_;
+  implement->mutable_plan()->set_text("PLAN");
+  PromptedExecutor executor(*client_, prompts_);
+  ASSERT_TRUE(executor.ValidateSpec(spec_).ok());
+  ASSERT_TRUE(Wait<KernelDraft>([&](auto done) { executor.Implement(implement, 0, 1, std::move(done)); }).value.ok());
+  const testing::RecordedRequest seen = double_->Requests()[1];
+  for (const char* rule : {"### Output dependencies", "### Basic or advanced indexing", "### Scope", "### Shadowing"}) {
+    const size_t at = seen.system.find(rule);
+    ASSERT_NE(at, std::string::npos) << rule;
+    // Each rule comes with a wrong and a right code example before the next rule.
+    const size_t next = seen.system.find("\n### ", at + 1);
+    const std::string section = seen.system.substr(at, next == std::string::npos ? std::string::npos : next - at);
+    EXPECT_NE(section.find("Wrong"), std::string::npos) << rule;
+    EXPECT_NE(section.find("Right"), std::string::npos) << rule;
+    EXPECT_NE(section.find("```python"), std::string::npos) << rule;
+  }
+  EXPECT_NE(seen.user.find("kernel(*transform_to_nki_inputs(inputs))"), std::string::npos);
+  EXPECT_NE(seen.user.find("Output the optimized `kernel` function"), std::string::npos);
 }
 
 TEST_F(PromptedAgentsTest, RegistryRejectsUnknownProvidersNamingTheField) {

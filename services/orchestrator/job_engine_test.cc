@@ -9,6 +9,8 @@
 #include <set>
 #include <thread>
 
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "services/orchestrator/search_ids.h"
@@ -250,6 +252,49 @@ TEST_F(JobEngineTest, SlowerChildrenNeverReplaceTheirParent) {
   }
   ASSERT_EQ(beam2.size(), 2u);
   EXPECT_EQ(beam2[0], kBaselineCandidateId);
+}
+
+// Only plan 0 of each parent yields a correct (faster) kernel; the others are incorrect.
+absl::StatusOr<v1::ImplementResponse> OnlyPlanZeroWorks(const v1::ImplementRequest& r) {
+  v1::ImplementResponse response;
+  const bool works = absl::StartsWith(r.plan().text(), "plan 0 ");
+  const double parent = FakeLatency(r.kernel().source()).value_or(1.0);
+  for (int i = 0; i < r.num_samples(); ++i) {
+    const std::string tag = absl::StrCat(r.seed(), "|", i);
+    response.add_samples()->mutable_kernel()->set_source(works ? FakeKernel(parent * 0.9, tag)
+                                                               : absl::StrCat("# verdict=INCORRECT\n# ", tag, "\n"));
+  }
+  return response;
+}
+
+TEST_F(JobEngineTest, ReferenceBeamKeepsAskingForBTimesNPlansWhenOnePlanInNWorks) {
+  executor_.SetHandler(&OnlyPlanZeroWorks);
+  StartEngine();
+  // B=3, N=3, K=1: iteration 1 has one parent and one correct child; the beam is padded back to 3.
+  v1::Job job = WaitFinished(Submit(Spec(2, 3, 3, 1)).job_id());
+  ASSERT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED) << job.message();
+  const std::vector<v1::PlanRequest> plans = planner_.requests();
+  ASSERT_EQ(plans.size(), 1u + 3u);
+  int asked = 0;
+  for (size_t i = 1; i < plans.size(); ++i) asked += plans[i].num_plans();
+  EXPECT_EQ(asked, 3 * 3);
+  // Copies of a parent ask with seeds of their own, so their plans and candidates are distinct.
+  EXPECT_NE(plans[2].seed(), plans[3].seed());
+  int second = 0;
+  for (const v1::Candidate& c : Candidates(job.job_id())) second += c.iteration() == 2 ? 1 : 0;
+  EXPECT_EQ(second, 3 * 3 * 1);
+  ExpectConsistent(job, Candidates(job.job_id()));
+}
+
+TEST_F(JobEngineTest, DistinctBeamShrinksWhenModelsFail) {
+  executor_.SetHandler(&OnlyPlanZeroWorks);
+  StartEngine();
+  v1::JobSpec spec = Spec(2, 3, 3, 1);
+  spec.mutable_search()->set_beam_policy(v1::BEAM_POLICY_DISTINCT);
+  v1::Job job = WaitFinished(Submit(spec).job_id());
+  ASSERT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED) << job.message();
+  // The baseline and its one correct child: 2 parents in iteration 2.
+  EXPECT_EQ(planner_.requests().size(), 1u + 2u);
 }
 
 TEST_F(JobEngineTest, DuplicateKernelsAreRecordedButNotProfiled) {

@@ -22,6 +22,25 @@ constexpr char kPlanner[] = "planner";
 constexpr char kExecutor[] = "executor";
 constexpr char kSummarizer[] = "summarizer";
 
+// Beam copies (BEAM_POLICY_REFERENCE pads the beam with parent copies): the branch key of beam rank `rank`
+// is the parent's id for its first occurrence and "<id>#<rank>" for a copy, so a copy's plans and candidates
+// get ids and seeds of their own. Without copies the keys are the parent ids, as before.
+std::string BranchKey(const v1::JobRecord& record, int rank) {
+  const std::string& id = record.beam(rank);
+  for (int r = 0; r < rank; ++r) {
+    if (record.beam(r) == id) return absl::StrCat(id, "#", rank);
+  }
+  return id;
+}
+
+// A copy asks its agents with a seed of its own (the first occurrence keeps the parent's seed).
+template <typename Request>
+Request ReseedForCopy(Request request, const v1::JobSpec& spec, absl::string_view purpose, int iteration,
+                      absl::string_view branch, const std::string& parent_id, int index) {
+  if (branch != parent_id) request.set_seed(DeriveSeed(spec.seed(), purpose, iteration, branch, index));
+  return request;
+}
+
 }  // namespace
 
 void JobEngine::Resume(Run& run) {
@@ -115,7 +134,8 @@ void JobEngine::StartIterationWork(Run& run) {
 void JobEngine::StartParent(Run& run, int rank) {
   const int t = run.record.iteration();
   const std::string parent_id = run.record.beam(rank);
-  auto stored = store_->LoadPlans(run.id(), t, parent_id);
+  const std::string branch = BranchKey(run.record, rank);
+  auto stored = store_->LoadPlans(run.id(), t, branch);
   if (stored.ok() && stored->has_value()) {
     ImplementPlans(run, rank, **stored);
     return;
@@ -129,8 +149,9 @@ void JobEngine::StartParent(Run& run, int rank) {
           Callback<v1::QueryExperiencesResponse> done) mutable {
         return clients_.memory->QueryExperiences(std::move(query), options_.agent_timeout, std::move(done));
       },
-      [this, job_id, t, rank, plan = BuildPlanRequest(run.spec(), job_id, t, parent)](
-          absl::StatusOr<v1::QueryExperiencesResponse> experiences) mutable {
+      [this, job_id, t, rank,
+       plan = ReseedForCopy(BuildPlanRequest(run.spec(), job_id, t, parent), run.spec(), "plan", t, branch, parent_id,
+                            0)](absl::StatusOr<v1::QueryExperiencesResponse> experiences) mutable {
         RequestPlans(job_id, t, rank, std::move(plan), std::move(experiences));
       });
 }
@@ -170,7 +191,7 @@ void JobEngine::OnPlanned(const std::string& job_id, int iteration, int rank, ab
   while (response.samples_size() > n) response.mutable_samples()->RemoveLast();
   while (response.samples_size() < n) response.add_samples()->set_error("the planner returned fewer plans");
   Transaction txn;
-  txn.PutPlans(job_id, iteration, run->record.beam(rank), response);
+  txn.PutPlans(job_id, iteration, BranchKey(run->record, rank), response);
   if (!Commit(*run, std::move(txn))) return;
   ImplementPlans(*run, rank, response);
   AfterTransition(*run);
@@ -179,11 +200,12 @@ void JobEngine::OnPlanned(const std::string& job_id, int iteration, int rank, ab
 void JobEngine::ImplementPlans(Run& run, int rank, const v1::PlanResponse& plans) {
   const int t = run.record.iteration();
   const std::string parent_id = run.record.beam(rank);
+  const std::string branch = BranchKey(run.record, rank);
   const v1::JobSpec& spec = run.spec();
   const int n = spec.search().plans_per_candidate();
   for (int j = 0; j < n && j < plans.samples_size(); ++j) {
     // Samples of a plan are stored together, so one stored sample means the plan was implemented.
-    if (run.candidates.count(CandidateId(run.id(), t, parent_id, j, 0)) > 0) continue;
+    if (run.candidates.count(CandidateId(run.id(), t, branch, j, 0)) > 0) continue;
     const v1::PlanSample& sample = plans.samples(j);
     if (!sample.has_plan()) {
       OnImplemented(run.id(), t, rank, j, v1::Plan(),
@@ -193,8 +215,9 @@ void JobEngine::ImplementPlans(Run& run, int rank, const v1::PlanResponse& plans
     const std::string job_id = run.id();
     CallOnStage<v1::ImplementResponse>(
         executor_stage_, job_id, t, v1::JobRecord::PHASE_SEARCHING,
-        [this, request = BuildImplementRequest(spec, job_id, t, run.candidates[parent_id], j, sample.plan())](
-            Callback<v1::ImplementResponse> done) mutable {
+        [this, request = ReseedForCopy(
+                   BuildImplementRequest(spec, job_id, t, run.candidates[parent_id], j, sample.plan()), spec,
+                   "implement", t, branch, parent_id, j)](Callback<v1::ImplementResponse> done) mutable {
           return clients_.executor->Implement(std::move(request), options_.agent_timeout, std::move(done));
         },
         [this, job_id, t, rank, j, plan = sample.plan()](absl::StatusOr<v1::ImplementResponse> response) mutable {
@@ -214,7 +237,7 @@ void JobEngine::OnImplemented(const std::string& job_id, int iteration, int rank
   Transaction txn;
   std::vector<std::string> to_profile;
   for (int i = 0; i < k; ++i) {
-    const std::string id = CandidateId(job_id, iteration, parent_id, plan_index, i);
+    const std::string id = CandidateId(job_id, iteration, BranchKey(run->record, rank), plan_index, i);
     v1::Candidate& c = run->candidates[id];
     c.set_candidate_id(id);
     c.set_job_id(job_id);
@@ -321,12 +344,13 @@ void JobEngine::AfterTransition(Run& run) {
 
 void JobEngine::FinishIteration(Run& run) {
   const int t = run.record.iteration();
-  std::vector<const v1::Candidate*> pool;
-  for (const std::string& id : run.record.beam()) pool.push_back(&run.candidates[id]);
+  BeamPool pool;
+  for (const std::string& id : run.record.beam()) pool.parents.push_back(&run.candidates[id]);
   for (const auto& [id, c] : run.candidates) {
-    if (c.iteration() == t) pool.push_back(&c);
+    if (c.iteration() == t) pool.children.push_back(&c);
   }
-  std::vector<std::string> beam = SelectBeam(pool, run.spec().search().beam_width());
+  const v1::SearchParams& search = run.spec().search();
+  std::vector<std::string> beam = SelectBeam(search.beam_policy(), pool, search.beam_width());
   run.record.clear_beam();
   for (const std::string& id : beam) run.record.add_beam(id);
   run.record.set_phase(v1::JobRecord::PHASE_SUMMARIZING);

@@ -43,6 +43,16 @@ absl::Status ValidateModel(const v1::ModelSpec& model, absl::string_view field) 
   return absl::OkStatus();
 }
 
+// Preset "paper" is the paper's setup beyond B, N, K: the low-precision ban the reference always applies, and
+// the prompt set "paper" for every prompted (non-builtin) agent that names no set.
+void ApplyPaperSetup(v1::JobSpec& spec) {
+  spec.mutable_profile()->set_ban_low_precision(true);
+  for (v1::ModelSpec* m : {spec.mutable_models()->mutable_planner(), spec.mutable_models()->mutable_executor(),
+                           spec.mutable_models()->mutable_summarizer()}) {
+    if (m->provider() != kDefaultProvider && m->prompt_set().empty()) m->set_prompt_set("paper");
+  }
+}
+
 }  // namespace
 
 absl::StatusOr<v1::SearchParams> PresetParams(absl::string_view preset) {
@@ -105,6 +115,7 @@ absl::Status ValidateJobSpec(const v1::JobSpec& spec, const SpecLimits& limits) 
   ACCELOPT_RETURN_IF_ERROR(CheckCount(s.experiences_per_iteration(), 1, 64, "search.experiences_per_iteration"));
   ACCELOPT_RETURN_IF_ERROR(CheckCount(s.memory_capacity(), 1, 1024, "search.memory_capacity"));
   if (!v1::MemoryPolicy_IsValid(s.memory_policy())) return Invalid("search.memory_policy", "unknown policy");
+  if (!v1::BeamPolicy_IsValid(s.beam_policy())) return Invalid("search.beam_policy", "unknown policy");
   if (!ValidNamespace(s.memory_namespace())) {
     return Invalid("search.memory_namespace", "must be \"job\" or a name of letters, digits, '.', '-', '_'");
   }
@@ -149,6 +160,7 @@ v1::JobSpec ResolveJobSpec(const v1::JobSpec& spec) {
   if (s->samples_per_plan() == 0) s->set_samples_per_plan(preset.samples_per_plan());
   if (s->experiences_per_iteration() == 0) s->set_experiences_per_iteration(preset.experiences_per_iteration());
   if (s->memory_capacity() == 0) s->set_memory_capacity(preset.memory_capacity());
+  if (s->beam_policy() == v1::BEAM_POLICY_UNSPECIFIED) s->set_beam_policy(v1::BEAM_POLICY_REFERENCE);
   if (s->memory_policy() == v1::MEMORY_POLICY_UNSPECIFIED) s->set_memory_policy(v1::MEMORY_POLICY_FIFO);
   if (s->memory_namespace().empty()) s->set_memory_namespace("job");
   if (s->positive_threshold() == 0) s->set_positive_threshold(1.04);
@@ -159,6 +171,7 @@ v1::JobSpec ResolveJobSpec(const v1::JobSpec& spec) {
                            r.mutable_models()->mutable_summarizer()}) {
     if (m->provider().empty()) m->set_provider(kDefaultProvider);
   }
+  if (r.preset() == "paper") ApplyPaperSetup(r);
   if (r.problem().reference_filename().empty()) r.mutable_problem()->set_reference_filename("reference.py");
   r.mutable_baseline()->set_sha256(core::Sha256Hex(r.baseline().source()));
   r.mutable_baseline()->clear_parent_sha256();

@@ -86,6 +86,19 @@ TEST(JobSpecTest, OversizedKernelAndProblemNameTheLimit) {
   EXPECT_NE(s.message().find("max_problem_bytes (2000)"), absl::string_view::npos) << s;
 }
 
+TEST(JobSpecTest, PaperPresetUsesThePaperPromptsForPromptedAgentsOnly) {
+  v1::JobSpec spec = ValidSpec();
+  spec.mutable_models()->mutable_planner()->set_provider("openai");
+  spec.mutable_models()->mutable_executor()->set_provider("openai");
+  spec.mutable_models()->mutable_executor()->set_prompt_set("mine");
+  v1::JobSpec paper = ResolveJobSpec(spec);
+  EXPECT_EQ(paper.models().planner().prompt_set(), "paper");
+  EXPECT_EQ(paper.models().executor().prompt_set(), "mine");
+  EXPECT_EQ(paper.models().summarizer().prompt_set(), "");  // builtin
+  spec.set_preset("small");
+  EXPECT_EQ(ResolveJobSpec(spec).models().planner().prompt_set(), "");
+}
+
 TEST(JobSpecTest, PresetsMatchThePaperAndExplicitFieldsOverride) {
   v1::JobSpec spec = ValidSpec();
   v1::JobSpec paper = ResolveJobSpec(spec);
@@ -103,10 +116,13 @@ TEST(JobSpecTest, PresetsMatchThePaperAndExplicitFieldsOverride) {
   EXPECT_EQ(paper.profile().seeds(), 5);
   EXPECT_EQ(paper.device(), v1::DEVICE_SIM_TRN1);
   EXPECT_EQ(paper.baseline().sha256(), core::Sha256Hex(spec.baseline().source()));
+  EXPECT_EQ(paper.search().beam_policy(), v1::BEAM_POLICY_REFERENCE);
+  EXPECT_TRUE(paper.profile().ban_low_precision());
 
   spec.set_preset("smoke");
   spec.mutable_search()->set_plans_per_candidate(5);
   v1::JobSpec smoke = ResolveJobSpec(spec);
+  EXPECT_FALSE(smoke.profile().ban_low_precision());
   EXPECT_EQ(smoke.search().beam_width(), 1);
   EXPECT_EQ(smoke.search().iterations(), 1);
   EXPECT_EQ(smoke.search().plans_per_candidate(), 5);

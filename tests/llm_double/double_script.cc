@@ -37,6 +37,8 @@ absl::StatusOr<DoubleReply> ParseReply(const json& j, const std::string& where) 
       r.body = value.get<std::string>();
     else if (key == "delay_ms")
       r.delay = absl::Milliseconds(value.get<double>());
+    else if (key == "max_delay_ms")
+      r.max_delay = absl::Milliseconds(value.get<double>());
     else if (key == "fault") {
       absl::StatusOr<DoubleReply::Fault> fault = ParseFault(value.get<std::string>());
       if (!fault.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ".fault: ", fault.status().message()));

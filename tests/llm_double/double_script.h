@@ -42,8 +42,10 @@ struct DoubleReply {
   // Raw body for non-200 answers (default: an OpenAI-style error object).
   std::string body;
   Fault fault = Fault::kNone;
-  // Waits this long before answering.
+  // Waits this long before answering; when max_delay is larger, a delay drawn uniformly from
+  // [delay, max_delay] by a hash of the request number (deterministic for a given arrival order).
   absl::Duration delay = absl::ZeroDuration();
+  absl::Duration max_delay = absl::ZeroDuration();
 };
 
 // Answers requests whose system or user message contains `match` (empty matches all), at most `times` times

@@ -10,7 +10,7 @@ TEST(DoubleScriptTest, ParsesRulesDefaultAndFaults) {
     "rules": [{"match": "plan", "times": 2, "reply": {"status": 429, "retry_after": "1"}},
               {"reply": {"fault": "truncated_json"}}],
     "default": {"content": "hi", "usage": {"prompt_tokens": 3, "completion_tokens": 4, "reasoning_tokens": 1},
-                "delay_ms": 5},
+                "delay_ms": 5, "max_delay_ms": 9},
     "fail_fraction": 0.3, "fail_seed": 9})");
   ASSERT_TRUE(script.ok()) << script.status();
   ASSERT_EQ(script->rules.size(), 2u);
@@ -22,6 +22,7 @@ TEST(DoubleScriptTest, ParsesRulesDefaultAndFaults) {
   EXPECT_EQ(script->fallback.content, "hi");
   EXPECT_EQ(script->fallback.completion_tokens, 4);
   EXPECT_EQ(script->fallback.delay, absl::Milliseconds(5));
+  EXPECT_EQ(script->fallback.max_delay, absl::Milliseconds(9));
   EXPECT_EQ(script->failure.status, 500);
 }
 

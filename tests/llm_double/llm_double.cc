@@ -166,14 +166,25 @@ class LlmDouble::Impl {
       }
     } in_flight{this};
     auto executor = co_await asio::this_coro::executor;
-    if (reply.delay > absl::ZeroDuration() || reply.fault == DoubleReply::Fault::kHang) {
-      asio::steady_timer timer(executor, reply.fault == DoubleReply::Fault::kHang
-                                             ? std::chrono::hours(1)
-                                             : absl::ToChronoNanoseconds(reply.delay));
+    const absl::Duration delay = ReplyDelay(reply, record.index);
+    if (delay > absl::ZeroDuration() || reply.fault == DoubleReply::Fault::kHang) {
+      asio::steady_timer timer(executor, reply.fault == DoubleReply::Fault::kHang ? std::chrono::hours(1)
+                                                                                  : absl::ToChronoNanoseconds(delay));
       error_code ec;
       co_await timer.async_wait(asio::redirect_error(use_awaitable, ec));
     }
     co_return Answer(reply, record);
+  }
+
+  // The reply's delay, or one drawn from [delay, max_delay] by a SplitMix64 hash of the request number.
+  static absl::Duration ReplyDelay(const DoubleReply& reply, int index) {
+    if (reply.max_delay <= reply.delay) return reply.delay;
+    uint64_t z = 0x9E3779B97F4A7C15ULL * (static_cast<uint64_t>(index) + 1);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    z ^= z >> 31;
+    const double unit = static_cast<double>(z >> 11) / static_cast<double>(1ULL << 53);
+    return reply.delay + (reply.max_delay - reply.delay) * unit;
   }
 
   // Picks the reply and records the request, under the lock.
