@@ -1,8 +1,5 @@
 # Warning flags shared by every target of ours (never by generated code).
-# Aggregates initialized with only their leading members (the rest keep their default member initializers)
-# are idiomatic, so -Wextra's missing-field-initializers is off.
-set(ACCELOPT_WARNING_FLAGS -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Werror=unused-result
-                           -Werror=return-type)
+set(ACCELOPT_WARNING_FLAGS -Wall -Wextra -Wno-unused-parameter -Werror=unused-result -Werror=return-type)
 # GCC 12 reports Boost.Asio's coroutine frame allocator (awaitable_frame_base::operator delete) as a
 # mismatched new/delete once optimizing; it is a known false positive of that compiler version.
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")

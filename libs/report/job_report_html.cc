@@ -115,15 +115,27 @@ std::string ProgressCharts(const v1::Job& job, const std::vector<const v1::Candi
       peak_cum.points.push_back({double(iteration), best_peak});
     }
   }
-  LineChart latency{"Latency over iterations", "iteration", "latency (ms)", {all, per_iteration, cumulative}};
+  LineChart latency;
+  latency.title = "Latency over iterations";
+  latency.x_label = "iteration";
+  latency.y_label = "latency (ms)";
+  latency.series = {all, per_iteration, cumulative};
   if (auto roof = RooflineLatency(ok)) {
     latency.reference_y = *roof;
     latency.reference_label = "roofline (100% of peak)";
   }
-  LineChart speedup{"Speedup over the baseline", "iteration", "speedup (x)", {speed_iter, speed_cum}};
+  LineChart speedup;
+  speedup.title = "Speedup over the baseline";
+  speedup.x_label = "iteration";
+  speedup.y_label = "speedup (x)";
+  speedup.series = {speed_iter, speed_cum};
   speedup.reference_y = 1.0;
   speedup.reference_label = "baseline";
-  LineChart peak{"Percentage of peak", "iteration", "% of peak", {peak_iter, peak_cum}};
+  LineChart peak;
+  peak.title = "Percentage of peak";
+  peak.x_label = "iteration";
+  peak.y_label = "% of peak";
+  peak.series = {peak_iter, peak_cum};
   peak.reference_y = 100.0;
   peak.reference_label = "roofline";
   std::string out = "<div class=\"grid2\">\n";
@@ -211,7 +223,9 @@ std::string VerdictsPerIteration(const std::vector<const v1::Candidate*>& all, s
   std::vector<std::pair<int, std::string>> sorted;
   for (const auto& [name, number] : order) sorted.push_back({number, name});
   std::sort(sorted.begin(), sorted.end());
-  BarChart chart{"Verdicts per iteration", "candidates"};
+  BarChart chart;
+  chart.title = "Verdicts per iteration";
+  chart.y_label = "candidates";
   std::map<std::string, size_t> segment;
   for (const auto& [number, name] : sorted) {
     segment[name] = chart.segments.size();
@@ -231,8 +245,16 @@ std::string VerdictsPerIteration(const std::vector<const v1::Candidate*>& all, s
 
 std::string UsageByAgent(const v1::Job& job) {
   std::map<std::string, v1::TokenUsage> agents(job.usage_by_agent().begin(), job.usage_by_agent().end());
-  BarChart tokens{"Tokens by agent", "tokens", {"prompt", "completion"}, {"#1f77b4", "#ff7f0e"}};
-  BarChart cost{"Cost by agent", "USD", {"cost"}, {"#9467bd"}};
+  BarChart tokens;
+  tokens.title = "Tokens by agent";
+  tokens.y_label = "tokens";
+  tokens.segments = {"prompt", "completion"};
+  tokens.colors = {"#1f77b4", "#ff7f0e"};
+  BarChart cost;
+  cost.title = "Cost by agent";
+  cost.y_label = "USD";
+  cost.segments = {"cost"};
+  cost.colors = {"#9467bd"};
   std::string table =
       "<table><tr><th>agent</th><th>requests</th><th>retries</th><th>prompt tokens</th><th>completion tokens</th>"
       "<th>cost (USD)</th></tr>\n";
