@@ -128,9 +128,9 @@ std::string SuiteHtml(const std::string& suite_name, const std::vector<SuiteRow>
                   " problems, ", s.improved, " improved; geometric mean speedup ",
                   s.geomean_speedup ? Times(*s.geomean_speedup) : "-", ", % of peak ", Percent(s.geomean_peak_before),
                   " &rarr; ", Percent(s.geomean_peak_after), "</p>\n");
-  report::BarChart speedup{"Speedup over the baseline", "speedup (x)", {"speedup"}, {"#2ca02c"}};
-  report::BarChart peak{
-      "Percentage of peak, before and after", "% of peak", {"before", "gain"}, {"#9ecae1", "#1f77b4"}};
+  report::BarChart speedup = report::MakeBarChart("Speedup over the baseline", "speedup (x)", {"speedup"}, {"#2ca02c"});
+  report::BarChart peak = report::MakeBarChart("Percentage of peak, before and after", "% of peak", {"before", "gain"},
+                                               {"#9ecae1", "#1f77b4"});
   speedup.width = peak.width = std::max(640, 70 * static_cast<int>(rows.size()) + 100);
   for (const SuiteRow& r : rows) {
     speedup.bars.push_back({r.problem, {r.speedup}});

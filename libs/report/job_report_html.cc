@@ -245,16 +245,8 @@ std::string VerdictsPerIteration(const std::vector<const v1::Candidate*>& all, s
 
 std::string UsageByAgent(const v1::Job& job) {
   std::map<std::string, v1::TokenUsage> agents(job.usage_by_agent().begin(), job.usage_by_agent().end());
-  BarChart tokens;
-  tokens.title = "Tokens by agent";
-  tokens.y_label = "tokens";
-  tokens.segments = {"prompt", "completion"};
-  tokens.colors = {"#1f77b4", "#ff7f0e"};
-  BarChart cost;
-  cost.title = "Cost by agent";
-  cost.y_label = "USD";
-  cost.segments = {"cost"};
-  cost.colors = {"#9467bd"};
+  BarChart tokens = MakeBarChart("Tokens by agent", "tokens", {"prompt", "completion"}, {"#1f77b4", "#ff7f0e"});
+  BarChart cost = MakeBarChart("Cost by agent", "USD", {"cost"}, {"#9467bd"});
   std::string table =
       "<table><tr><th>agent</th><th>requests</th><th>retries</th><th>prompt tokens</th><th>completion tokens</th>"
       "<th>cost (USD)</th></tr>\n";

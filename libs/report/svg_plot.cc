@@ -218,4 +218,14 @@ std::string RenderBarChart(const BarChart& chart) {
   return out;
 }
 
+BarChart MakeBarChart(std::string title, std::string y_label, std::vector<std::string> segments,
+                      std::vector<std::string> colors) {
+  BarChart chart;
+  chart.title = std::move(title);
+  chart.y_label = std::move(y_label);
+  chart.segments = std::move(segments);
+  chart.colors = std::move(colors);
+  return chart;
+}
+
 }  // namespace accelopt::report

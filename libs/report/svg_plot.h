@@ -52,6 +52,10 @@ struct BarChart {
   int width = 640, height = 300;
 };
 
+// A chart with its titles and legend; bars are added by the caller.
+BarChart MakeBarChart(std::string title, std::string y_label, std::vector<std::string> segments,
+                      std::vector<std::string> colors);
+
 // Renders stacked vertical bars with a legend.
 std::string RenderBarChart(const BarChart& chart);
 
