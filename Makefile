@@ -2,7 +2,7 @@
 PRESET ?= dev
 BUILD_DIR := build/$(PRESET)
 
-.PHONY: all deps configure build test demo bench thread-safety images image-test install clean help
+.PHONY: all deps configure build test demo bench thread-safety images image-test multihost-test install clean help
 
 all: build
 
@@ -15,6 +15,7 @@ help:
 	@echo "make install PREFIX=DIR  configure, build and install bin/ and share/accelopt/ under DIR"
 	@echo "make images  one OCI archive per service in build/images/ (Debian packages only; IMAGE_PRESET=$(IMAGE_PRESET))"
 	@echo "make image-test  unpack each image, run it under bubblewrap, check SERVING and a profile (after images)"
+	@echo "make multihost-test  services in separate network namespaces, a job, one profiler killed (root)"
 	@echo "make clean   remove build/$(PRESET)"
 
 deps:
@@ -60,6 +61,10 @@ images: deps
 # The CLI that probes the images comes from IMAGE_PRESET's build tree.
 image-test:
 	deploy/images/test.sh $(IMAGE_DIR) build/$(IMAGE_PRESET)
+
+# Multi-host test (docs/deploy.md, "Multi-host test"): needs root for network namespaces.
+multihost-test: build
+	tests/multihost/run.sh $(BUILD_DIR)
 
 clean:
 	rm -rf $(BUILD_DIR)

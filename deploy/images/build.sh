@@ -30,7 +30,7 @@ for tool in mmdebstrap umoci; do
 done
 [[ "${ACCELOPT_IMAGE_BASE_ONLY:-}" == 1 ]] || [[ -x "$install_dir/bin/accelopt-orchestrator" ]] || { echo "images: no bin/accelopt-orchestrator in $install_dir" >&2; exit 1; }
 
-packages() { grep -v '^\s*#' "$here/packages.$1" | sed '/^\s*$/d' | paste -sd, -; }
+packages() { { grep -v '^\s*#' "$here/packages.$1" || true; } | sed '/^\s*$/d' | paste -sd, -; }
 
 mkdir -p "$out_dir/cache"
 work=$(mktemp -d "$out_dir/work.XXXXXX")

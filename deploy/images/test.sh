@@ -37,6 +37,7 @@ unpack() {  # <service> -> rootfs path on stdout
   mkdir -p "$work/$service/layout"
   tar -C "$work/$service/layout" -xf "$archive"
   umoci unpack --image "$work/$service/layout:$tag" "$work/$service/bundle" >/dev/null
+  chmod 0755 "$work/$service" "$work/$service/bundle"
   echo "$work/$service/bundle/rootfs"
 }
 
@@ -81,9 +82,10 @@ start() {  # <service> <port> <admin-port> [extra config lines]
 state="$work/state"
 mkdir -p "$state"
 services_json=()
-add_state() { services_json+=("{\"name\": \"$1\", \"grpc_address\": \"127.0.0.1:$2\", \"pid\": \"0\"}"); }
+add_state() {  # <service> <port>: the process just started (bubblewrap, whose command line names the binary)
+  services_json+=("{\"name\": \"$1\", \"binary\": \"accelopt-$1\", \"grpc_address\": \"127.0.0.1:$2\", \"pid\": \"${pids[-1]}\", \"log_path\": \"$work/$1.log\"}")
+}
 
-# Make sure the image's user can reach its bundle (mktemp made the work dir root-only by default).
 p=$((base_port))
 start planner $((p + 1)) $((p + 101))
 add_state planner $((p + 1))

@@ -9,13 +9,14 @@
 # 1, with every candidate profiled once.
 #
 #   tests/multihost/run.sh <build-dir> [job.yaml]
+#   MULTIHOST_QUICK=1 tests/multihost/run.sh <build-dir>   only the topology and DNS discovery (the ctest case)
 set -euo pipefail
 
 build=$(realpath "${1:?usage: run.sh <build-dir> [job.yaml]}")
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 job_file=$(realpath "${2:-$repo/examples/softmax/job.yaml}")
 bin="$build/bin"
-prefix=amh
+prefix=amh$$  # unique per run: parallel runs do not share namespaces
 subnet=10.231.0
 port=50051
 admin=9090
@@ -101,8 +102,8 @@ dns_refresh_seconds: 1"
 # The CLI runs in the orchestrator's namespace and reaches it by name.
 cli() { ip netns exec "$prefix-orch" "$bin/accelopt" "$@"; }
 orch="orchestrator.accelopt.test:$port"
-metric() {  # <name> <metric>: one sample from a service's /metrics, read inside its namespace
-  ip netns exec "$prefix-$1" curl -sf "http://127.0.0.1:$admin/metrics" | awk -v m="$2" '$1 == m { print $2 }' | head -1
+metric() {  # <name> <series>: one sample from a service's /metrics, read inside its namespace
+  ip netns exec "$prefix-$1" curl -sf "http://127.0.0.1:$admin/metrics" | awk -v m="$2" 'index($1, m) == 1 { print $2 }' | head -1
 }
 
 up=0
@@ -111,6 +112,20 @@ for _ in $(seq 1 120); do
   sleep 0.5
 done
 ((up)) || { echo "multihost: orchestrator not reachable"; tail "$work"/orch.log; exit 1; }
+
+# Both profilers found through the name, and their slots polled across the bridge.
+slots=""
+for _ in $(seq 1 120); do
+  slots=$(metric orch 'accelopt_profiler_slots{state="total"' || true)
+  [[ "$slots" == 2 ]] && break
+  sleep 0.5
+done
+[[ "$slots" == 2 ]] || { echo "multihost: FAIL the orchestrator sees '$slots' profiler slots, expected 2"; tail "$work"/orch.log; exit 1; }
+echo "multihost: orchestrator found both profilers by DNS name (2 slots)"
+if [[ "${MULTIHOST_QUICK:-}" == 1 ]]; then
+  echo "multihost: quick check passed"
+  exit 0
+fi
 
 (cd "$(dirname "$job_file")" && cli submit "$job_file" --server "$orch" --json) >"$work/submit.json"
 job=$(sed -n 's/.*"job_id": *"\([^"]*\)".*/\1/p' "$work/submit.json")
