@@ -102,8 +102,9 @@ dns_refresh_seconds: 1"
 # The CLI runs in the orchestrator's namespace and reaches it by name.
 cli() { ip netns exec "$prefix-orch" "$bin/accelopt" "$@"; }
 orch="orchestrator.accelopt.test:$port"
-metric() {  # <name> <series>: one sample from a service's /metrics, read inside its namespace
-  ip netns exec "$prefix-$1" curl -sf "http://127.0.0.1:$admin/metrics" | awk -v m="$2" 'index($1, m) == 1 { print $2 }' | head -1
+metric() {  # <name> <series prefix>: the sum of the matching samples of a service's /metrics, read in its namespace
+  ip netns exec "$prefix-$1" curl -sf "http://127.0.0.1:$admin/metrics" |
+    awk -v m="$2" 'index($1, m) == 1 { s += $2; n++ } END { if (n) print s }'
 }
 
 up=0
@@ -116,7 +117,7 @@ done
 # Both profilers found through the name, and their slots polled across the bridge.
 slots=""
 for _ in $(seq 1 120); do
-  slots=$(metric orch 'accelopt_profiler_slots{state="total"' || true)
+  slots=$(metric orch 'accelopt_profiler_slots{' || true)  # busy + free
   [[ "$slots" == 2 ]] && break
   sleep 0.5
 done
@@ -134,20 +135,23 @@ echo "multihost: job $job submitted over $subnet.0/24"
 
 job_field() { cli get "$job" --server "$orch" --json | /usr/bin/python3 -c "import json,sys; j=json.load(sys.stdin); print($1)"; }
 
-# Kill profiler 0 and its namespace once it has profiled something.
+# Kill profiler 0 and its namespace mid-profile: once it has finished a profile and both slots of the pool are
+# busy (as the orchestrator's dispatch sees them), so that a profile is in flight on it.
+rss_before=$(awk '/^VmRSS/ { print $2 }' "/proc/$pid_orch/status")
 killed=0
-for _ in $(seq 1 600); do
-  done0=$(metric prof0 accelopt_profiler_profiles_total || true)
-  if [[ -n "$done0" ]] && awk -v d="$done0" 'BEGIN { exit !(d >= 1) }'; then
+for _ in $(seq 1 1200); do
+  done0=$(metric prof0 'accelopt_profiler_profiles_total' || true)
+  busy=$(metric orch 'accelopt_profiler_slots{state="busy"' || true)
+  if [[ -n "$done0" && "$busy" == 2 ]] && awk -v d="$done0" 'BEGIN { exit !(d >= 1) }'; then
     kill -9 "$pid_prof0"
     ip netns del "$prefix-prof0"
     killed=1
-    echo "multihost: profiler 0 ($subnet.${host[prof0]}) killed after $done0 profile(s); namespace deleted"
+    echo "multihost: profiler 0 ($subnet.${host[prof0]}) killed mid-profile after $done0 profile(s); namespace deleted"
     break
   fi
-  sleep 0.2
+  sleep 0.1
 done
-((killed)) || { echo "multihost: profiler 0 never profiled"; tail "$work"/orch.log; exit 1; }
+((killed)) || { echo "multihost: profiler 0 never busy beside profiler 1"; tail "$work"/orch.log; exit 1; }
 
 state=""
 for _ in $(seq 1 900); do
@@ -159,10 +163,17 @@ cli get "$job" --server "$orch"
 failures=0
 [[ "$state" == *SUCCEEDED* ]] || { echo "multihost: FAIL job ended $state"; failures=$((failures + 1)); }
 profiles_run=$(job_field 'j.get("stats", {}).get("profilesRun", j.get("stats", {}).get("profiles_run", 0))')
-verdicts=$(job_field 'sum(j.get("candidates", {}).values())')
+# Candidates that reached a profiler (not NO_KERNEL, DUPLICATE or CANCELLED, which are decided without one).
+verdicts=$(job_field 'sum(n for v, n in j.get("candidates", {}).items() if v not in ("NO_KERNEL", "DUPLICATE", "CANCELLED"))')
+retries=$(job_field 'j.get("stats", {}).get("dispatchRetries", j.get("stats", {}).get("dispatch_retries", 0))')
+wall=$(job_field 'j.get("stats", {}).get("wallSeconds", j.get("stats", {}).get("wall_seconds", 0))')
+rss_after=$(awk '/^VmRSS/ { print $2 }' "/proc/$pid_orch/status")
 done1=$(metric prof1 accelopt_profiler_profiles_total)
 executed=$(awk -v a="$done0" -v b="$done1" 'BEGIN { print a + b }')
-echo "multihost: candidates with a verdict $verdicts, profiles run $profiles_run, executed by the workers $executed (profiler 0 $done0 before the kill, profiler 1 $done1)"
+echo "multihost: profiled candidates $verdicts, profiles run $profiles_run, re-dispatched $retries, executed by the workers $executed (profiler 0 $done0 before the kill, profiler 1 $done1)"
+awk -v n="$verdicts" -v w="$wall" -v a="$rss_before" -v b="$rss_after" 'BEGIN {
+  printf "multihost: capacity: %.0f candidates/hour over 2 profiler slots (one lost mid-job), wall %.0f s; orchestrator RSS %d -> %d KiB\n", n * 3600 / w, w, a, b }'
+[[ "$retries" -ge 1 ]] || { echo "multihost: FAIL the profile in flight on profiler 0 was not re-dispatched"; failures=$((failures + 1)); }
 # Each candidate has one result and was counted once. The workers completed each candidate once: profiler 0's
 # count is read just before the kill, so its one slot may finish one more profile in between (reported, or lost
 # and re-dispatched): verdicts - 1 <= executed <= verdicts. A candidate profiled twice would exceed it.
