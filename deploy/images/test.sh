@@ -57,7 +57,9 @@ PY
 start() {  # <service> <port> <admin-port> [extra config lines]
   local service=$1 port=$2 admin=$3 rootfs
   rootfs=$(unpack "$service")
-  local config="$work/$service/config.yaml"
+  mkdir -p "$work/$service/etc"
+  chmod 0755 "$work/$service/etc"
+  local config="$work/$service/etc/config.yaml"
   printf 'server: {grpc_address: "127.0.0.1:%d", admin_address: "127.0.0.1:%d"}\n%s' "$port" "$admin" "${4:-}" >"$config"
   chmod 0644 "$config"
   local user cwd
@@ -71,7 +73,7 @@ start() {  # <service> <port> <admin-port> [extra config lines]
   # The image's files only: its root filesystem at /, fresh /proc, /dev, /tmp; the config file bound in.
   setpriv --reuid "$uid" --regid "$uid" --clear-groups \
     bwrap --unshare-user --uid "$uid" --gid "$uid" --unshare-pid --unshare-ipc --unshare-uts --die-with-parent \
-    --bind "$rootfs" / --proc /proc --dev /dev --tmpfs /tmp --ro-bind "$config" /etc/accelopt/config.yaml \
+    --bind "$rootfs" / --proc /proc --dev /dev --tmpfs /tmp --ro-bind "$work/$service/etc" /etc/accelopt \
     --chdir "$cwd" "${env_args[@]}" \
     -- "${args[@]}" --config /etc/accelopt/config.yaml >"$work/$service.log" 2>&1 &
   pids+=($!)
