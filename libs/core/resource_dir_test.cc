@@ -1,6 +1,7 @@
 #include "libs/core/resource_dir.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>

@@ -43,7 +43,7 @@ cleanup_stale() { for n in "${!host[@]}" sw; do ip netns del "$prefix-$n" 2>/dev
 cleanup_stale
 
 # The switch: a bridge in its own namespace.
-ip netns add "$prefix-sw"
+ip netns add "$prefix-sw" || { echo "multihost: cannot create network namespaces here (skipped)" >&2; exit 2; }
 ip -n "$prefix-sw" link add br0 type bridge
 ip -n "$prefix-sw" link set br0 up
 for n in "${!host[@]}"; do
