@@ -14,6 +14,8 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
   # runtime: kernel sandbox, Python for NKI kernels, Prometheus for the metrics test
   bubblewrap python3-numpy python3-yaml libopenblas0-pthread prometheus procps curl
+  # multi-host test (network namespaces)
+  iproute2
 )
 
 for arg in "$@"; do

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/json_util.h"
 #include "libs/core/file.h"
+#include "libs/core/resource_dir.h"
 #include "libs/sandbox/sandbox.h"
 
 namespace accelopt::builtin {
@@ -24,16 +25,8 @@ std::string Text(const Struct& s, const std::string& key) {
 }  // namespace
 
 std::string DefaultRewriterDir() {
-  std::vector<std::string> candidates;
-  if (const char* env = std::getenv("ACCELOPT_REWRITER_DIR"); env != nullptr) candidates.push_back(env);
-  std::error_code ec;
-  auto exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) candidates.push_back((exe.parent_path() / "../share/accelopt/rewriter").string());
-  candidates.push_back(ACCELOPT_SOURCE_DIR "/services/executor/builtin");
-  for (const auto& dir : candidates) {
-    if (fs::exists(fs::path(dir) / "nki_rewrite" / "cli.py", ec)) return fs::weakly_canonical(dir, ec).string();
-  }
-  return candidates.back();
+  if (const char* env = std::getenv("ACCELOPT_REWRITER_DIR"); env != nullptr && *env != '\0') return env;
+  return core::FindResourceDir("builtin", "nki_rewrite/cli.py");
 }
 
 Rewriter::Rewriter(RewriterOptions options) : options_(std::move(options)) {}

@@ -56,7 +56,7 @@ class Rewriter {
   RewriterOptions options_;
 };
 
-// $ACCELOPT_REWRITER_DIR, then <exe>/../share/accelopt/rewriter, then the source tree.
+// $ACCELOPT_REWRITER_DIR when set, else share/accelopt/builtin of the install prefix (or build tree).
 std::string DefaultRewriterDir();
 
 }  // namespace accelopt::builtin

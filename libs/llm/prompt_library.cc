@@ -2,11 +2,10 @@
 
 #include <unistd.h>
 
-#include <filesystem>
-
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "libs/core/file.h"
+#include "libs/core/resource_dir.h"
 
 namespace accelopt::llm {
 namespace {
@@ -91,20 +90,6 @@ absl::Status PromptLibrary::Check(absl::string_view prompt_set, const std::vecto
   return absl::OkStatus();
 }
 
-std::string DefaultPromptRoot() {
-  namespace fs = std::filesystem;
-  std::vector<fs::path> candidates;
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    candidates.push_back(exe.parent_path() / ".." / "share" / "accelopt" / "prompts");
-    candidates.push_back(exe.parent_path() / "prompts");
-  }
-  candidates.push_back(ACCELOPT_PROMPTS_SOURCE_DIR);
-  for (const fs::path& candidate : candidates) {
-    if (fs::exists(candidate / "default", ec)) return fs::weakly_canonical(candidate, ec).string();
-  }
-  return ACCELOPT_PROMPTS_SOURCE_DIR;
-}
+std::string DefaultPromptRoot() { return core::FindResourceDir("prompts", "default"); }
 
 }  // namespace accelopt::llm

@@ -45,9 +45,8 @@ class PromptLibrary {
   mutable absl::flat_hash_map<std::string, std::shared_ptr<const std::string>> cache_ ABSL_GUARDED_BY(mu_);
 };
 
-// The prompt root used when LlmConfig.prompt_root is empty: the first directory holding default/ among
-// <binary dir>/../share/accelopt/prompts, <binary dir>/prompts, and the source tree's prompts/ (a path compiled
-// into the library, for binaries run from a build directory).
+// The prompt root used when LlmConfig.prompt_root is empty: share/accelopt/prompts of the install prefix (or of the
+// build tree), found by core::FindResourceDir.
 std::string DefaultPromptRoot();
 
 }  // namespace accelopt::llm

@@ -133,8 +133,8 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 250);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 250);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
-  // A name resolving to several pods (a Kubernetes headless Service) gets a connection to each, and calls
-  // spread over them; a single address behaves as before.
+  // A `dns:///planner:50051` target behind a headless Service resolves to every pod: spread the calls over them
+  // (the default pick_first would send every call over the one connection it keeps).
   args.SetLoadBalancingPolicyName("round_robin");
   return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
 }

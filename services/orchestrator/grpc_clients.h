@@ -22,7 +22,8 @@
 namespace accelopt::orchestrator {
 
 // An insecure channel to `address` that accepts the large messages of the search (kernels, iterations'
-// samples), up to 64 MiB, and reconnects within a second or two once a restarted service listens again.
+// samples), up to 64 MiB, and reconnects within a second or two once a restarted service listens again. Calls go
+// round-robin over every address `address` resolves to (`dns:///planner:50051` behind a headless Service).
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address);
 
 class GrpcPlannerClient : public PlannerClient {

@@ -18,11 +18,12 @@
 namespace accelopt::orchestrator {
 namespace {
 
-// Answers every Plan with one sample.
+// Answers every Plan with one sample and counts the calls.
 class CannedPlanner : public v1::PlannerService::CallbackService {
  public:
   grpc::ServerUnaryReactor* Plan(grpc::CallbackServerContext* context, const v1::PlanRequest*,
                                  v1::PlanResponse* response) override {
+    calls.fetch_add(1);
     response->add_samples()->set_error("canned");
     ++calls;
     grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
@@ -135,6 +136,31 @@ TEST_F(GrpcClientsTest, CancelStopsTheRetries) {
   handle_->Cancel();
   ASSERT_EQ(result.wait_for(std::chrono::seconds(20)), std::future_status::ready);
   EXPECT_TRUE(absl::IsCancelled(result.get().status()));
+}
+
+TEST_F(GrpcClientsTest, CallsSpreadOverEveryAddressTheTargetResolvesTo) {
+  // Two planner pods behind one name (a headless Service): a static two-address target stands in for DNS.
+  CannedPlanner second;
+  const int second_port = testing::PickFreePort();
+  ASSERT_GT(second_port, 0);
+  StartServer();
+  grpc::ServerBuilder builder;
+  int bound = 0;
+  builder.AddListeningPort(absl::StrCat("127.0.0.1:", second_port), grpc::InsecureServerCredentials(), &bound);
+  builder.RegisterService(&second);
+  std::unique_ptr<grpc::Server> second_server = builder.BuildAndStart();
+  ASSERT_NE(bound, 0);
+  GrpcPlannerClient client(MakeChannel(absl::StrCat("ipv4:", address_, ",127.0.0.1:", second_port)),
+                           Retry(absl::Seconds(5)));
+  for (int i = 0; i < 10; ++i) {
+    auto result = Plan(client, absl::Seconds(10));
+    ASSERT_EQ(result.wait_for(std::chrono::seconds(20)), std::future_status::ready);
+    ASSERT_TRUE(result.get().ok());
+  }
+  EXPECT_GE(planner_.calls.load(), 1);
+  EXPECT_GE(second.calls.load(), 1);
+  EXPECT_EQ(planner_.calls.load() + second.calls.load(), 10);
+  second_server->Shutdown(std::chrono::system_clock::now());
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
 #include "libs/core/file.h"
+#include "libs/core/resource_dir.h"
 #include "services/profiler/harness_result.h"
 #include "services/profiler/plausibility.h"
 #include "services/profiler/program_path.h"
@@ -77,20 +78,6 @@ std::string LastLine(const std::string& output) {
 std::string SandboxEnvValue(const char* name) {
   const char* v = std::getenv(name);
   return v == nullptr ? "" : v;
-}
-
-std::string ExeDir() {
-  std::error_code ec;
-  auto exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? "" : exe.parent_path().string();
-}
-
-std::string FirstExisting(const std::vector<std::string>& candidates, const std::string& file) {
-  for (const auto& dir : candidates) {
-    std::error_code ec;
-    if (!dir.empty() && fs::exists(fs::path(dir) / file, ec)) return fs::weakly_canonical(dir, ec).string();
-  }
-  return candidates.back();
 }
 
 constexpr uintmax_t kMaxProgramBytes = uintmax_t{1} << 30;
@@ -168,9 +155,8 @@ absl::StatusOr<sandbox::SandboxOutcome> RunRecordAndReplay(
 }  // namespace
 
 std::string DefaultHarnessDir() {
-  return FirstExisting({SandboxEnvValue("ACCELOPT_HARNESS_DIR"), ExeDir() + "/../share/accelopt/harness",
-                        ACCELOPT_SOURCE_DIR "/services/profiler/harness"},
-                       "run_kernel.py");
+  if (std::string env = SandboxEnvValue("ACCELOPT_HARNESS_DIR"); !env.empty()) return env;
+  return core::FindResourceDir("harness", "run_kernel.py");
 }
 
 KernelProfiler::KernelProfiler(KernelProfilerOptions options, std::unique_ptr<const DeviceBackend> backend)

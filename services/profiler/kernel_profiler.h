@@ -70,8 +70,8 @@ class KernelProfiler {
   std::optional<sandbox::WorkerSandbox> worker_sandbox_;
 };
 
-// Where the harness lives when not configured: $ACCELOPT_HARNESS_DIR, then beside the installed binary
-// (<exe>/../share/accelopt/harness), then the source tree this binary was built from.
+// Where the harness lives when not configured: $ACCELOPT_HARNESS_DIR when set, else share/accelopt/harness of the
+// install prefix (or build tree), found by core::FindResourceDir.
 std::string DefaultHarnessDir();
 
 }  // namespace accelopt::profiler
