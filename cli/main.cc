@@ -15,8 +15,8 @@ namespace {
 
 // Every command, in the order `help` lists them.
 std::vector<Command> Commands() {
-  return {UpCommand(),   DownCommand(),   StatusCommand(), SubmitCommand(),  WatchCommand(), GetCommand(),
-          ListCommand(), CancelCommand(), ExportCommand(), ProfileCommand(), MemoryCommand()};
+  return {UpCommand(),   DownCommand(),   StatusCommand(), SubmitCommand(),  WatchCommand(),  GetCommand(),
+          ListCommand(), CancelCommand(), ExportCommand(), ProfileCommand(), MemoryCommand(), TokenCommand()};
 }
 
 void PrintUsage(std::ostream& out) {

@@ -10,6 +10,7 @@
 #include "libs/llm/agent_runtime.h"
 #include "libs/rpc/server_runner.h"
 #include "libs/rpc/service_main.h"
+#include "libs/security/call_authorizer.h"
 #include "libs/storage/kv_store.h"
 #include "services/memory/builtin_summarizer.h"
 #include "services/memory/experience_store.h"
@@ -63,7 +64,9 @@ int main(int argc, char** argv) {
   auto metrics = accelopt::memory::MemoryMetrics::Create(*registry);
   // RocksDB writes and summarizer bookkeeping; model calls wait on their own client threads.
   boost::asio::thread_pool pool(std::clamp(std::thread::hardware_concurrency(), 2u, 8u));
-  accelopt::memory::MemoryServiceImpl service(experiences->get(), &summarizers, &metrics, &pool);
+  auto auth = accelopt::security::MakeServiceAuth(config.server().auth(), "memory");
+  if (!auth.ok()) return accelopt::rpc::FailStartup("accelopt-memory", auth.status());
+  accelopt::memory::MemoryServiceImpl service(experiences->get(), &summarizers, &metrics, &pool, auth->authorizer());
   int code = accelopt::rpc::RunServer("memory", config, config.server(), registry, {&service});
   // RunServer returns once every RPC has finished, and a SummarizeIteration finishes only after all its
   // summarizer calls answered: nothing is left to touch the store or the summarizers.

@@ -124,7 +124,8 @@ std::shared_ptr<CallHandle> StartCall(Request request, absl::Duration deadline, 
 
 }  // namespace
 
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
+                                           std::shared_ptr<grpc::ChannelCredentials> credentials) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
@@ -133,7 +134,7 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 250);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 250);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 2000);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  return grpc::CreateCustomChannel(address, std::move(credentials), args);
 }
 
 std::shared_ptr<CallHandle> GrpcPlannerClient::Plan(v1::PlanRequest request, absl::Duration deadline,
@@ -178,8 +179,9 @@ std::shared_ptr<CallHandle> GrpcMemoryClient::SummarizeIteration(v1::SummarizeIt
       &retry_, "memory", "SummarizeIteration");
 }
 
-GrpcProfilerWorker::GrpcProfilerWorker(const std::string& address)
-    : channel_(MakeChannel(address)),
+GrpcProfilerWorker::GrpcProfilerWorker(const std::string& address,
+                                       std::shared_ptr<grpc::ChannelCredentials> credentials)
+    : channel_(MakeChannel(address, std::move(credentials))),
       stub_(v1::ProfilerService::NewStub(channel_)),
       health_(grpc::health::v1::Health::NewStub(channel_)) {}
 

@@ -4,6 +4,8 @@
 #include "libs/config/service_flags.h"
 #include "libs/rpc/server_runner.h"
 #include "libs/rpc/service_main.h"
+#include "libs/rpc/tls_credentials.h"
+#include "libs/security/call_authorizer.h"
 #include "libs/storage/kv_store.h"
 #include "services/orchestrator/grpc_clients.h"
 #include "services/orchestrator/job_engine.h"
@@ -43,9 +45,14 @@ int main(int argc, char** argv) {
   orchestrator::AgentRetryOptions retry;
   retry.policy = orchestrator::AgentRetryPolicyFromConfig(config);
   retry.metrics = &metrics;
-  orchestrator::GrpcPlannerClient planner(orchestrator::MakeChannel(config.planner_address()), retry);
-  orchestrator::GrpcExecutorClient executor(orchestrator::MakeChannel(config.executor_address()), retry);
-  orchestrator::GrpcMemoryClient memory(orchestrator::MakeChannel(config.memory_address()), retry);
+  auto auth = security::MakeServiceAuth(config.server().auth(), "orchestrator");
+  if (!auth.ok()) return rpc::FailStartup("accelopt-orchestrator", auth.status());
+  // Calls to the internal services present the orchestrator's identity (mutual TLS) when client_tls is set.
+  auto credentials = rpc::MakeChannelCredentials(config.client_tls());
+  if (!credentials.ok()) return rpc::FailStartup("accelopt-orchestrator", credentials.status());
+  orchestrator::GrpcPlannerClient planner(orchestrator::MakeChannel(config.planner_address(), *credentials), retry);
+  orchestrator::GrpcExecutorClient executor(orchestrator::MakeChannel(config.executor_address(), *credentials), retry);
+  orchestrator::GrpcMemoryClient memory(orchestrator::MakeChannel(config.memory_address(), *credentials), retry);
   // Health turns NOT_SERVING when profiles wait beside idle worker slots and nothing moves.
   orchestrator::ProgressWatchdog watchdog(absl::Seconds(config.stall_seconds()));
   orchestrator::WorkerPoolOptions pool_options;
@@ -58,7 +65,10 @@ int main(int argc, char** argv) {
       config.profiler_dns().empty()
           ? orchestrator::StaticWorkers({config.profiler_addresses().begin(), config.profiler_addresses().end()})
           : orchestrator::DnsWorkers(config.profiler_dns()),
-      [](const std::string& address) { return std::make_unique<orchestrator::GrpcProfilerWorker>(address); }, &metrics);
+      [credentials = *credentials](const std::string& address) {
+        return std::make_unique<orchestrator::GrpcProfilerWorker>(address, credentials);
+      },
+      &metrics);
   pool.Start();
 
   orchestrator::JobEngine::Options options;
@@ -70,7 +80,7 @@ int main(int argc, char** argv) {
   options.agent_timeout = absl::Seconds(config.agent_timeout_seconds());
   orchestrator::JobEngine engine(options, &store, {&planner, &executor, &memory, &pool}, &metrics);
   if (auto s = engine.Start(); !s.ok()) return rpc::FailStartup("accelopt-orchestrator", s);
-  orchestrator::JobServiceImpl service(&engine);
+  orchestrator::JobServiceImpl service(&engine, auth->authorizer());
   return rpc::RunServer("orchestrator", config, config.server(), registry, {&service},
                         [&watchdog] { return watchdog.Check(); });
 }

@@ -1,17 +1,23 @@
 // gRPC adapter of the orchestrator service: JobService over the JobEngine. Translates requests and
 // answers only; the search, durability and validation live in the engine. No handler blocks a gRPC thread:
 // unary RPCs finish from the engine's callbacks, WatchJob is a write reactor fed by the engine.
+//
+// Authorization (when the authorizer is enabled): viewers read, submitters submit and cancel, admins act for
+// every tenant. Every job records its owner tenant (JobSpec.owner); a caller of another tenant gets the same
+// NOT_FOUND as for a job that does not exist. Submits and cancels are audited.
 #pragma once
 
 #include "accelopt/v1/job_service.grpc.pb.h"
+#include "libs/security/call_authorizer.h"
 #include "services/orchestrator/job_engine.h"
 
 namespace accelopt::orchestrator {
 
 class JobServiceImpl final : public v1::JobService::CallbackService {
  public:
-  // `engine` is not owned and must outlive the server.
-  explicit JobServiceImpl(JobEngine* engine) : engine_(engine) {}
+  // `engine` is not owned and must outlive the server; so must the authorizer's authenticator and audit log.
+  explicit JobServiceImpl(JobEngine* engine, security::CallAuthorizer authorizer = {nullptr, nullptr})
+      : engine_(engine), authorizer_(authorizer) {}
 
   grpc::ServerUnaryReactor* SubmitJob(grpc::CallbackServerContext* context, const v1::SubmitJobRequest* request,
                                       v1::SubmitJobResponse* response) override;
@@ -31,6 +37,7 @@ class JobServiceImpl final : public v1::JobService::CallbackService {
 
  private:
   JobEngine* engine_;
+  security::CallAuthorizer authorizer_;
 };
 
 }  // namespace accelopt::orchestrator
