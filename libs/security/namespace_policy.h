@@ -1,6 +1,6 @@
 // Who may use a memory namespace. A tenant owns the namespace named like the tenant and every namespace
-// under "<tenant>/"; admins and internal callers use every namespace. A job's private memory ("job" or empty
-// in SearchParams.memory_namespace) belongs to the job and is always allowed at submit.
+// under "<tenant>:" ("team-a:softmax"); admins and internal callers use every namespace. A job's private memory ("job"
+// or empty in SearchParams.memory_namespace) belongs to the job and is always allowed at submit.
 #pragma once
 
 #include "absl/status/status.h"
