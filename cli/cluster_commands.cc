@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/args.h"
 #include "cli/local_cluster.h"
+#include "cli/secure_cluster.h"
 #include "libs/config/config_loader.h"
 #include "services/profiler/backend_registry.h"
 
@@ -21,7 +22,7 @@ std::string SelfDir() {
 }
 
 int RunUp(const std::vector<std::string>& argv) {
-  auto args = ParseArgs(argv, {"data-dir", "config", "profilers", "base-port", "device"}, {});
+  auto args = ParseArgs(argv, {"data-dir", "config", "profilers", "base-port", "device"}, {"secure"});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
   if (!args->positional.empty()) return UsageError("unexpected argument '" + args->positional[0] + "'");
   v1::ClusterConfig config;
@@ -49,27 +50,42 @@ int RunUp(const std::vector<std::string>& argv) {
     config.set_device(*device);
   }
   ApplyClusterDefaults(&config, SelfDir());
-  if (auto s = Up(config, std::cout); !s.ok()) return Fail(std::string(s.message()));
+  if (auto s = Up(config, std::cout, args->Has("secure")); !s.ok()) return Fail(std::string(s.message()));
   return 0;
 }
 
 int RunWithDataDir(const std::vector<std::string>& argv, bool down) {
-  auto args = ParseArgs(argv, {"data-dir"}, {});
+  auto args = ParseArgs(argv, {"data-dir"}, down ? std::set<std::string>{} : std::set<std::string>{"json"});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
   if (!args->positional.empty()) return UsageError("unexpected argument '" + args->positional[0] + "'");
   std::string data_dir = args->Get("data-dir", "./.accelopt");
-  absl::Status s = down ? Down(data_dir, std::cout) : Status(data_dir, std::cout);
+  absl::Status s = down ? Down(data_dir, std::cout) : Status(data_dir, std::cout, args->Has("json"));
   return s.ok() ? 0 : Fail(std::string(s.message()));
+}
+
+int RunToken(const std::vector<std::string>& argv) {
+  if (argv.empty() || argv[0] != "create") return UsageError("token: the only verb is `create`");
+  auto args = ParseArgs({argv.begin() + 1, argv.end()}, {"data-dir", "tenant", "role"}, {});
+  if (!args.ok()) return UsageError(std::string(args.status().message()));
+  if (!args->positional.empty()) return UsageError("unexpected argument '" + args->positional[0] + "'");
+  if (args->Get("tenant").empty()) return UsageError("token create needs --tenant T");
+  auto token = CreateToken(args->Get("data-dir", "./.accelopt"), args->Get("tenant"), args->Get("role", "submitter"));
+  if (absl::IsInvalidArgument(token.status())) return UsageError(std::string(token.status().message()));
+  if (!token.ok()) return Fail(std::string(token.status().message()));
+  std::cout << *token << "\n";
+  return 0;
 }
 
 }  // namespace
 
 Command UpCommand() {
   return {"up",
-          absl::StrCat("up [--data-dir DIR] [--config FILE] [--profilers N] [--base-port N] [--device ",
+          absl::StrCat("up [--data-dir DIR] [--config FILE] [--profilers N] [--base-port N] [--secure] [--device ",
                        absl::StrJoin(profiler::BuiltinBackends().Names(), "|"),
                        "]\n"
-                       "      Start every service of the local cluster that is not running; wait until SERVING."),
+                       "      Start every service of the local cluster that is not running; wait until SERVING.\n"
+                       "      --secure: a CA, service certificates and an admin token in DIR/tls; TLS everywhere,\n"
+                       "      mutual TLS inside, bearer tokens on the public APIs, audit logs in DIR/audit."),
           RunUp};
 }
 
@@ -81,8 +97,16 @@ Command DownCommand() {
 Command StatusCommand() {
   return {
       "status",
-      "status [--data-dir DIR]\n      Health, address, version and pid of each service; exit 1 if one is not SERVING.",
+      "status [--data-dir DIR] [--json]\n      Health, address, version and pid of each service; exit 1 if one is not "
+      "SERVING.",
       [](const std::vector<std::string>& a) { return RunWithDataDir(a, false); }};
+}
+
+Command TokenCommand() {
+  return {"token",
+          "token create --tenant T [--role viewer|submitter|admin] [--data-dir DIR]\n"
+          "      Print a new bearer token (default role submitter) and add its hash to DIR/tls/tokens.yaml.",
+          RunToken};
 }
 
 }  // namespace accelopt::cli

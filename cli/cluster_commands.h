@@ -8,5 +8,6 @@ namespace accelopt::cli {
 Command UpCommand();
 Command DownCommand();
 Command StatusCommand();
+Command TokenCommand();
 
 }  // namespace accelopt::cli

@@ -14,8 +14,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "accelopt/v1/job_service.grpc.pb.h"
 #include "cli/args.h"
+#include "cli/client_credentials.h"
 #include "cli/job_export.h"
 #include "cli/job_json.h"
 #include "cli/job_spec_file.h"
@@ -38,10 +40,13 @@ bool Finished(v1::JobState s) {
   return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED || s == v1::JOB_STATE_CANCELLED;
 }
 
-std::unique_ptr<v1::JobService::Stub> Connect(const std::string& address) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(64 << 20);
-  return v1::JobService::NewStub(grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args));
+// `args` were checked by ParseJobArgs, so their credentials resolve.
+std::unique_ptr<v1::JobService::Stub> Connect(const std::string& address, const Args& args) {
+  grpc::ChannelArguments channel_args;
+  channel_args.SetMaxReceiveMessageSize(64 << 20);
+  auto credentials = ClientCredentials(args, args.Get("data-dir", "./.accelopt"));
+  return v1::JobService::NewStub(grpc::CreateCustomChannel(
+      address, credentials.ok() ? *credentials : grpc::InsecureChannelCredentials(), channel_args));
 }
 
 void SetDeadline(grpc::ClientContext* context) { context->set_deadline(std::chrono::system_clock::now() + kDeadline); }
@@ -58,10 +63,14 @@ int RpcFailure(const std::string& address, const grpc::Status& status) {
 absl::StatusOr<Args> ParseJobArgs(const std::vector<std::string>& argv, std::set<std::string> with_value,
                                   const std::set<std::string>& booleans, std::string* address) {
   with_value.insert({"server", "data-dir"});
+  with_value.insert(ConnectionOptions().begin(), ConnectionOptions().end());
   auto args = ParseArgs(argv, with_value, booleans);
   if (!args.ok()) return args.status();
+  if (auto credentials = ClientCredentials(*args, args->Get("data-dir", "./.accelopt")); !credentials.ok()) {
+    return credentials.status();
+  }
   auto resolved =
-      ClusterServiceAddress(args->Get("server"), args->Get("data-dir", "./.accelopt"), "orchestrator", kDefaultAddress);
+      ClusterServiceAddress(ServerOption(*args), args->Get("data-dir", "./.accelopt"), "orchestrator", kDefaultAddress);
   if (!resolved.ok()) return resolved.status();
   *address = *resolved;
   return args;
@@ -257,49 +266,53 @@ absl::Status Follow(v1::JobService::Stub& stub, const std::string& address, cons
 // ------------------------------------------------------------------------------------------------------
 
 int RunSubmit(const std::vector<std::string>& argv) {
-  return WithArgs(
-      argv, {"idempotency-key"}, {"wait", "json"}, 1, "JOB.yaml", [](const Args& args, const std::string& address) {
-        auto spec = LoadJobSpecFile(args.positional[0]);
-        if (absl::IsInvalidArgument(spec.status())) {
-          return Fail(absl::StrCat(args.positional[0], ": ", spec.status().message()));
-        }
-        if (!spec.ok()) return Fail(std::string(spec.status().message()));
-        auto stub = Connect(address);
-        grpc::ClientContext context;
-        SetDeadline(&context);
-        v1::SubmitJobRequest request;
-        *request.mutable_spec() = *std::move(spec);
-        request.set_idempotency_key(args.Get("idempotency-key"));
-        v1::SubmitJobResponse response;
-        if (grpc::Status s = stub->SubmitJob(&context, request, &response); !s.ok()) return RpcFailure(address, s);
-        const std::string id = response.job().job_id();
-        if (!args.Has("wait")) {
-          if (args.Has("json")) {
-            const nlohmann::json out = {
-                {"job_id", id}, {"state", StateName(response.job().state())}, {"created", response.created()}};
-            std::cout << JsonText(out, /*pretty=*/false) << "\n";
-          } else {
-            std::cout << (response.created() ? "submitted " : "already submitted ") << id << "\n";
-          }
-          return 0;
-        }
-        if (!args.Has("json")) std::cout << "submitted " << id << "\n";
-        v1::Job job;
-        if (absl::Status s = Follow(*stub, address, id, !args.Has("json"), &job); !s.ok()) {
-          return Fail(std::string(s.message()));
-        }
-        if (args.Has("json")) {
-          std::cout << JsonText(JobJson(job), /*pretty=*/false) << "\n";
-        } else {
-          PrintJobHuman(job, std::cout);
-        }
-        return job.state() == v1::JOB_STATE_FAILED ? 1 : 0;
-      });
+  return WithArgs(argv, {"idempotency-key", "allow-path"}, {"wait", "json"}, 1, "JOB.yaml",
+                  [](const Args& args, const std::string& address) {
+                    std::vector<std::string> allowed;
+                    if (std::string dirs = args.Get("allow-path"); !dirs.empty()) allowed = absl::StrSplit(dirs, ':');
+                    auto spec = LoadJobSpecFile(args.positional[0], allowed);
+                    if (absl::IsInvalidArgument(spec.status())) {
+                      return Fail(absl::StrCat(args.positional[0], ": ", spec.status().message()));
+                    }
+                    if (!spec.ok()) return Fail(std::string(spec.status().message()));
+                    auto stub = Connect(address, args);
+                    grpc::ClientContext context;
+                    SetDeadline(&context);
+                    v1::SubmitJobRequest request;
+                    *request.mutable_spec() = *std::move(spec);
+                    request.set_idempotency_key(args.Get("idempotency-key"));
+                    v1::SubmitJobResponse response;
+                    if (grpc::Status s = stub->SubmitJob(&context, request, &response); !s.ok())
+                      return RpcFailure(address, s);
+                    const std::string id = response.job().job_id();
+                    if (!args.Has("wait")) {
+                      if (args.Has("json")) {
+                        const nlohmann::json out = {{"job_id", id},
+                                                    {"state", StateName(response.job().state())},
+                                                    {"created", response.created()}};
+                        std::cout << JsonText(out, /*pretty=*/false) << "\n";
+                      } else {
+                        std::cout << (response.created() ? "submitted " : "already submitted ") << id << "\n";
+                      }
+                      return 0;
+                    }
+                    if (!args.Has("json")) std::cout << "submitted " << id << "\n";
+                    v1::Job job;
+                    if (absl::Status s = Follow(*stub, address, id, !args.Has("json"), &job); !s.ok()) {
+                      return Fail(std::string(s.message()));
+                    }
+                    if (args.Has("json")) {
+                      std::cout << JsonText(JobJson(job), /*pretty=*/false) << "\n";
+                    } else {
+                      PrintJobHuman(job, std::cout);
+                    }
+                    return job.state() == v1::JOB_STATE_FAILED ? 1 : 0;
+                  });
 }
 
 int RunWatch(const std::vector<std::string>& argv) {
   return WithArgs(argv, {}, {}, 1, "JOB", [](const Args& args, const std::string& address) {
-    auto stub = Connect(address);
+    auto stub = Connect(address, args);
     v1::Job job;
     if (absl::Status s = Follow(*stub, address, args.positional[0], true, &job); !s.ok()) {
       return Fail(std::string(s.message()));
@@ -311,7 +324,7 @@ int RunWatch(const std::vector<std::string>& argv) {
 
 int RunGet(const std::vector<std::string>& argv) {
   return WithArgs(argv, {}, {"json"}, 1, "JOB", [](const Args& args, const std::string& address) {
-    auto stub = Connect(address);
+    auto stub = Connect(address, args);
     v1::Job job;
     if (grpc::Status s = GetJob(*stub, args.positional[0], &job); !s.ok()) return RpcFailure(address, s);
     if (args.Has("json")) {
@@ -325,7 +338,7 @@ int RunGet(const std::vector<std::string>& argv) {
 
 int RunList(const std::vector<std::string>& argv) {
   return WithArgs(argv, {"limit"}, {"json"}, 0, "", [](const Args& args, const std::string& address) {
-    auto stub = Connect(address);
+    auto stub = Connect(address, args);
     grpc::ClientContext context;
     SetDeadline(&context);
     v1::ListJobsRequest request;
@@ -360,7 +373,7 @@ int RunList(const std::vector<std::string>& argv) {
 
 int RunCancel(const std::vector<std::string>& argv) {
   return WithArgs(argv, {}, {"json"}, 1, "JOB", [](const Args& args, const std::string& address) {
-    auto stub = Connect(address);
+    auto stub = Connect(address, args);
     grpc::ClientContext context;
     SetDeadline(&context);
     v1::CancelJobRequest request;
@@ -380,7 +393,7 @@ int RunExport(const std::vector<std::string>& argv) {
   return WithArgs(argv, {"out"}, {}, 1, "JOB", [](const Args& args, const std::string& address) {
     const std::string out = args.Get("out");
     if (out.empty()) return UsageError("export needs --out DIR");
-    auto stub = Connect(address);
+    auto stub = Connect(address, args);
     grpc::ClientContext context;
     SetDeadline(&context);
     v1::GetJobReportRequest request;
@@ -398,8 +411,11 @@ int RunExport(const std::vector<std::string>& argv) {
 
 Command SubmitCommand() {
   return {"submit",
-          "submit JOB.yaml [--wait] [--json] [--idempotency-key KEY] [--server ADDR] [--data-dir DIR]\n"
-          "      Submit a job spec file; --wait follows it to the end and prints the final job.",
+          "submit JOB.yaml [--wait] [--json] [--idempotency-key KEY] [--allow-path DIR[:DIR...]] [--server ADDR]\n"
+          "         [--data-dir DIR] [--token T] [--ca FILE] [--cert FILE --key FILE]\n"
+          "      Submit a job spec file; --wait follows it to the end and prints the final job. Files it names\n"
+          "      must lie under its directory (or an --allow-path directory). --server defaults to $ACCELOPT_SERVER,\n"
+          "      --token to $ACCELOPT_TOKEN, --ca to $ACCELOPT_CA (or DIR/tls of an `up --secure` cluster).",
           RunSubmit};
 }
 Command WatchCommand() {

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 
@@ -25,10 +26,44 @@ absl::Status Invalid(const std::string& field, const std::string& problem) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", problem));
 }
 
+// Reads a file named by the job spec: size limit first, then UTF-8. Errors never quote the contents.
 absl::StatusOr<std::string> ReadField(const std::string& path, const std::string& field) {
+  std::error_code ec;
+  const auto size = fs::file_size(path, ec);
+  if (!ec && static_cast<int64_t>(size) > kMaxSpecFileBytes) {
+    return Invalid(field, absl::StrCat("'", path, "' is ", size,
+                                       " bytes, over the request limit server.max_request_bytes (", kMaxSpecFileBytes,
+                                       " bytes by default); the orchestrator also limits kernels "
+                                       "by max_kernel_bytes and problems by max_problem_bytes"));
+  }
   auto text = core::ReadFile(path);
   if (!text.ok()) return Invalid(field, absl::StrCat("cannot read '", path, "': ", text.status().message()));
+  if (int64_t bad = FirstInvalidUtf8(*text); bad >= 0) {
+    return Invalid(field, absl::StrCat("'", path, "' is not UTF-8 text (invalid byte 0x",
+                                       absl::Hex(static_cast<unsigned char>((*text)[bad]), absl::kZeroPad2),
+                                       " at offset ", bad, ")"));
+  }
   return *text;
+}
+
+// INVALID_ARGUMENT unless `path` (symlinks resolved) lies under `base` or one of `allowed`.
+absl::Status CheckConfined(const std::string& path, const fs::path& base, const std::vector<std::string>& allowed,
+                           const std::string& field) {
+  auto inside = [](const fs::path& file, const fs::path& dir) {
+    std::error_code ec;
+    const fs::path real_dir = fs::weakly_canonical(fs::absolute(dir), ec);
+    if (ec) return false;
+    const fs::path real_file = fs::weakly_canonical(fs::absolute(file), ec);
+    if (ec) return false;
+    auto mismatch = std::mismatch(real_dir.begin(), real_dir.end(), real_file.begin(), real_file.end());
+    return mismatch.first == real_dir.end();
+  };
+  if (inside(path, base)) return absl::OkStatus();
+  for (const std::string& dir : allowed) {
+    if (inside(path, dir)) return absl::OkStatus();
+  }
+  return Invalid(field, absl::StrCat("'", path, "' is outside the job file's directory '", base.string(),
+                                     "' (pass --allow-path DIR to allow another directory)"));
 }
 
 // Fills name, parameters, tolerance and roofline from the metadata YAML.
@@ -90,7 +125,40 @@ absl::StatusOr<v1::Problem> LoadProblemFiles(const std::string& reference_path, 
   return problem;
 }
 
-absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
+int64_t FirstInvalidUtf8(const std::string& text) {
+  const auto* s = reinterpret_cast<const unsigned char*>(text.data());
+  const size_t n = text.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = s[i];
+    size_t len = 0;
+    uint32_t min = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      len = 2, min = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+      len = 3, min = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+      len = 4, min = 0x10000;
+    } else {
+      return static_cast<int64_t>(i);
+    }
+    if (i + len > n) return static_cast<int64_t>(i);
+    uint32_t code = c & (0xFF >> (len + 1));
+    for (size_t k = 1; k < len; ++k) {
+      if ((s[i + k] & 0xC0) != 0x80) return static_cast<int64_t>(i + k);
+      code = (code << 6) | (s[i + k] & 0x3F);
+    }
+    // Overlong forms, UTF-16 surrogates and code points past U+10FFFF are not UTF-8.
+    if (code < min || code > 0x10FFFF || (code >= 0xD800 && code <= 0xDFFF)) return static_cast<int64_t>(i);
+    i += len;
+  }
+  return -1;
+}
+
+absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path, const std::vector<std::string>& allowed_dirs) {
   auto text = core::ReadFile(path);
   if (!text.ok()) return absl::NotFoundError(absl::StrCat("job spec ", path, " not found"));
   v1::JobSpec spec;
@@ -105,6 +173,13 @@ absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path) {
   const std::string reference = resolved(kReferenceKey);
   const std::string kernel = resolved(kKernelKey);
   const std::string metadata = resolved(kMetadataKey);
+  for (const auto& [field, file] :
+       {std::pair{kReferenceKey, reference}, {kKernelKey, kernel}, {kMetadataKey, metadata}}) {
+    if (file.empty()) continue;
+    if (absl::Status s = CheckConfined(file, base.empty() ? fs::path(".") : base, allowed_dirs, field); !s.ok()) {
+      return s;
+    }
+  }
 
   if (reference.empty() && spec.problem().reference_source().empty()) return Invalid(kReferenceKey, "required");
   if (!reference.empty() && !spec.problem().reference_source().empty()) {

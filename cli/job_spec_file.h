@@ -5,7 +5,9 @@
 // new JobSpec field can be written in a job file without any change here.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "accelopt/v1/job.pb.h"
@@ -18,7 +20,20 @@ namespace accelopt::cli {
 // does not exist. problem.reference may be replaced by an inline problem.reference_source and
 // problem.kernel by baseline.source; other problem fields written in the job file (name, tolerance, ...)
 // override those of the metadata file.
-absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path);
+//
+// Input hygiene: every path must resolve (symlinks followed) under the job file's directory or one of
+// `allowed_dirs` (`--allow-path`), else INVALID_ARGUMENT naming the field and the directory; a file larger
+// than kMaxSpecFileBytes is refused by its documented limit name; a file that is not UTF-8 text is refused
+// with the offset of the first bad byte. Errors name paths and fields, never quote file contents.
+absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path, const std::vector<std::string>& allowed_dirs = {});
+
+// The largest file a job spec may name: the orchestrator's default request limit, server.max_request_bytes
+// (16 MiB). The kernel is limited further by the orchestrator's max_kernel_bytes (default 256 KiB) and the
+// problem by max_problem_bytes (default 1 MiB).
+inline constexpr int64_t kMaxSpecFileBytes = 16 << 20;
+
+// The offset of the first byte that is not part of valid UTF-8, or -1 when `text` is valid UTF-8.
+int64_t FirstInvalidUtf8(const std::string& text);
 
 // The Problem for a reference module and its metadata (problem.yaml: name, parameters, tolerance,
 // roofline). `metadata_path` may be empty (then problem.yaml beside the reference is used when it exists).

@@ -150,3 +150,77 @@ TEST_F(JobSpecFileTest, RooflineExpressionErrorsNameTheTerm) {
 
 }  // namespace
 }  // namespace accelopt::cli
+
+namespace accelopt::cli {
+namespace {
+
+class JobSpecHygieneTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_ =
+        ::testing::TempDir() + "/job_spec_hygiene_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(root_);
+    std::filesystem::create_directories(root_ + "/jobs/p");
+    std::filesystem::create_directories(root_ + "/secret");
+    std::ofstream(root_ + "/jobs/p/reference.py") << "def forward(x): return x\n";
+    std::ofstream(root_ + "/jobs/p/kernel.py") << "import nki\n";
+    std::ofstream(root_ + "/secret/shadow") << "root:$6$SECRETHASH:19000:0:99999:7:::\n";
+  }
+  std::string WriteJob(const std::string& kernel) {
+    const std::string path = root_ + "/jobs/job.yaml";
+    std::ofstream(path) << "problem: {reference: p/reference.py, kernel: " << kernel << "}\n";
+    return path;
+  }
+  std::string root_;
+};
+
+TEST_F(JobSpecHygieneTest, PathsOutsideTheJobDirectoryAreRefusedWithoutQuotingTheFile) {
+  auto spec = LoadJobSpecFile(WriteJob("../secret/shadow"));
+  ASSERT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(spec.status().message().find("problem.kernel"), std::string::npos) << spec.status();
+  EXPECT_NE(spec.status().message().find("--allow-path"), std::string::npos) << spec.status();
+  EXPECT_EQ(spec.status().message().find("SECRETHASH"), std::string::npos) << spec.status();
+  EXPECT_EQ(spec.status().message().find("root:"), std::string::npos) << spec.status();
+}
+
+TEST_F(JobSpecHygieneTest, SymlinksOutOfTheJobDirectoryAreRefused) {
+  std::filesystem::create_symlink(root_ + "/secret/shadow", root_ + "/jobs/p/link.py");
+  auto spec = LoadJobSpecFile(WriteJob("p/link.py"));
+  EXPECT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument) << spec.status();
+}
+
+TEST_F(JobSpecHygieneTest, AllowPathAdmitsAnotherDirectory) {
+  std::ofstream(root_ + "/secret/kernel.py") << "import nki\n";
+  auto spec = LoadJobSpecFile(WriteJob("../secret/kernel.py"), {root_ + "/secret"});
+  ASSERT_TRUE(spec.ok()) << spec.status();
+  EXPECT_EQ(spec->baseline().source(), "import nki\n");
+}
+
+TEST_F(JobSpecHygieneTest, NonUtf8KernelGetsThePreciseOffset) {
+  std::ofstream(root_ + "/jobs/p/bad.py", std::ios::binary) << "import nki\n\xff\xfe";
+  auto spec = LoadJobSpecFile(WriteJob("p/bad.py"));
+  ASSERT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(spec.status().message().find("not UTF-8 text (invalid byte 0xff at offset 11)"), std::string::npos)
+      << spec.status();
+}
+
+TEST_F(JobSpecHygieneTest, OversizedKernelNamesTheDocumentedLimit) {
+  std::filesystem::resize_file(root_ + "/jobs/p/kernel.py", kMaxSpecFileBytes + 1);
+  auto spec = LoadJobSpecFile(WriteJob("p/kernel.py"));
+  ASSERT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(spec.status().message().find("server.max_request_bytes"), std::string::npos) << spec.status();
+  EXPECT_NE(spec.status().message().find("max_kernel_bytes"), std::string::npos) << spec.status();
+}
+
+TEST(FirstInvalidUtf8Test, AcceptsUtf8AndFindsTheFirstBadByte) {
+  EXPECT_EQ(FirstInvalidUtf8("plain ascii"), -1);
+  EXPECT_EQ(FirstInvalidUtf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"), -1);
+  EXPECT_EQ(FirstInvalidUtf8("ab\x80"), 2);         // stray continuation byte
+  EXPECT_EQ(FirstInvalidUtf8("a\xc3"), 1);          // truncated sequence
+  EXPECT_EQ(FirstInvalidUtf8("\xc0\xaf"), 0);       // overlong '/'
+  EXPECT_EQ(FirstInvalidUtf8("x\xed\xa0\x80"), 1);  // UTF-16 surrogate
+  EXPECT_EQ(FirstInvalidUtf8("\xe2\x28\xa1"), 1);   // bad continuation
+}
+
+}  // namespace
+}  // namespace accelopt::cli

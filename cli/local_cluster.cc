@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <thread>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "accelopt/v1/info_service.grpc.pb.h"
+#include "cli/secure_cluster.h"
 #include "google/protobuf/util/json_util.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "libs/core/file.h"
@@ -42,10 +44,19 @@ std::string Loopback(int port) { return absl::StrCat("127.0.0.1:", port); }
 
 int PortOr(int configured, int fallback) { return configured > 0 ? configured : fallback; }
 
-std::vector<ServicePlan> PlanCluster(const v1::ClusterConfig& c) {
+// Services that only the orchestrator calls (mutual TLS required in a secure cluster).
+bool IsInternal(const std::string& name) { return name != "orchestrator" && name != "memory"; }
+
+// The plan of every service; `secure` adds TLS, mTLS inside and authentication (see secure_cluster.h).
+std::vector<ServicePlan> PlanCluster(const v1::ClusterConfig& c, bool secure) {
   const int base = c.base_port();
-  auto server = [](int port, int admin) {
-    return absl::StrFormat("server: {grpc_address: \"127.0.0.1:%d\", admin_address: \"127.0.0.1:%d\"}\n", port, admin);
+  auto plain = [](int port, int admin) {
+    return absl::StrFormat("grpc_address: \"127.0.0.1:%d\", admin_address: \"127.0.0.1:%d\"", port, admin);
+  };
+  std::string name;  // the service whose `server:` line is built next
+  auto server = [&](int port, int admin) {
+    std::string extra = secure ? SecureServerFields(c.data_dir(), name, IsInternal(name)) : "";
+    return absl::StrCat("server: {", plain(port, admin), extra, "}\n");
   };
   std::vector<ServicePlan> plans;
   ServicePlan planner{"planner", "accelopt-planner", PortOr(c.planner().port(), base + 1),
@@ -54,14 +65,18 @@ std::vector<ServicePlan> PlanCluster(const v1::ClusterConfig& c) {
                        PortOr(c.executor().admin_port(), base + 102), ""};
   ServicePlan memory{"memory", "accelopt-memory", PortOr(c.memory().port(), base + 3),
                      PortOr(c.memory().admin_port(), base + 103), ""};
+  name = "planner";
   planner.config = server(planner.port, planner.admin_port);
+  name = "executor";
   executor.config = server(executor.port, executor.admin_port);
+  name = "memory";
   memory.config = server(memory.port, memory.admin_port) + absl::StrCat("data_dir: \"", c.data_dir(), "/memory\"\n");
   std::vector<ServicePlan> profilers;
   std::vector<std::string> profiler_addresses;
   for (int i = 0; i < c.profilers(); ++i) {
     ServicePlan p{absl::StrCat("profiler-", i), "accelopt-profiler", PortOr(c.profiler().port(), base + 10) + i,
                   PortOr(c.profiler().admin_port(), base + 110) + i, ""};
+    name = p.name;
     p.config =
         server(p.port, p.admin_port) + absl::StrCat("device: ", profiler::BuiltinBackends().Name(c.device()), "\n");
     profiler_addresses.push_back(absl::StrCat("\"", Loopback(p.port), "\""));
@@ -69,7 +84,9 @@ std::vector<ServicePlan> PlanCluster(const v1::ClusterConfig& c) {
   }
   ServicePlan orchestrator{"orchestrator", "accelopt-orchestrator", PortOr(c.orchestrator().port(), base),
                            PortOr(c.orchestrator().admin_port(), base + 100), ""};
+  name = "orchestrator";
   orchestrator.config = server(orchestrator.port, orchestrator.admin_port) +
+                        (secure ? OrchestratorClientTls(c.data_dir()) : "") +
                         absl::StrCat("data_dir: \"", c.data_dir(), "/orchestrator\"\n", "planner_address: \"",
                                      Loopback(planner.port), "\"\n", "executor_address: \"", Loopback(executor.port),
                                      "\"\n", "memory_address: \"", Loopback(memory.port), "\"\n",
@@ -183,8 +200,9 @@ struct Probe {
   std::string version;
 };
 
-Probe ProbeService(const std::string& address, std::chrono::milliseconds timeout) {
-  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+Probe ProbeService(const std::string& address, std::chrono::milliseconds timeout,
+                   const std::shared_ptr<grpc::ChannelCredentials>& credentials) {
+  auto channel = grpc::CreateChannel(address, credentials);
   Probe probe{"UNREACHABLE", "-"};
   grpc::ClientContext hctx;
   hctx.set_deadline(std::chrono::system_clock::now() + timeout);
@@ -203,7 +221,8 @@ Probe ProbeService(const std::string& address, std::chrono::milliseconds timeout
 }
 
 // Waits until the service is SERVING, failing fast if its process exits.
-absl::Status AwaitServing(const v1::LocalServiceState& s, pid_t pid, double timeout_seconds) {
+absl::Status AwaitServing(const v1::LocalServiceState& s, pid_t pid, double timeout_seconds,
+                          const std::shared_ptr<grpc::ChannelCredentials>& credentials) {
   auto deadline = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(timeout_seconds * 1000));
   while (Clock::now() < deadline) {
     int status = 0;
@@ -212,7 +231,7 @@ absl::Status AwaitServing(const v1::LocalServiceState& s, pid_t pid, double time
       return absl::UnavailableError(
           absl::StrCat(s.name(), " exited during start-up (log ", s.log_path(), "):\n", tail));
     }
-    if (ProbeService(s.grpc_address(), std::chrono::milliseconds(500)).state == "SERVING") {
+    if (ProbeService(s.grpc_address(), std::chrono::milliseconds(500), credentials).state == "SERVING") {
       return absl::OkStatus();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -241,21 +260,34 @@ void PrintServiceLine(std::ostream& out, const std::string& name, const std::str
   out << absl::StrFormat("%-14s %-12s %-17s %-17s %-8s %s\n", name, state, grpc, metrics, version, pid);
 }
 
-// Prints one line per recorded service; returns the names of those not SERVING.
-std::vector<std::string> PrintStatusTable(const v1::LocalClusterState& state, std::ostream& out) {
-  PrintServiceLine(out, "SERVICE", "STATE", "GRPC", "METRICS", "VERSION", "PID");
+// Prints one line per recorded service (or, with `json`, one JSON document listing each service's name,
+// address, metrics address, state, version and pid); returns the names of those not SERVING.
+std::vector<std::string> PrintStatusTable(const v1::LocalClusterState& state, const std::string& data_dir,
+                                          std::ostream& out, bool json = false) {
+  auto credentials = ClusterChannelCredentials(data_dir);
+  if (!json) PrintServiceLine(out, "SERVICE", "STATE", "GRPC", "METRICS", "VERSION", "PID");
+  nlohmann::json services = nlohmann::json::array();
   std::vector<std::string> unhealthy;
   for (const auto& s : state.services()) {
-    if (!IsRunning(s.pid(), s.binary())) {
-      PrintServiceLine(out, s.name(), "CRASHED", s.grpc_address(), s.admin_address(), "-",
-                       absl::StrCat(s.pid(), " (exited; log ", s.log_path(), ")"));
-      unhealthy.push_back(s.name());
-      continue;
-    }
-    Probe probe = ProbeService(s.grpc_address(), std::chrono::seconds(2));
-    PrintServiceLine(out, s.name(), probe.state, s.grpc_address(), s.admin_address(), probe.version,
-                     absl::StrCat(s.pid()));
+    bool running = IsRunning(s.pid(), s.binary());
+    Probe probe =
+        running ? ProbeService(s.grpc_address(), std::chrono::seconds(2), credentials) : Probe{"CRASHED", "-"};
     if (probe.state != "SERVING") unhealthy.push_back(s.name());
+    if (json) {
+      services.push_back({{"name", s.name()},
+                          {"address", s.grpc_address()},
+                          {"metrics_address", s.admin_address()},
+                          {"state", probe.state},
+                          {"version", probe.version},
+                          {"pid", s.pid()}});
+    } else {
+      PrintServiceLine(out, s.name(), probe.state, s.grpc_address(), s.admin_address(), probe.version,
+                       running ? absl::StrCat(s.pid()) : absl::StrCat(s.pid(), " (exited; log ", s.log_path(), ")"));
+    }
+  }
+  if (json) {
+    out << nlohmann::json{{"data_dir", data_dir}, {"secure", IsSecureDataDir(data_dir)}, {"services", services}}.dump(2)
+        << "\n";
   }
   return unhealthy;
 }
@@ -283,7 +315,7 @@ void ApplyClusterDefaults(v1::ClusterConfig* c, const std::string& default_bin_d
   if (c->startup_timeout_seconds() == 0) c->set_startup_timeout_seconds(30);
 }
 
-absl::Status Up(const v1::ClusterConfig& config, std::ostream& out) {
+absl::Status Up(const v1::ClusterConfig& config, std::ostream& out, bool secure) {
   std::error_code ec;
   fs::create_directories(config.data_dir() + "/logs", ec);
   fs::create_directories(config.data_dir() + "/config", ec);
@@ -293,13 +325,24 @@ absl::Status Up(const v1::ClusterConfig& config, std::ostream& out) {
   c.set_data_dir(data_dir);
   ACCELOPT_ASSIGN_OR_RETURN(auto lock, ClusterLock::Acquire(data_dir));
 
+  std::vector<ServicePlan> plans = PlanCluster(c, secure);
+  if (secure) {
+    std::vector<std::string> names;
+    for (const ServicePlan& plan : plans) names.push_back(plan.name);
+    ACCELOPT_RETURN_IF_ERROR(EnsureSecureMaterial(data_dir, names));
+  } else if (IsSecureDataDir(data_dir)) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(data_dir, " holds a secure cluster; start it with `accelopt up --secure`"));
+  }
+  auto credentials = ClusterChannelCredentials(data_dir);
+
   v1::LocalClusterState previous;
   if (auto loaded = LoadState(data_dir); loaded.ok()) previous = *loaded;
 
   v1::LocalClusterState state;
   std::vector<std::pair<v1::LocalServiceState, pid_t>> started;
   absl::Status failure;
-  for (const ServicePlan& plan : PlanCluster(c)) {
+  for (const ServicePlan& plan : plans) {
     v1::LocalServiceState s;
     s.set_name(plan.name);
     s.set_binary(plan.binary);
@@ -337,7 +380,7 @@ absl::Status Up(const v1::ClusterConfig& config, std::ostream& out) {
   }
   for (const auto& [s, pid] : started) {
     if (!failure.ok()) break;
-    failure = AwaitServing(s, pid, c.startup_timeout_seconds());
+    failure = AwaitServing(s, pid, c.startup_timeout_seconds(), credentials);
   }
   if (!failure.ok()) {
     for (const auto& [s, pid] : started) StopProcess(pid, s.binary(), std::chrono::seconds(5));
@@ -350,8 +393,9 @@ absl::Status Up(const v1::ClusterConfig& config, std::ostream& out) {
     return failure;
   }
   ACCELOPT_RETURN_IF_ERROR(SaveState(data_dir, state));
-  out << (started.empty() ? "cluster already running" : "cluster up") << " (data dir " << data_dir << ")\n";
-  PrintStatusTable(state, out);
+  out << (started.empty() ? "cluster already running" : "cluster up") << " (data dir " << data_dir
+      << (secure ? "; TLS, mutual TLS inside, tokens; admin token in tls/admin.token" : "") << ")\n";
+  PrintStatusTable(state, data_dir, out);
   return absl::OkStatus();
 }
 
@@ -375,10 +419,10 @@ absl::Status Down(const std::string& data_dir_arg, std::ostream& out) {
   return absl::OkStatus();
 }
 
-absl::Status Status(const std::string& data_dir_arg, std::ostream& out) {
+absl::Status Status(const std::string& data_dir_arg, std::ostream& out, bool json) {
   std::string data_dir = fs::absolute(data_dir_arg).lexically_normal().string();
   ACCELOPT_ASSIGN_OR_RETURN(v1::LocalClusterState state, LoadState(data_dir));
-  std::vector<std::string> unhealthy = PrintStatusTable(state, out);
+  std::vector<std::string> unhealthy = PrintStatusTable(state, data_dir, out, json);
   if (!unhealthy.empty()) {
     return absl::FailedPreconditionError(absl::StrCat("not serving: ", absl::StrJoin(unhealthy, ", ")));
   }

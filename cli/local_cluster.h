@@ -23,13 +23,17 @@ void ApplyClusterDefaults(v1::ClusterConfig* config, const std::string& default_
 // them in <data_dir>/cluster.json and prints where each listens. Services already running are left alone,
 // so a second `up` never starts a second cluster over the first. On failure, stops what this call started
 // and returns the error naming the service and its log.
-absl::Status Up(const v1::ClusterConfig& config, std::ostream& out);
+// `secure` first creates (or reuses) the CA, certificates and tokens of secure_cluster.h and starts every
+// service with TLS, mutual TLS inside and authentication. A data dir of a secure cluster refuses a plain `up`.
+absl::Status Up(const v1::ClusterConfig& config, std::ostream& out, bool secure = false);
 
 // Stops every recorded service with SIGTERM (SIGKILL after the drain deadline) and forgets them.
 absl::Status Down(const std::string& data_dir, std::ostream& out);
 
 // Prints each service's state, address, metrics address, version and pid. FAILED_PRECONDITION when a
 // service is not SERVING (crashed services are reported as such), NOT_FOUND when no cluster is recorded.
-absl::Status Status(const std::string& data_dir, std::ostream& out);
+// `json` prints {"data_dir", "secure", "services": [{"name", "address", "metrics_address", "state", "version",
+// "pid"}]} instead of the table.
+absl::Status Status(const std::string& data_dir, std::ostream& out, bool json = false);
 
 }  // namespace accelopt::cli

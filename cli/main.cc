@@ -20,7 +20,7 @@ namespace {
 std::vector<Command> Commands() {
   return {UpCommand(),         DownCommand(),  StatusCommand(),  SubmitCommand(), WatchCommand(),
           GetCommand(),        ListCommand(),  CancelCommand(),  ExportCommand(), ReportCommand(),
-          CandidatesCommand(), SuiteCommand(), ProfileCommand(), MemoryCommand()};
+          CandidatesCommand(), SuiteCommand(), ProfileCommand(), MemoryCommand(), TokenCommand()};
 }
 
 void PrintUsage(std::ostream& out) {
@@ -28,6 +28,9 @@ void PrintUsage(std::ostream& out) {
       << "Usage: accelopt <command> [options]\n\nCommands:\n";
   for (const Command& c : Commands()) out << "  " << c.usage << "\n";
   out << "  version\n      Print the version.\n"
+      << "\nCommands that call a service also take --token T, --ca FILE, --cert FILE --key FILE (defaults:\n"
+      << "$ACCELOPT_TOKEN, $ACCELOPT_CA, else DIR/tls of an `up --secure` cluster); --server defaults to\n"
+      << "$ACCELOPT_SERVER. A token is sent only over TLS.\n"
       << "\nDIR defaults to ./.accelopt. Exit codes: 0 success, 1 failure (one line on stderr), 2 bad usage.\n";
 }
 

@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "accelopt/v1/memory_service.grpc.pb.h"
 #include "cli/args.h"
+#include "cli/client_credentials.h"
 #include "cli/local_cluster.h"
 #include "libs/core/file.h"
 #include "services/memory/experience_jsonl.h"
@@ -25,13 +26,15 @@ namespace {
 constexpr char kDefaultAddress[] = "127.0.0.1:50053";
 constexpr auto kDeadline = std::chrono::seconds(120);
 
-std::unique_ptr<v1::MemoryService::Stub> Connect(const std::string& address) {
+// `args` were checked by ParseMemoryArgs, so their credentials resolve.
+std::unique_ptr<v1::MemoryService::Stub> Connect(const std::string& address, const Args& args) {
   grpc::ChannelArguments channel_args;
   // List and export answers may be as large as the service's answer limit.
   channel_args.SetMaxReceiveMessageSize(static_cast<int>(memory::kMaxExportBytes + (1 << 20)));
   channel_args.SetMaxSendMessageSize(static_cast<int>(memory::kMaxImportBytes + (1 << 20)));
-  return v1::MemoryService::NewStub(
-      grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), channel_args));
+  auto credentials = ClientCredentials(args, args.Get("data-dir", "./.accelopt"));
+  return v1::MemoryService::NewStub(grpc::CreateCustomChannel(
+      address, credentials.ok() ? *credentials : grpc::InsecureChannelCredentials(), channel_args));
 }
 
 void SetDeadline(grpc::ClientContext* context) { context->set_deadline(std::chrono::system_clock::now() + kDeadline); }
@@ -49,8 +52,12 @@ int RpcFailure(const std::string& address, const grpc::Status& status) {
 absl::StatusOr<Args> ParseMemoryArgs(const std::vector<std::string>& argv, std::set<std::string> with_value,
                                      const std::set<std::string>& booleans, std::string* address) {
   with_value.insert({"server", "data-dir"});
+  with_value.insert(ConnectionOptions().begin(), ConnectionOptions().end());
   auto args = ParseArgs(argv, with_value, booleans);
   if (!args.ok()) return args.status();
+  if (auto credentials = ClientCredentials(*args, args->Get("data-dir", "./.accelopt")); !credentials.ok()) {
+    return credentials.status();
+  }
   auto resolved =
       ClusterServiceAddress(args->Get("server"), args->Get("data-dir", "./.accelopt"), "memory", kDefaultAddress);
   if (!resolved.ok()) return resolved.status();
@@ -87,7 +94,7 @@ int RunList(const std::vector<std::string>& argv) {
   v1::ListExperiencesResponse response;
   grpc::ClientContext context;
   SetDeadline(&context);
-  grpc::Status status = Connect(address)->ListExperiences(&context, request, &response);
+  grpc::Status status = Connect(address, *args)->ListExperiences(&context, request, &response);
   if (!status.ok()) return RpcFailure(address, status);
   if (args->Has("json")) {
     google::protobuf::util::JsonPrintOptions options;
@@ -117,7 +124,7 @@ int RunExport(const std::vector<std::string>& argv) {
   v1::ExportExperiencesResponse response;
   grpc::ClientContext context;
   SetDeadline(&context);
-  grpc::Status status = Connect(address)->ExportExperiences(&context, request, &response);
+  grpc::Status status = Connect(address, *args)->ExportExperiences(&context, request, &response);
   if (!status.ok()) return RpcFailure(address, status);
   if (auto s = core::WriteFileAtomic(out, response.jsonl()); !s.ok()) return Fail(std::string(s.message()));
   std::cout << "exported " << response.count() << " experience" << (response.count() == 1 ? "" : "s") << " to " << out
@@ -146,7 +153,7 @@ int RunImport(const std::vector<std::string>& argv) {
   v1::ImportExperiencesResponse response;
   grpc::ClientContext context;
   SetDeadline(&context);
-  grpc::Status status = Connect(address)->ImportExperiences(&context, request, &response);
+  grpc::Status status = Connect(address, *args)->ImportExperiences(&context, request, &response);
   if (status.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
     return Fail(absl::StrCat(path, ": ", status.error_message(), " (nothing imported)"));
   }

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <optional>
+
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -77,10 +79,10 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Create(const v1::A
   return auth;
 }
 
-absl::Status Authenticator::ReloadIfChanged() {
+absl::Status Authenticator::ReloadIfChanged(bool force) {
   absl::MutexLock lock(&mu_);
   absl::Time now = absl::Now();
-  if (now < next_stat_) return absl::OkStatus();
+  if (!force && now < next_stat_) return absl::OkStatus();
   next_stat_ = now + recheck_;
   int64_t mtime = MtimeNs(config_.token_file());
   if (mtime < 0) {
@@ -108,10 +110,18 @@ absl::StatusOr<Principal> Authenticator::AuthenticateToken(absl::string_view bea
     if (config_.token_file().empty()) return absl::UnauthenticatedError("this server accepts no bearer tokens");
     (void)ReloadIfChanged();  // a broken edit keeps the last good tokens
     std::string hash = core::Sha256Hex(bearer_header.substr(kBearer.size()));
-    absl::MutexLock lock(&mu_);
-    auto it = tokens_.find(hash);
-    if (it == tokens_.end()) return absl::UnauthenticatedError("unknown bearer token");
-    return Principal{it->second.tenant, it->second.role, absl::StrCat("token:", hash.substr(0, 8))};
+    auto lookup = [&]() -> std::optional<Principal> {
+      absl::MutexLock lock(&mu_);
+      auto it = tokens_.find(hash);
+      if (it == tokens_.end()) return std::nullopt;
+      return Principal{it->second.tenant, it->second.role, absl::StrCat("token:", hash.substr(0, 8))};
+    };
+    std::optional<Principal> principal = lookup();
+    // A token created a moment ago (`accelopt token create`): look at the file now rather than at the next
+    // periodic check. Only a stat unless the file changed.
+    if (!principal.has_value() && ReloadIfChanged(/*force=*/true).ok()) principal = lookup();
+    if (!principal.has_value()) return absl::UnauthenticatedError("unknown bearer token");
+    return *principal;
   }
   for (const std::string& identity : peer_identities) {
     auto it = identities_.find(identity);

@@ -43,7 +43,9 @@ class Authenticator {
     Role role;
   };
   Authenticator(v1::AuthConfig config, absl::Duration recheck) : config_(std::move(config)), recheck_(recheck) {}
-  absl::Status ReloadIfChanged() ABSL_LOCKS_EXCLUDED(mu_);
+  // Re-reads the token file when its mtime changed; checks at most once per `recheck_` unless `force`
+  // (an unknown token: it may have been added just now).
+  absl::Status ReloadIfChanged(bool force = false) ABSL_LOCKS_EXCLUDED(mu_);
 
   const v1::AuthConfig config_;
   const absl::Duration recheck_;

@@ -8,6 +8,10 @@ grpc::ServerUnaryReactor* ExecutorServiceImpl::Implement(grpc::CallbackServerCon
                                                          const v1::ImplementRequest* request,
                                                          v1::ImplementResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (absl::Status s = authorizer_.RequireInternal(*context, "implement"); !s.ok()) {
+    reactor->Finish(core::ToGrpcStatus(s));
+    return reactor;
+  }
   absl::StatusOr<llm::ExecutorModel*> model = executor_.Validate(*request);
   if (!model.ok()) {
     reactor->Finish(core::ToGrpcStatus(model.status()));

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "accelopt/v1/executor_service.grpc.pb.h"
+#include "libs/security/call_authorizer.h"
 #include "services/executor/executor.h"
 
 namespace accelopt::executor {
@@ -10,12 +11,15 @@ namespace accelopt::executor {
 // blocks a gRPC thread: invalid requests finish inline, valid ones from the sampling callbacks.
 class ExecutorServiceImpl final : public v1::ExecutorService::CallbackService {
  public:
-  explicit ExecutorServiceImpl(Executor& executor) : executor_(executor) {}
+  // Only the orchestrator (role internal) may call when the authorizer is enabled; it must outlive the server.
+  explicit ExecutorServiceImpl(Executor& executor, security::CallAuthorizer authorizer = {nullptr, nullptr})
+      : executor_(executor), authorizer_(authorizer) {}
 
   grpc::ServerUnaryReactor* Implement(grpc::CallbackServerContext* context, const v1::ImplementRequest* request,
                                       v1::ImplementResponse* response) override;
 
  private:
+  security::CallAuthorizer authorizer_;
   Executor& executor_;
 };
 

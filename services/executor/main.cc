@@ -7,6 +7,7 @@
 #include "libs/llm/default_models.h"
 #include "libs/rpc/server_runner.h"
 #include "libs/rpc/service_main.h"
+#include "libs/security/call_authorizer.h"
 #include "services/executor/executor.h"
 #include "services/executor/executor_config.h"
 #include "services/executor/executor_service.h"
@@ -39,7 +40,9 @@ int main(int argc, char** argv) {
   executor::ExecutorMetrics metrics = executor::ExecutorMetrics::Create(*registry);
   executor::PythonSyntaxChecker checker;
   executor::Executor executor(models, checker, pool, metrics);
-  executor::ExecutorServiceImpl service(executor);
+  auto auth = security::MakeServiceAuth(config.server().auth(), "executor");
+  if (!auth.ok()) return rpc::FailStartup("accelopt-executor", auth.status());
+  executor::ExecutorServiceImpl service(executor, auth->authorizer());
   rpc::ServeOptions serve;
   serve.models = {models.Names(), [&models](const v1::ModelSpec& m) { return models.FindValid(m).status(); }};
   int code = rpc::RunServer("executor", config, config.server(), registry, {&service}, std::move(serve));

@@ -11,6 +11,7 @@
 #include "libs/llm/agent_runtime.h"
 #include "libs/rpc/server_runner.h"
 #include "libs/rpc/service_main.h"
+#include "libs/security/call_authorizer.h"
 #include "libs/storage/checkpoint_command.h"
 #include "libs/storage/kv_store.h"
 #include "services/memory/experience_store.h"
@@ -59,7 +60,9 @@ int main(int argc, char** argv) {
   auto metrics = accelopt::memory::MemoryMetrics::Create(*registry);
   // RocksDB writes and summarizer bookkeeping; model calls wait on their own client threads.
   boost::asio::thread_pool pool(std::clamp(std::thread::hardware_concurrency(), 2u, 8u));
-  accelopt::memory::MemoryServiceImpl service(experiences->get(), &summarizers, &metrics, &pool);
+  auto auth = accelopt::security::MakeServiceAuth(config.server().auth(), "memory");
+  if (!auth.ok()) return accelopt::rpc::FailStartup("accelopt-memory", auth.status());
+  accelopt::memory::MemoryServiceImpl service(experiences->get(), &summarizers, &metrics, &pool, auth->authorizer());
   accelopt::rpc::ServeOptions serve;
   serve.models = {summarizers.Names(),
                   [&summarizers](const accelopt::v1::ModelSpec& m) { return summarizers.FindValid(m).status(); }};

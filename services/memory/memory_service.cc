@@ -7,6 +7,8 @@
 #include "absl/strings/str_cat.h"
 #include "libs/core/log.h"
 #include "libs/core/status_convert.h"
+#include "libs/security/namespace_policy.h"
+#include "services/memory/experience_jsonl.h"
 #include "services/memory/experience_query.h"
 #include "services/memory/experience_transfer.h"
 
@@ -32,21 +34,48 @@ grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context, const 
   return reactor;
 }
 
+// Reading one namespace needs its ownership; reading all of them at once needs admin.
+absl::Status CheckReadableNamespace(const security::Principal& principal, const std::string& ns) {
+  if (ns.empty()) {
+    if (principal.role == security::Role::kAdmin || principal.role == security::Role::kInternal) {
+      return absl::OkStatus();
+    }
+    return absl::PermissionDeniedError("namespace: required; reading every namespace at once needs role admin");
+  }
+  return security::CheckNamespace(principal, ns);
+}
+
+// Every experience of an import must land in a namespace the principal owns.
+absl::Status CheckImportNamespaces(const security::Principal& principal, absl::string_view jsonl) {
+  if (principal.role == security::Role::kAdmin || principal.role == security::Role::kInternal) {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<v1::Experience>> experiences = ParseExperienceJsonLines(jsonl);
+  if (!experiences.ok()) return experiences.status();
+  for (const v1::Experience& experience : *experiences) {
+    if (absl::Status s = security::CheckNamespace(principal, experience.namespace_()); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 MemoryServiceImpl::MemoryServiceImpl(ExperienceStore* store, const SummarizerRegistry* summarizers,
-                                     MemoryMetrics* metrics, boost::asio::thread_pool* pool)
+                                     MemoryMetrics* metrics, boost::asio::thread_pool* pool,
+                                     security::CallAuthorizer authorizer)
     : store_(store),
       summarizers_(summarizers),
       metrics_(metrics),
       pool_(pool),
-      iteration_summarizer_(store, summarizers, metrics, pool) {
+      iteration_summarizer_(store, summarizers, metrics, pool),
+      authorizer_(authorizer) {
   metrics_->experiences.Set(static_cast<double>(store_->Count()));
 }
 
 grpc::ServerUnaryReactor* MemoryServiceImpl::SummarizeIteration(grpc::CallbackServerContext* context,
                                                                 const v1::SummarizeIterationRequest* request,
                                                                 v1::SummarizeIterationResponse* response) {
+  if (absl::Status s = authorizer_.RequireInternal(*context, "summarize"); !s.ok()) return FinishNow(context, s);
   if (absl::Status s = ValidateSummarizeRequest(*request, *summarizers_); !s.ok()) return FinishNow(context, s);
   auto* reactor = context->DefaultReactor();
   Offload(pool_, reactor, "SummarizeIteration", [this, request, response](auto finish) {
@@ -61,6 +90,7 @@ grpc::ServerUnaryReactor* MemoryServiceImpl::SummarizeIteration(grpc::CallbackSe
 grpc::ServerUnaryReactor* MemoryServiceImpl::QueryExperiences(grpc::CallbackServerContext* context,
                                                               const v1::QueryExperiencesRequest* request,
                                                               v1::QueryExperiencesResponse* response) {
+  if (absl::Status s = authorizer_.RequireInternal(*context, "query"); !s.ok()) return FinishNow(context, s);
   QueryParams params{request->namespace_(), request->capacity(), request->policy(), request->seed()};
   if (absl::Status s = ValidateQuery(params); !s.ok()) return FinishNow(context, s);
   auto* reactor = context->DefaultReactor();
@@ -86,6 +116,14 @@ grpc::ServerUnaryReactor* MemoryServiceImpl::ListExperiences(grpc::CallbackServe
       return FinishNow(context, s);
     }
   }
+  const std::string target = "memory/" + request->namespace_();
+  absl::StatusOr<security::Principal> principal =
+      authorizer_.Authorize(*context, security::Role::kViewer, "list", target);
+  if (!principal.ok()) return FinishNow(context, principal.status());
+  if (absl::Status s = CheckReadableNamespace(*principal, request->namespace_()); !s.ok()) {
+    authorizer_.Audit("list", &*principal, target, s);
+    return FinishNow(context, s);
+  }
   auto* reactor = context->DefaultReactor();
   Offload(pool_, reactor, "ListExperiences", [this, request, response](auto finish) {
     auto experiences = memory::ListExperiences(*store_, request->namespace_());
@@ -105,13 +143,23 @@ grpc::ServerUnaryReactor* MemoryServiceImpl::ExportExperiences(grpc::CallbackSer
       return FinishNow(context, s);
     }
   }
+  const std::string target = "memory/" + request->namespace_();
+  absl::StatusOr<security::Principal> principal =
+      authorizer_.Authorize(*context, security::Role::kViewer, "export", target);
+  if (!principal.ok()) return FinishNow(context, principal.status());
+  if (absl::Status s = CheckReadableNamespace(*principal, request->namespace_()); !s.ok()) {
+    authorizer_.Audit("export", &*principal, target, s);
+    return FinishNow(context, s);
+  }
   auto* reactor = context->DefaultReactor();
-  Offload(pool_, reactor, "ExportExperiences", [this, request, response](auto finish) {
+  Offload(pool_, reactor, "ExportExperiences", [this, request, response, target, principal = *principal](auto finish) {
     auto exported = memory::ExportExperiences(*store_, request->namespace_());
     if (exported.ok()) {
       response->set_jsonl(std::move(exported->jsonl));
       response->set_count(exported->count);
     }
+    authorizer_.Audit("export", &principal, target, exported.status(),
+                      exported.ok() ? absl::StrCat(exported->count, " experiences") : "");
     finish(exported.status());
   });
   return reactor;
@@ -120,13 +168,20 @@ grpc::ServerUnaryReactor* MemoryServiceImpl::ExportExperiences(grpc::CallbackSer
 grpc::ServerUnaryReactor* MemoryServiceImpl::ImportExperiences(grpc::CallbackServerContext* context,
                                                                const v1::ImportExperiencesRequest* request,
                                                                v1::ImportExperiencesResponse* response) {
+  absl::StatusOr<security::Principal> principal =
+      authorizer_.Authorize(*context, security::Role::kSubmitter, "import", "memory");
+  if (!principal.ok()) return FinishNow(context, principal.status());
   auto* reactor = context->DefaultReactor();
-  Offload(pool_, reactor, "ImportExperiences", [this, request, response](auto finish) {
-    auto counts = memory::ImportExperiences(store_, metrics_, request->jsonl());
+  Offload(pool_, reactor, "ImportExperiences", [this, request, response, principal = *principal](auto finish) {
+    absl::Status allowed = CheckImportNamespaces(principal, request->jsonl());
+    absl::StatusOr<ImportCounts> counts =
+        allowed.ok() ? memory::ImportExperiences(store_, metrics_, request->jsonl()) : allowed;
     if (counts.ok()) {
       response->set_imported(counts->imported);
       response->set_skipped(counts->skipped);
     }
+    authorizer_.Audit("import", &principal, "memory", counts.status(),
+                      counts.ok() ? absl::StrCat(counts->imported, " imported, ", counts->skipped, " skipped") : "");
     finish(counts.status());
   });
   return reactor;

@@ -124,7 +124,8 @@ std::shared_ptr<CallHandle> StartCall(Request request, absl::Duration deadline, 
 
 }  // namespace
 
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
+                                           std::shared_ptr<grpc::ChannelCredentials> credentials) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
@@ -136,7 +137,7 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
   // A `dns:///planner:50051` target behind a headless Service resolves to every pod: spread the calls over them
   // (the default pick_first would send every call over the one connection it keeps).
   args.SetLoadBalancingPolicyName("round_robin");
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  return grpc::CreateCustomChannel(address, std::move(credentials), args);
 }
 
 std::shared_ptr<CallHandle> GrpcPlannerClient::Plan(v1::PlanRequest request, absl::Duration deadline,
@@ -181,8 +182,9 @@ std::shared_ptr<CallHandle> GrpcMemoryClient::SummarizeIteration(v1::SummarizeIt
       &retry_, "memory", "SummarizeIteration");
 }
 
-GrpcProfilerWorker::GrpcProfilerWorker(const std::string& address)
-    : channel_(MakeChannel(address)),
+GrpcProfilerWorker::GrpcProfilerWorker(const std::string& address,
+                                       std::shared_ptr<grpc::ChannelCredentials> credentials)
+    : channel_(MakeChannel(address, std::move(credentials))),
       stub_(v1::ProfilerService::NewStub(channel_)),
       health_(grpc::health::v1::Health::NewStub(channel_)) {}
 

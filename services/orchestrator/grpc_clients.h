@@ -6,6 +6,7 @@
 #pragma once
 
 #include <grpcpp/channel.h>
+#include <grpcpp/security/credentials.h>
 
 #include <memory>
 #include <string>
@@ -21,10 +22,14 @@
 
 namespace accelopt::orchestrator {
 
-// An insecure channel to `address` that accepts the large messages of the search (kernels, iterations'
-// samples), up to 64 MiB, and reconnects within a second or two once a restarted service listens again. Calls go
-// round-robin over every address `address` resolves to (`dns:///planner:50051` behind a headless Service).
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address);
+// A channel to `address` with `credentials` (plaintext by default; rpc::MakeChannelCredentials from
+// OrchestratorConfig.client_tls for mutual TLS) that accepts the large messages of the search (kernels,
+// iterations' samples), up to 64 MiB, and reconnects within a second or two once a restarted service listens
+// again. Calls go round-robin over every address `address` resolves to (`dns:///planner:50051` behind a
+// headless Service).
+std::shared_ptr<grpc::Channel> MakeChannel(
+    const std::string& address,
+    std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials());
 
 class GrpcPlannerClient : public PlannerClient {
  public:
@@ -66,7 +71,8 @@ class GrpcMemoryClient : public MemoryClient {
 
 class GrpcProfilerWorker : public ProfilerWorker {
  public:
-  explicit GrpcProfilerWorker(const std::string& address);
+  explicit GrpcProfilerWorker(const std::string& address, std::shared_ptr<grpc::ChannelCredentials> credentials =
+                                                              grpc::InsecureChannelCredentials());
   std::shared_ptr<CallHandle> Profile(const v1::ProfileRequest& request, absl::Duration deadline,
                                       Callback<v1::ProfileResult> done) override;
   std::shared_ptr<CallHandle> GetStatus(absl::Duration deadline, Callback<v1::WorkerStatus> done) override;

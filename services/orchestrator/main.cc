@@ -5,6 +5,8 @@
 #include "libs/config/service_flags.h"
 #include "libs/rpc/server_runner.h"
 #include "libs/rpc/service_main.h"
+#include "libs/rpc/tls_credentials.h"
+#include "libs/security/call_authorizer.h"
 #include "libs/storage/checkpoint_command.h"
 #include "libs/storage/kv_store.h"
 #include "services/orchestrator/agent_providers.h"
@@ -48,9 +50,14 @@ int main(int argc, char** argv) {
   orchestrator::AgentRetryOptions retry;
   retry.policy = orchestrator::AgentRetryPolicyFromConfig(config);
   retry.metrics = &metrics;
-  auto planner_channel = orchestrator::MakeChannel(config.planner_address());
-  auto executor_channel = orchestrator::MakeChannel(config.executor_address());
-  auto memory_channel = orchestrator::MakeChannel(config.memory_address());
+  auto auth = security::MakeServiceAuth(config.server().auth(), "orchestrator");
+  if (!auth.ok()) return rpc::FailStartup("accelopt-orchestrator", auth.status());
+  // Calls to the internal services present the orchestrator's identity (mutual TLS) when client_tls is set.
+  auto credentials = rpc::MakeChannelCredentials(config.client_tls());
+  if (!credentials.ok()) return rpc::FailStartup("accelopt-orchestrator", credentials.status());
+  auto planner_channel = orchestrator::MakeChannel(config.planner_address(), *credentials);
+  auto executor_channel = orchestrator::MakeChannel(config.executor_address(), *credentials);
+  auto memory_channel = orchestrator::MakeChannel(config.memory_address(), *credentials);
   orchestrator::GrpcPlannerClient planner(planner_channel, retry);
   orchestrator::GrpcExecutorClient executor(executor_channel, retry);
   orchestrator::GrpcMemoryClient memory(memory_channel, retry);
@@ -66,7 +73,10 @@ int main(int argc, char** argv) {
       config.profiler_dns().empty()
           ? orchestrator::StaticWorkers({config.profiler_addresses().begin(), config.profiler_addresses().end()})
           : orchestrator::DnsWorkers(config.profiler_dns()),
-      [](const std::string& address) { return std::make_unique<orchestrator::GrpcProfilerWorker>(address); }, &metrics);
+      [credentials = *credentials](const std::string& address) {
+        return std::make_unique<orchestrator::GrpcProfilerWorker>(address, credentials);
+      },
+      &metrics);
   pool.Start();
 
   orchestrator::JobEngine::Options options;
@@ -84,7 +94,7 @@ int main(int argc, char** argv) {
   orchestrator::GrpcAgentInfoClient memory_info(memory_channel);
   orchestrator::AgentProviders providers({&planner_info, &executor_info, &memory_info},
                                          orchestrator::kAgentCheckDeadline);
-  orchestrator::JobServiceImpl service(&engine, &providers);
+  orchestrator::JobServiceImpl service(&engine, auth->authorizer(), &providers);
   // Readiness: NOT_SERVING while the store cannot take writes (disk full, corruption) or the engine stalls.
   storage::KvStore* state = kv->get();
   rpc::ServeOptions serve;

@@ -1,11 +1,13 @@
 #include "services/orchestrator/orchestrator_service.h"
 
 #include <deque>
+#include <limits>
 #include <mutex>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "libs/core/status_convert.h"
+#include "libs/security/namespace_policy.h"
 
 namespace accelopt::orchestrator {
 namespace {
@@ -28,6 +30,32 @@ grpc::ServerUnaryReactor* Reject(grpc::CallbackServerContext* context, const abs
   auto* reactor = context->DefaultReactor();
   reactor->Finish(core::ToGrpcStatus(status));
   return reactor;
+}
+
+bool ActsForAll(const security::Principal& principal) {
+  return principal.role == security::Role::kAdmin || principal.role == security::Role::kInternal;
+}
+
+// The tenant owning a job; jobs stored before jobs had owners belong to "default".
+std::string OwnerOf(const v1::Job& job) { return job.spec().owner().empty() ? "default" : job.spec().owner(); }
+
+// What a caller of another tenant gets: exactly the engine's answer for a job that does not exist.
+absl::Status JobNotFound(const std::string& job_id) {
+  return absl::NotFoundError(absl::StrCat("job ", job_id, " not found"));
+}
+
+// Runs `then` with OK when `principal` may see the job, else with NOT_FOUND (or the engine's error).
+void WithVisibleJob(JobEngine* engine, const std::string& job_id, const security::Principal& principal,
+                    absl::AnyInvocable<void(absl::Status) &&> then) {
+  if (ActsForAll(principal)) {  // admins and internal callers see every job
+    std::move(then)(absl::OkStatus());
+    return;
+  }
+  engine->GetJob(job_id,
+                 [job_id, tenant = principal.tenant, then = std::move(then)](absl::StatusOr<v1::Job> job) mutable {
+                   if (!job.ok()) return std::move(then)(job.status());
+                   std::move(then)(OwnerOf(*job) == tenant ? absl::OkStatus() : JobNotFound(job_id));
+                 });
 }
 
 class WatchReactor;
@@ -75,6 +103,10 @@ class WatchSink : public EventSink {
     std::lock_guard<std::mutex> lock(mu_);
     reactor_ = nullptr;
   }
+  bool detached() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return reactor_ == nullptr;
+  }
 
  private:
   // Starts the next write, or finishes the stream once everything is written. Stream operations run
@@ -118,14 +150,24 @@ class WatchSink : public EventSink {
 
 class WatchReactor : public grpc::ServerWriteReactor<v1::JobEvent> {
  public:
-  WatchReactor(JobEngine* engine, const v1::WatchJobRequest& request)
+  // `principal` is the authorized caller, or the authorization error that ends the stream at once.
+  WatchReactor(JobEngine* engine, const v1::WatchJobRequest& request,
+               const absl::StatusOr<security::Principal>& principal)
       : engine_(engine), sink_(std::make_shared<WatchSink>(this)) {
-    if (request.job_id().empty()) {
+    if (!principal.ok()) {
+      sink_->OnEnd(principal.status());
+    } else if (request.job_id().empty()) {
       sink_->OnEnd(absl::InvalidArgumentError("job_id: must not be empty"));
     } else if (request.from_sequence() < 0) {
       sink_->OnEnd(absl::InvalidArgumentError("from_sequence: must not be negative"));
     } else {
-      engine_->Watch(request.job_id(), request.from_sequence(), sink_);
+      // The engine and the sink outlive this reactor; the check may finish after the client went away.
+      WithVisibleJob(engine_, request.job_id(), *principal,
+                     [engine = engine_, sink = sink_, job_id = request.job_id(),
+                      from = request.from_sequence()](absl::Status visible) {
+                       if (!visible.ok()) return sink->OnEnd(visible);
+                       if (!sink->detached()) engine->Watch(job_id, from, sink);
+                     });
     }
   }
   void OnWriteDone(bool ok) override { sink_->WriteDone(ok); }
@@ -146,14 +188,42 @@ class WatchReactor : public grpc::ServerWriteReactor<v1::JobEvent> {
 grpc::ServerUnaryReactor* JobServiceImpl::SubmitJob(grpc::CallbackServerContext* context,
                                                     const v1::SubmitJobRequest* request,
                                                     v1::SubmitJobResponse* response) {
+  absl::StatusOr<security::Principal> principal =
+      authorizer_.Authorize(*context, security::Role::kSubmitter, "submit", "job/new");
+  if (!principal.ok()) return Reject(context, principal.status());
+  v1::SubmitJobRequest owned = *request;
+  owned.mutable_spec()->set_owner(principal->tenant);
+  const std::string& memory_namespace = owned.spec().search().memory_namespace();
+  if (!memory_namespace.empty() && memory_namespace != "job") {
+    if (absl::Status s = security::CheckNamespace(*principal, memory_namespace); !s.ok()) {
+      authorizer_.Audit("submit", &*principal, "job/new", s);
+      return Reject(context, s);
+    }
+  }
+  // Idempotency keys are per tenant: another tenant's key never returns (or reveals) its job.
+  if (authorizer_.enabled() && !owned.idempotency_key().empty()) {
+    owned.set_idempotency_key(absl::StrCat(principal->tenant, "/", owned.idempotency_key()));
+  }
   auto* reactor = context->DefaultReactor();
+  // Submits once the agent services accepted the job's models (when they are asked), and audits the outcome.
+  auto submit = [this, reactor, response, owned, principal = *principal]() {
+    engine_->SubmitJob(owned, [this, reactor, response, principal](absl::StatusOr<v1::SubmitJobResponse> result) {
+      authorizer_.Audit("submit", &principal, result.ok() ? "job/" + result->job().job_id() : "job/new",
+                        result.status(), result.ok() && !result->created() ? "idempotent repeat" : "");
+      if (result.ok()) *response = *std::move(result);
+      reactor->Finish(core::ToGrpcStatus(result.status()));
+    });
+  };
   if (providers_ == nullptr) {
-    engine_->SubmitJob(*request, FinishWith(reactor, response));
+    submit();
     return reactor;
   }
-  providers_->Check(request->spec().models(), [this, request, reactor, response](absl::Status checked) {
-    if (!checked.ok()) return reactor->Finish(core::ToGrpcStatus(checked));
-    engine_->SubmitJob(*request, FinishWith(reactor, response));
+  providers_->Check(owned.spec().models(), [this, reactor, submit, principal = *principal](absl::Status checked) {
+    if (!checked.ok()) {
+      authorizer_.Audit("submit", &principal, "job/new", checked);
+      return reactor->Finish(core::ToGrpcStatus(checked));
+    }
+    submit();
   });
   return reactor;
 }
@@ -161,48 +231,116 @@ grpc::ServerUnaryReactor* JobServiceImpl::SubmitJob(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* JobServiceImpl::GetJob(grpc::CallbackServerContext* context, const v1::GetJobRequest* request,
                                                  v1::Job* response) {
   if (absl::Status s = RequireJobId(request->job_id()); !s.ok()) return Reject(context, s);
+  absl::StatusOr<security::Principal> principal =
+      authorizer_.Authorize(*context, security::Role::kViewer, "get", "job/" + request->job_id());
+  if (!principal.ok()) return Reject(context, principal.status());
   auto* reactor = context->DefaultReactor();
-  engine_->GetJob(request->job_id(), FinishWith(reactor, response));
+  engine_->GetJob(request->job_id(),
+                  [reactor, response, principal = *principal, job_id = request->job_id()](absl::StatusOr<v1::Job> job) {
+                    if (job.ok() && !principal.ActsFor(OwnerOf(*job))) job = JobNotFound(job_id);
+                    if (job.ok()) *response = *std::move(job);
+                    reactor->Finish(core::ToGrpcStatus(job.status()));
+                  });
   return reactor;
 }
 
 grpc::ServerUnaryReactor* JobServiceImpl::ListJobs(grpc::CallbackServerContext* context,
                                                    const v1::ListJobsRequest* request, v1::ListJobsResponse* response) {
   if (request->limit() < 0) return Reject(context, absl::InvalidArgumentError("limit: must not be negative"));
+  absl::StatusOr<security::Principal> principal =
+      authorizer_.Authorize(*context, security::Role::kViewer, "list", "jobs");
+  if (!principal.ok()) return Reject(context, principal.status());
   auto* reactor = context->DefaultReactor();
-  engine_->ListJobs(*request, FinishWith(reactor, response));
+  if (ActsForAll(*principal)) {
+    engine_->ListJobs(*request, FinishWith(reactor, response));
+    return reactor;
+  }
+  // A tenant's newest `limit` jobs: ask for every job, keep the tenant's, then cut.
+  v1::ListJobsRequest all = *request;
+  all.set_limit(std::numeric_limits<int32_t>::max());
+  const int limit = request->limit() > 0 ? request->limit() : 100;
+  engine_->ListJobs(
+      all, [reactor, response, limit, tenant = principal->tenant](absl::StatusOr<v1::ListJobsResponse> result) {
+        if (result.ok()) {
+          for (v1::Job& job : *result->mutable_jobs()) {
+            if (response->jobs_size() >= limit) break;
+            if (OwnerOf(job) == tenant) *response->add_jobs() = std::move(job);
+          }
+        }
+        reactor->Finish(core::ToGrpcStatus(result.status()));
+      });
   return reactor;
 }
 
 grpc::ServerUnaryReactor* JobServiceImpl::CancelJob(grpc::CallbackServerContext* context,
                                                     const v1::CancelJobRequest* request, v1::Job* response) {
   if (absl::Status s = RequireJobId(request->job_id()); !s.ok()) return Reject(context, s);
+  const std::string target = "job/" + request->job_id();
+  absl::StatusOr<security::Principal> principal =
+      authorizer_.Authorize(*context, security::Role::kSubmitter, "cancel", target);
+  if (!principal.ok()) return Reject(context, principal.status());
   auto* reactor = context->DefaultReactor();
-  engine_->CancelJob(request->job_id(), FinishWith(reactor, response));
+  WithVisibleJob(
+      engine_, request->job_id(), *principal,
+      [this, reactor, response, target, principal = *principal, job_id = request->job_id()](absl::Status visible) {
+        auto finish = [this, reactor, response, target, principal](absl::StatusOr<v1::Job> job) {
+          authorizer_.Audit("cancel", &principal, target, job.status());
+          if (job.ok()) *response = *std::move(job);
+          reactor->Finish(core::ToGrpcStatus(job.status()));
+        };
+        if (!visible.ok()) return finish(visible);
+        engine_->CancelJob(job_id, std::move(finish));
+      });
   return reactor;
 }
 
 grpc::ServerWriteReactor<v1::JobEvent>* JobServiceImpl::WatchJob(grpc::CallbackServerContext* context,
                                                                  const v1::WatchJobRequest* request) {
-  return new WatchReactor(engine_, *request);
+  return new WatchReactor(
+      engine_, *request, authorizer_.Authorize(*context, security::Role::kViewer, "watch", "job/" + request->job_id()));
 }
+
+namespace {
+
+// Runs the engine call `start` once the caller may read the job; finishes with the authorization error
+// otherwise.
+template <typename T>
+grpc::ServerUnaryReactor* ReadJobPart(grpc::CallbackServerContext* context, JobEngine* engine,
+                                      security::CallAuthorizer& authorizer, const std::string& job_id,
+                                      absl::string_view action, T* response,
+                                      absl::AnyInvocable<void(Callback<T>) &&> start) {
+  if (absl::Status s = RequireJobId(job_id); !s.ok()) return Reject(context, s);
+  absl::StatusOr<security::Principal> principal =
+      authorizer.Authorize(*context, security::Role::kViewer, action, "job/" + job_id);
+  if (!principal.ok()) return Reject(context, principal.status());
+  auto* reactor = context->DefaultReactor();
+  WithVisibleJob(engine, job_id, *principal,
+                 [reactor, response, start = std::move(start)](absl::Status visible) mutable {
+                   if (!visible.ok()) return reactor->Finish(core::ToGrpcStatus(visible));
+                   std::move(start)(FinishWith(reactor, response));
+                 });
+  return reactor;
+}
+
+}  // namespace
 
 grpc::ServerUnaryReactor* JobServiceImpl::ListCandidates(grpc::CallbackServerContext* context,
                                                          const v1::ListCandidatesRequest* request,
                                                          v1::ListCandidatesResponse* response) {
-  if (absl::Status s = RequireJobId(request->job_id()); !s.ok()) return Reject(context, s);
-  auto* reactor = context->DefaultReactor();
-  engine_->ListCandidates(*request, FinishWith(reactor, response));
-  return reactor;
+  return ReadJobPart<v1::ListCandidatesResponse>(
+      context, engine_, authorizer_, request->job_id(), "list_candidates", response,
+      [engine = engine_, request = *request](Callback<v1::ListCandidatesResponse> done) {
+        engine->ListCandidates(request, std::move(done));
+      });
 }
 
 grpc::ServerUnaryReactor* JobServiceImpl::GetJobReport(grpc::CallbackServerContext* context,
                                                        const v1::GetJobReportRequest* request,
                                                        v1::JobReport* response) {
-  if (absl::Status s = RequireJobId(request->job_id()); !s.ok()) return Reject(context, s);
-  auto* reactor = context->DefaultReactor();
-  engine_->GetJobReport(request->job_id(), FinishWith(reactor, response));
-  return reactor;
+  return ReadJobPart<v1::JobReport>(context, engine_, authorizer_, request->job_id(), "get_report", response,
+                                    [engine = engine_, job_id = request->job_id()](Callback<v1::JobReport> done) {
+                                      engine->GetJobReport(job_id, std::move(done));
+                                    });
 }
 
 }  // namespace accelopt::orchestrator

@@ -1,9 +1,14 @@
 // gRPC adapter of the orchestrator service: JobService over the JobEngine. Translates requests and
 // answers only; the search, durability and validation live in the engine. No handler blocks a gRPC thread:
 // unary RPCs finish from the engine's callbacks, WatchJob is a write reactor fed by the engine.
+//
+// Authorization (when the authorizer is enabled): viewers read, submitters submit and cancel, admins act for
+// every tenant. Every job records its owner tenant (JobSpec.owner); a caller of another tenant gets the same
+// NOT_FOUND as for a job that does not exist. Submits and cancels are audited.
 #pragma once
 
 #include "accelopt/v1/job_service.grpc.pb.h"
+#include "libs/security/call_authorizer.h"
 #include "services/orchestrator/agent_providers.h"
 #include "services/orchestrator/job_engine.h"
 
@@ -11,11 +16,12 @@ namespace accelopt::orchestrator {
 
 class JobServiceImpl final : public v1::JobService::CallbackService {
  public:
-  // Neither is owned; both must outlive the server. With `providers`, SubmitJob first has the agent services
-  // check the job's models and rejects a job they cannot serve (INVALID_ARGUMENT); without, models are
-  // checked only by the agent services when called.
-  explicit JobServiceImpl(JobEngine* engine, AgentProviders* providers = nullptr)
-      : engine_(engine), providers_(providers) {}
+  // None is owned; all must outlive the server (the authorizer's authenticator and audit log too). With
+  // `providers`, SubmitJob first has the agent services check the job's models and rejects a job they cannot
+  // serve (INVALID_ARGUMENT); without, models are checked only by the agent services when called.
+  explicit JobServiceImpl(JobEngine* engine, security::CallAuthorizer authorizer = {nullptr, nullptr},
+                          AgentProviders* providers = nullptr)
+      : engine_(engine), authorizer_(authorizer), providers_(providers) {}
 
   grpc::ServerUnaryReactor* SubmitJob(grpc::CallbackServerContext* context, const v1::SubmitJobRequest* request,
                                       v1::SubmitJobResponse* response) override;
@@ -35,6 +41,7 @@ class JobServiceImpl final : public v1::JobService::CallbackService {
 
  private:
   JobEngine* engine_;
+  security::CallAuthorizer authorizer_;
   AgentProviders* providers_;
 };
 

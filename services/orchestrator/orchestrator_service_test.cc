@@ -129,7 +129,7 @@ TEST_F(JobServiceTest, SubmitHasTheAgentServicesCheckTheModels) {
   ASSERT_NE(info_server, nullptr);
   GrpcAgentInfoClient agent(MakeChannel("127.0.0.1:" + std::to_string(info_port)));
   AgentProviders providers({&agent, &agent, &agent}, absl::Seconds(10));
-  JobServiceImpl checked(engine_.get(), &providers);
+  JobServiceImpl checked(engine_.get(), {nullptr, nullptr}, &providers);
   int port = 0;
   grpc::ServerBuilder builder;
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);

@@ -7,6 +7,7 @@
 #include "libs/llm/default_models.h"
 #include "libs/rpc/server_runner.h"
 #include "libs/rpc/service_main.h"
+#include "libs/security/call_authorizer.h"
 #include "services/planner/planner.h"
 #include "services/planner/planner_config.h"
 #include "services/planner/planner_service.h"
@@ -37,7 +38,9 @@ int main(int argc, char** argv) {
   boost::asio::thread_pool pool(2);
   planner::PlannerMetrics metrics = planner::PlannerMetrics::Create(*registry);
   planner::Planner planner(models, pool, metrics);
-  planner::PlannerServiceImpl service(planner);
+  auto auth = security::MakeServiceAuth(config.server().auth(), "planner");
+  if (!auth.ok()) return rpc::FailStartup("accelopt-planner", auth.status());
+  planner::PlannerServiceImpl service(planner, auth->authorizer());
   rpc::ServeOptions serve;
   serve.models = {models.Names(), [&models](const v1::ModelSpec& m) { return models.FindValid(m).status(); }};
   int code = rpc::RunServer("planner", config, config.server(), registry, {&service}, std::move(serve));

@@ -7,6 +7,10 @@ namespace accelopt::planner {
 grpc::ServerUnaryReactor* PlannerServiceImpl::Plan(grpc::CallbackServerContext* context, const v1::PlanRequest* request,
                                                    v1::PlanResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (absl::Status s = authorizer_.RequireInternal(*context, "plan"); !s.ok()) {
+    reactor->Finish(core::ToGrpcStatus(s));
+    return reactor;
+  }
   absl::StatusOr<llm::PlannerModel*> model = planner_.Validate(*request);
   if (!model.ok()) {
     reactor->Finish(core::ToGrpcStatus(model.status()));

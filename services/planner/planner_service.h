@@ -2,6 +2,7 @@
 #pragma once
 
 #include "accelopt/v1/planner_service.grpc.pb.h"
+#include "libs/security/call_authorizer.h"
 #include "services/planner/planner.h"
 
 namespace accelopt::planner {
@@ -10,12 +11,15 @@ namespace accelopt::planner {
 // invalid requests finish inline, valid ones finish from the sampling callbacks.
 class PlannerServiceImpl final : public v1::PlannerService::CallbackService {
  public:
-  explicit PlannerServiceImpl(Planner& planner) : planner_(planner) {}
+  // Only the orchestrator (role internal) may call when the authorizer is enabled; it must outlive the server.
+  explicit PlannerServiceImpl(Planner& planner, security::CallAuthorizer authorizer = {nullptr, nullptr})
+      : planner_(planner), authorizer_(authorizer) {}
 
   grpc::ServerUnaryReactor* Plan(grpc::CallbackServerContext* context, const v1::PlanRequest* request,
                                  v1::PlanResponse* response) override;
 
  private:
+  security::CallAuthorizer authorizer_;
   Planner& planner_;
 };
 

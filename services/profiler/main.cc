@@ -4,6 +4,7 @@
 #include "libs/config/service_flags.h"
 #include "libs/rpc/server_runner.h"
 #include "libs/rpc/service_main.h"
+#include "libs/security/call_authorizer.h"
 #include "services/profiler/profiler_config.h"
 #include "services/profiler/profiler_readiness.h"
 #include "services/profiler/profiler_service.h"
@@ -29,8 +30,10 @@ int main(int argc, char** argv) {
       profiler::NewKernelProfiler(config, profiler::BuiltinBackends(), config.server().grpc_address());
   if (!kernel_profiler.ok()) return rpc::FailStartup("accelopt-profiler", kernel_profiler.status());
   auto registry = std::make_shared<prometheus::Registry>();
+  auto auth = security::MakeServiceAuth(config.server().auth(), "profiler");
+  if (!auth.ok()) return rpc::FailStartup("accelopt-profiler", auth.status());
   profiler::ProfilerServiceImpl service(kernel_profiler->get(), config.slots(), config.queue_limit(),
-                                        profiler::ProfilerMetrics::Create(*registry));
+                                        profiler::ProfilerMetrics::Create(*registry), auth->authorizer());
   // Readiness: the start-up checks still hold and the sandbox really starts (liveness stays SERVING).
   profiler::ProfilerReadiness readiness(kernel_profiler->get());
   rpc::ServeOptions serve;

@@ -59,8 +59,11 @@ absl::Status ValidateProfileRequest(const v1::ProfileRequest& request, const Dev
 }
 
 ProfilerServiceImpl::ProfilerServiceImpl(const KernelProfiler* profiler, int slots, int queue_limit,
-                                         ProfilerMetrics metrics)
-    : profiler_(profiler), metrics_(metrics), pool_(slots, queue_limit, [this] { UpdateGauges(); }) {
+                                         ProfilerMetrics metrics, security::CallAuthorizer authorizer)
+    : profiler_(profiler),
+      authorizer_(authorizer),
+      metrics_(metrics),
+      pool_(slots, queue_limit, [this] { UpdateGauges(); }) {
   UpdateGauges();
 }
 
@@ -68,6 +71,10 @@ grpc::ServerUnaryReactor* ProfilerServiceImpl::Profile(grpc::CallbackServerConte
                                                        const v1::ProfileRequest* request,
                                                        v1::ProfileResponse* response) {
   auto* reactor = new ProfileReactor();
+  if (absl::Status s = authorizer_.RequireInternal(*ctx, "profile"); !s.ok()) {
+    reactor->Finish(core::ToGrpcStatus(s));
+    return reactor;
+  }
   if (absl::Status s = ValidateProfileRequest(*request, profiler_->backend()); !s.ok()) {
     reactor->Finish(core::ToGrpcStatus(s));
     return reactor;
@@ -99,6 +106,11 @@ grpc::ServerUnaryReactor* ProfilerServiceImpl::Profile(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* ProfilerServiceImpl::GetWorkerStatus(grpc::CallbackServerContext* ctx,
                                                                const v1::GetWorkerStatusRequest*,
                                                                v1::WorkerStatus* response) {
+  if (absl::Status s = authorizer_.RequireInternal(*ctx, "worker_status"); !s.ok()) {
+    auto* reactor = ctx->DefaultReactor();
+    reactor->Finish(core::ToGrpcStatus(s));
+    return reactor;
+  }
   SlotPool::Stats stats = pool_.stats();
   response->set_device(profiler_->backend().device());
   response->set_slots(stats.slots);

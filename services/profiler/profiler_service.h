@@ -10,6 +10,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "accelopt/v1/profiler_service.grpc.pb.h"
+#include "libs/security/call_authorizer.h"
 #include "services/profiler/kernel_profiler.h"
 #include "services/profiler/profiler_metrics.h"
 #include "services/profiler/slot_pool.h"
@@ -22,7 +23,9 @@ inline constexpr size_t kMaxReferenceBytes = 1 << 20;
 
 class ProfilerServiceImpl final : public v1::ProfilerService::CallbackService {
  public:
-  ProfilerServiceImpl(const KernelProfiler* profiler, int slots, int queue_limit, ProfilerMetrics metrics);
+  // Only the orchestrator (role internal) may call when the authorizer is enabled; it must outlive the server.
+  ProfilerServiceImpl(const KernelProfiler* profiler, int slots, int queue_limit, ProfilerMetrics metrics,
+                      security::CallAuthorizer authorizer = {nullptr, nullptr});
 
   grpc::ServerUnaryReactor* Profile(grpc::CallbackServerContext* ctx, const v1::ProfileRequest* request,
                                     v1::ProfileResponse* response) override;
@@ -34,6 +37,7 @@ class ProfilerServiceImpl final : public v1::ProfilerService::CallbackService {
   void UpdateGauges();
 
   const KernelProfiler* profiler_;
+  security::CallAuthorizer authorizer_;
   ProfilerMetrics metrics_;
   std::mutex mu_;
   std::map<std::string, int64_t> by_verdict_ ABSL_GUARDED_BY(mu_);

@@ -255,8 +255,9 @@ TEST(E2eTest, SearchFindsTheFastestVariantThroughTheCli) {
                                "profile: {seeds: 1, timeout_seconds: 60}\nbudget: {max_wall_seconds: 600}\n"))
                   .ok());
   const std::string out_path = c.dir() + "/submit.out";
-  auto cli = testing::ChildProcess::Start(
-      {kBinDir + "/accelopt", "submit", spec_path, "--wait", "--json", "--server", c.orchestrator_address()}, out_path);
+  auto cli = testing::ChildProcess::Start({kBinDir + "/accelopt", "submit", spec_path, "--wait", "--json",
+                                           "--allow-path", examples, "--server", c.orchestrator_address()},
+                                          out_path);
   ASSERT_TRUE(cli.ok()) << cli.status();
   auto exit = cli->WaitForExit(120s);
   ASSERT_TRUE(exit.has_value()) << "accelopt submit --wait did not finish: " << cli->Output();

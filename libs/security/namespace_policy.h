@@ -1,0 +1,17 @@
+// Who may use a memory namespace. A tenant owns the namespace named like the tenant and every namespace
+// under "<tenant>:" ("team-a:softmax"); admins and internal callers use every namespace. A job's private memory ("job"
+// or empty in SearchParams.memory_namespace) belongs to the job and is always allowed at submit.
+#pragma once
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "libs/security/principal.h"
+
+namespace accelopt::security {
+
+bool OwnsNamespace(const Principal& principal, absl::string_view memory_namespace);
+
+// PERMISSION_DENIED naming the namespace and the tenant unless the principal owns it.
+absl::Status CheckNamespace(const Principal& principal, absl::string_view memory_namespace);
+
+}  // namespace accelopt::security
