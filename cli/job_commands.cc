@@ -38,6 +38,22 @@ bool Finished(v1::JobState s) {
   return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED || s == v1::JOB_STATE_CANCELLED;
 }
 
+// The exit code of `submit --wait` and `watch` for a finished job: 0 SUCCEEDED, 1 FAILED, 3 CANCELLED.
+int FinishedJobExitCode(const v1::Job& job) {
+  switch (job.state()) {
+    case v1::JOB_STATE_SUCCEEDED:
+      return 0;
+    case v1::JOB_STATE_CANCELLED:
+      return 3;
+    default:
+      return 1;
+  }
+}
+
+constexpr char kFollowExitCodes[] =
+    "      Exit codes: 0 the job SUCCEEDED, 1 it FAILED (or the orchestrator could not be followed),\n"
+    "      3 it was CANCELLED, 2 bad usage.";
+
 std::unique_ptr<v1::JobService::Stub> Connect(const std::string& address) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(64 << 20);
@@ -293,7 +309,7 @@ int RunSubmit(const std::vector<std::string>& argv) {
         } else {
           PrintJobHuman(job, std::cout);
         }
-        return job.state() == v1::JOB_STATE_FAILED ? 1 : 0;
+        return FinishedJobExitCode(job);
       });
 }
 
@@ -305,7 +321,7 @@ int RunWatch(const std::vector<std::string>& argv) {
       return Fail(std::string(s.message()));
     }
     PrintJobHuman(job, std::cout);
-    return 0;
+    return FinishedJobExitCode(job);
   });
 }
 
@@ -399,11 +415,15 @@ int RunExport(const std::vector<std::string>& argv) {
 Command SubmitCommand() {
   return {"submit",
           "submit JOB.yaml [--wait] [--json] [--idempotency-key KEY] [--server ADDR] [--data-dir DIR]\n"
-          "      Submit a job spec file; --wait follows it to the end and prints the final job.",
+          "      Submit a job spec file; --wait follows it to the end and prints the final job.\n" +
+              std::string(kFollowExitCodes),
           RunSubmit};
 }
 Command WatchCommand() {
-  return {"watch", "watch JOB [--server ADDR] [--data-dir DIR]\n      Follow a job live until it finishes.", RunWatch};
+  return {"watch",
+          "watch JOB [--server ADDR] [--data-dir DIR]\n      Follow a job live until it finishes.\n" +
+              std::string(kFollowExitCodes),
+          RunWatch};
 }
 Command GetCommand() {
   return {"get", "get JOB [--json] [--server ADDR] [--data-dir DIR]\n      Show a job's state and best result.",

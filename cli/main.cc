@@ -24,7 +24,8 @@ void PrintUsage(std::ostream& out) {
       << "Usage: accelopt <command> [options]\n\nCommands:\n";
   for (const Command& c : Commands()) out << "  " << c.usage << "\n";
   out << "  version\n      Print the version.\n"
-      << "\nDIR defaults to ./.accelopt. Exit codes: 0 success, 1 failure (one line on stderr), 2 bad usage.\n";
+      << "\nDIR defaults to ./.accelopt. Exit codes: 0 success, 1 failure (one line on stderr), 2 bad usage;\n"
+      << "submit --wait and watch exit 0 when the job SUCCEEDED, 1 when it FAILED, 3 when it was CANCELLED.\n";
 }
 
 }  // namespace

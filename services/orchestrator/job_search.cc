@@ -3,6 +3,7 @@
 // answer arrives; every transition is one commit (job_commit.cc).
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "libs/core/log.h"
@@ -21,6 +22,8 @@ namespace {
 constexpr char kPlanner[] = "planner";
 constexpr char kExecutor[] = "executor";
 constexpr char kSummarizer[] = "summarizer";
+// The error of every plan sample of a failed planner call (the call failed, not the model).
+constexpr char kPlannerCallFailed[] = "planner call failed: ";
 
 }  // namespace
 
@@ -163,7 +166,7 @@ void JobEngine::OnPlanned(const std::string& job_id, int iteration, int rank, ab
   } else {
     ACCELOPT_LOG(WARNING).With("job_id", job_id) << "planner call failed: " << plans.status().message();
     for (int j = 0; j < n; ++j) {
-      response.add_samples()->set_error(absl::StrCat("planner call failed: ", plans.status().message()));
+      response.add_samples()->set_error(absl::StrCat(kPlannerCallFailed, plans.status().message()));
     }
   }
   while (response.samples_size() > n) response.mutable_samples()->RemoveLast();
@@ -185,8 +188,11 @@ void JobEngine::ImplementPlans(Run& run, int rank, const v1::PlanResponse& plans
     if (run.candidates.count(CandidateId(run.id(), t, parent_id, j, 0)) > 0) continue;
     const v1::PlanSample& sample = plans.samples(j);
     if (!sample.has_plan()) {
+      // FAILED_PRECONDITION: the planner answered without a plan; ABORTED: the planner call failed.
+      const std::string error = absl::StrCat("no plan: ", sample.error());
       OnImplemented(run.id(), t, rank, j, v1::Plan(),
-                    absl::FailedPreconditionError(absl::StrCat("no plan: ", sample.error())));
+                    absl::StartsWith(sample.error(), kPlannerCallFailed) ? absl::AbortedError(error)
+                                                                         : absl::FailedPreconditionError(error));
       continue;
     }
     const std::string job_id = run.id();
@@ -227,7 +233,9 @@ void JobEngine::OnImplemented(const std::string& job_id, int iteration, int rank
     std::string error;
     if (!response.ok()) {
       error = std::string(response.status().message());
-      if (!absl::IsFailedPrecondition(response.status())) error = absl::StrCat("executor call failed: ", error);
+      const bool no_plan = absl::IsFailedPrecondition(response.status()) || absl::IsAborted(response.status());
+      if (!no_plan) error = absl::StrCat("executor call failed: ", error);
+      c.set_agent_call_failed(!absl::IsFailedPrecondition(response.status()));
     } else if (i >= response->samples_size()) {
       error = "the executor returned fewer samples";
     } else if (!response->samples(i).has_kernel() || response->samples(i).kernel().source().empty()) {
@@ -267,6 +275,11 @@ void JobEngine::OnImplemented(const std::string& job_id, int iteration, int rank
 
 void JobEngine::OnBaseline(Run& run, Transaction& txn, const v1::Candidate& baseline) {
   v1::Job& job = run.job();
+  if (baseline.result().verdict() == v1::VERDICT_INFRA_ERROR) {
+    Stop(run, std::move(txn), v1::JOB_STATE_FAILED, v1::STOP_REASON_PROFILERS_UNAVAILABLE,
+         absl::StrCat("the baseline kernel could not be profiled: ", baseline.result().message()), "");
+    return;
+  }
   if (!IsOk(baseline)) {
     const std::string message =
         absl::StrCat("the baseline kernel is not correct: ", VerdictKey(baseline.result().verdict()),
@@ -319,11 +332,18 @@ void JobEngine::AfterTransition(Run& run) {
 
 void JobEngine::FinishIteration(Run& run) {
   const int t = run.record.iteration();
+  std::vector<const v1::Candidate*> produced;
+  for (const auto& [id, c] : run.candidates) {
+    if (c.iteration() == t) produced.push_back(&c);
+  }
+  if (StopCheck failure = CheckIterationJudged(t, produced); failure.reason != v1::STOP_REASON_UNSPECIFIED) {
+    ACCELOPT_LOG(WARNING).With("job_id", run.id()) << "job fails: " << failure.detail;
+    Stop(run, Transaction(), v1::JOB_STATE_FAILED, failure.reason, failure.detail, "");
+    return;
+  }
   std::vector<const v1::Candidate*> pool;
   for (const std::string& id : run.record.beam()) pool.push_back(&run.candidates[id]);
-  for (const auto& [id, c] : run.candidates) {
-    if (c.iteration() == t) pool.push_back(&c);
-  }
+  pool.insert(pool.end(), produced.begin(), produced.end());
   std::vector<std::string> beam = SelectBeam(pool, run.spec().search().beam_width());
   run.record.clear_beam();
   for (const std::string& id : beam) run.record.add_beam(id);

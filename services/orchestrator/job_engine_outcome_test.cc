@@ -1,0 +1,215 @@
+// Outcomes users can trust: a job none of whose candidates of an iteration could be produced or judged for
+// reasons outside the kernels ends FAILED with a reason naming the fault and the first error; a job that ran
+// correctly but found nothing faster SUCCEEDED saying "no improvement".
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "absl/strings/str_cat.h"
+#include "services/orchestrator/job_engine.h"
+#include "services/orchestrator/search_ids.h"
+#include "services/orchestrator/testing/engine_test_helpers.h"
+#include "services/orchestrator/testing/fake_clients.h"
+
+namespace accelopt::orchestrator {
+namespace {
+
+using testing::Await;
+using testing::FakeExecutor;
+using testing::FakeKernel;
+using testing::FakeLatency;
+using testing::FakeMemory;
+using testing::FakePlanner;
+using testing::FakeProfilerPool;
+using testing::Finished;
+using ::testing::HasSubstr;
+using testing::Spec;
+using ::testing::StartsWith;
+using testing::WaitFor;
+
+class JobEngineOutcomeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const std::string dir = ::testing::TempDir() + "/job_engine_outcome_test_" +
+                            ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(dir);
+    auto kv = storage::KvStore::Open(dir, JobStoreFamilies());
+    ASSERT_TRUE(kv.ok()) << kv.status();
+    kv_ = *std::move(kv);
+    store_ = std::make_unique<JobStore>(kv_.get());
+  }
+  void TearDown() override {
+    engine_.reset();
+    store_.reset();
+    kv_.reset();
+  }
+
+  // Runs `spec` to its end and returns the final job.
+  v1::Job Run(const v1::JobSpec& spec) {
+    JobEngine::Options options;
+    options.tick = absl::Milliseconds(20);
+    engine_ = std::make_unique<JobEngine>(options, store_.get(),
+                                          JobEngine::Clients{&planner_, &executor_, &memory_, &pool_}, nullptr);
+    EXPECT_TRUE(engine_->Start().ok());
+    v1::SubmitJobRequest request;
+    *request.mutable_spec() = spec;
+    auto submitted = Await<v1::SubmitJobResponse>(
+        [&](Callback<v1::SubmitJobResponse> done) { engine_->SubmitJob(request, std::move(done)); });
+    EXPECT_TRUE(submitted.ok()) << submitted.status();
+    const std::string id = submitted.ok() ? submitted->job().job_id() : "";
+    v1::Job job;
+    EXPECT_TRUE(WaitFor([&] {
+      auto got = Await<v1::Job>([&](Callback<v1::Job> done) { engine_->GetJob(id, std::move(done)); });
+      if (got.ok()) job = *got;
+      return got.ok() && Finished(job);
+    })) << job.DebugString();
+    return job;
+  }
+
+  // The final state-changed event's reason and message agree with the job.
+  void ExpectFinalEventMatches(const v1::Job& job) {
+    v1::JobEvent last;
+    ASSERT_TRUE(store_
+                    ->ScanEvents(job.job_id(), 1,
+                                 [&](const v1::JobEvent& e) {
+                                   last = e;
+                                   return true;
+                                 })
+                    .ok());
+    EXPECT_EQ(last.state_changed().state(), job.state());
+    EXPECT_EQ(last.state_changed().stop_reason(), job.stop_reason());
+    EXPECT_EQ(last.state_changed().message(), job.message());
+  }
+
+  std::unique_ptr<storage::KvStore> kv_;
+  std::unique_ptr<JobStore> store_;
+  FakePlanner planner_;
+  FakeExecutor executor_;
+  FakeMemory memory_;
+  FakeProfilerPool pool_{4};
+  std::unique_ptr<JobEngine> engine_;
+};
+
+TEST_F(JobEngineOutcomeTest, PlannerDownFailsTheJobAsAgentsUnavailableWithTheFirstError) {
+  planner_.SetHandler([](const v1::PlanRequest&) -> absl::StatusOr<v1::PlanResponse> {
+    return absl::UnavailableError("connection refused (retried 5 times for 60s)");
+  });
+  v1::Job job = Run(Spec(2, 2, 2, 2));
+  EXPECT_EQ(job.state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(job.stop_reason(), v1::STOP_REASON_AGENTS_UNAVAILABLE);
+  EXPECT_THAT(job.message(), StartsWith("iteration 1: none of its 4 candidates was judged (4 failed agent calls"));
+  EXPECT_THAT(job.message(), HasSubstr("planner call failed: connection refused"));
+  EXPECT_EQ(job.candidates().at("NO_KERNEL"), 4);
+  EXPECT_EQ(job.best_candidate_id(), kBaselineCandidateId);
+  EXPECT_EQ(executor_.calls(), 0);
+  EXPECT_TRUE(memory_.summarize_requests().empty());
+  ExpectFinalEventMatches(job);
+}
+
+TEST_F(JobEngineOutcomeTest, ExecutorRefusingEveryCallFailsTheJobAsAgentsUnavailable) {
+  executor_.SetHandler([](const v1::ImplementRequest&) -> absl::StatusOr<v1::ImplementResponse> {
+    return absl::InvalidArgumentError("model.provider: unknown provider 'nope'");
+  });
+  v1::Job job = Run(Spec(1, 1, 2, 2));
+  EXPECT_EQ(job.state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(job.stop_reason(), v1::STOP_REASON_AGENTS_UNAVAILABLE);
+  EXPECT_THAT(job.message(), HasSubstr("executor call failed: model.provider: unknown provider 'nope'"));
+  ExpectFinalEventMatches(job);
+}
+
+TEST_F(JobEngineOutcomeTest, AgentsAnsweringWithoutKernelsFailTheJobAsNoValidCandidate) {
+  planner_.SetHandler([](const v1::PlanRequest& r) -> absl::StatusOr<v1::PlanResponse> {
+    v1::PlanResponse response;
+    for (int j = 0; j < r.num_plans(); ++j) {
+      response.add_samples()->set_error("environment variable OPENAI_API_KEY (named by model.api_key_env) is not set");
+    }
+    return response;
+  });
+  v1::Job job = Run(Spec(1, 1, 2, 1));
+  EXPECT_EQ(job.state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(job.stop_reason(), v1::STOP_REASON_NO_VALID_CANDIDATE);
+  EXPECT_THAT(job.message(), HasSubstr("0 failed agent calls, 2 without a kernel, 0 profiler"));
+  EXPECT_THAT(job.message(), HasSubstr("OPENAI_API_KEY"));
+  ExpectFinalEventMatches(job);
+}
+
+TEST_F(JobEngineOutcomeTest, EveryProfileAnInfraErrorFailsTheJobAsProfilersUnavailable) {
+  executor_.SetHandler([](const v1::ImplementRequest& r) -> absl::StatusOr<v1::ImplementResponse> {
+    v1::ImplementResponse response;
+    for (int i = 0; i < r.num_samples(); ++i) {
+      response.add_samples()->mutable_kernel()->set_source(absl::StrCat("# verdict=INFRA_ERROR\n# ", r.seed(), i));
+    }
+    return response;
+  });
+  v1::Job job = Run(Spec(2, 1, 2, 2));
+  EXPECT_EQ(job.state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(job.stop_reason(), v1::STOP_REASON_PROFILERS_UNAVAILABLE);
+  EXPECT_THAT(job.message(), HasSubstr("4 profiler infrastructure errors"));
+  EXPECT_EQ(job.iterations_done(), 0);
+  ExpectFinalEventMatches(job);
+}
+
+TEST_F(JobEngineOutcomeTest, BaselineInfraErrorFailsTheJobAsProfilersUnavailable) {
+  v1::JobSpec spec = Spec(1, 1, 1, 1);
+  spec.mutable_baseline()->set_source("# verdict=INFRA_ERROR\n");
+  v1::Job job = Run(spec);
+  EXPECT_EQ(job.state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(job.stop_reason(), v1::STOP_REASON_PROFILERS_UNAVAILABLE);
+  EXPECT_THAT(job.message(), StartsWith("the baseline kernel could not be profiled"));
+  EXPECT_EQ(planner_.calls(), 0);
+}
+
+TEST_F(JobEngineOutcomeTest, ALaterIterationWithNothingJudgedFailsTheJobButKeepsTheBest) {
+  int calls = 0;
+  executor_.SetHandler([&calls](const v1::ImplementRequest& r) -> absl::StatusOr<v1::ImplementResponse> {
+    if (++calls > 1) return absl::UnavailableError("executor gone");
+    return FakeExecutor::DefaultHandler(r);
+  });
+  v1::Job job = Run(Spec(2, 1, 1, 2));
+  EXPECT_EQ(job.state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(job.stop_reason(), v1::STOP_REASON_AGENTS_UNAVAILABLE);
+  EXPECT_THAT(job.message(), StartsWith("iteration 2: "));
+  EXPECT_EQ(job.iterations_done(), 1);
+  EXPECT_EQ(job.candidates().at("OK") + job.candidates().at("NO_KERNEL"), 5);
+}
+
+TEST_F(JobEngineOutcomeTest, SomeJudgedCandidatesAmongFailuresLetTheJobSucceed) {
+  int calls = 0;
+  executor_.SetHandler([&calls](const v1::ImplementRequest& r) -> absl::StatusOr<v1::ImplementResponse> {
+    if (calls++ % 2 == 1) return absl::UnavailableError("executor restarting");
+    return FakeExecutor::DefaultHandler(r);
+  });
+  v1::Job job = Run(Spec(2, 1, 2, 1));
+  EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(job.stop_reason(), v1::STOP_REASON_ITERATIONS_DONE);
+  EXPECT_GT(job.candidates().at("NO_KERNEL"), 0);
+}
+
+TEST_F(JobEngineOutcomeTest, NothingFasterSucceedsSayingNoImprovement) {
+  executor_.SetHandler([](const v1::ImplementRequest& r) -> absl::StatusOr<v1::ImplementResponse> {
+    v1::ImplementResponse response;
+    const double parent = FakeLatency(r.kernel().source()).value();
+    for (int i = 0; i < r.num_samples(); ++i) {
+      response.add_samples()->mutable_kernel()->set_source(FakeKernel(parent * 2, absl::StrCat(r.seed(), i)));
+    }
+    return response;
+  });
+  v1::Job job = Run(Spec(2, 1, 2, 1));
+  EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(job.stop_reason(), v1::STOP_REASON_ITERATIONS_DONE);
+  EXPECT_THAT(job.message(), StartsWith("no improvement"));
+  EXPECT_EQ(job.best_candidate_id(), kBaselineCandidateId);
+  EXPECT_DOUBLE_EQ(job.best_speedup(), 1.0);
+  ExpectFinalEventMatches(job);
+}
+
+TEST_F(JobEngineOutcomeTest, AnImprovementSucceedsWithoutTheNoImprovementMessage) {
+  v1::Job job = Run(Spec(2, 2, 2, 2));
+  EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED);
+  ASSERT_NE(job.best_candidate_id(), kBaselineCandidateId);
+  EXPECT_THAT(job.message(), ::testing::Not(HasSubstr("no improvement")));
+}
+
+}  // namespace
+}  // namespace accelopt::orchestrator
