@@ -189,6 +189,12 @@ std::string EventLine(const v1::JobEvent& e) {
                            e.experience_added().regression() ? ", regression" : "");
   }
   if (e.has_budget_exhausted()) return absl::StrCat("budget exhausted: ", e.budget_exhausted().detail());
+  if (e.has_agent_retried()) {
+    const auto& r = e.agent_retried();
+    if (r.gave_up()) return absl::StrCat(r.agent(), " ", r.method(), " gave up: ", r.error());
+    return absl::StrCat(r.agent(), " ", r.method(), " retried ", r.retries(), r.retries() == 1 ? " time" : " times",
+                        ": ", r.error());
+  }
   if (e.has_candidate_finished()) {
     const auto& c = e.candidate_finished();
     if (c.verdict() == v1::VERDICT_OK) {

@@ -284,7 +284,8 @@ void JobEngine::Tick() {
     Run* run = FindRun(id);
     if (run == nullptr) continue;
     UpdateWall(*run);
-    AfterTransition(*run);
+    FlushAgentRetries(*run);
+    if (run->active) AfterTransition(*run);
   }
   tick_timer_.expires_after(absl::ToChronoMilliseconds(options_.tick));
   tick_timer_.async_wait([this](const boost::system::error_code& ec) {

@@ -27,6 +27,7 @@
 #include "absl/time/time.h"
 #include "accelopt/v1/job_service.pb.h"
 #include "services/orchestrator/agent_clients.h"
+#include "services/orchestrator/agent_retry.h"
 #include "services/orchestrator/job_spec.h"
 #include "services/orchestrator/job_store.h"
 #include "services/orchestrator/orchestrator_metrics.h"
@@ -61,6 +62,8 @@ class JobEngine {
     absl::Duration profile_margin = absl::Seconds(30);
     // How often wall time is updated and the wall-time budget checked.
     absl::Duration tick = absl::Seconds(1);
+    // At most one AgentRetried event per job and agent per this interval (give-ups always get one).
+    absl::Duration retry_event_interval = absl::Seconds(10);
   };
   struct Clients {
     PlannerClient* planner;
@@ -93,6 +96,12 @@ class JobEngine {
   void Watch(std::string job_id, int64_t from_sequence, std::shared_ptr<EventSink> sink);
   // Stops delivering to `sink` (the client went away). OnEnd is not called.
   void Unwatch(std::shared_ptr<EventSink> sink);
+
+  // A listener for the agent clients' retries (AgentRetryOptions::on_retry, e.g. through an
+  // AgentRetryRelay): each retry of a running job's call counts in its stats.agent_retries and becomes an
+  // AgentRetried event, coalesced per agent (Options::retry_event_interval). Thread-safe; it may outlive
+  // the engine (events then are dropped).
+  std::function<void(const AgentRetryEvent&)> AgentRetryListener();
 
  private:
   // The parts of the engine (see job_engine_internal.h for the file of each).
@@ -154,6 +163,11 @@ class JobEngine {
   void FailOnStoreError(Run& run, const absl::Status& error);
   void Stop(Run& run, Transaction txn, v1::JobState state, v1::StopReason reason, const std::string& message,
             const std::string& detail);
+
+  // Agent retries as job events (job_retry_events.cc).
+  void OnAgentRetry(const AgentRetryEvent& retry);
+  // Emits the AgentRetried events of `run` whose interval has passed.
+  void FlushAgentRetries(Run& run);
 
   // Helpers (job_engine.cc).
   Run* FindRun(const std::string& job_id);

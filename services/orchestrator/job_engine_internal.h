@@ -60,6 +60,14 @@ struct JobEngine::Run {
   std::map<std::string, v1::Candidate> committed_candidates;
   // The first store error of the job. Once set the job writes nothing more but the record of its failure.
   absl::Status store_error;
+  // Agent retries not yet reported in an AgentRetried event, per agent.
+  struct RetryTally {
+    absl::Time last_event = absl::InfinitePast();
+    int pending = 0;
+    std::string method;
+    std::string error;
+  };
+  std::map<std::string, RetryTally> retry_tallies;
 
   v1::Job& job() { return *record.mutable_job(); }
   const v1::JobSpec& spec() const { return record.job().spec(); }

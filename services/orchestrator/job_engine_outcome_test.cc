@@ -1,6 +1,6 @@
 // Outcomes users can trust: a job none of whose candidates of an iteration could be produced or judged for
 // reasons outside the kernels ends FAILED with a reason naming the fault and the first error; a job that ran
-// correctly but found nothing faster SUCCEEDED saying "no improvement".
+// correctly but found nothing faster SUCCEEDED saying "no improvement". And agent retries become job events.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -45,26 +45,46 @@ class JobEngineOutcomeTest : public ::testing::Test {
     kv_.reset();
   }
 
-  // Runs `spec` to its end and returns the final job.
-  v1::Job Run(const v1::JobSpec& spec) {
-    JobEngine::Options options;
+  void StartEngine(JobEngine::Options options = {}) {
     options.tick = absl::Milliseconds(20);
     engine_ = std::make_unique<JobEngine>(options, store_.get(),
                                           JobEngine::Clients{&planner_, &executor_, &memory_, &pool_}, nullptr);
     EXPECT_TRUE(engine_->Start().ok());
+  }
+  std::string Submit(const v1::JobSpec& spec) {
     v1::SubmitJobRequest request;
     *request.mutable_spec() = spec;
     auto submitted = Await<v1::SubmitJobResponse>(
         [&](Callback<v1::SubmitJobResponse> done) { engine_->SubmitJob(request, std::move(done)); });
     EXPECT_TRUE(submitted.ok()) << submitted.status();
-    const std::string id = submitted.ok() ? submitted->job().job_id() : "";
+    return submitted.ok() ? submitted->job().job_id() : "";
+  }
+  v1::Job Get(const std::string& id) {
+    auto got = Await<v1::Job>([&](Callback<v1::Job> done) { engine_->GetJob(id, std::move(done)); });
+    EXPECT_TRUE(got.ok()) << got.status();
+    return got.ok() ? *got : v1::Job();
+  }
+  // Runs `spec` to its end and returns the final job.
+  v1::Job Run(const v1::JobSpec& spec) {
+    StartEngine();
+    const std::string id = Submit(spec);
     v1::Job job;
     EXPECT_TRUE(WaitFor([&] {
-      auto got = Await<v1::Job>([&](Callback<v1::Job> done) { engine_->GetJob(id, std::move(done)); });
-      if (got.ok()) job = *got;
-      return got.ok() && Finished(job);
+      job = Get(id);
+      return Finished(job);
     })) << job.DebugString();
     return job;
+  }
+  std::vector<v1::AgentRetried> RetryEvents(const std::string& id) {
+    std::vector<v1::AgentRetried> retries;
+    EXPECT_TRUE(store_
+                    ->ScanEvents(id, 1,
+                                 [&](const v1::JobEvent& e) {
+                                   if (e.has_agent_retried()) retries.push_back(e.agent_retried());
+                                   return true;
+                                 })
+                    .ok());
+    return retries;
   }
 
   // The final state-changed event's reason and message agree with the job.
@@ -209,6 +229,69 @@ TEST_F(JobEngineOutcomeTest, AnImprovementSucceedsWithoutTheNoImprovementMessage
   EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED);
   ASSERT_NE(job.best_candidate_id(), kBaselineCandidateId);
   EXPECT_THAT(job.message(), ::testing::Not(HasSubstr("no improvement")));
+}
+
+AgentRetryEvent Retry(const std::string& job_id, const std::string& agent, bool gave_up = false) {
+  return {agent,
+          agent == "planner" ? "Plan" : "Implement",
+          absl::UnavailableError("connection refused"),
+          1,
+          absl::Milliseconds(100),
+          job_id,
+          gave_up};
+}
+
+TEST_F(JobEngineOutcomeTest, RetriesAreCoalescedJobEventsAndGiveUpsAlwaysShow) {
+  planner_.SetHold(true);
+  JobEngine::Options options;
+  options.retry_event_interval = absl::Hours(1);
+  StartEngine(options);
+  const std::string id = Submit(Spec(1, 1, 1, 1));
+  ASSERT_TRUE(WaitFor([&] { return planner_.held().size() == 1; }));
+  auto listener = engine_->AgentRetryListener();
+  for (int i = 0; i < 3; ++i) listener(Retry(id, "planner"));
+  listener(Retry(id, "executor"));
+  listener(Retry("job-unknown", "planner"));
+  listener(Retry(id, "planner", /*gave_up=*/true));
+  ASSERT_TRUE(WaitFor([&] { return RetryEvents(id).size() == 3; }));
+  auto events = RetryEvents(id);
+  EXPECT_EQ(events[0].agent(), "planner");
+  EXPECT_EQ(events[0].retries(), 1);
+  EXPECT_FALSE(events[0].gave_up());
+  EXPECT_EQ(events[1].agent(), "executor");
+  EXPECT_EQ(events[1].retries(), 1);
+  // The two coalesced planner retries come with the give-up.
+  EXPECT_EQ(events[2].agent(), "planner");
+  EXPECT_EQ(events[2].retries(), 2);
+  EXPECT_TRUE(events[2].gave_up());
+  EXPECT_EQ(events[2].error(), "connection refused");
+  EXPECT_EQ(Get(id).stats().agent_retries(), 4);
+  planner_.held().ReleaseAll();
+}
+
+TEST_F(JobEngineOutcomeTest, CoalescedRetriesAreReportedOnceTheIntervalPasses) {
+  planner_.SetHold(true);
+  JobEngine::Options options;
+  options.retry_event_interval = absl::Milliseconds(200);
+  StartEngine(options);
+  const std::string id = Submit(Spec(1, 1, 1, 1));
+  ASSERT_TRUE(WaitFor([&] { return planner_.held().size() == 1; }));
+  auto listener = engine_->AgentRetryListener();
+  listener(Retry(id, "planner"));
+  listener(Retry(id, "planner"));
+  listener(Retry(id, "planner"));
+  ASSERT_TRUE(WaitFor([&] { return RetryEvents(id).size() == 2; }));
+  auto events = RetryEvents(id);
+  EXPECT_EQ(events[0].retries() + events[1].retries(), 3);
+  EXPECT_EQ(events[0].retries(), 1);
+  planner_.held().ReleaseAll();
+}
+
+TEST_F(JobEngineOutcomeTest, RetryListenerOutlivesTheEngine) {
+  StartEngine();
+  auto listener = engine_->AgentRetryListener();
+  engine_.reset();
+  listener(Retry("job-1", "planner"));  // dropped, not a use after free
 }
 
 }  // namespace

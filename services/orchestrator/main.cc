@@ -43,6 +43,9 @@ int main(int argc, char** argv) {
   orchestrator::AgentRetryOptions retry;
   retry.policy = orchestrator::AgentRetryPolicyFromConfig(config);
   retry.metrics = &metrics;
+  // Retries become events of their jobs once the engine exists.
+  auto retry_relay = std::make_shared<orchestrator::AgentRetryRelay>();
+  retry.on_retry = [retry_relay](const orchestrator::AgentRetryEvent& e) { (*retry_relay)(e); };
   orchestrator::GrpcPlannerClient planner(orchestrator::MakeChannel(config.planner_address()), retry);
   orchestrator::GrpcExecutorClient executor(orchestrator::MakeChannel(config.executor_address()), retry);
   orchestrator::GrpcMemoryClient memory(orchestrator::MakeChannel(config.memory_address()), retry);
@@ -69,6 +72,7 @@ int main(int argc, char** argv) {
   options.limits = {config.max_kernel_bytes(), config.max_problem_bytes()};
   options.agent_timeout = absl::Seconds(config.agent_timeout_seconds());
   orchestrator::JobEngine engine(options, &store, {&planner, &executor, &memory, &pool}, &metrics);
+  retry_relay->Set(engine.AgentRetryListener());
   if (auto s = engine.Start(); !s.ok()) return rpc::FailStartup("accelopt-orchestrator", s);
   orchestrator::JobServiceImpl service(&engine);
   return rpc::RunServer("orchestrator", config, config.server(), registry, {&service},
