@@ -17,6 +17,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -64,6 +65,12 @@ class JobEngine {
     absl::Duration tick = absl::Seconds(1);
     // At most one AgentRetried event per job and agent per this interval (give-ups always get one).
     absl::Duration retry_event_interval = absl::Seconds(10);
+    // Outbox delivery of iteration summaries to memory: retried with this backoff (doubling, jittered) until
+    // acknowledged. A job waits at most `summarize_wait` for the acknowledgement before going on without the
+    // iteration's experiences (an ExperiencesPending event; delivery continues in the background).
+    absl::Duration outbox_initial_backoff = absl::Seconds(1);
+    absl::Duration outbox_max_backoff = absl::Seconds(30);
+    absl::Duration summarize_wait = absl::Seconds(300);
   };
   struct Clients {
     PlannerClient* planner;
@@ -107,6 +114,7 @@ class JobEngine {
   // The parts of the engine (see job_engine_internal.h for the file of each).
   struct Run;
   class Mailbox;
+  struct OutboxEntry;
   template <typename Response>
   using StageStart = absl::AnyInvocable<std::shared_ptr<CallHandle>(Callback<Response>) &&>;
 
@@ -141,8 +149,8 @@ class JobEngine {
   void SetBest(Run& run, Transaction& txn, const v1::Candidate& best, double speedup);
   void AfterTransition(Run& run);
   void FinishIteration(Run& run);
-  void Summarize(Run& run);
-  void OnSummarized(const std::string& job_id, int iteration, absl::StatusOr<v1::SummarizeIterationResponse> response);
+  void OnSummarized(const std::string& job_id, int iteration, absl::StatusOr<v1::SummarizeIterationResponse> response,
+                    Transaction txn);
   void Finalize(Run& run, Transaction& txn, v1::Candidate& candidate);
   void AddUsage(Run& run, const std::string& agent, const v1::TokenUsage& usage);
   int ExpectedPerIteration(const Run& run) const;
@@ -163,6 +171,14 @@ class JobEngine {
   void FailOnStoreError(Run& run, const absl::Status& error);
   void Stop(Run& run, Transaction txn, v1::JobState state, v1::StopReason reason, const std::string& message,
             const std::string& detail);
+
+  // The summarization outbox (job_outbox.cc). Summarize stores the iteration's summary as an outbox entry
+  // (in `txn`, the iteration's end) and delivers it once committed; false when the commit was refused.
+  bool Summarize(Run& run, Transaction txn);
+  void Deliver(const std::string& key);
+  void OnDelivered(const std::string& key, absl::StatusOr<v1::SummarizeIterationResponse> response);
+  // A job waiting too long for its summary's acknowledgement goes on without it.
+  void CheckSummarizeWait(Run& run);
 
   // Agent retries as job events (job_retry_events.cc).
   void OnAgentRetry(const AgentRetryEvent& retry);
@@ -197,10 +213,12 @@ class JobEngine {
   std::map<std::string, std::unique_ptr<Run>> runs_;  // QUEUED and RUNNING jobs
   std::deque<std::string> queued_;
   ProfileQueues profile_queues_;
+  std::map<std::string, std::unique_ptr<OutboxEntry>> outbox_;  // by JobStore::OutboxKey
   std::map<v1::JobState, int> jobs_by_state_;
   StageQueue planner_stage_;
   StageQueue executor_stage_;
   StageQueue memory_stage_;
+  std::mt19937 random_{std::random_device{}()};  // jitter of outbox retries
   uint64_t next_call_id_ = 1;
   uint64_t submitted_ = 0;
 };

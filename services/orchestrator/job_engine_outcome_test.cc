@@ -1,6 +1,7 @@
 // Outcomes users can trust: a job none of whose candidates of an iteration could be produced or judged for
 // reasons outside the kernels ends FAILED with a reason naming the fault and the first error; a job that ran
-// correctly but found nothing faster SUCCEEDED saying "no improvement". And agent retries become job events.
+// correctly but found nothing faster SUCCEEDED saying "no improvement". Agent retries become job events, and
+// iteration summaries go through a durable outbox so no experience is lost.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -31,13 +32,47 @@ using testing::WaitFor;
 class JobEngineOutcomeTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string dir = ::testing::TempDir() + "/job_engine_outcome_test_" +
-                            ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::filesystem::remove_all(dir);
-    auto kv = storage::KvStore::Open(dir, JobStoreFamilies());
+    dir_ = ::testing::TempDir() + "/job_engine_outcome_test_" +
+           ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::filesystem::remove_all(dir_);
+    OpenStore();
+  }
+  void OpenStore() {
+    auto kv = storage::KvStore::Open(dir_, JobStoreFamilies());
     ASSERT_TRUE(kv.ok()) << kv.status();
     kv_ = *std::move(kv);
     store_ = std::make_unique<JobStore>(kv_.get());
+  }
+  // Destroys the engine without letting it write anything more, then reopens the store.
+  void Crash() {
+    engine_.reset();
+    store_.reset();
+    kv_.reset();
+    OpenStore();
+  }
+  v1::Job WaitFinished(const std::string& id) {
+    v1::Job job;
+    EXPECT_TRUE(WaitFor([&] {
+      job = Get(id);
+      return Finished(job);
+    })) << job.DebugString();
+    return job;
+  }
+  size_t OutboxSize() {
+    auto outbox = store_->LoadOutbox();
+    EXPECT_TRUE(outbox.ok()) << outbox.status();
+    return outbox.ok() ? outbox->size() : 0;
+  }
+  int EventsOf(const std::string& id, v1::JobEvent::KindCase kind) {
+    int n = 0;
+    EXPECT_TRUE(store_
+                    ->ScanEvents(id, 1,
+                                 [&](const v1::JobEvent& e) {
+                                   n += e.kind_case() == kind ? 1 : 0;
+                                   return true;
+                                 })
+                    .ok());
+    return n;
   }
   void TearDown() override {
     engine_.reset();
@@ -102,6 +137,7 @@ class JobEngineOutcomeTest : public ::testing::Test {
     EXPECT_EQ(last.state_changed().message(), job.message());
   }
 
+  std::string dir_;
   std::unique_ptr<storage::KvStore> kv_;
   std::unique_ptr<JobStore> store_;
   FakePlanner planner_;
@@ -285,6 +321,68 @@ TEST_F(JobEngineOutcomeTest, CoalescedRetriesAreReportedOnceTheIntervalPasses) {
   EXPECT_EQ(events[0].retries() + events[1].retries(), 3);
   EXPECT_EQ(events[0].retries(), 1);
   planner_.held().ReleaseAll();
+}
+
+JobEngine::Options FastOutbox() {
+  JobEngine::Options options;
+  options.outbox_initial_backoff = absl::Milliseconds(10);
+  options.outbox_max_backoff = absl::Milliseconds(40);
+  return options;
+}
+
+TEST_F(JobEngineOutcomeTest, MemoryDownForAWhileThenUpStoresEveryIterationsExperiencesOnce) {
+  memory_.set_fail_summarize(true);
+  StartEngine(FastOutbox());
+  const std::string id = Submit(Spec(2, 1, 2, 2));
+  // The first iteration's summary is stored and retried while memory is down; the job waits.
+  ASSERT_TRUE(WaitFor([&] { return memory_.summarize_requests().size() >= 5; }));
+  EXPECT_EQ(OutboxSize(), 1u);
+  EXPECT_EQ(Get(id).state(), v1::JOB_STATE_RUNNING);
+  const size_t failed_before = memory_.summarize_requests().size();
+  memory_.set_fail_summarize(false);
+  v1::Job job = WaitFinished(id);
+  EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(job.iterations_done(), 2);
+  EXPECT_EQ(OutboxSize(), 0u);
+  EXPECT_EQ(EventsOf(id, v1::JobEvent::kExperiencesPending), 0);
+  // One acknowledged delivery per iteration (a failed one may be in flight at the switch), nothing twice.
+  const auto requests = memory_.summarize_requests();
+  EXPECT_LE(requests.size() - failed_before, 3u);
+  EXPECT_GT(job.experiences_added(), 0);
+  EXPECT_EQ(static_cast<size_t>(job.experiences_added()), memory_.experiences(id).size());
+  EXPECT_EQ(EventsOf(id, v1::JobEvent::kExperienceAdded), job.experiences_added());
+}
+
+TEST_F(JobEngineOutcomeTest, APendingSummaryIsDeliveredAfterAnOrchestratorRestart) {
+  memory_.set_fail_summarize(true);
+  StartEngine(FastOutbox());
+  const std::string id = Submit(Spec(1, 1, 2, 2));
+  ASSERT_TRUE(WaitFor([&] { return memory_.summarize_requests().size() >= 2; }));
+  Crash();
+  EXPECT_EQ(OutboxSize(), 1u);
+  memory_.set_fail_summarize(false);
+  StartEngine(FastOutbox());
+  v1::Job job = WaitFinished(id);
+  EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(OutboxSize(), 0u);
+  EXPECT_GT(job.experiences_added(), 0);
+  EXPECT_EQ(static_cast<size_t>(job.experiences_added()), memory_.experiences(id).size());
+}
+
+TEST_F(JobEngineOutcomeTest, MemoryDownPastTheWaitIsReportedAndDeliveryContinuesAfterTheJob) {
+  memory_.set_fail_summarize(true);
+  JobEngine::Options options = FastOutbox();
+  options.summarize_wait = absl::Milliseconds(100);
+  StartEngine(options);
+  const std::string id = Submit(Spec(1, 1, 2, 2));
+  v1::Job job = WaitFinished(id);
+  EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_THAT(job.message(), HasSubstr("iteration 1: experiences not stored yet, delivery continues"));
+  EXPECT_EQ(EventsOf(id, v1::JobEvent::kExperiencesPending), 1);
+  EXPECT_EQ(OutboxSize(), 1u);
+  memory_.set_fail_summarize(false);
+  ASSERT_TRUE(WaitFor([&] { return OutboxSize() == 0; }));
+  EXPECT_FALSE(memory_.experiences(id).empty());
 }
 
 TEST_F(JobEngineOutcomeTest, RetryListenerOutlivesTheEngine) {

@@ -64,7 +64,12 @@ void JobEngine::Resume(Run& run) {
       AfterTransition(run);
       break;
     case v1::JobRecord::PHASE_SUMMARIZING:
-      Summarize(run);
+      // Delivery of a stored outbox entry started with the engine; an iteration without one is summarized now.
+      if (outbox_.count(JobStore::OutboxKey(run.id(), run.record.iteration())) > 0) {
+        run.summarize_since = absl::Now();
+      } else {
+        Summarize(run, Transaction());
+      }
       break;
     default:
       if (run.candidates.count(kBaselineCandidateId) == 0) StartJob(run);
@@ -353,35 +358,16 @@ void JobEngine::FinishIteration(Run& run) {
   v1::JobEvent e;
   e.mutable_iteration_finished()->set_iteration(t);
   txn.AddEvent(&run.record, std::move(e));
-  if (!Commit(run, std::move(txn))) return;
+  if (!Summarize(run, std::move(txn))) return;
   if (metrics_ != nullptr) metrics_->iterations.Increment();
-  Summarize(run);
-}
-
-void JobEngine::Summarize(Run& run) {
-  const int t = run.record.iteration();
-  const std::string job_id = run.id();
-  v1::SummarizeIterationRequest request = BuildSummarizeRequest(run.spec(), job_id, t, run.candidates);
-  if (request.samples().empty()) {
-    Post([this, job_id, t] { OnSummarized(job_id, t, v1::SummarizeIterationResponse()); });
-    return;
-  }
-  CallOnStage<v1::SummarizeIterationResponse>(
-      memory_stage_, job_id, t, v1::JobRecord::PHASE_SUMMARIZING,
-      [this, request = std::move(request)](Callback<v1::SummarizeIterationResponse> done) mutable {
-        return clients_.memory->SummarizeIteration(std::move(request), options_.agent_timeout, std::move(done));
-      },
-      [this, job_id, t](absl::StatusOr<v1::SummarizeIterationResponse> response) {
-        OnSummarized(job_id, t, std::move(response));
-      });
 }
 
 void JobEngine::OnSummarized(const std::string& job_id, int iteration,
-                             absl::StatusOr<v1::SummarizeIterationResponse> response) {
+                             absl::StatusOr<v1::SummarizeIterationResponse> response, Transaction txn) {
   Run* run = FindActive(job_id, iteration, v1::JobRecord::PHASE_SUMMARIZING);
   if (run == nullptr) return;
+  run->summarize_since = absl::InfiniteFuture();
   v1::Job& job = run->job();
-  Transaction txn;
   if (response.ok()) {
     AddUsage(*run, kSummarizer, response->usage());
     job.set_experiences_added(job.experiences_added() + response->added_size());
@@ -397,7 +383,13 @@ void JobEngine::OnSummarized(const std::string& job_id, int iteration,
       ACCELOPT_LOG(WARNING).With("job_id", job_id) << "summarizer failure: " << failure;
     }
   } else {
-    job.set_message(absl::StrCat("iteration ", iteration, ": memory summarize failed: ", response.status().message()));
+    job.set_message(absl::StrCat(
+        "iteration ", iteration,
+        ": experiences not stored yet, delivery continues in the background: ", response.status().message()));
+    v1::JobEvent e;
+    e.mutable_experiences_pending()->set_iteration(iteration);
+    e.mutable_experiences_pending()->set_error(std::string(response.status().message()));
+    txn.AddEvent(&run->record, std::move(e));
     ACCELOPT_LOG(WARNING).With("job_id", job_id) << job.message();
   }
   if (iteration >= run->spec().search().iterations()) {
