@@ -189,6 +189,10 @@ std::string EventLine(const v1::JobEvent& e) {
                            e.experience_added().regression() ? ", regression" : "");
   }
   if (e.has_budget_exhausted()) return absl::StrCat("budget exhausted: ", e.budget_exhausted().detail());
+  if (e.has_experiences_pending()) {
+    return absl::StrCat("iteration ", e.experiences_pending().iteration(),
+                        " experiences not stored yet (delivery continues): ", e.experiences_pending().error());
+  }
   if (e.has_agent_retried()) {
     const auto& r = e.agent_retried();
     if (r.gave_up()) return absl::StrCat(r.agent(), " ", r.method(), " gave up: ", r.error());

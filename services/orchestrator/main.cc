@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
   options.max_memory_calls = config.max_memory_calls();
   options.limits = {config.max_kernel_bytes(), config.max_problem_bytes()};
   options.agent_timeout = absl::Seconds(config.agent_timeout_seconds());
+  options.summarize_wait = absl::Seconds(config.summarize_wait_seconds());
   orchestrator::JobEngine engine(options, &store, {&planner, &executor, &memory, &pool}, &metrics);
   retry_relay->Set(engine.AgentRetryListener());
   if (auto s = engine.Start(); !s.ok()) return rpc::FailStartup("accelopt-orchestrator", s);
