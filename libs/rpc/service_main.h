@@ -26,8 +26,8 @@ using ServingCheck = std::function<absl::Status()>;
 
 // Logs the effective config, starts the server with `services`, waits for a shutdown signal and drains.
 // When `serving_check` is given it is the server's readiness check (ServerRunner::SetReadinessCheck): health
-// is NOT_SERVING while it fails (each change logged); `liveness` stays SERVING. Returns the process exit code (0 after a clean shutdown, 1 when the server
-// cannot start).
+// is NOT_SERVING while it fails (each change logged); `liveness` stays SERVING. Returns the process exit code (0 after
+// a clean shutdown, 1 when the server cannot start).
 int RunServer(const std::string& service_name, const google::protobuf::Message& config, const v1::ServerConfig& server,
               std::shared_ptr<prometheus::Registry> registry, const std::vector<grpc::Service*>& services,
               ServingCheck serving_check = nullptr);
