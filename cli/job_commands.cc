@@ -40,6 +40,22 @@ bool Finished(v1::JobState s) {
   return s == v1::JOB_STATE_SUCCEEDED || s == v1::JOB_STATE_FAILED || s == v1::JOB_STATE_CANCELLED;
 }
 
+// The exit code of `submit --wait` and `watch` for a finished job: 0 SUCCEEDED, 1 FAILED, 3 CANCELLED.
+int FinishedJobExitCode(const v1::Job& job) {
+  switch (job.state()) {
+    case v1::JOB_STATE_SUCCEEDED:
+      return 0;
+    case v1::JOB_STATE_CANCELLED:
+      return 3;
+    default:
+      return 1;
+  }
+}
+
+constexpr char kFollowExitCodes[] =
+    "      Exit codes: 0 the job SUCCEEDED, 1 it FAILED (or the orchestrator could not be followed),\n"
+    "      3 it was CANCELLED, 2 bad usage.";
+
 // `args` were checked by ParseJobArgs, so their credentials resolve.
 std::unique_ptr<v1::JobService::Stub> Connect(const std::string& address, const Args& args) {
   grpc::ChannelArguments channel_args;
@@ -182,6 +198,16 @@ std::string EventLine(const v1::JobEvent& e) {
                            e.experience_added().regression() ? ", regression" : "");
   }
   if (e.has_budget_exhausted()) return absl::StrCat("budget exhausted: ", e.budget_exhausted().detail());
+  if (e.has_experiences_pending()) {
+    return absl::StrCat("iteration ", e.experiences_pending().iteration(),
+                        " experiences not stored yet (delivery continues): ", e.experiences_pending().error());
+  }
+  if (e.has_agent_retried()) {
+    const auto& r = e.agent_retried();
+    if (r.gave_up()) return absl::StrCat(r.agent(), " ", r.method(), " gave up: ", r.error());
+    return absl::StrCat(r.agent(), " ", r.method(), " retried ", r.retries(), r.retries() == 1 ? " time" : " times",
+                        ": ", r.error());
+  }
   if (e.has_candidate_finished()) {
     const auto& c = e.candidate_finished();
     if (c.verdict() == v1::VERDICT_OK) {
@@ -306,7 +332,7 @@ int RunSubmit(const std::vector<std::string>& argv) {
                     } else {
                       PrintJobHuman(job, std::cout);
                     }
-                    return job.state() == v1::JOB_STATE_FAILED ? 1 : 0;
+                    return FinishedJobExitCode(job);
                   });
 }
 
@@ -318,7 +344,7 @@ int RunWatch(const std::vector<std::string>& argv) {
       return Fail(std::string(s.message()));
     }
     PrintJobHuman(job, std::cout);
-    return 0;
+    return FinishedJobExitCode(job);
   });
 }
 
@@ -415,11 +441,15 @@ Command SubmitCommand() {
           "         [--data-dir DIR] [--token T] [--ca FILE] [--cert FILE --key FILE]\n"
           "      Submit a job spec file; --wait follows it to the end and prints the final job. Files it names\n"
           "      must lie under its directory (or an --allow-path directory). --server defaults to $ACCELOPT_SERVER,\n"
-          "      --token to $ACCELOPT_TOKEN, --ca to $ACCELOPT_CA (or DIR/tls of an `up --secure` cluster).",
+          "      --token to $ACCELOPT_TOKEN, --ca to $ACCELOPT_CA (or DIR/tls of an `up --secure` cluster)." +
+              "\n" + std::string(kFollowExitCodes),
           RunSubmit};
 }
 Command WatchCommand() {
-  return {"watch", "watch JOB [--server ADDR] [--data-dir DIR]\n      Follow a job live until it finishes.", RunWatch};
+  return {"watch",
+          "watch JOB [--server ADDR] [--data-dir DIR]\n      Follow a job live until it finishes.\n" +
+              std::string(kFollowExitCodes),
+          RunWatch};
 }
 Command GetCommand() {
   return {"get", "get JOB [--json] [--server ADDR] [--data-dir DIR]\n      Show a job's state and best result.",

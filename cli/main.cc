@@ -31,7 +31,8 @@ void PrintUsage(std::ostream& out) {
       << "\nCommands that call a service also take --token T, --ca FILE, --cert FILE --key FILE (defaults:\n"
       << "$ACCELOPT_TOKEN, $ACCELOPT_CA, else DIR/tls of an `up --secure` cluster); --server defaults to\n"
       << "$ACCELOPT_SERVER. A token is sent only over TLS.\n"
-      << "\nDIR defaults to ./.accelopt. Exit codes: 0 success, 1 failure (one line on stderr), 2 bad usage.\n";
+      << "\nDIR defaults to ./.accelopt. Exit codes: 0 success, 1 failure (one line on stderr), 2 bad usage;\n"
+      << "submit --wait and watch exit 0 when the job SUCCEEDED, 1 when it FAILED, 3 when it was CANCELLED.\n";
 }
 
 }  // namespace

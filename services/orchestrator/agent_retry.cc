@@ -6,6 +6,16 @@
 
 namespace accelopt::orchestrator {
 
+void AgentRetryRelay::Set(std::function<void(const AgentRetryEvent&)> listener) {
+  absl::MutexLock lock(&mu_);
+  listener_ = std::move(listener);
+}
+
+void AgentRetryRelay::operator()(const AgentRetryEvent& event) const {
+  absl::MutexLock lock(&mu_);
+  if (listener_) listener_(event);
+}
+
 bool IsRetryableAgentError(const absl::Status& status) {
   return absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status);
 }

@@ -8,7 +8,9 @@
 #include <random>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "services/orchestrator/orchestrator_metrics.h"
 
@@ -22,21 +24,36 @@ struct AgentRetryPolicy {
   absl::Duration max_elapsed = absl::Seconds(60);
 };
 
-// One retry about to happen.
+// One retry about to happen, or (gave_up) a retried call giving up.
 struct AgentRetryEvent {
   std::string agent;    // "planner", "executor" or "memory"
   std::string method;   // the RPC, e.g. "Plan"
   absl::Status status;  // what the failed attempt returned
-  int retry = 0;        // 1 for the first retry
+  int retry = 0;        // 1 for the first retry; for a give-up, the retries made
   absl::Duration backoff;
+  std::string job_id;  // the job the call is for ("" when the request names none)
+  bool gave_up = false;
 };
 
 // How the gRPC agent clients retry. `metrics` (may be null) counts accelopt_agent_call_retries_total;
-// `on_retry` (may be empty) hears every retry, on any thread, e.g. to add job events.
+// `on_retry` (may be empty) hears every retry, and the give-up of a call that was retried, on any thread,
+// e.g. to add job events.
 struct AgentRetryOptions {
   AgentRetryPolicy policy;
   OrchestratorMetrics* metrics = nullptr;
   std::function<void(const AgentRetryEvent&)> on_retry;
+};
+
+// Forwards retry events to a listener set later (the job engine is built after the clients that retry).
+// Thread-safe; events before Set() or after Set({}) are dropped.
+class AgentRetryRelay {
+ public:
+  void Set(std::function<void(const AgentRetryEvent&)> listener);
+  void operator()(const AgentRetryEvent& event) const;
+
+ private:
+  mutable absl::Mutex mu_;
+  std::function<void(const AgentRetryEvent&)> listener_ ABSL_GUARDED_BY(mu_);
 };
 
 // UNAVAILABLE or DEADLINE_EXCEEDED: the service, not the request, failed.

@@ -16,6 +16,16 @@ namespace {
 
 constexpr int kMaxMessageBytes = 64 << 20;
 
+// The job a request is for, to attribute its retries.
+template <typename Request>
+std::string JobIdOf(const Request& request) {
+  if constexpr (requires { request.job_id(); }) {
+    return request.job_id();
+  } else {
+    return "";
+  }
+}
+
 // One call to a service: its attempts (one unless retried), each with its own context, until the response
 // or the final error has been reported to `done`.
 template <typename Request, typename Response>
@@ -32,6 +42,7 @@ class RetryingCall : public CallHandle, public std::enable_shared_from_this<Retr
         retry_(retry),
         agent_(std::move(agent)),
         method_(std::move(method)),
+        job_id_(JobIdOf(request_)),
         deadline_(absl::Now() + deadline),
         schedule_(retry != nullptr ? retry->policy : AgentRetryPolicy{.max_elapsed = absl::ZeroDuration()}, absl::Now(),
                   deadline_) {}
@@ -85,10 +96,16 @@ class RetryingCall : public CallHandle, public std::enable_shared_from_this<Retr
                     [self = this->shared_from_this()](bool) { self->Attempt(); });
       }
     }
-    if (!wait.has_value()) return std::move(done_)(schedule_.GiveUp(failed, absl::Now()));
+    if (!wait.has_value()) {
+      const absl::Status final_status = schedule_.GiveUp(failed, absl::Now());
+      if (schedule_.retries() > 0 && !absl::IsCancelled(failed) && retry_->on_retry) {
+        retry_->on_retry({agent_, method_, final_status, schedule_.retries(), absl::ZeroDuration(), job_id_, true});
+      }
+      return std::move(done_)(final_status);
+    }
     const std::string code = absl::StatusCodeToString(failed.code());
     if (retry_->metrics != nullptr) retry_->metrics->CountAgentRetry(agent_, code);
-    if (retry_->on_retry) retry_->on_retry({agent_, method_, failed, schedule_.retries(), *wait});
+    if (retry_->on_retry) retry_->on_retry({agent_, method_, failed, schedule_.retries(), *wait, job_id_, false});
   }
 
   Request request_;
@@ -98,6 +115,7 @@ class RetryingCall : public CallHandle, public std::enable_shared_from_this<Retr
   const AgentRetryOptions* const retry_;
   const std::string agent_;
   const std::string method_;
+  const std::string job_id_;
   const absl::Time deadline_;
   RetrySchedule schedule_;  // used by one attempt's completion at a time
   std::mutex mu_;

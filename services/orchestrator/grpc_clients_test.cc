@@ -61,6 +61,12 @@ class GrpcClientsTest : public ::testing::Test {
     retry.on_retry = [this](const AgentRetryEvent& event) {
       EXPECT_EQ(event.agent, "planner");
       EXPECT_EQ(event.method, "Plan");
+      EXPECT_EQ(event.job_id, "job-1");
+      if (event.gave_up) {
+        give_ups_.fetch_add(1);
+        give_up_retries_ = event.retry;
+        return;
+      }
       if (retries_.fetch_add(1) + 1 == 3) third_retry_.set_value();
     };
     return retry;
@@ -71,7 +77,9 @@ class GrpcClientsTest : public ::testing::Test {
   std::future<absl::StatusOr<v1::PlanResponse>> Plan(GrpcPlannerClient& client, absl::Duration deadline) {
     auto promise = std::make_shared<std::promise<absl::StatusOr<v1::PlanResponse>>>();
     auto future = promise->get_future();
-    handle_ = client.Plan(v1::PlanRequest(), deadline,
+    v1::PlanRequest request;
+    request.set_job_id("job-1");
+    handle_ = client.Plan(request, deadline,
                           [promise](absl::StatusOr<v1::PlanResponse> r) { promise->set_value(std::move(r)); });
     return future;
   }
@@ -82,6 +90,8 @@ class GrpcClientsTest : public ::testing::Test {
   CannedPlanner planner_;
   std::unique_ptr<grpc::Server> server_;
   std::atomic<int> retries_{0};
+  std::atomic<int> give_ups_{0};
+  std::atomic<int> give_up_retries_{0};
   std::promise<void> third_retry_;
   std::shared_ptr<CallHandle> handle_;
 };
@@ -102,6 +112,7 @@ TEST_F(GrpcClientsTest, ACallSurvivesThePlannerComingBackOnItsPort) {
   EXPECT_EQ(response->samples_size(), 1);
   EXPECT_GE(retries_.load(), 3);
   EXPECT_EQ(RetriesCounted("UNAVAILABLE"), retries_.load());
+  EXPECT_EQ(give_ups_.load(), 0);
 }
 
 TEST_F(GrpcClientsTest, ACallGivesUpWithinItsBoundSayingHowItRetried) {
@@ -114,6 +125,8 @@ TEST_F(GrpcClientsTest, ACallGivesUpWithinItsBoundSayingHowItRetried) {
   ASSERT_TRUE(absl::IsUnavailable(response.status())) << response.status();
   EXPECT_LT(took, absl::Seconds(3));
   EXPECT_GE(retries_.load(), 3);
+  EXPECT_EQ(give_ups_.load(), 1);
+  EXPECT_EQ(give_up_retries_.load(), retries_.load());
   EXPECT_NE(response.status().message().find(absl::StrCat("(retried ", retries_.load(), " times for ")),
             std::string::npos)
       << response.status();
@@ -136,6 +149,7 @@ TEST_F(GrpcClientsTest, CancelStopsTheRetries) {
   handle_->Cancel();
   ASSERT_EQ(result.wait_for(std::chrono::seconds(20)), std::future_status::ready);
   EXPECT_TRUE(absl::IsCancelled(result.get().status()));
+  EXPECT_EQ(give_ups_.load(), 0);
 }
 
 TEST_F(GrpcClientsTest, CallsSpreadOverEveryAddressTheTargetResolvesTo) {

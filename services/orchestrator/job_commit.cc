@@ -8,6 +8,7 @@
 #include "services/orchestrator/job_engine.h"
 #include "services/orchestrator/job_engine_internal.h"
 #include "services/orchestrator/job_report.h"
+#include "services/orchestrator/search_ids.h"
 #include "services/orchestrator/search_rules.h"
 
 namespace accelopt::orchestrator {
@@ -64,6 +65,10 @@ void JobEngine::Stop(Run& run, Transaction txn, v1::JobState state, v1::StopReas
   SetState(run, state);
   job.set_stop_reason(reason);
   if (!message.empty()) job.set_message(message);
+  if (state == v1::JOB_STATE_SUCCEEDED &&
+      (job.best_candidate_id().empty() || job.best_candidate_id() == kBaselineCandidateId)) {
+    job.set_message(NoImprovementMessage(message));
+  }
   run.record.set_phase(v1::JobRecord::PHASE_DONE);
   if (!detail.empty() && reason != v1::STOP_REASON_TARGET_PEAK && reason != v1::STOP_REASON_CANCELLED) {
     v1::JobEvent e;

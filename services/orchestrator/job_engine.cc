@@ -50,6 +50,9 @@ JobEngine::~JobEngine() {
   mailbox_->Close();
   io_.stop();
   if (thread_.joinable()) thread_.join();
+  for (auto& [key, entry] : outbox_) {
+    if (entry->call != nullptr) entry->call->Cancel();
+  }
   for (auto& [id, run] : runs_) {
     for (auto& [call_id, handle] : run->calls) handle->Cancel();
     for (auto& sink : run->watchers) sink->OnEnd(absl::UnavailableError("the orchestrator is shutting down"));
@@ -61,7 +64,13 @@ void JobEngine::Post(absl::AnyInvocable<void() &&> fn) { mailbox_->Post(std::mov
 absl::Status JobEngine::Start() {
   auto records = store_->LoadJobs();
   if (!records.ok()) return records.status();
-  std::vector<v1::JobRecord> queued;
+  auto outbox = store_->LoadOutbox();
+  if (!outbox.ok()) return outbox.status();
+  for (v1::SummarizeIterationRequest& request : *outbox) {
+    auto entry = std::make_unique<OutboxEntry>(io_);
+    entry->request = std::move(request);
+    outbox_[JobStore::OutboxKey(entry->request.job_id(), entry->request.iteration())] = std::move(entry);
+  }
   for (v1::JobRecord& record : *records) {
     ++jobs_by_state_[record.job().state()];
     if (record.job().state() == v1::JOB_STATE_RUNNING || record.job().state() == v1::JOB_STATE_QUEUED) {
@@ -88,6 +97,7 @@ absl::Status JobEngine::Start() {
         queued_.push_back(run->id());
       }
     }
+    for (auto& [key, entry] : outbox_) Deliver(key);
     UpdateJobGauges();
     ScheduleQueued();
     Tick();
@@ -290,7 +300,9 @@ void JobEngine::Tick() {
     Run* run = FindRun(id);
     if (run == nullptr) continue;
     UpdateWall(*run);
-    AfterTransition(*run);
+    FlushAgentRetries(*run);
+    if (run->active) CheckSummarizeWait(*run);
+    if (run->active) AfterTransition(*run);
   }
   tick_timer_.expires_after(absl::ToChronoMilliseconds(options_.tick));
   tick_timer_.async_wait([this](const boost::system::error_code& ec) {

@@ -17,6 +17,7 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <random>
 #include <set>
 #include <string>
 #include <thread>
@@ -27,6 +28,7 @@
 #include "absl/time/time.h"
 #include "accelopt/v1/job_service.pb.h"
 #include "services/orchestrator/agent_clients.h"
+#include "services/orchestrator/agent_retry.h"
 #include "services/orchestrator/job_spec.h"
 #include "services/orchestrator/job_store.h"
 #include "services/orchestrator/orchestrator_metrics.h"
@@ -61,6 +63,14 @@ class JobEngine {
     absl::Duration profile_margin = absl::Seconds(30);
     // How often wall time is updated and the wall-time budget checked.
     absl::Duration tick = absl::Seconds(1);
+    // At most one AgentRetried event per job and agent per this interval (give-ups always get one).
+    absl::Duration retry_event_interval = absl::Seconds(10);
+    // Outbox delivery of iteration summaries to memory: retried with this backoff (doubling, jittered) until
+    // acknowledged. A job waits at most `summarize_wait` for the acknowledgement before going on without the
+    // iteration's experiences (an ExperiencesPending event; delivery continues in the background).
+    absl::Duration outbox_initial_backoff = absl::Seconds(1);
+    absl::Duration outbox_max_backoff = absl::Seconds(30);
+    absl::Duration summarize_wait = absl::Seconds(300);
   };
   struct Clients {
     PlannerClient* planner;
@@ -94,10 +104,17 @@ class JobEngine {
   // Stops delivering to `sink` (the client went away). OnEnd is not called.
   void Unwatch(std::shared_ptr<EventSink> sink);
 
+  // A listener for the agent clients' retries (AgentRetryOptions::on_retry, e.g. through an
+  // AgentRetryRelay): each retry of a running job's call counts in its stats.agent_retries and becomes an
+  // AgentRetried event, coalesced per agent (Options::retry_event_interval). Thread-safe; it may outlive
+  // the engine (events then are dropped).
+  std::function<void(const AgentRetryEvent&)> AgentRetryListener();
+
  private:
   // The parts of the engine (see job_engine_internal.h for the file of each).
   struct Run;
   class Mailbox;
+  struct OutboxEntry;
   template <typename Response>
   using StageStart = absl::AnyInvocable<std::shared_ptr<CallHandle>(Callback<Response>) &&>;
 
@@ -132,8 +149,8 @@ class JobEngine {
   void SetBest(Run& run, Transaction& txn, const v1::Candidate& best, double speedup);
   void AfterTransition(Run& run);
   void FinishIteration(Run& run);
-  void Summarize(Run& run);
-  void OnSummarized(const std::string& job_id, int iteration, absl::StatusOr<v1::SummarizeIterationResponse> response);
+  void OnSummarized(const std::string& job_id, int iteration, absl::StatusOr<v1::SummarizeIterationResponse> response,
+                    Transaction txn);
   void Finalize(Run& run, Transaction& txn, v1::Candidate& candidate);
   void AddUsage(Run& run, const std::string& agent, const v1::TokenUsage& usage);
   int ExpectedPerIteration(const Run& run) const;
@@ -154,6 +171,19 @@ class JobEngine {
   void FailOnStoreError(Run& run, const absl::Status& error);
   void Stop(Run& run, Transaction txn, v1::JobState state, v1::StopReason reason, const std::string& message,
             const std::string& detail);
+
+  // The summarization outbox (job_outbox.cc). Summarize stores the iteration's summary as an outbox entry
+  // (in `txn`, the iteration's end) and delivers it once committed; false when the commit was refused.
+  bool Summarize(Run& run, Transaction txn);
+  void Deliver(const std::string& key);
+  void OnDelivered(const std::string& key, absl::StatusOr<v1::SummarizeIterationResponse> response);
+  // A job waiting too long for its summary's acknowledgement goes on without it.
+  void CheckSummarizeWait(Run& run);
+
+  // Agent retries as job events (job_retry_events.cc).
+  void OnAgentRetry(const AgentRetryEvent& retry);
+  // Emits the AgentRetried events of `run` whose interval has passed.
+  void FlushAgentRetries(Run& run);
 
   // Helpers (job_engine.cc).
   Run* FindRun(const std::string& job_id);
@@ -183,10 +213,12 @@ class JobEngine {
   std::map<std::string, std::unique_ptr<Run>> runs_;  // QUEUED and RUNNING jobs
   std::deque<std::string> queued_;
   ProfileQueues profile_queues_;
+  std::map<std::string, std::unique_ptr<OutboxEntry>> outbox_;  // by JobStore::OutboxKey
   std::map<v1::JobState, int> jobs_by_state_;
   StageQueue planner_stage_;
   StageQueue executor_stage_;
   StageQueue memory_stage_;
+  std::mt19937 random_{std::random_device{}()};  // jitter of outbox retries
   uint64_t next_call_id_ = 1;
   uint64_t submitted_ = 0;
 };

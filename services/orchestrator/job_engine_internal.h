@@ -5,6 +5,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -41,6 +42,17 @@ class JobEngine::Mailbox {
   boost::asio::io_context* io_ ABSL_GUARDED_BY(mu_);
 };
 
+// An iteration summary not yet acknowledged by the memory service.
+struct JobEngine::OutboxEntry {
+  explicit OutboxEntry(boost::asio::io_context& io) : timer(io) {}
+  v1::SummarizeIterationRequest request;
+  absl::Duration backoff = absl::ZeroDuration();
+  int attempts = 0;
+  std::string last_error;
+  std::shared_ptr<CallHandle> call;
+  boost::asio::steady_timer timer;
+};
+
 // One QUEUED or RUNNING job.
 struct JobEngine::Run {
   v1::JobRecord record;
@@ -62,6 +74,16 @@ struct JobEngine::Run {
   std::map<std::string, v1::Candidate> committed_candidates;
   // The first store error of the job. Once set the job writes nothing more but the record of its failure.
   absl::Status store_error;
+  // Agent retries not yet reported in an AgentRetried event, per agent.
+  struct RetryTally {
+    absl::Time last_event = absl::InfinitePast();
+    int pending = 0;
+    std::string method;
+    std::string error;
+  };
+  std::map<std::string, RetryTally> retry_tallies;
+  // Since when the job waits in PHASE_SUMMARIZING for its summary's acknowledgement.
+  absl::Time summarize_since = absl::InfiniteFuture();
 
   v1::Job& job() { return *record.mutable_job(); }
   const v1::JobSpec& spec() const { return record.job().spec(); }

@@ -326,8 +326,9 @@ TEST_F(JobEngineTest, DuplicateKernelsAreRecordedButNotProfiled) {
 TEST_F(JobEngineTest, FailedAgentSamplesBecomeVerdictsAndTheJobCompletes) {
   planner_.SetHandler([](const v1::PlanRequest& r) -> absl::StatusOr<v1::PlanResponse> {
     v1::PlanResponse response;
-    response.add_samples()->mutable_plan()->set_text("only plan");
-    for (int j = 1; j < r.num_plans(); ++j) response.add_samples()->set_error("model returned nothing");
+    response.add_samples()->mutable_plan()->set_text("first plan");
+    response.add_samples()->mutable_plan()->set_text("second plan");
+    for (int j = 2; j < r.num_plans(); ++j) response.add_samples()->set_error("model returned nothing");
     return response;
   });
   int calls = 0;

@@ -3,6 +3,7 @@
 // answer arrives; every transition is one commit (job_commit.cc).
 #include <algorithm>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "libs/core/log.h"
@@ -21,6 +22,8 @@ namespace {
 constexpr char kPlanner[] = "planner";
 constexpr char kExecutor[] = "executor";
 constexpr char kSummarizer[] = "summarizer";
+// The error of every plan sample of a failed planner call (the call failed, not the model).
+constexpr char kPlannerCallFailed[] = "planner call failed: ";
 
 // Beam copies (BEAM_POLICY_REFERENCE pads the beam with parent copies): the branch key of beam rank `rank`
 // is the parent's id for its first occurrence and "<id>#<rank>" for a copy, so a copy's plans and candidates
@@ -80,7 +83,12 @@ void JobEngine::Resume(Run& run) {
       AfterTransition(run);
       break;
     case v1::JobRecord::PHASE_SUMMARIZING:
-      Summarize(run);
+      // Delivery of a stored outbox entry started with the engine; an iteration without one is summarized now.
+      if (outbox_.count(JobStore::OutboxKey(run.id(), run.record.iteration())) > 0) {
+        run.summarize_since = absl::Now();
+      } else {
+        Summarize(run, Transaction());
+      }
       break;
     default:
       if (run.candidates.count(kBaselineCandidateId) == 0) StartJob(run);
@@ -185,7 +193,7 @@ void JobEngine::OnPlanned(const std::string& job_id, int iteration, int rank, ab
   } else {
     ACCELOPT_LOG(WARNING).With("job_id", job_id) << "planner call failed: " << plans.status().message();
     for (int j = 0; j < n; ++j) {
-      response.add_samples()->set_error(absl::StrCat("planner call failed: ", plans.status().message()));
+      response.add_samples()->set_error(absl::StrCat(kPlannerCallFailed, plans.status().message()));
     }
   }
   while (response.samples_size() > n) response.mutable_samples()->RemoveLast();
@@ -208,8 +216,11 @@ void JobEngine::ImplementPlans(Run& run, int rank, const v1::PlanResponse& plans
     if (run.candidates.count(CandidateId(run.id(), t, branch, j, 0)) > 0) continue;
     const v1::PlanSample& sample = plans.samples(j);
     if (!sample.has_plan()) {
+      // FAILED_PRECONDITION: the planner answered without a plan; ABORTED: the planner call failed.
+      const std::string error = absl::StrCat("no plan: ", sample.error());
       OnImplemented(run.id(), t, rank, j, v1::Plan(),
-                    absl::FailedPreconditionError(absl::StrCat("no plan: ", sample.error())));
+                    absl::StartsWith(sample.error(), kPlannerCallFailed) ? absl::AbortedError(error)
+                                                                         : absl::FailedPreconditionError(error));
       continue;
     }
     const std::string job_id = run.id();
@@ -251,7 +262,9 @@ void JobEngine::OnImplemented(const std::string& job_id, int iteration, int rank
     std::string error;
     if (!response.ok()) {
       error = std::string(response.status().message());
-      if (!absl::IsFailedPrecondition(response.status())) error = absl::StrCat("executor call failed: ", error);
+      const bool no_plan = absl::IsFailedPrecondition(response.status()) || absl::IsAborted(response.status());
+      if (!no_plan) error = absl::StrCat("executor call failed: ", error);
+      c.set_agent_call_failed(!absl::IsFailedPrecondition(response.status()));
     } else if (i >= response->samples_size()) {
       error = "the executor returned fewer samples";
     } else if (!response->samples(i).has_kernel() || response->samples(i).kernel().source().empty()) {
@@ -291,6 +304,11 @@ void JobEngine::OnImplemented(const std::string& job_id, int iteration, int rank
 
 void JobEngine::OnBaseline(Run& run, Transaction& txn, const v1::Candidate& baseline) {
   v1::Job& job = run.job();
+  if (baseline.result().verdict() == v1::VERDICT_INFRA_ERROR) {
+    Stop(run, std::move(txn), v1::JOB_STATE_FAILED, v1::STOP_REASON_PROFILERS_UNAVAILABLE,
+         absl::StrCat("the baseline kernel could not be profiled: ", baseline.result().message()), "");
+    return;
+  }
   if (!IsOk(baseline)) {
     const std::string message =
         absl::StrCat("the baseline kernel is not correct: ", VerdictKey(baseline.result().verdict()),
@@ -344,11 +362,18 @@ void JobEngine::AfterTransition(Run& run) {
 
 void JobEngine::FinishIteration(Run& run) {
   const int t = run.record.iteration();
+  std::vector<const v1::Candidate*> produced;
+  for (const auto& [id, c] : run.candidates) {
+    if (c.iteration() == t) produced.push_back(&c);
+  }
+  if (StopCheck failure = CheckIterationJudged(t, produced); failure.reason != v1::STOP_REASON_UNSPECIFIED) {
+    ACCELOPT_LOG(WARNING).With("job_id", run.id()) << "job fails: " << failure.detail;
+    Stop(run, Transaction(), v1::JOB_STATE_FAILED, failure.reason, failure.detail, "");
+    return;
+  }
   BeamPool pool;
   for (const std::string& id : run.record.beam()) pool.parents.push_back(&run.candidates[id]);
-  for (const auto& [id, c] : run.candidates) {
-    if (c.iteration() == t) pool.children.push_back(&c);
-  }
+  pool.children = produced;
   const v1::SearchParams& search = run.spec().search();
   std::vector<std::string> beam = SelectBeam(search.beam_policy(), pool, search.beam_width());
   run.record.clear_beam();
@@ -359,40 +384,21 @@ void JobEngine::FinishIteration(Run& run) {
   v1::JobEvent e;
   e.mutable_iteration_finished()->set_iteration(t);
   txn.AddEvent(&run.record, std::move(e));
-  if (!Commit(run, std::move(txn))) return;
+  if (!Summarize(run, std::move(txn))) return;
   if (metrics_ != nullptr) {
     metrics_->iterations.Increment();
     if (run.iteration_started != absl::InfinitePast()) {
       metrics_->iteration_duration.Observe(absl::ToDoubleSeconds(absl::Now() - run.iteration_started));
     }
   }
-  Summarize(run);
-}
-
-void JobEngine::Summarize(Run& run) {
-  const int t = run.record.iteration();
-  const std::string job_id = run.id();
-  v1::SummarizeIterationRequest request = BuildSummarizeRequest(run.spec(), job_id, t, run.candidates);
-  if (request.samples().empty()) {
-    Post([this, job_id, t] { OnSummarized(job_id, t, v1::SummarizeIterationResponse()); });
-    return;
-  }
-  CallOnStage<v1::SummarizeIterationResponse>(
-      memory_stage_, job_id, t, v1::JobRecord::PHASE_SUMMARIZING,
-      [this, request = std::move(request)](Callback<v1::SummarizeIterationResponse> done) mutable {
-        return clients_.memory->SummarizeIteration(std::move(request), options_.agent_timeout, std::move(done));
-      },
-      [this, job_id, t](absl::StatusOr<v1::SummarizeIterationResponse> response) {
-        OnSummarized(job_id, t, std::move(response));
-      });
 }
 
 void JobEngine::OnSummarized(const std::string& job_id, int iteration,
-                             absl::StatusOr<v1::SummarizeIterationResponse> response) {
+                             absl::StatusOr<v1::SummarizeIterationResponse> response, Transaction txn) {
   Run* run = FindActive(job_id, iteration, v1::JobRecord::PHASE_SUMMARIZING);
   if (run == nullptr) return;
+  run->summarize_since = absl::InfiniteFuture();
   v1::Job& job = run->job();
-  Transaction txn;
   if (response.ok()) {
     AddUsage(*run, kSummarizer, response->usage());
     job.set_experiences_added(job.experiences_added() + response->added_size());
@@ -408,7 +414,13 @@ void JobEngine::OnSummarized(const std::string& job_id, int iteration,
       ACCELOPT_LOG(WARNING).With("job_id", job_id) << "summarizer failure: " << failure;
     }
   } else {
-    job.set_message(absl::StrCat("iteration ", iteration, ": memory summarize failed: ", response.status().message()));
+    job.set_message(absl::StrCat(
+        "iteration ", iteration,
+        ": experiences not stored yet, delivery continues in the background: ", response.status().message()));
+    v1::JobEvent e;
+    e.mutable_experiences_pending()->set_iteration(iteration);
+    e.mutable_experiences_pending()->set_error(std::string(response.status().message()));
+    txn.AddEvent(&run->record, std::move(e));
     ACCELOPT_LOG(WARNING).With("job_id", job_id) << job.message();
   }
   if (iteration >= run->spec().search().iterations()) {

@@ -47,6 +47,14 @@ void Transaction::PutIdempotencyKey(absl::string_view key, absl::string_view job
   batch_.Put(kIndex, absl::StrCat("idem/", key), job_id);
 }
 
+void Transaction::PutOutbox(const v1::SummarizeIterationRequest& request) {
+  batch_.Put(kIndex, JobStore::OutboxKey(request.job_id(), request.iteration()), request.SerializeAsString());
+}
+
+void Transaction::DeleteOutbox(absl::string_view job_id, int iteration) {
+  batch_.Delete(kIndex, JobStore::OutboxKey(job_id, iteration));
+}
+
 void Transaction::AddEvent(v1::JobRecord* record, v1::JobEvent event) {
   if (record->next_sequence() < 1) record->set_next_sequence(1);
   event.set_sequence(record->next_sequence());
@@ -59,6 +67,27 @@ void Transaction::AddEvent(v1::JobRecord* record, v1::JobEvent event) {
 
 std::string JobStore::EventKey(absl::string_view job_id, int64_t sequence) {
   return absl::StrFormat("%s/%020d", job_id, sequence);
+}
+
+std::string JobStore::OutboxKey(absl::string_view job_id, int iteration) {
+  return absl::StrFormat("outbox/%s/%06d", job_id, iteration);
+}
+
+absl::StatusOr<std::vector<v1::SummarizeIterationRequest>> JobStore::LoadOutbox() const {
+  std::vector<v1::SummarizeIterationRequest> entries;
+  absl::Status parse_error;
+  absl::Status s = kv_->Scan(kIndex, "outbox/", [&](absl::string_view key, absl::string_view value) {
+    auto entry = Parse<v1::SummarizeIterationRequest>(value, key);
+    if (!entry.ok()) {
+      parse_error = entry.status();
+      return false;
+    }
+    entries.push_back(*std::move(entry));
+    return true;
+  });
+  if (!s.ok()) return s;
+  if (!parse_error.ok()) return parse_error;
+  return entries;
 }
 
 absl::Status JobStore::Commit(Transaction txn) { return kv_->Write(std::move(txn.batch_)); }

@@ -9,6 +9,8 @@
 //   index:      idem/<idempotency key>               -> job id
 //   index:      plan/<job_id>/<iteration>/<parent>   -> PlanResponse (the planner's answer, kept so a resumed
 //                                                       job never asks for the same plans twice)
+//   index:      outbox/<job_id>/<iteration, 6 digits> -> SummarizeIterationRequest (an iteration's summary
+//                                                       not yet acknowledged by the memory service)
 #pragma once
 
 #include <cstdint>
@@ -21,6 +23,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "accelopt/v1/job.pb.h"
+#include "accelopt/v1/memory_service.pb.h"
 #include "accelopt/v1/planner_service.pb.h"
 #include "libs/storage/kv_store.h"
 
@@ -39,6 +42,9 @@ class Transaction {
   void PutCandidate(const v1::Candidate& candidate);
   void PutPlans(absl::string_view job_id, int iteration, absl::string_view parent_id, const v1::PlanResponse& plans);
   void PutIdempotencyKey(absl::string_view key, absl::string_view job_id);
+  // The durable summarization of (request.job_id, request.iteration), until DeleteOutbox.
+  void PutOutbox(const v1::SummarizeIterationRequest& request);
+  void DeleteOutbox(absl::string_view job_id, int iteration);
   // Assigns `event` the record's next sequence number (and advances it), stamps job id and time, and
   // stores it. The record itself must still be written with PutJob (after the last AddEvent).
   void AddEvent(v1::JobRecord* record, v1::JobEvent event);
@@ -75,6 +81,8 @@ class JobStore {
   // The stored planner answer for (job, iteration, parent), or nullopt.
   absl::StatusOr<std::optional<v1::PlanResponse>> LoadPlans(absl::string_view job_id, int iteration,
                                                             absl::string_view parent_id) const;
+  // Every outbox entry (summarizations not yet acknowledged), in key order.
+  absl::StatusOr<std::vector<v1::SummarizeIterationRequest>> LoadOutbox() const;
   // The job created with `key`, or nullopt.
   absl::StatusOr<std::optional<std::string>> FindIdempotencyKey(absl::string_view key) const;
   // Calls `fn` for each event of the job with sequence >= from_sequence, in order, until it returns false.
@@ -82,6 +90,7 @@ class JobStore {
                           const std::function<bool(const v1::JobEvent&)>& fn) const;
 
   static std::string EventKey(absl::string_view job_id, int64_t sequence);
+  static std::string OutboxKey(absl::string_view job_id, int iteration);
 
  private:
   storage::KvStore* kv_;

@@ -55,6 +55,9 @@ int main(int argc, char** argv) {
   // Calls to the internal services present the orchestrator's identity (mutual TLS) when client_tls is set.
   auto credentials = rpc::MakeChannelCredentials(config.client_tls());
   if (!credentials.ok()) return rpc::FailStartup("accelopt-orchestrator", credentials.status());
+  // Retries become events of their jobs once the engine exists.
+  auto retry_relay = std::make_shared<orchestrator::AgentRetryRelay>();
+  retry.on_retry = [retry_relay](const orchestrator::AgentRetryEvent& e) { (*retry_relay)(e); };
   auto planner_channel = orchestrator::MakeChannel(config.planner_address(), *credentials);
   auto executor_channel = orchestrator::MakeChannel(config.executor_address(), *credentials);
   auto memory_channel = orchestrator::MakeChannel(config.memory_address(), *credentials);
@@ -86,7 +89,9 @@ int main(int argc, char** argv) {
   options.max_memory_calls = config.max_memory_calls();
   options.limits = {config.max_kernel_bytes(), config.max_problem_bytes()};
   options.agent_timeout = absl::Seconds(config.agent_timeout_seconds());
+  options.summarize_wait = absl::Seconds(config.summarize_wait_seconds());
   orchestrator::JobEngine engine(options, &store, {&planner, &executor, &memory, &pool}, &metrics);
+  retry_relay->Set(engine.AgentRetryListener());
   if (auto s = engine.Start(); !s.ok()) return rpc::FailStartup("accelopt-orchestrator", s);
   // The agent services check submitted jobs' models (docs/agents.md).
   orchestrator::GrpcAgentInfoClient planner_info(planner_channel);

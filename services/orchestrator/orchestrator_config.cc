@@ -25,6 +25,7 @@ void ApplyOrchestratorDefaults(v1::OrchestratorConfig* c) {
   if (c->agent_timeout_seconds() == 0) c->set_agent_timeout_seconds(900);
   if (c->worker_poll_seconds() == 0) c->set_worker_poll_seconds(1);
   if (c->stall_seconds() == 0) c->set_stall_seconds(300);
+  if (c->summarize_wait_seconds() == 0) c->set_summarize_wait_seconds(300);
   v1::AgentRetryConfig* retry = c->mutable_agent_retry();
   if (retry->initial_backoff_seconds() == 0) retry->set_initial_backoff_seconds(0.2);
   if (retry->max_backoff_seconds() == 0) retry->set_max_backoff_seconds(5);
@@ -49,6 +50,7 @@ absl::Status ValidateOrchestratorConfig(const v1::OrchestratorConfig& c) {
                              {c.agent_timeout_seconds(), "agent_timeout_seconds"},
                              {c.worker_poll_seconds(), "worker_poll_seconds"},
                              {c.stall_seconds(), "stall_seconds"},
+                             {c.summarize_wait_seconds(), "summarize_wait_seconds"},
                              {c.agent_retry().initial_backoff_seconds(), "agent_retry.initial_backoff_seconds"},
                              {c.agent_retry().max_backoff_seconds(), "agent_retry.max_backoff_seconds"},
                              {c.agent_retry().max_elapsed_seconds(), "agent_retry.max_elapsed_seconds"}}) {

@@ -12,6 +12,7 @@ v1::QueryExperiencesRequest BuildQueryExperiencesRequest(const v1::JobSpec& spec
                                                          int iteration, const v1::Candidate& parent) {
   v1::QueryExperiencesRequest query;
   query.set_namespace_(MemoryNamespace(spec, job_id));
+  query.set_job_id(std::string(job_id));
   query.set_capacity(spec.search().memory_capacity());
   query.set_policy(spec.search().memory_policy());
   query.set_seed(DeriveSeed(spec.seed(), "memory", iteration, parent.kernel().sha256(), 0));

@@ -1,5 +1,8 @@
 #include "services/orchestrator/search_rules.h"
 
+#include <algorithm>
+
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "google/protobuf/util/time_util.h"
@@ -61,6 +64,46 @@ StopCheck CheckStops(const v1::Job& job) {
             absl::StrFormat("best kernel reached %.1f%% of peak (target %.1f%%)", job.best_peak_percent(), target)};
   }
   return {};
+}
+
+bool WasJudged(const v1::Candidate& c) {
+  const v1::Verdict v = c.result().verdict();
+  return v != v1::VERDICT_UNSPECIFIED && v != v1::VERDICT_NO_KERNEL && v != v1::VERDICT_INFRA_ERROR &&
+         v != v1::VERDICT_CANCELLED;
+}
+
+StopCheck CheckIterationJudged(int iteration, const std::vector<const v1::Candidate*>& candidates) {
+  if (candidates.empty()) return {};
+  int failed_calls = 0, no_kernel = 0, infra = 0;
+  const v1::Candidate* first = nullptr;
+  for (const v1::Candidate* c : candidates) {
+    if (WasJudged(*c)) return {};
+    if (c->result().verdict() == v1::VERDICT_INFRA_ERROR) {
+      ++infra;
+    } else if (c->agent_call_failed()) {
+      ++failed_calls;
+    } else {
+      ++no_kernel;
+    }
+    if (first == nullptr || c->ordinal() < first->ordinal()) first = c;
+  }
+  const int n = static_cast<int>(candidates.size());
+  StopCheck check;
+  check.reason = failed_calls == n ? v1::STOP_REASON_AGENTS_UNAVAILABLE
+                 : infra == n      ? v1::STOP_REASON_PROFILERS_UNAVAILABLE
+                                   : v1::STOP_REASON_NO_VALID_CANDIDATE;
+  const std::string& error = first->error().empty() ? first->result().message() : first->error();
+  check.detail = absl::StrFormat(
+      "iteration %d: none of its %d candidates was judged (%d failed agent calls, %d without a kernel, %d profiler "
+      "infrastructure errors); first error (%s): %s",
+      iteration, n, failed_calls, no_kernel, infra, first->candidate_id(), error);
+  return check;
+}
+
+std::string NoImprovementMessage(const std::string& message) {
+  std::string text = "no improvement: no correct candidate was faster than the baseline";
+  if (!message.empty()) absl::StrAppend(&text, "; ", message);
+  return text;
 }
 
 }  // namespace accelopt::orchestrator

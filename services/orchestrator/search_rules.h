@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "accelopt/v1/job.pb.h"
 #include "google/protobuf/timestamp.pb.h"
@@ -37,5 +38,20 @@ struct StopCheck {
   std::string detail;
 };
 StopCheck CheckStops(const v1::Job& job);
+
+// A kernel verdict: the candidate's kernel was produced and judged (OK, INCORRECT, COMPILE_ERROR, ...;
+// DUPLICATE too, its kernel was produced). Not NO_KERNEL, INFRA_ERROR or CANCELLED: those failed for
+// reasons outside the kernel.
+bool WasJudged(const v1::Candidate& c);
+
+// Whether iteration `iteration`, all of whose `candidates` are final, failed for reasons outside the
+// kernels: none of them was judged. Then the reason (AGENTS_UNAVAILABLE when every one is a failed agent
+// call, PROFILERS_UNAVAILABLE when every one is an INFRA_ERROR, NO_VALID_CANDIDATE otherwise) and a detail
+// naming the counts and the first error (lowest ordinal). No candidates, or one judged: no failure.
+StopCheck CheckIterationJudged(int iteration, const std::vector<const v1::Candidate*>& candidates);
+
+// The message of a job that SUCCEEDED with the baseline still its best: "no improvement ...", followed by
+// `message` when there is one.
+std::string NoImprovementMessage(const std::string& message);
 
 }  // namespace accelopt::orchestrator

@@ -86,5 +86,51 @@ TEST(SearchRulesTest, NewBestEventCarriesPeakOnlyWhenMeasured) {
   EXPECT_DOUBLE_EQ(NewBestEvent(c, 2.0).new_best().peak_percent(), 40);
 }
 
+v1::Candidate Unjudged(const std::string& id, int64_t ordinal, v1::Verdict verdict, bool call_failed,
+                       const std::string& error) {
+  v1::Candidate c;
+  c.set_candidate_id(id);
+  c.set_ordinal(ordinal);
+  c.mutable_result()->set_verdict(verdict);
+  c.mutable_result()->set_message(error);
+  if (verdict == v1::VERDICT_NO_KERNEL) c.set_error(error);
+  c.set_agent_call_failed(call_failed);
+  return c;
+}
+
+TEST(SearchRulesTest, AnIterationWithOneJudgedCandidateHasNotFailed) {
+  v1::Candidate down = Unjudged("a", 1, v1::VERDICT_NO_KERNEL, true, "planner call failed: down");
+  v1::Candidate incorrect = Unjudged("b", 2, v1::VERDICT_INCORRECT, false, "");
+  v1::Candidate duplicate = Unjudged("c", 3, v1::VERDICT_DUPLICATE, false, "");
+  EXPECT_EQ(CheckIterationJudged(1, {&down, &incorrect}).reason, v1::STOP_REASON_UNSPECIFIED);
+  EXPECT_EQ(CheckIterationJudged(1, {&down, &duplicate}).reason, v1::STOP_REASON_UNSPECIFIED);
+  EXPECT_EQ(CheckIterationJudged(1, {}).reason, v1::STOP_REASON_UNSPECIFIED);
+}
+
+TEST(SearchRulesTest, AnIterationWithNothingJudgedFailsNamingTheFaultAndTheFirstError) {
+  v1::Candidate down1 = Unjudged("late", 7, v1::VERDICT_NO_KERNEL, true, "executor call failed: later");
+  v1::Candidate down2 = Unjudged("early", 3, v1::VERDICT_NO_KERNEL, true, "planner call failed: first");
+  StopCheck agents = CheckIterationJudged(2, {&down1, &down2});
+  EXPECT_EQ(agents.reason, v1::STOP_REASON_AGENTS_UNAVAILABLE);
+  EXPECT_EQ(agents.detail,
+            "iteration 2: none of its 2 candidates was judged (2 failed agent calls, 0 without a kernel, 0 profiler "
+            "infrastructure errors); first error (early): planner call failed: first");
+
+  v1::Candidate infra = Unjudged("p", 4, v1::VERDICT_INFRA_ERROR, false, "no profiler worker produced a result: x");
+  EXPECT_EQ(CheckIterationJudged(1, {&infra}).reason, v1::STOP_REASON_PROFILERS_UNAVAILABLE);
+  EXPECT_EQ(CheckIterationJudged(1, {&infra, &down1}).reason, v1::STOP_REASON_NO_VALID_CANDIDATE);
+
+  v1::Candidate no_code = Unjudged("m", 1, v1::VERDICT_NO_KERNEL, false, "no code block in the answer");
+  StopCheck model = CheckIterationJudged(1, {&no_code, &down1});
+  EXPECT_EQ(model.reason, v1::STOP_REASON_NO_VALID_CANDIDATE);
+  EXPECT_NE(model.detail.find("first error (m): no code block"), std::string::npos);
+}
+
+TEST(SearchRulesTest, NoImprovementMessageKeepsTheStopDetail) {
+  EXPECT_EQ(NoImprovementMessage(""), "no improvement: no correct candidate was faster than the baseline");
+  EXPECT_EQ(NoImprovementMessage("spent $1"),
+            "no improvement: no correct candidate was faster than the baseline; spent $1");
+}
+
 }  // namespace
 }  // namespace accelopt::orchestrator
