@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -18,6 +17,7 @@
 #include "libs/config/validate.h"
 #include "libs/rpc/rpc_metrics.h"
 #include "libs/testing/http_get.h"
+#include "libs/testing/wait_until.h"
 
 namespace accelopt::rpc {
 namespace {
@@ -27,6 +27,25 @@ v1::ServerConfig TestConfig() {
   config::ApplyServerDefaults(&c);
   c.set_drain_seconds(1);
   return c;
+}
+
+// The /metrics page once it contains `sample` (or the last page fetched, after 10 s). The RPC interceptor
+// records a call when it is destroyed, just after the response left, so there is no event to wait on.
+std::string MetricsOnceTheyShow(const std::string& metrics_address, const std::string& sample) {
+  std::string body;
+  absl::Status waited = testing::WaitUntil(
+      [&] {
+        absl::StatusOr<std::string> page = testing::HttpGet(metrics_address, "/metrics");
+        if (!page.ok()) {
+          ADD_FAILURE() << page.status();
+          return true;  // stop waiting: the page itself is broken
+        }
+        body = *std::move(page);
+        return body.find(sample) != std::string::npos;
+      },
+      std::chrono::seconds(10), sample);
+  EXPECT_TRUE(waited.ok()) << waited;
+  return body;
 }
 
 TEST(ServerRunnerTest, ServesHealthInfoAndRpcMetrics) {
@@ -67,15 +86,8 @@ TEST(ServerRunnerTest, ServesHealthInfoAndRpcMetrics) {
   const std::string sample =
       "accelopt_rpc_server_handled_total{grpc_code=\"OK\",grpc_method=\"GetInfo\",grpc_service=\"accelopt.v1."
       "InfoService\"} 1";
-  absl::StatusOr<std::string> body;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  do {
-    body = testing::HttpGet(runner.metrics_address(), "/metrics");
-    ASSERT_TRUE(body.ok());
-    if (body->find(sample) != std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  } while (std::chrono::steady_clock::now() < deadline);
-  EXPECT_NE(body->find(sample), std::string::npos) << *body;
+  std::string body = MetricsOnceTheyShow(runner.metrics_address(), sample);
+  EXPECT_NE(body.find(sample), std::string::npos) << body;
   runner.Shutdown();
 }
 
@@ -180,17 +192,10 @@ TEST(ServerRunnerTest, MadeUpMethodsDoNotGrowMetrics) {
   const std::string sample =
       "accelopt_rpc_server_handled_total{grpc_code=\"UNIMPLEMENTED\",grpc_method=\"unknown\",grpc_service="
       "\"unknown\"} 20";
-  absl::StatusOr<std::string> body;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  do {
-    body = testing::HttpGet(runner.metrics_address(), "/metrics");
-    ASSERT_TRUE(body.ok());
-    if (body->find(sample) != std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  } while (std::chrono::steady_clock::now() < deadline);
-  EXPECT_NE(body->find(sample), std::string::npos) << *body;
-  EXPECT_EQ(body->find("made.up"), std::string::npos);
-  EXPECT_EQ(body->find("Method1"), std::string::npos);
+  std::string body = MetricsOnceTheyShow(runner.metrics_address(), sample);
+  EXPECT_NE(body.find(sample), std::string::npos) << body;
+  EXPECT_EQ(body.find("made.up"), std::string::npos);
+  EXPECT_EQ(body.find("Method1"), std::string::npos);
 }
 
 TEST(ServerRunnerTest, PortInUseIsOneClearError) {

@@ -15,6 +15,7 @@
 #include "libs/core/file.h"
 #include "libs/sandbox/staged_copy.h"
 #include "libs/sandbox/uid_range.h"
+#include "libs/testing/wait_until.h"
 
 namespace accelopt::sandbox {
 namespace {
@@ -255,11 +256,17 @@ time.sleep(60)
     auto outcome = RunInSandbox(bomb, nullptr);
     _exit(outcome.ok() ? 0 : 1);
   }
-  while (!std::filesystem::exists(bomb_scratch + "/saturated")) {
-    int status;
-    ASSERT_EQ(waitpid(other_worker, &status, WNOHANG), 0) << "the fork bomb ended before saturating";
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  // The bomb runs in another process and leaves only a file behind: poll for it.
+  bool bomb_ended = false;
+  absl::Status saturated = testing::WaitUntil(
+      [&] {
+        int status;
+        bomb_ended = waitpid(other_worker, &status, WNOHANG) != 0;
+        return bomb_ended || std::filesystem::exists(bomb_scratch + "/saturated");
+      },
+      std::chrono::seconds(30), "the fork bomb saturating its uid");
+  ASSERT_FALSE(bomb_ended) << "the fork bomb ended before saturating";
+  ASSERT_TRUE(saturated.ok()) << saturated;
   SandboxSpec honest = PythonSpec(R"(
 import subprocess
 for _ in range(8): subprocess.run(['/usr/bin/true'], check=True)
@@ -298,7 +305,10 @@ while True: pass
 TEST_F(SandboxTest, CancellationKillsPromptly) {
   std::atomic<bool> cancel{false};
   std::thread canceller([&] {
-    while (!std::filesystem::exists(scratch_ + "/started")) std::this_thread::yield();
+    // The sandboxed program is another process; it marks its start with a file.
+    absl::Status started = testing::WaitUntil([&] { return std::filesystem::exists(scratch_ + "/started"); },
+                                              std::chrono::seconds(60), "sandboxed program started");
+    EXPECT_TRUE(started.ok()) << started;
     cancel.store(true);
   });
   SandboxOutcome o =

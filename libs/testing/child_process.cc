@@ -9,11 +9,11 @@
 #include <unistd.h>
 
 #include <random>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "libs/core/file.h"
+#include "libs/testing/wait_until.h"
 
 namespace accelopt::testing {
 
@@ -53,17 +53,18 @@ ChildProcess::~ChildProcess() {
 void ChildProcess::Signal(int sig) const { kill(pid_, sig); }
 
 std::optional<int> ChildProcess::WaitForExit(std::chrono::milliseconds timeout) {
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (true) {
-    int status = 0;
-    pid_t r = waitpid(pid_, &status, WNOHANG);
-    if (r == pid_) {
-      reaped_ = true;
-      return status;
-    }
-    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  std::optional<int> exit_status;
+  WaitUntil(
+      [&] {
+        int status = 0;
+        if (waitpid(pid_, &status, WNOHANG) != pid_) return false;
+        reaped_ = true;
+        exit_status = status;
+        return true;
+      },
+      timeout)
+      .IgnoreError();  // no exit status is the timeout
+  return exit_status;
 }
 
 std::string ChildProcess::Output() const {
@@ -94,19 +95,20 @@ int PickFreePort() {
 absl::Status WaitForServing(const std::string& address, std::chrono::milliseconds timeout) {
   auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
   auto stub = grpc::health::v1::Health::NewStub(channel);
-  auto deadline = std::chrono::system_clock::now() + timeout;
-  while (std::chrono::system_clock::now() < deadline) {
-    grpc::ClientContext ctx;
-    ctx.set_deadline(deadline);
-    ctx.set_wait_for_ready(true);
-    grpc::health::v1::HealthCheckResponse resp;
-    grpc::Status s = stub->Check(&ctx, grpc::health::v1::HealthCheckRequest(), &resp);
-    if (s.ok() && resp.status() == grpc::health::v1::HealthCheckResponse::SERVING) {
-      return absl::OkStatus();
-    }
-    if (s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  const auto deadline = std::chrono::system_clock::now() + timeout;
+  bool serving = false;
+  absl::Status waited = WaitUntil(
+      [&] {
+        grpc::ClientContext ctx;
+        ctx.set_deadline(deadline);
+        ctx.set_wait_for_ready(true);
+        grpc::health::v1::HealthCheckResponse resp;
+        grpc::Status s = stub->Check(&ctx, grpc::health::v1::HealthCheckRequest(), &resp);
+        serving = s.ok() && resp.status() == grpc::health::v1::HealthCheckResponse::SERVING;
+        return serving || s.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED;
+      },
+      timeout);
+  if (waited.ok() && serving) return absl::OkStatus();
   return absl::DeadlineExceededError(absl::StrCat(address, " did not become SERVING"));
 }
 

@@ -4,24 +4,13 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "libs/core/log.h"
 #include "libs/core/sha256.h"
 #include "libs/llm/completion.h"
+#include "libs/llm/sample_batch.h"
 #include "services/executor/kernel_source.h"
 
 namespace accelopt::executor {
-namespace {
-
-// Collects the samples of one request; the last one to arrive completes the call.
-struct KernelBatch {
-  absl::Mutex mu;
-  v1::ImplementResponse response ABSL_GUARDED_BY(mu);
-  int remaining ABSL_GUARDED_BY(mu) = 0;
-  absl::AnyInvocable<void(v1::ImplementResponse)> done;
-};
-
-}  // namespace
 
 absl::StatusOr<v1::Kernel> FinishKernel(const llm::KernelDraft& draft, const v1::Kernel& parent,
                                         const SyntaxChecker& checker, const ExecutorMetrics& metrics) {
@@ -60,38 +49,18 @@ absl::StatusOr<llm::ExecutorModel*> Executor::Validate(const v1::ImplementReques
 
 void Executor::Implement(std::shared_ptr<const v1::ImplementRequest> request, llm::ExecutorModel& model,
                          absl::AnyInvocable<void(v1::ImplementResponse)> done) {
-  auto batch = std::make_shared<KernelBatch>();
   const int n = request->num_samples();
-  {
-    absl::MutexLock lock(&batch->mu);
-    batch->remaining = n;
-    for (int i = 0; i < n; ++i) batch->response.add_samples();
-  }
-  batch->done = std::move(done);
+  auto batch = llm::SampleBatch<v1::ImplementResponse>::Create(n, std::move(done));
   auto record = [this, batch](int i, absl::StatusOr<v1::Kernel> kernel, const v1::TokenUsage& usage,
                               absl::string_view outcome) {
     metrics_.Sample(outcome);
-    bool last = false;
-    {
-      absl::MutexLock lock(&batch->mu);
-      v1::KernelSample* sample = batch->response.mutable_samples(i);
-      *sample->mutable_usage() = usage;
-      llm::AddUsage(usage, batch->response.mutable_usage());
+    batch->Record(i, usage, [&](v1::KernelSample& sample) {
       if (kernel.ok()) {
-        *sample->mutable_kernel() = *std::move(kernel);
+        *sample.mutable_kernel() = *std::move(kernel);
       } else {
-        sample->set_error(std::string(kernel.status().message()));
+        sample.set_error(std::string(kernel.status().message()));
       }
-      last = --batch->remaining == 0;
-    }
-    if (last) {
-      v1::ImplementResponse response;
-      {
-        absl::MutexLock lock(&batch->mu);
-        response = std::move(batch->response);
-      }
-      batch->done(std::move(response));
-    }
+    });
   };
   boost::asio::post(pool_, [this, request, record, &model, n] {
     for (int i = 0; i < n; ++i) {

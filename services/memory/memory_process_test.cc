@@ -9,7 +9,6 @@
 #include <signal.h>
 #include <sys/wait.h>
 
-#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -98,8 +97,8 @@ TEST(MemoryProcessTest, SigkillWhileWritingLosesNothingAcknowledgedAndLeavesNoth
 
   // Writers summarize distinct iterations until the process dies; every acknowledged experience is kept.
   absl::Mutex mu;
-  std::map<std::string, v1::Experience> acknowledged;
-  std::atomic<int> acknowledged_calls{0};
+  std::map<std::string, v1::Experience> acknowledged;  // guarded by mu until the writers are joined
+  int acknowledged_calls = 0;                          // guarded by mu
   std::vector<std::thread> writers;
   for (int w = 0; w < 3; ++w) {
     writers.emplace_back([&, w] {
@@ -118,11 +117,14 @@ TEST(MemoryProcessTest, SigkillWhileWritingLosesNothingAcknowledgedAndLeavesNoth
       }
     });
   }
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (acknowledged_calls.load() < 60 && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  {
+    // The writers count acknowledged calls under `mu`: wake when 60 have been acknowledged.
+    absl::MutexLock lock(&mu);
+    const bool enough = mu.AwaitWithTimeout(absl::Condition(
+                                                +[](int* calls) { return *calls >= 60; }, &acknowledged_calls),
+                                            absl::Seconds(60));
+    ASSERT_TRUE(enough) << acknowledged_calls << " calls acknowledged\n" << memory.process->Output();
   }
-  ASSERT_GE(acknowledged_calls.load(), 60) << memory.process->Output();
   memory.process->Signal(SIGKILL);  // the writers are mid-call
   auto status = memory.process->WaitForExit(std::chrono::seconds(10));
   ASSERT_TRUE(status.has_value());

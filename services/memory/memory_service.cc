@@ -3,6 +3,8 @@
 #include <boost/asio/post.hpp>
 #include <chrono>
 #include <exception>
+#include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "libs/core/log.h"
@@ -58,6 +60,21 @@ absl::Status CheckImportNamespaces(const security::Principal& principal, absl::s
   return absl::OkStatus();
 }
 
+// List and export take an optional namespace: empty means every namespace.
+absl::Status ValidateNamespaceFilter(absl::string_view ns) {
+  return ns.empty() ? absl::OkStatus() : ValidateNamespace(ns, "namespace");
+}
+
+// Moves the experiences (if any) into `response` and finishes the call with their status.
+template <typename Response, typename Finish>
+void FinishWithExperiences(absl::StatusOr<std::vector<v1::Experience>> experiences, Response* response,
+                           const Finish& finish) {
+  if (experiences.ok()) {
+    for (auto& e : *experiences) *response->add_experiences() = std::move(e);
+  }
+  finish(experiences.status());
+}
+
 }  // namespace
 
 MemoryServiceImpl::MemoryServiceImpl(ExperienceStore* store, const SummarizerRegistry* summarizers,
@@ -100,10 +117,7 @@ grpc::ServerUnaryReactor* MemoryServiceImpl::QueryExperiences(grpc::CallbackServ
     std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
     (params.policy == v1::MEMORY_POLICY_RANDOM ? metrics_->query_random_seconds : metrics_->query_fifo_seconds)
         .Observe(elapsed.count());
-    if (experiences.ok()) {
-      for (auto& e : *experiences) *response->add_experiences() = std::move(e);
-    }
-    finish(experiences.status());
+    FinishWithExperiences(std::move(experiences), response, finish);
   });
   return reactor;
 }
@@ -111,11 +125,7 @@ grpc::ServerUnaryReactor* MemoryServiceImpl::QueryExperiences(grpc::CallbackServ
 grpc::ServerUnaryReactor* MemoryServiceImpl::ListExperiences(grpc::CallbackServerContext* context,
                                                              const v1::ListExperiencesRequest* request,
                                                              v1::ListExperiencesResponse* response) {
-  if (!request->namespace_().empty()) {
-    if (absl::Status s = ValidateNamespace(request->namespace_(), "namespace"); !s.ok()) {
-      return FinishNow(context, s);
-    }
-  }
+  if (absl::Status s = ValidateNamespaceFilter(request->namespace_()); !s.ok()) return FinishNow(context, s);
   const std::string target = "memory/" + request->namespace_();
   absl::StatusOr<security::Principal> principal =
       authorizer_.Authorize(*context, security::Role::kViewer, "list", target);
@@ -127,10 +137,7 @@ grpc::ServerUnaryReactor* MemoryServiceImpl::ListExperiences(grpc::CallbackServe
   auto* reactor = context->DefaultReactor();
   Offload(pool_, reactor, "ListExperiences", [this, request, response](auto finish) {
     auto experiences = memory::ListExperiences(*store_, request->namespace_());
-    if (experiences.ok()) {
-      for (auto& e : *experiences) *response->add_experiences() = std::move(e);
-    }
-    finish(experiences.status());
+    FinishWithExperiences(std::move(experiences), response, finish);
   });
   return reactor;
 }
@@ -138,11 +145,7 @@ grpc::ServerUnaryReactor* MemoryServiceImpl::ListExperiences(grpc::CallbackServe
 grpc::ServerUnaryReactor* MemoryServiceImpl::ExportExperiences(grpc::CallbackServerContext* context,
                                                                const v1::ExportExperiencesRequest* request,
                                                                v1::ExportExperiencesResponse* response) {
-  if (!request->namespace_().empty()) {
-    if (absl::Status s = ValidateNamespace(request->namespace_(), "namespace"); !s.ok()) {
-      return FinishNow(context, s);
-    }
-  }
+  if (absl::Status s = ValidateNamespaceFilter(request->namespace_()); !s.ok()) return FinishNow(context, s);
   const std::string target = "memory/" + request->namespace_();
   absl::StatusOr<security::Principal> principal =
       authorizer_.Authorize(*context, security::Role::kViewer, "export", target);

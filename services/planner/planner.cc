@@ -3,21 +3,10 @@
 #include <boost/asio/post.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
 #include "libs/llm/completion.h"
+#include "libs/llm/sample_batch.h"
 
 namespace accelopt::planner {
-namespace {
-
-// Collects the samples of one request; the last one to arrive completes the call.
-struct PlanBatch {
-  absl::Mutex mu;
-  v1::PlanResponse response ABSL_GUARDED_BY(mu);
-  int remaining ABSL_GUARDED_BY(mu) = 0;
-  absl::AnyInvocable<void(v1::PlanResponse)> done;
-};
-
-}  // namespace
 
 absl::StatusOr<llm::PlannerModel*> Planner::Validate(const v1::PlanRequest& request) const {
   if (request.num_plans() < 1 || request.num_plans() > kMaxPlans) {
@@ -35,43 +24,23 @@ absl::StatusOr<llm::PlannerModel*> Planner::Validate(const v1::PlanRequest& requ
 
 void Planner::Plan(std::shared_ptr<const v1::PlanRequest> request, llm::PlannerModel& model,
                    absl::AnyInvocable<void(v1::PlanResponse)> done) {
-  auto batch = std::make_shared<PlanBatch>();
   const int n = request->num_plans();
-  {
-    absl::MutexLock lock(&batch->mu);
-    batch->remaining = n;
-    for (int i = 0; i < n; ++i) batch->response.add_samples();
-  }
-  batch->done = std::move(done);
+  auto batch = llm::SampleBatch<v1::PlanResponse>::Create(n, std::move(done));
   boost::asio::post(pool_, [this, request, batch, &model, n] {
     for (int i = 0; i < n; ++i) {
       model.Plan(request, i, llm::SampleSeed(request->seed(), i), [this, batch, i](llm::Metered<llm::PlanDraft> r) {
         metrics_.Sample(r.value.ok() ? "plan" : "error");
-        bool last = false;
-        {
-          absl::MutexLock lock(&batch->mu);
-          v1::PlanSample* sample = batch->response.mutable_samples(i);
-          *sample->mutable_usage() = r.usage;
-          llm::AddUsage(r.usage, batch->response.mutable_usage());
-          if (r.value.ok()) {
-            v1::Plan* plan = sample->mutable_plan();
-            plan->set_text(std::move(r.value->text));
-            plan->set_reasoning(std::move(r.value->reasoning));
-            plan->set_title(std::move(r.value->title));
-            plan->set_transformation(std::move(r.value->transformation));
-          } else {
-            sample->set_error(std::string(r.value.status().message()));
+        batch->Record(i, r.usage, [&](v1::PlanSample& sample) {
+          if (!r.value.ok()) {
+            sample.set_error(std::string(r.value.status().message()));
+            return;
           }
-          last = --batch->remaining == 0;
-        }
-        if (last) {
-          v1::PlanResponse response;
-          {
-            absl::MutexLock lock(&batch->mu);
-            response = std::move(batch->response);
-          }
-          batch->done(std::move(response));
-        }
+          v1::Plan* plan = sample.mutable_plan();
+          plan->set_text(std::move(r.value->text));
+          plan->set_reasoning(std::move(r.value->reasoning));
+          plan->set_title(std::move(r.value->title));
+          plan->set_transformation(std::move(r.value->transformation));
+        });
       });
     }
   });

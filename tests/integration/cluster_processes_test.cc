@@ -6,12 +6,12 @@
 
 #include <filesystem>
 #include <fstream>
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "libs/core/file.h"
 #include "libs/testing/child_process.h"
 #include "libs/testing/http_get.h"
+#include "libs/testing/wait_until.h"
 #include "tests/integration/service_process.h"
 
 namespace accelopt {
@@ -25,6 +25,15 @@ using integration::StartService;
 using testing::ChildProcess;
 using namespace std::chrono_literals;
 
+// True while `pid` exists and is not a zombie.
+bool ProcessIsRunning(pid_t pid) {
+  if (kill(pid, 0) != 0) return false;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string pid_field, comm, state;
+  stat >> pid_field >> comm >> state;  // comm is "(planner)": no spaces in our binaries' names
+  return state != "Z";
+}
+
 TEST(ClusterProcessesTest, FiveServicesServeHealthAndMetricsAndStopCleanlyOnSigterm) {
   std::string dir = FreshTempDir("five");
   std::vector<ServiceProcess> services;
@@ -36,15 +45,15 @@ TEST(ClusterProcessesTest, FiveServicesServeHealthAndMetricsAndStopCleanlyOnSigt
     // The health check above went through the RPC metrics interceptor, which records the call when it is
     // destroyed, just after the response left: poll until the sample shows.
     absl::StatusOr<std::string> body;
-    const auto deadline = std::chrono::steady_clock::now() + 10s;
-    do {
-      body = testing::HttpGet(s.metrics_address, "/metrics");
-      ASSERT_TRUE(body.ok()) << s.name << ": " << body.status();
-      if (body->find("grpc_service=\"grpc.health.v1.Health\"") != std::string::npos) break;
-      std::this_thread::sleep_for(20ms);
-    } while (std::chrono::steady_clock::now() < deadline);
+    absl::Status waited = testing::WaitUntil(
+        [&] {
+          body = testing::HttpGet(s.metrics_address, "/metrics");
+          return !body.ok() || body->find("grpc_service=\"grpc.health.v1.Health\"") != std::string::npos;
+        },
+        10s, s.name + " health RPC in /metrics");
+    ASSERT_TRUE(body.ok()) << s.name << ": " << body.status();
+    EXPECT_TRUE(waited.ok()) << waited << "\n" << *body;
     EXPECT_NE(body->find("accelopt_rpc_server_handled_total"), std::string::npos) << s.name;
-    EXPECT_NE(body->find("grpc_service=\"grpc.health.v1.Health\""), std::string::npos) << s.name;
   }
   for (auto& s : services) s.process.Signal(SIGTERM);
   for (auto& s : services) {
@@ -135,7 +144,8 @@ TEST(ClusterProcessesTest, CliUpTwiceStatusCrashAndDown) {
   auto pid_pos = state->find("\"pid\": \"", pos);
   int planner_pid = std::stoi(state->substr(pid_pos + 8));
   ASSERT_EQ(kill(planner_pid, SIGKILL), 0);
-  for (int i = 0; i < 200 && kill(planner_pid, 0) == 0; ++i) usleep(10000);
+  // The planner is the CLI's child, not ours: wait until its pid is gone (or a zombie, if nobody reaps it).
+  EXPECT_TRUE(testing::WaitUntil([&] { return !ProcessIsRunning(planner_pid); }, 10s, "killed planner gone").ok());
   auto [crash_code, crash_out] = Cli({"status", "--data-dir", dir}, dir + "/status2.log");
   EXPECT_EQ(crash_code, 1) << crash_out;
   EXPECT_NE(crash_out.find("CRASHED"), std::string::npos) << crash_out;

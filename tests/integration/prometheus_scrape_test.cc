@@ -10,6 +10,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "libs/testing/child_process.h"
 #include "libs/testing/http_get.h"
+#include "libs/testing/wait_until.h"
 #include "tests/integration/service_process.h"
 
 namespace accelopt::integration {
@@ -56,19 +57,15 @@ TEST(PrometheusScrapeTest, RealPrometheusSeesEveryServiceUp) {
 
   // Poll until all five targets have been scraped successfully (or the deadline passes).
   std::map<std::string, std::string> health;
-  auto deadline = std::chrono::steady_clock::now() + 60s;
   auto all_up = [&] {
+    health = TargetHealth(web);
     if (health.size() != services.size()) return false;
     for (const auto& [url, h] : health)
       if (h != "up") return false;
     return true;
   };
-  while (std::chrono::steady_clock::now() < deadline) {
-    health = TargetHealth(web);
-    if (all_up()) break;
-    std::this_thread::sleep_for(200ms);
-  }
-  ASSERT_TRUE(all_up()) << prometheus->Output();
+  absl::Status waited = testing::WaitUntil(all_up, 60s, "all five targets up in Prometheus");
+  ASSERT_TRUE(waited.ok()) << waited << "\n" << prometheus->Output();
   for (auto& s : services) {
     EXPECT_EQ(health["http://" + s.metrics_address + "/metrics"], "up") << s.name;
   }

@@ -9,10 +9,8 @@ process that runs kernel code; step B: replay_check.py). Exit status 0 whenever 
 program (second form) was written; see README.md for the schema.
 """
 import argparse
-import json
 import os
 import sys
-import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 if HERE not in sys.path:
@@ -23,7 +21,8 @@ import nki_sim  # noqa: E402
 nki_sim.install_import_shim()
 nki_sim.tune_allocator()
 
-from protocol.evaluation import empty_result, evaluate  # noqa: E402
+from protocol.command_line import add_evaluation_arguments, report  # noqa: E402
+from protocol.evaluation import evaluate  # noqa: E402
 from protocol.recording import record  # noqa: E402
 
 
@@ -31,13 +30,8 @@ def parse_arguments(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--problem', required=True, help='numpy reference module (REF.py)')
     parser.add_argument('--kernel', required=True, help='NKI kernel module defining kernel or optimized_kernel')
-    parser.add_argument('--metadata', help='problem.yaml (default: beside the reference)')
-    parser.add_argument('--seeds', type=int, default=5, help='correctness seeds to check (default 5)')
-    parser.add_argument('--tolerance', type=float, help='relative L2 tolerance (default: problem.yaml or 2e-5)')
-    parser.add_argument('--timing-only', action='store_true', help='trace on shapes only, no numerics')
+    add_evaluation_arguments(parser)
     parser.add_argument('--ban-low-precision', action='store_true', help='reject fp16/bf16 kernels')
-    parser.add_argument('--trace-out', help='write the instruction trace here')
-    parser.add_argument('--result-out', help='write the result JSON here (it is always printed too)')
     parser.add_argument('--program-out', help='step A only: record the kernel\'s program here')
     return parser.parse_args(argv)
 
@@ -47,21 +41,10 @@ def main(argv=None):
     if args.program_out:
         record(args.problem, args.kernel, args.program_out, args.metadata, args.ban_low_precision)
         return 0
-    try:
-        result = evaluate(reference=args.problem, kernel=args.kernel, metadata=args.metadata, seeds=args.seeds,
-                          tolerance=args.tolerance, timing_only=args.timing_only,
-                          ban_low_precision=args.ban_low_precision, trace_out=args.trace_out)
-    except Exception as error:
-        last = traceback.extract_tb(error.__traceback__)[-1]
-        result = empty_result()
-        result.update(verdict='INFRA_ERROR', message=f'harness failure: {type(error).__name__}: {error} '
-                                                     f'({os.path.basename(last.filename)}:{last.lineno})')
-    text = json.dumps(result)
-    if args.result_out:
-        with open(args.result_out, 'w') as f:
-            f.write(text + '\n')
-    print(text)
-    return 0
+    return report(lambda: evaluate(reference=args.problem, kernel=args.kernel, metadata=args.metadata,
+                                   seeds=args.seeds, tolerance=args.tolerance, timing_only=args.timing_only,
+                                   ban_low_precision=args.ban_low_precision, trace_out=args.trace_out),
+                  args.result_out)
 
 
 if __name__ == '__main__':

@@ -10,6 +10,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace accelopt::trainium {
 namespace {
@@ -161,12 +162,7 @@ absl::StatusOr<bool> TraceParser::OptionalBool(absl::string_view key) const {
 absl::Status TraceParser::ParseOperands(absl::string_view key, absl::InlinedVector<Operand, 3>* out) const {
   std::optional<absl::string_view> value = Find(key);
   if (!value.has_value()) return absl::OkStatus();
-  size_t pos = 0;
-  while (pos <= value->size()) {
-    size_t end = value->find(',', pos);
-    if (end == absl::string_view::npos) end = value->size();
-    absl::string_view item = value->substr(pos, end - pos);
-    pos = end + 1;
+  for (absl::string_view item : absl::StrSplit(*value, ',')) {
     size_t colon = item.find(':');
     if (colon == absl::string_view::npos) {
       return Error(absl::StrCat("key '", key, "': operand '", item, "' is not <buf>:<bytes_pp>"));
@@ -185,12 +181,8 @@ absl::Status TraceParser::ParseOperands(absl::string_view key, absl::InlinedVect
 absl::Status TraceParser::ParseAllocRefs(absl::string_view key, absl::InlinedVector<int32_t, 4>* out) const {
   std::optional<absl::string_view> value = Find(key);
   if (!value.has_value()) return absl::OkStatus();
-  size_t pos = 0;
-  while (pos <= value->size()) {
-    size_t end = value->find(',', pos);
-    if (end == absl::string_view::npos) end = value->size();
-    absl::StatusOr<int64_t> id = ToInt(key, value->substr(pos, end - pos));
-    pos = end + 1;
+  for (absl::string_view item : absl::StrSplit(*value, ',')) {
+    absl::StatusOr<int64_t> id = ToInt(key, item);
     if (!id.ok()) return id.status();
     auto it = live_allocs_.find(*id);
     if (it == live_allocs_.end()) {

@@ -1,0 +1,36 @@
+"""What the two protocol entry points (run_kernel.py, replay_check.py) share: their common options, and running
+one evaluation into exactly one result JSON (an unexpected exception becomes an INFRA_ERROR verdict)."""
+import argparse
+import json
+import os
+import traceback
+from typing import Any, Callable, Dict, Optional
+
+from .evaluation import empty_result
+
+
+def add_evaluation_arguments(parser: argparse.ArgumentParser) -> None:
+    """The options of one evaluation, after --problem and the kernel or program option."""
+    parser.add_argument('--metadata', help='problem.yaml (default: beside the reference)')
+    parser.add_argument('--seeds', type=int, default=5, help='correctness seeds to check (default 5)')
+    parser.add_argument('--tolerance', type=float, help='relative L2 tolerance (default: problem.yaml or 2e-5)')
+    parser.add_argument('--timing-only', action='store_true', help='trace on shapes only, no numerics')
+    parser.add_argument('--trace-out', help='write the instruction trace here')
+    parser.add_argument('--result-out', help='write the result JSON here (it is always printed too)')
+
+
+def report(evaluation: Callable[[], Dict[str, Any]], result_out: Optional[str]) -> int:
+    """Runs `evaluation`, prints its result JSON and writes it to `result_out` (if given); returns exit status 0."""
+    try:
+        result = evaluation()
+    except Exception as error:
+        last = traceback.extract_tb(error.__traceback__)[-1]
+        result = empty_result()
+        result.update(verdict='INFRA_ERROR', message=f'harness failure: {type(error).__name__}: {error} '
+                                                     f'({os.path.basename(last.filename)}:{last.lineno})')
+    text = json.dumps(result)
+    if result_out:
+        with open(result_out, 'w') as f:
+            f.write(text + '\n')
+    print(text)
+    return 0
