@@ -2,7 +2,9 @@
 PRESET ?= dev
 BUILD_DIR := build/$(PRESET)
 
-.PHONY: all deps configure build test demo bench thread-safety clean help
+.PHONY: all deps configure build test demo bench fuzz thread-safety clean help
+
+FUZZ_SECONDS ?= 60
 
 all: build
 
@@ -11,6 +13,7 @@ help:
 	@echo "make demo    build, start a local cluster, show it works, stop it"
 	@echo "make build   configure and build only"
 	@echo "make bench   build and run the benchmarks in bench/ (use PRESET=bench for optimized numbers)"
+	@echo "make fuzz    build the libFuzzer targets (clang) and run each for FUZZ_SECONDS=$(FUZZ_SECONDS)"
 	@echo "make thread-safety  clang -Wthread-safety -Werror over every C++ file (needs a build)"
 	@echo "make clean   remove build/$(PRESET)"
 
@@ -33,6 +36,9 @@ demo: build
 
 bench: configure
 	scripts/run-benchmarks.sh $(BUILD_DIR)
+
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
 
 thread-safety: build
 	tests/style/check_thread_safety.py $(BUILD_DIR)

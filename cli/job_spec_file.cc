@@ -28,8 +28,9 @@ absl::StatusOr<std::string> ReadField(const std::string& path, const std::string
   return *text;
 }
 
-// Fills name, parameters, tolerance and roofline from the metadata YAML.
-absl::Status ParseMetadata(const std::string& text, const std::string& field, v1::Problem* problem) {
+}  // namespace
+
+absl::Status ParseProblemMetadata(const std::string& text, const std::string& field, v1::Problem* problem) {
   try {
     YAML::Node root = YAML::Load(text);
     if (!root.IsMap()) return Invalid(field, "the metadata file is not a YAML mapping");
@@ -52,8 +53,6 @@ absl::Status ParseMetadata(const std::string& text, const std::string& field, v1
   return absl::OkStatus();
 }
 
-}  // namespace
-
 absl::StatusOr<v1::Problem> LoadProblemFiles(const std::string& reference_path, const std::string& metadata_path,
                                              const std::string& field_prefix) {
   v1::Problem problem;
@@ -71,7 +70,7 @@ absl::StatusOr<v1::Problem> LoadProblemFiles(const std::string& reference_path, 
   auto meta = ReadField(meta_path, metadata_field);
   if (!meta.ok()) return meta.status();
   problem.set_metadata_yaml(*meta);
-  if (absl::Status s = ParseMetadata(*meta, metadata_field, &problem); !s.ok()) return s;
+  if (absl::Status s = ParseProblemMetadata(*meta, metadata_field, &problem); !s.ok()) return s;
   return problem;
 }
 

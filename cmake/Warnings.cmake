@@ -12,3 +12,8 @@ if(ACCELOPT_ASAN)
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
 endif()
+if(ACCELOPT_FUZZ)
+  # Coverage instrumentation everywhere; the fuzz targets add -fsanitize=fuzzer (libFuzzer's main) at link.
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=address,undefined)
+endif()
