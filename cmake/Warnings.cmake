@@ -17,3 +17,7 @@ if(ACCELOPT_FUZZ)
   add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer)
   add_link_options(-fsanitize=address,undefined)
 endif()
+# Boost 1.74 detects clang's coroutines only through <experimental/coroutine>; libstdc++ has <coroutine>.
+if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+  add_compile_definitions(BOOST_ASIO_HAS_CO_AWAIT=1 BOOST_ASIO_HAS_STD_COROUTINE=1)
+endif()
