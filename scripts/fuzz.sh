@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets of fuzz/ (CMake preset `fuzz`: clang-14, ASan + UBSan) and runs each for
+# Builds the libFuzzer targets of fuzz/ (CMake preset `fuzz`: clang-14, ASan) and runs each for
 # FUZZ_SECONDS (default 60). `make fuzz FUZZ_SECONDS=N` calls this.
 #   FUZZ_TARGETS="chat_json http_response"   run only these targets
 # Seeds are read from fuzz/corpus/<target>/ and fuzz/regressions/<target>/; inputs the fuzzer finds go to
