@@ -2,7 +2,9 @@
 PRESET ?= dev
 BUILD_DIR := build/$(PRESET)
 
-.PHONY: all deps configure build test demo bench chaos thread-safety images image-test multihost-test install clean help
+.PHONY: all deps configure build test demo bench chaos fuzz thread-safety images image-test multihost-test install clean help
+
+FUZZ_SECONDS ?= 60
 
 all: build
 
@@ -12,6 +14,7 @@ help:
 	@echo "make build   configure and build only"
 	@echo "make bench   build and run the benchmarks in bench/ (use PRESET=bench for optimized numbers)"
 	@echo "make chaos   build and run the full chaos suite (kill -9, SIGSTOP, full disk, dropped connections, corrupt store)"
+	@echo "make fuzz    build the libFuzzer targets (clang) and run each for FUZZ_SECONDS=$(FUZZ_SECONDS)"
 	@echo "make thread-safety  clang -Wthread-safety -Werror over every C++ file (needs a build)"
 	@echo "make install PREFIX=DIR  configure, build and install bin/ and share/accelopt/ under DIR"
 	@echo "make images  one OCI archive per service in build/images/ (Debian packages only; IMAGE_PRESET=$(IMAGE_PRESET))"
@@ -42,6 +45,9 @@ bench: configure
 chaos: configure
 	cmake --build --preset $(PRESET) --target chaos_test
 	ACCELOPT_CHAOS=1 $(BUILD_DIR)/tests/chaos/chaos_test
+
+fuzz: deps
+	FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh
 
 thread-safety: build
 	tests/style/check_thread_safety.py $(BUILD_DIR)

@@ -66,8 +66,9 @@ absl::Status CheckConfined(const std::string& path, const fs::path& base, const 
                                      "' (pass --allow-path DIR to allow another directory)"));
 }
 
-// Fills name, parameters, tolerance and roofline from the metadata YAML.
-absl::Status ParseMetadata(const std::string& text, const std::string& field, v1::Problem* problem) {
+}  // namespace
+
+absl::Status ParseProblemMetadata(const std::string& text, const std::string& field, v1::Problem* problem) {
   try {
     YAML::Node root = YAML::Load(text);
     if (!root.IsMap()) return Invalid(field, "the metadata file is not a YAML mapping");
@@ -102,8 +103,6 @@ absl::Status ParseMetadata(const std::string& text, const std::string& field, v1
   return absl::OkStatus();
 }
 
-}  // namespace
-
 absl::StatusOr<v1::Problem> LoadProblemFiles(const std::string& reference_path, const std::string& metadata_path,
                                              const std::string& field_prefix) {
   v1::Problem problem;
@@ -121,7 +120,7 @@ absl::StatusOr<v1::Problem> LoadProblemFiles(const std::string& reference_path, 
   auto meta = ReadField(meta_path, metadata_field);
   if (!meta.ok()) return meta.status();
   problem.set_metadata_yaml(*meta);
-  if (absl::Status s = ParseMetadata(*meta, metadata_field, &problem); !s.ok()) return s;
+  if (absl::Status s = ParseProblemMetadata(*meta, metadata_field, &problem); !s.ok()) return s;
   return problem;
 }
 

@@ -41,4 +41,8 @@ int64_t FirstInvalidUtf8(const std::string& text);
 absl::StatusOr<v1::Problem> LoadProblemFiles(const std::string& reference_path, const std::string& metadata_path,
                                              const std::string& field_prefix);
 
+// Fills name, tolerance, parameters and roofline of `problem` from the text of a problem.yaml. INVALID_ARGUMENT
+// naming `field` when the text is not a YAML mapping or a value has the wrong type.
+absl::Status ParseProblemMetadata(const std::string& text, const std::string& field, v1::Problem* problem);
+
 }  // namespace accelopt::cli

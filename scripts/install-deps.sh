@@ -8,6 +8,8 @@ set -euo pipefail
 PACKAGES=(
   # toolchain
   build-essential cmake ninja-build ccache lld pkg-config git clang-format-14 clang-16 mypy
+  # libFuzzer (make fuzz): clang-14 with its runtime libraries
+  clang-14 libclang-rt-14-dev
   # C++ libraries
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libboost-dev libssl-dev librocksdb-dev prometheus-cpp-dev libyaml-cpp-dev

@@ -55,7 +55,8 @@ class YamlToJson {
     *out += "{";
     bool first = true;
     for (const auto& kv : node) {
-      std::string key = kv.first.as<std::string>();
+      if (!kv.first.IsScalar()) return Error(path, kv.first, "a mapping key must be a plain name");
+      std::string key = kv.first.Scalar();
       if (extra_keys_.count(JoinPath(path, key)) > 0) {
         if (kv.second.IsNull()) continue;
         if (!kv.second.IsScalar()) return Error(JoinPath(path, key), kv.second, "expected a single value");
@@ -98,7 +99,8 @@ class YamlToJson {
       for (const auto& kv : node) {
         if (!first) *out += ",";
         first = false;
-        std::string key = kv.first.as<std::string>();
+        if (!kv.first.IsScalar()) return Error(path, kv.first, "a mapping key must be a plain name");
+        std::string key = kv.first.Scalar();
         absl::StrAppend(out, "\"", JsonEscape(key), "\":");
         ACCELOPT_RETURN_IF_ERROR(Single(kv.second, value_field, JoinPath(path, key), out));
       }
@@ -188,7 +190,8 @@ class YamlToJson {
       for (const auto& kv : node) {
         if (!first) *out += ",";
         first = false;
-        absl::StrAppend(out, "\"", JsonEscape(kv.first.as<std::string>()), "\":");
+        if (!kv.first.IsScalar()) return absl::InvalidArgumentError("a mapping key must be a plain name");
+        absl::StrAppend(out, "\"", JsonEscape(kv.first.Scalar()), "\":");
         ACCELOPT_RETURN_IF_ERROR(Free(kv.second, out));
       }
       *out += "}";

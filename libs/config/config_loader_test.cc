@@ -43,6 +43,15 @@ TEST(ConfigLoaderTest, UnknownKeyIsRejectedWithItsFullPath) {
   EXPECT_NE(s.message().find("planner.yaml"), std::string::npos);
 }
 
+TEST(ConfigLoaderTest, NonScalarMappingKeysAreRejected) {
+  v1::PlannerConfig cfg;
+  for (const char* text : {"? {a: b}\n: x\n", "server:\n  ? [1, 2]\n  : x\n"}) {
+    absl::Status s = ParseConfigText(text, "planner.yaml", &cfg);
+    EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << text;
+    EXPECT_NE(s.message().find("a mapping key must be a plain name"), std::string::npos) << s;
+  }
+}
+
 TEST(ConfigLoaderTest, WrongTypesAndBadEnumsNameTheKey) {
   v1::ProfilerConfig cfg;
   absl::Status s = ParseConfigText("slots: many\n", "p.yaml", &cfg);

@@ -13,6 +13,7 @@
 #include <boost/beast/ssl.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "libs/llm/http_response.h"
 
 namespace accelopt::llm {
 namespace {
@@ -53,18 +54,11 @@ asio::awaitable<absl::StatusOr<HttpResponse>> Exchange(Stream& stream, const Req
   co_await http::async_write(stream, request, asio::redirect_error(use_awaitable, ec));
   if (ec) co_return IoError(ec, "sending request to", where, timeout);
   beast::flat_buffer buffer;
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(HttpTransport::kMaxResponseBytes);
+  HttpResponseParser parser;
+  ConfigureResponseParser(parser);
   co_await http::async_read(stream, buffer, parser, asio::redirect_error(use_awaitable, ec));
   if (ec) co_return IoError(ec, "reading response from", where, timeout);
-  http::response<http::string_body> response = parser.release();
-  HttpResponse out;
-  out.status = response.result_int();
-  if (auto it = response.find(http::field::retry_after); it != response.end()) {
-    out.retry_after = std::string(it->value());
-  }
-  out.body = std::move(response.body());
-  co_return out;
+  co_return ToHttpResponse(parser.release());
 }
 
 // Opens a CONNECT tunnel to `target` through the proxy `stream` is connected to.

@@ -96,6 +96,8 @@ class TraceParser {
   int64_t line_number_ = 0;
   std::vector<KeyValue> tokens_;
   int64_t declared_instructions_ = 0;
+  // Size of the whole text: bounds how many I records it can hold (each is longer than kMinRecordBytes).
+  size_t text_bytes_ = 0;
   // Live allocation id -> index in trace_.allocations.
   absl::flat_hash_map<int64_t, int32_t> live_allocs_;
 };
@@ -204,7 +206,9 @@ absl::Status TraceParser::ParseMetadata() {
   trace_.kernel = std::string(*kernel);
   trace_.timing_only = *timing_only;
   declared_instructions_ = *count;
-  trace_.instructions.reserve(static_cast<size_t>(std::min<int64_t>(*count, 1 << 24)));
+  // The count is untrusted: reserve no more records than the text can hold.
+  constexpr size_t kMinRecordBytes = 16;
+  trace_.instructions.reserve(std::min(static_cast<size_t>(*count), text_bytes_ / kMinRecordBytes));
   return absl::OkStatus();
 }
 
@@ -377,6 +381,7 @@ absl::Status TraceParser::ParseInstruction() {
 }
 
 absl::StatusOr<Trace> TraceParser::Parse(absl::string_view text) {
+  text_bytes_ = text.size();
   bool seen_header = false;
   bool seen_metadata = false;
   size_t pos = 0;

@@ -68,6 +68,11 @@ TEST(TraceReaderTest, ParsesTheFormatExample) {
   EXPECT_EQ(trace->allocations[1].free_at, 3);
 }
 
+TEST(TraceReaderTest, HugeDeclaredCountIsAMismatchNotAnAllocation) {
+  absl::StatusOr<Trace> trace = ParseTrace("accelopt-trace 1\nM kernel=k.py instructions=3333333333335\n");
+  EXPECT_EQ(trace.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(TraceReaderTest, DefaultsAndSparseIds) {
   absl::StatusOr<Trace> trace = ParseTrace(
       "accelopt-trace 1\r\n"
