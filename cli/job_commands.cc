@@ -441,8 +441,8 @@ Command SubmitCommand() {
           "         [--data-dir DIR] [--token T] [--ca FILE] [--cert FILE --key FILE]\n"
           "      Submit a job spec file; --wait follows it to the end and prints the final job. Files it names\n"
           "      must lie under its directory (or an --allow-path directory). --server defaults to $ACCELOPT_SERVER,\n"
-          "      --token to $ACCELOPT_TOKEN, --ca to $ACCELOPT_CA (or DIR/tls of an `up --secure` cluster)." +
-              "\n" + std::string(kFollowExitCodes),
+          "      --token to $ACCELOPT_TOKEN, --ca to $ACCELOPT_CA (or DIR/tls of an `up --secure` cluster).\n" +
+              std::string(kFollowExitCodes),
           RunSubmit};
 }
 Command WatchCommand() {
@@ -475,7 +475,7 @@ int WithJobService(const std::vector<std::string>& argv, std::set<std::string> w
                    const std::function<int(const Args&, v1::JobService::Stub&, const std::string& address)>& body) {
   return WithArgs(argv, std::move(with_value), booleans, positionals, what,
                   [&](const Args& args, const std::string& address) {
-                    auto stub = Connect(address);
+                    auto stub = Connect(address, args);
                     return body(args, *stub, address);
                   });
 }

@@ -32,7 +32,10 @@ std::optional<double> JsonOpt(const nlohmann::json& j, const char* key) {
 }  // namespace
 
 SuiteRow RowFromJob(const std::string& problem, const v1::Job& job) {
-  SuiteRow row{problem, job.job_id(), core::ShortEnumName(job.state())};
+  SuiteRow row;
+  row.problem = problem;
+  row.job_id = job.job_id();
+  row.state = core::ShortEnumName(job.state());
   row.baseline_ms = job.baseline_latency_ms();
   if (!job.best_candidate_id().empty()) {
     row.best_ms = job.best_latency_ms();
@@ -106,7 +109,10 @@ absl::StatusOr<std::vector<SuiteRow>> SuiteRowsFromJson(const nlohmann::json& js
   std::vector<SuiteRow> rows;
   try {
     for (const nlohmann::json& r : json["rows"]) {
-      SuiteRow row{r.at("problem").get<std::string>(), r.value("job_id", ""), r.value("state", "")};
+      SuiteRow row;
+      row.problem = r.at("problem").get<std::string>();
+      row.job_id = r.value("job_id", "");
+      row.state = r.value("state", "");
       row.baseline_ms = r.value("baseline_ms", 0.0);
       row.best_ms = r.value("best_ms", 0.0);
       row.speedup = r.value("speedup", 0.0);

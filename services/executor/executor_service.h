@@ -19,8 +19,8 @@ class ExecutorServiceImpl final : public v1::ExecutorService::CallbackService {
                                       v1::ImplementResponse* response) override;
 
  private:
-  security::CallAuthorizer authorizer_;
   Executor& executor_;
+  security::CallAuthorizer authorizer_;
 };
 
 }  // namespace accelopt::executor

@@ -19,8 +19,8 @@ class PlannerServiceImpl final : public v1::PlannerService::CallbackService {
                                  v1::PlanResponse* response) override;
 
  private:
-  security::CallAuthorizer authorizer_;
   Planner& planner_;
+  security::CallAuthorizer authorizer_;
 };
 
 }  // namespace accelopt::planner

@@ -18,6 +18,7 @@
 #include "absl/strings/strip.h"
 #include "libs/core/file.h"
 #include "libs/sandbox/worker_sandbox.h"
+#include "services/profiler/backend_registry.h"
 #include "services/profiler/kernel_profiler.h"
 
 namespace accelopt::profiler {
@@ -91,7 +92,9 @@ class HostileKernelsTest : public ::testing::TestWithParam<HostileKernel> {
     v1::ProfileOptions profile_options;
     profile_options.set_seeds(2);
     profile_options.set_timeout_seconds(timeout_seconds);
-    return KernelProfiler(options).Profile(kernel, problem, profile_options, 0, nullptr);
+    auto backend = BuiltinBackends().Create(v1::DEVICE_SIM_TRN1, v1::ProfilerConfig());
+    EXPECT_TRUE(backend.ok()) << backend.status();
+    return KernelProfiler(options, *std::move(backend)).Profile(kernel, problem, profile_options, 0, nullptr);
   }
 
   // Only the staged harness (and its lock file) is left in the scratch root between runs.
