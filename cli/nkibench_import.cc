@@ -104,10 +104,14 @@ absl::StatusOr<NkiBenchImport> ImportNkiBench(const std::string& nkibench_dir, c
             absl::StrAppend(&problem_yaml, "  ", kKeys[k], ": \"", roofline[k], "\"\n");
           }
         }
+        // The suite is self-contained: the job files name copies beside them (job files may only name files
+        // under their own directory).
+        const std::string reference_copy = reference.filename().string();
+        const std::string kernel_copy = "baseline_" + kernel.filename().string();
         const std::string job_yaml =
             absl::StrCat("# NKIBench ", problem, " case ", case_id, ", optimized offline with the builtin optimizer.\n",
-                         "name: nkibench-", name, "\npreset: small\nproblem: {reference: \"", reference.string(),
-                         "\", kernel: \"", kernel.string(), "\", metadata: problem.yaml}\ndevice: ", device,
+                         "name: nkibench-", name, "\npreset: small\nproblem: {reference: \"", reference_copy,
+                         "\", kernel: \"", kernel_copy, "\", metadata: problem.yaml}\ndevice: ", device,
                          "\nmodels:\n  planner: {provider: builtin}\n  executor: {provider: builtin}\n"
                          "  summarizer: {provider: builtin}\n");
         const fs::path dir = fs::path(out_dir) / name;
@@ -116,6 +120,10 @@ absl::StatusOr<NkiBenchImport> ImportNkiBench(const std::string& nkibench_dir, c
         if (ec) return absl::FailedPreconditionError(absl::StrCat("cannot create ", dir.string(), ": ", ec.message()));
         if (absl::Status s = core::WriteFileAtomic((dir / "problem.yaml").string(), problem_yaml); !s.ok()) return s;
         if (absl::Status s = core::WriteFileAtomic((dir / "job.yaml").string(), job_yaml); !s.ok()) return s;
+        for (const auto& [from, to] : {std::pair{reference, reference_copy}, std::pair{kernel, kernel_copy}}) {
+          fs::copy_file(from, dir / to, fs::copy_options::overwrite_existing, ec);
+          if (ec) return absl::FailedPreconditionError(absl::StrCat("cannot copy ", from.string(), ": ", ec.message()));
+        }
         absl::StrAppend(&suite, "  - {name: ", name, ", job: ", name, "/job.yaml}\n");
         result.problems.push_back(name);
       }

@@ -81,7 +81,9 @@ INSTANTIATE_TEST_SUITE_P(
                       // Every seed re-executes the recorded program, so a result cached in kernel Python cannot be
                       // replayed: the program computes 2x for each input and is correct.
                       HostileCase{"cached_output.py", v1::VERDICT_OK, ""},
-                      HostileCase{"backing_array.py", v1::VERDICT_INCORRECT, "32767 element(s) never written"}),
+                      // Its `import atexit` breaks an NKI static rule before anything runs (the harness cheat suite checks the
+        // replay catches the backing-array write itself).
+        HostileCase{"backing_array.py", v1::VERDICT_COMPILE_ERROR, "atexit"}),
     [](const ::testing::TestParamInfo<HostileCase>& info) {
       return info.param.file.substr(0, info.param.file.size() - 3);
     });

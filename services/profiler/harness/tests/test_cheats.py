@@ -159,7 +159,11 @@ class CheatTest(unittest.TestCase):
                 with self.subTest(cheat=name, shape=shape):
                     result = self.ws.evaluate(reference, self.ws.kernel(body), seeds=1)
                     self.assertNotEqual(result['verdict'], 'OK', result)
-                    self.assertIn(result['verdict'], ('INCORRECT', 'RUNTIME_ERROR'), result['message'])
+                    # Cheats that need sys, atexit, gc or private attributes stop at the NKI static rules
+                    # (COMPILE_ERROR, the first gate); the rest at the trusted replay. Forged and truncated
+                    # programs reaching the replay directly are covered by test_replay.py.
+                    self.assertIn(result['verdict'], ('COMPILE_ERROR', 'INCORRECT', 'RUNTIME_ERROR'),
+                                  result['message'])
 
 
 if __name__ == '__main__':
