@@ -117,7 +117,7 @@ done
 # Both profilers found through the name, and their slots polled across the bridge.
 slots=""
 for _ in $(seq 1 120); do
-  slots=$(metric orch 'accelopt_profiler_slots{' || true)  # busy + free
+  slots=$(metric orch 'accelopt_pool_slots{' || true)  # busy + free
   [[ "$slots" == 2 ]] && break
   sleep 0.5
 done
@@ -141,7 +141,7 @@ rss_before=$(awk '/^VmRSS/ { print $2 }' "/proc/$pid_orch/status")
 killed=0
 for _ in $(seq 1 1200); do
   done0=$(metric prof0 'accelopt_profiler_profiles_total' || true)
-  busy=$(metric orch 'accelopt_profiler_slots{state="busy"' || true)
+  busy=$(metric orch 'accelopt_pool_slots{state="busy"' || true)
   if [[ -n "$done0" && "$busy" == 2 ]] && awk -v d="$done0" 'BEGIN { exit !(d >= 1) }'; then
     kill -9 "$pid_prof0"
     ip netns del "$prefix-prof0"
