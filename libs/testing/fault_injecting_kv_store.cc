@@ -13,23 +13,23 @@ void FaultInjectingKvStore::FailNthWrite(int n, absl::Status status, bool and_ev
 }
 
 void FaultInjectingKvStore::FailWritesMatching(Predicate predicate, absl::Status status) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   predicate_ = std::move(predicate);
   status_ = std::move(status);
 }
 
 void FaultInjectingKvStore::Heal() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   predicate_ = nullptr;
 }
 
 int FaultInjectingKvStore::writes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return writes_;
 }
 
 std::vector<int> FaultInjectingKvStore::failed_writes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return failed_;
 }
 
@@ -39,7 +39,7 @@ absl::StatusOr<std::string> FaultInjectingKvStore::Get(absl::string_view family,
 
 absl::Status FaultInjectingKvStore::Write(storage::WriteBatch batch) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     const int number = ++writes_;
     if (predicate_ && predicate_(number, batch)) {
       failed_.push_back(number);

@@ -4,12 +4,12 @@
 #pragma once
 
 #include <functional>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "libs/storage/kv_store.h"
 
 namespace accelopt::testing {
@@ -44,7 +44,7 @@ class FaultInjectingKvStore final : public storage::KvStore {
 
  private:
   storage::KvStore* const base_;
-  mutable std::mutex mu_;
+  mutable absl::Mutex mu_;
   Predicate predicate_ ABSL_GUARDED_BY(mu_);
   absl::Status status_ ABSL_GUARDED_BY(mu_);
   int writes_ ABSL_GUARDED_BY(mu_) = 0;

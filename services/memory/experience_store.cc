@@ -64,7 +64,9 @@ std::vector<std::string> ExperienceStore::Families() { return {kExperiencesFamil
 absl::StatusOr<std::unique_ptr<ExperienceStore>> ExperienceStore::Open(storage::KvStore* kv) {
   std::unique_ptr<ExperienceStore> store(new ExperienceStore(kv));
   absl::Status malformed;
-  absl::MutexLock lock(&store->index_mu_);
+  // Built outside the store (the scan callback cannot show the analysis that index_mu_ is held), then moved in.
+  std::map<std::string, std::vector<int64_t>, std::less<>> sequences;
+  int64_t count = 0;
   ACCELOPT_RETURN_IF_ERROR(kv->Scan(kExperiencesFamily, "", [&](absl::string_view key, absl::string_view) {
     std::string ns;
     int64_t sequence = 0;
@@ -72,11 +74,16 @@ absl::StatusOr<std::unique_ptr<ExperienceStore>> ExperienceStore::Open(storage::
       malformed = absl::DataLossError(absl::StrCat("malformed experience key '", key, "'"));
       return false;
     }
-    store->sequences_[ns].push_back(sequence);
-    ++store->count_;
+    sequences[ns].push_back(sequence);
+    ++count;
     return true;
   }));
   ACCELOPT_RETURN_IF_ERROR(malformed);
+  {
+    absl::MutexLock lock(&store->index_mu_);
+    store->sequences_ = std::move(sequences);
+    store->count_ = count;
+  }
   return store;
 }
 

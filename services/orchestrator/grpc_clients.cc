@@ -3,11 +3,11 @@
 #include <grpcpp/alarm.h>
 #include <grpcpp/create_channel.h>
 
-#include <mutex>
 #include <optional>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "libs/core/status_convert.h"
 
@@ -51,7 +51,7 @@ class RetryingCall : public CallHandle, public std::enable_shared_from_this<Retr
     grpc::ClientContext* context = nullptr;
     grpc::Alarm* alarm = nullptr;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (cancelled_) return;
       cancelled_ = true;
       context = context_;
@@ -65,7 +65,7 @@ class RetryingCall : public CallHandle, public std::enable_shared_from_this<Retr
   void Attempt() {
     grpc::ClientContext* context = nullptr;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       alarm_ = nullptr;
       if (!cancelled_) {
         contexts_.push_back(std::make_unique<grpc::ClientContext>());
@@ -86,7 +86,7 @@ class RetryingCall : public CallHandle, public std::enable_shared_from_this<Retr
     const absl::Status failed = core::FromGrpcStatus(status);
     std::optional<absl::Duration> wait;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       context_ = nullptr;
       if (!cancelled_) wait = schedule_.NextBackoff(failed, absl::Now());
       if (wait.has_value()) {
@@ -118,7 +118,7 @@ class RetryingCall : public CallHandle, public std::enable_shared_from_this<Retr
   const std::string job_id_;
   const absl::Time deadline_;
   RetrySchedule schedule_;  // used by one attempt's completion at a time
-  std::mutex mu_;
+  absl::Mutex mu_;
   bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
   // Every attempt's context and every backoff's alarm live as long as the call.
   std::vector<std::unique_ptr<grpc::ClientContext>> contexts_ ABSL_GUARDED_BY(mu_);

@@ -8,13 +8,13 @@
 #include <boost/asio/steady_timer.hpp>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "services/orchestrator/job_engine.h"
 
@@ -26,19 +26,19 @@ class JobEngine::Mailbox {
  public:
   explicit Mailbox(boost::asio::io_context* io) : io_(io) {}
   void Post(absl::AnyInvocable<void() &&> fn) {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (io_ == nullptr) return;
     // asio handlers must be copyable in Boost 1.74: hold the move-only closure by shared_ptr.
     auto shared = std::make_shared<absl::AnyInvocable<void() &&>>(std::move(fn));
     boost::asio::post(*io_, [shared] { std::move (*shared)(); });
   }
   void Close() {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     io_ = nullptr;
   }
 
  private:
-  std::mutex mu_;
+  absl::Mutex mu_;
   boost::asio::io_context* io_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -2,10 +2,10 @@
 
 #include <deque>
 #include <limits>
-#include <mutex>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
 #include "libs/core/status_convert.h"
 #include "libs/security/namespace_policy.h"
 
@@ -68,21 +68,21 @@ class WatchSink : public EventSink {
 
   void OnEvents(const std::vector<v1::JobEvent>& events) override {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       pending_.insert(pending_.end(), events.begin(), events.end());
     }
     Pump();
   }
   void OnEnd(const absl::Status& status) override {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (!end_.has_value()) end_ = status;
     }
     Pump();
   }
   void WriteDone(bool ok) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       writing_ = false;
       if (!ok) {
         pending_.clear();
@@ -93,18 +93,18 @@ class WatchSink : public EventSink {
   }
   void Cancelled() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       pending_.clear();
       end_ = absl::CancelledError("the client cancelled the watch");
     }
     Pump();
   }
   void Detach() {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     reactor_ = nullptr;
   }
   bool detached() {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     return reactor_ == nullptr;
   }
 
@@ -116,7 +116,7 @@ class WatchSink : public EventSink {
     bool finish = false;
     absl::Status status;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (reactor_ == nullptr || writing_ || finished_) return;
       if (!pending_.empty()) {
         current_ = std::move(pending_.front());
@@ -138,7 +138,7 @@ class WatchSink : public EventSink {
     }
   }
 
-  std::mutex mu_;
+  absl::Mutex mu_;
   grpc::ServerWriteReactor<v1::JobEvent>* reactor_ ABSL_GUARDED_BY(mu_);
   std::deque<v1::JobEvent> pending_ ABSL_GUARDED_BY(mu_);
   // Set under mu_ when a write starts, then read by that write only (writing_ keeps it unchanged meanwhile).

@@ -8,7 +8,7 @@ ProgressWatchdog::ProgressWatchdog(absl::Duration stall_after, Clock now)
     : stall_after_(stall_after), now_(std::move(now)) {}
 
 void ProgressWatchdog::ReportLoad(int queued, int idle) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   queued_ = queued;
   idle_ = idle;
   if (queued_ > 0 && idle_ > 0) {
@@ -19,12 +19,12 @@ void ProgressWatchdog::ReportLoad(int queued, int idle) {
 }
 
 void ProgressWatchdog::ReportProgress() {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (stuck_since_ != absl::InfiniteFuture()) stuck_since_ = now_();
 }
 
 absl::Status ProgressWatchdog::Check() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   if (stuck_since_ == absl::InfiniteFuture()) return absl::OkStatus();
   const absl::Duration stuck = now_() - stuck_since_;
   if (stuck < stall_after_) return absl::OkStatus();

@@ -4,10 +4,10 @@
 #pragma once
 
 #include <functional>
-#include <mutex>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 
@@ -32,7 +32,7 @@ class ProgressWatchdog {
  private:
   const absl::Duration stall_after_;
   const Clock now_;
-  mutable std::mutex mu_;
+  mutable absl::Mutex mu_;
   int queued_ ABSL_GUARDED_BY(mu_) = 0;
   int idle_ ABSL_GUARDED_BY(mu_) = 0;
   // Since when work has waited beside idle capacity without progress; InfiniteFuture when it does not.

@@ -90,7 +90,7 @@ WorkerPool::~WorkerPool() {
   if (thread_.joinable()) thread_.join();
   std::vector<std::shared_ptr<CallHandle>> calls;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
     listener_ = nullptr;
     for (const auto& task : running_) {
@@ -101,8 +101,8 @@ WorkerPool::~WorkerPool() {
     waiting_.clear();
   }
   for (auto& call : calls) call->Cancel();
-  std::unique_lock<std::mutex> lock(mu_);
-  idle_.wait(lock, [this] { return outstanding_ == 0; });
+  absl::MutexLock lock(&mu_);
+  while (outstanding_ != 0) idle_.Wait(&mu_);
 }
 
 void WorkerPool::Start() {
@@ -134,7 +134,7 @@ void WorkerPool::ResumeExpiredPauses() {
   std::vector<Launch> launches;
   bool resumed = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (stopping_) return;
     const absl::Time now = options_.now();
     for (auto& [address, w] : workers_) {
@@ -158,7 +158,7 @@ void WorkerPool::Resolve() {
     return;
   }
   std::set<std::string> current(addresses->begin(), addresses->end());
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   for (const std::string& address : current) {
     auto it = workers_.find(address);
     if (it == workers_.end()) {
@@ -187,7 +187,7 @@ void WorkerPool::Poll() {
   };
   std::vector<Probe> probes;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (auto it = workers_.begin(); it != workers_.end();) {
       Worker& w = *it->second;
       if (w.gone && w.busy == 0 && !w.probing) {
@@ -209,7 +209,7 @@ void WorkerPool::Poll() {
     if (p.health) {
       TrackProbe(address, p.worker->client->CheckHealth(options_.probe_deadline, [this, address](absl::Status s) {
         {
-          std::lock_guard<std::mutex> lock(mu_);
+          absl::MutexLock lock(&mu_);
           auto it = workers_.find(address);
           if (it != workers_.end()) {
             it->second->probing = false;
@@ -233,7 +233,7 @@ void WorkerPool::Poll() {
 void WorkerPool::OnStatus(const std::string& address, absl::StatusOr<v1::WorkerStatus> status) {
   std::vector<Launch> launches;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     auto it = workers_.find(address);
     if (it != workers_.end()) {
       Worker& w = *it->second;
@@ -256,24 +256,24 @@ void WorkerPool::OnStatus(const std::string& address, absl::StatusOr<v1::WorkerS
 }
 
 void WorkerPool::TrackProbe(const std::string& address, std::shared_ptr<CallHandle> handle) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   probes_[address] = std::move(handle);
 }
 
 void WorkerPool::ProbeDone() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (--outstanding_ == 0) idle_.notify_all();
+  absl::MutexLock lock(&mu_);
+  if (--outstanding_ == 0) idle_.SignalAll();
 }
 
 int WorkerPool::FreeSlots() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   int free = 0;
   for (const auto& [address, w] : workers_) free += w->Free();
   return free - static_cast<int>(waiting_.size());
 }
 
 void WorkerPool::SetCapacityListener(std::function<void()> listener) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   listener_ = std::move(listener);
 }
 
@@ -285,7 +285,7 @@ std::shared_ptr<CallHandle> WorkerPool::Profile(v1::ProfileRequest request, absl
   task->done = std::move(done);
   std::vector<Launch> launches;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     running_.insert(task);
     waiting_.push_back(task);
     DispatchLocked(&launches);
@@ -329,7 +329,7 @@ void WorkerPool::StartLaunches(std::vector<Launch> launches) {
         [this, task, address](absl::StatusOr<v1::ProfileResult> r) { OnResult(task, address, std::move(r)); });
     bool cancel = false;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       if (!task->finished) task->call = call;
       cancel = task->cancelled;
     }
@@ -342,7 +342,7 @@ void WorkerPool::OnResult(const std::shared_ptr<Task>& task, const std::string& 
   std::vector<Launch> launches;
   bool final = true;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     --outstanding_;
     task->call = nullptr;
     auto it = workers_.find(address);
@@ -387,7 +387,7 @@ void WorkerPool::OnResult(const std::shared_ptr<Task>& task, const std::string& 
       waiting_.push_front(task);
     }
     if (!stopping_) DispatchLocked(&launches);
-    if (outstanding_ == 0) idle_.notify_all();
+    if (outstanding_ == 0) idle_.SignalAll();
     if (stopping_) final = true;
   }
   if (final) Finish(task, std::move(result));
@@ -399,7 +399,7 @@ void WorkerPool::Cancel(const std::shared_ptr<Task>& task) {
   std::shared_ptr<CallHandle> call;
   bool was_waiting = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (task->finished || task->cancelled) return;
     task->cancelled = true;
     auto it = std::find(waiting_.begin(), waiting_.end(), task);
@@ -421,7 +421,7 @@ void WorkerPool::Cancel(const std::shared_ptr<Task>& task) {
 void WorkerPool::Finish(const std::shared_ptr<Task>& task, absl::StatusOr<v1::ProfileResult> result) {
   ProfileOutcome outcome;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     if (task->finished) return;
     task->finished = true;
     running_.erase(task);
@@ -442,7 +442,7 @@ void WorkerPool::MarkFailedLocked(Worker& worker, const std::string& why) {
 void WorkerPool::Notify() {
   std::function<void()> listener;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     listener = listener_;
   }
   if (listener) listener();
@@ -462,7 +462,7 @@ void WorkerPool::UpdateGaugesLocked() {
 }
 
 std::vector<WorkerPool::WorkerView> WorkerPool::Workers() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   std::vector<WorkerView> views;
   for (const auto& [address, w] : workers_) views.push_back({address, w->slots, w->busy, w->InRotation(), w->full});
   return views;

@@ -8,12 +8,10 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <condition_variable>
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -21,6 +19,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "accelopt/v1/profiler_service.pb.h"
 #include "services/orchestrator/agent_clients.h"
@@ -131,8 +130,8 @@ class WorkerPool : public ProfilerPool {
   WorkerFactory factory_;
   OrchestratorMetrics* metrics_;
 
-  mutable std::mutex mu_;
-  std::condition_variable idle_;
+  mutable absl::Mutex mu_;
+  absl::CondVar idle_;
   std::map<std::string, std::unique_ptr<Worker>> workers_ ABSL_GUARDED_BY(mu_);
   std::deque<std::shared_ptr<Task>> waiting_ ABSL_GUARDED_BY(mu_);
   std::set<std::shared_ptr<Task>> running_ ABSL_GUARDED_BY(mu_);

@@ -119,7 +119,7 @@ grpc::ServerUnaryReactor* ProfilerServiceImpl::GetWorkerStatus(grpc::CallbackSer
   response->set_queue_limit(stats.queue_limit);
   response->set_backend_version(profiler_->backend().version());
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     for (const auto& [verdict, n] : by_verdict_) (*response->mutable_profiles_by_verdict())[verdict] = n;
   }
   auto* reactor = ctx->DefaultReactor();
@@ -130,7 +130,7 @@ grpc::ServerUnaryReactor* ProfilerServiceImpl::GetWorkerStatus(grpc::CallbackSer
 void ProfilerServiceImpl::Record(const v1::ProfileResult& result) {
   std::string verdict = core::ShortEnumName(result.verdict());
   metrics_.profiles.Add({{"verdict", verdict}}).Increment();
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   ++by_verdict_[verdict];
 }
 

@@ -5,10 +5,10 @@
 #include <atomic>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "accelopt/v1/profiler_service.grpc.pb.h"
 #include "libs/security/call_authorizer.h"
 #include "services/profiler/kernel_profiler.h"
@@ -39,7 +39,7 @@ class ProfilerServiceImpl final : public v1::ProfilerService::CallbackService {
   const KernelProfiler* profiler_;
   security::CallAuthorizer authorizer_;
   ProfilerMetrics metrics_;
-  std::mutex mu_;
+  absl::Mutex mu_;
   std::map<std::string, int64_t> by_verdict_ ABSL_GUARDED_BY(mu_);
   // Last member: its destructor waits for running profiles, which use the members above.
   SlotPool pool_;

@@ -11,16 +11,16 @@ SlotPool::SlotPool(int slots, int queue_limit, std::function<void()> on_slot_fre
 
 SlotPool::~SlotPool() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     stopping_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   for (auto& t : threads_) t.join();
 }
 
 absl::Status SlotPool::Submit(std::function<void(int)> task) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     const int slots = static_cast<int>(threads_.size());
     const int free_slots = slots - busy_ - static_cast<int>(queue_.size());
     if (free_slots <= 0 && static_cast<int>(queue_.size()) >= queue_limit_) {
@@ -29,12 +29,12 @@ absl::Status SlotPool::Submit(std::function<void(int)> task) {
     }
     queue_.push_back(std::move(task));
   }
-  cv_.notify_one();
+  cv_.Signal();
   return absl::OkStatus();
 }
 
 SlotPool::Stats SlotPool::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return {static_cast<int>(threads_.size()), busy_, static_cast<int>(queue_.size()), queue_limit_};
 }
 
@@ -42,8 +42,8 @@ void SlotPool::Run(int slot) {
   while (true) {
     std::function<void(int)> task;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+      absl::MutexLock lock(&mu_);
+      while (!stopping_ && queue_.empty()) cv_.Wait(&mu_);
       if (queue_.empty()) return;  // stopping and drained
       task = std::move(queue_.front());
       queue_.pop_front();
@@ -51,7 +51,7 @@ void SlotPool::Run(int slot) {
     }
     task(slot);
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       --busy_;
     }
     if (on_slot_freed_) on_slot_freed_();

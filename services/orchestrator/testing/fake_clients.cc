@@ -65,7 +65,7 @@ std::optional<double> FakeLatency(const std::string& source) {
 // ---------------------------------------------------------------------------------------------------------
 
 struct HeldCalls::Entry : public CallHandle {
-  std::mutex mu;
+  absl::Mutex mu;
   bool finished ABSL_GUARDED_BY(mu) = false;
   std::function<void(bool)> complete ABSL_GUARDED_BY(mu);
   std::atomic<int>* cancelled_counter = nullptr;
@@ -73,7 +73,7 @@ struct HeldCalls::Entry : public CallHandle {
   void Finish(bool cancelled) {
     std::function<void(bool)> fn;
     {
-      std::lock_guard<std::mutex> lock(mu);
+      absl::MutexLock lock(&mu);
       if (finished) return;
       finished = true;
       fn = std::move(complete);
@@ -86,9 +86,12 @@ struct HeldCalls::Entry : public CallHandle {
 
 std::shared_ptr<CallHandle> HeldCalls::Hold(std::function<void(bool cancelled)> complete) {
   auto entry = std::make_shared<Entry>();
-  entry->complete = std::move(complete);
+  {
+    absl::MutexLock entry_lock(&entry->mu);
+    entry->complete = std::move(complete);
+  }
   entry->cancelled_counter = &cancelled_;
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   entries_.push_back(entry);
   return entry;
 }
@@ -96,14 +99,14 @@ std::shared_ptr<CallHandle> HeldCalls::Hold(std::function<void(bool cancelled)> 
 int HeldCalls::ReleaseAll() {
   std::vector<std::shared_ptr<Entry>> entries;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     entries.swap(entries_);
   }
   int n = 0;
   for (auto& e : entries) {
     bool pending;
     {
-      std::lock_guard<std::mutex> lock(e->mu);
+      absl::MutexLock lock(&e->mu);
       pending = !e->finished;
     }
     if (pending) {
@@ -115,10 +118,10 @@ int HeldCalls::ReleaseAll() {
 }
 
 int HeldCalls::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   int n = 0;
   for (const auto& e : entries_) {
-    std::lock_guard<std::mutex> entry_lock(e->mu);
+    absl::MutexLock entry_lock(&e->mu);
     n += e->finished ? 0 : 1;
   }
   return n;
@@ -141,17 +144,17 @@ FakePlanner::FakePlanner() {
 }
 
 void FakePlanner::SetHandler(Handler handler) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   handler_ = std::move(handler);
 }
 
 std::vector<v1::PlanRequest> FakePlanner::requests() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return requests_;
 }
 
 int FakePlanner::calls() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return static_cast<int>(requests_.size());
 }
 
@@ -159,7 +162,7 @@ std::shared_ptr<CallHandle> FakePlanner::Plan(v1::PlanRequest request, absl::Dur
                                               Callback<v1::PlanResponse> done) {
   Handler handler;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     requests_.push_back(request);
     handler = handler_;
   }
@@ -186,17 +189,17 @@ absl::StatusOr<v1::ImplementResponse> FakeExecutor::DefaultHandler(const v1::Imp
 }
 
 void FakeExecutor::SetHandler(Handler handler) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   handler_ = std::move(handler);
 }
 
 std::vector<v1::ImplementRequest> FakeExecutor::requests() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return requests_;
 }
 
 int FakeExecutor::calls() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return static_cast<int>(requests_.size());
 }
 
@@ -204,7 +207,7 @@ std::shared_ptr<CallHandle> FakeExecutor::Implement(v1::ImplementRequest request
                                                     Callback<v1::ImplementResponse> done) {
   Handler handler;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     requests_.push_back(request);
     handler = handler_;
   }
@@ -218,7 +221,7 @@ std::shared_ptr<CallHandle> FakeMemory::QueryExperiences(v1::QueryExperiencesReq
                                                          Callback<v1::QueryExperiencesResponse> done) {
   v1::QueryExperiencesResponse response;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     ++queries_;
     const auto& all = by_namespace_[request.namespace_()];
     // Newest first, at most `capacity` (FIFO eviction).
@@ -234,7 +237,7 @@ std::shared_ptr<CallHandle> FakeMemory::SummarizeIteration(v1::SummarizeIteratio
                                                            Callback<v1::SummarizeIterationResponse> done) {
   if (fail_summarize_) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      absl::MutexLock lock(&mu_);
       summarize_requests_.push_back(request);
     }
     std::move(done)(absl::UnavailableError("memory is down"));
@@ -242,7 +245,7 @@ std::shared_ptr<CallHandle> FakeMemory::SummarizeIteration(v1::SummarizeIteratio
   }
   v1::SummarizeIterationResponse response;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     summarize_requests_.push_back(request);
     auto& stored = by_namespace_[request.namespace_()];
     for (const v1::SampleResult& s : request.samples()) {
@@ -267,30 +270,30 @@ std::shared_ptr<CallHandle> FakeMemory::SummarizeIteration(v1::SummarizeIteratio
 }
 
 std::vector<v1::SummarizeIterationRequest> FakeMemory::summarize_requests() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return summarize_requests_;
 }
 
 std::vector<v1::Experience> FakeMemory::experiences(const std::string& ns) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   auto it = by_namespace_.find(ns);
   return it == by_namespace_.end() ? std::vector<v1::Experience>() : it->second;
 }
 
 int FakeMemory::queries() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return queries_;
 }
 
 // ---------------------------------------------------------------------------------------------------------
 
 int FakeProfilerPool::FreeSlots() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return slots_ - in_flight_;
 }
 
 void FakeProfilerPool::SetCapacityListener(std::function<void()> listener) {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   listener_ = std::move(listener);
 }
 
@@ -323,7 +326,7 @@ v1::ProfileResult FakeProfilerPool::Judge(const v1::ProfileRequest& request) con
 void FakeProfilerPool::Completed(const std::string& candidate_id) {
   std::function<void()> listener;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     --in_flight_;
     ++executions_[candidate_id];
     listener = listener_;
@@ -334,7 +337,7 @@ void FakeProfilerPool::Completed(const std::string& candidate_id) {
 std::shared_ptr<CallHandle> FakeProfilerPool::Profile(v1::ProfileRequest request, absl::Duration,
                                                       absl::AnyInvocable<void(ProfileOutcome) &&> done) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    absl::MutexLock lock(&mu_);
     ++in_flight_;
     order_.push_back(request.problem().name());
   }
@@ -345,7 +348,7 @@ std::shared_ptr<CallHandle> FakeProfilerPool::Profile(v1::ProfileRequest request
     if (cancelled) {
       std::function<void()> listener;
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        absl::MutexLock lock(&mu_);
         --in_flight_;
         listener = listener_;
       }
@@ -367,12 +370,12 @@ std::shared_ptr<CallHandle> FakeProfilerPool::Profile(v1::ProfileRequest request
 }
 
 std::vector<std::string> FakeProfilerPool::dispatch_order() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return order_;
 }
 
 std::map<std::string, int> FakeProfilerPool::executions() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  absl::MutexLock lock(&mu_);
   return executions_;
 }
 

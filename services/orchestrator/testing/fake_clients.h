@@ -12,12 +12,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "services/orchestrator/agent_clients.h"
 #include "services/orchestrator/profiler_pool.h"
@@ -42,7 +42,7 @@ class HeldCalls {
 
  private:
   struct Entry;
-  mutable std::mutex mu_;
+  mutable absl::Mutex mu_;
   std::vector<std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
   std::atomic<int> cancelled_{0};
 };
@@ -62,7 +62,7 @@ class FakePlanner : public PlannerClient {
                                    Callback<v1::PlanResponse> done) override;
 
  private:
-  mutable std::mutex mu_;
+  mutable absl::Mutex mu_;
   Handler handler_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> hold_{false};
   HeldCalls held_;
@@ -86,7 +86,7 @@ class FakeExecutor : public ExecutorClient {
   static absl::StatusOr<v1::ImplementResponse> DefaultHandler(const v1::ImplementRequest& request);
 
  private:
-  mutable std::mutex mu_;
+  mutable absl::Mutex mu_;
   Handler handler_ ABSL_GUARDED_BY(mu_);
   std::atomic<bool> hold_{false};
   HeldCalls held_;
@@ -107,7 +107,7 @@ class FakeMemory : public MemoryClient {
   void set_fail_summarize(bool fail) { fail_summarize_ = fail; }
 
  private:
-  mutable std::mutex mu_;
+  mutable absl::Mutex mu_;
   std::map<std::string, std::vector<v1::Experience>> by_namespace_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::SummarizeIterationRequest> summarize_requests_ ABSL_GUARDED_BY(mu_);
   int queries_ ABSL_GUARDED_BY(mu_) = 0;
@@ -141,7 +141,7 @@ class FakeProfilerPool : public ProfilerPool {
   void Completed(const std::string& candidate_id);
 
   const int slots_;
-  mutable std::mutex mu_;
+  mutable absl::Mutex mu_;
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   std::function<void()> listener_ ABSL_GUARDED_BY(mu_);
   std::map<std::string, int> executions_ ABSL_GUARDED_BY(mu_);
