@@ -38,7 +38,9 @@ class SmallDisk {
     uint64_t free = *FreeBytes(dir_);
     int fd = open(path("filler").c_str(), O_CREAT | O_WRONLY, 0600);
     ASSERT_GE(fd, 0);
-    if (free > leave_bytes) ASSERT_EQ(posix_fallocate(fd, 0, static_cast<off_t>(free - leave_bytes)), 0);
+    if (free > leave_bytes) {
+      ASSERT_EQ(posix_fallocate(fd, 0, static_cast<off_t>(free - leave_bytes)), 0);
+    }
     close(fd);
   }
   void Free() { std::filesystem::remove(path("filler")); }
