@@ -36,7 +36,7 @@ TEST_F(JobSpecFileTest, LoadsTheExampleFormatWithPathsRelativeToTheFile) {
             "device: sim-trn1\nseed: 42\n"
             "search: {iterations: 4, beam_width: 2, plans_per_candidate: 3, samples_per_plan: 2,\n"
             "         experiences_per_iteration: 8, memory_capacity: 16, memory_policy: fifo, memory_namespace: job}\n"
-            "models:\n  planner: {provider: openai, base_url: http://127.0.0.1:8000/v1, model: m, api_key_env: KEY}\n"
+            "models:\n  planner: {provider: openai, endpoint: vllm, model: m}\n"
             "profile: {seeds: 5, timeout_seconds: 300}\n"
             "budget: {max_usd: 5, max_tokens: 2000000, max_device_seconds: 3600, max_wall_seconds: 7200}\n"
             "stop: {target_peak_percent: 90}\n"));
@@ -53,7 +53,7 @@ TEST_F(JobSpecFileTest, LoadsTheExampleFormatWithPathsRelativeToTheFile) {
   EXPECT_EQ(spec->seed(), 42u);
   EXPECT_EQ(spec->search().plans_per_candidate(), 3);
   EXPECT_EQ(spec->search().memory_policy(), v1::MEMORY_POLICY_FIFO);
-  EXPECT_EQ(spec->models().planner().api_key_env(), "KEY");
+  EXPECT_EQ(spec->models().planner().endpoint(), "vllm");
   EXPECT_DOUBLE_EQ(spec->budget().max_usd(), 5);
   EXPECT_DOUBLE_EQ(spec->stop().target_peak_percent(), 90);
 }

@@ -65,12 +65,21 @@ std::vector<ServicePlan> PlanCluster(const v1::ClusterConfig& c, bool secure) {
                        PortOr(c.executor().admin_port(), base + 102), ""};
   ServicePlan memory{"memory", "accelopt-memory", PortOr(c.memory().port(), base + 3),
                      PortOr(c.memory().admin_port(), base + 103), ""};
+  // The agents' llm block as JSON, which the YAML loader reads as a flow mapping.
+  std::string llm;
+  if (c.has_llm()) {
+    google::protobuf::util::JsonPrintOptions json;
+    json.preserve_proto_field_names = true;
+    (void)google::protobuf::util::MessageToJsonString(c.llm(), &llm, json);  // a parsed message always prints
+    llm = absl::StrCat("llm: ", llm, "\n");
+  }
   name = "planner";
-  planner.config = server(planner.port, planner.admin_port);
+  planner.config = server(planner.port, planner.admin_port) + llm;
   name = "executor";
-  executor.config = server(executor.port, executor.admin_port);
+  executor.config = server(executor.port, executor.admin_port) + llm;
   name = "memory";
-  memory.config = server(memory.port, memory.admin_port) + absl::StrCat("data_dir: \"", c.data_dir(), "/memory\"\n");
+  memory.config =
+      server(memory.port, memory.admin_port) + llm + absl::StrCat("data_dir: \"", c.data_dir(), "/memory\"\n");
   std::vector<ServicePlan> profilers;
   std::vector<std::string> profiler_addresses;
   for (int i = 0; i < c.profilers(); ++i) {

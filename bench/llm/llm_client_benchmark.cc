@@ -26,9 +26,9 @@ void RunBatches(benchmark::State& state, absl::Duration server_delay) {
   v1::LlmConfig config;
   config::ApplyLlmDefaults(&config);
   config.set_max_concurrency_per_endpoint(concurrency);
+  *config.add_endpoints() = (*server)->Endpoint({"bench"});
   auto client = OpenAiClient::Create({config, {}, nullptr, 1});
   v1::ModelSpec spec;
-  spec.set_base_url((*server)->base_url());
   spec.set_model("bench");
   const std::string user(12000, 'k');  // a prompt with a kernel in it
   int64_t failures = 0;

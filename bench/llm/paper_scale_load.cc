@@ -89,8 +89,8 @@ int Main() {
   v1::LlmConfig config;
   config::ApplyLlmDefaults(&config);  // 16 concurrent requests per endpoint, 300 s per request
   config.set_default_timeout_seconds(config.default_timeout_seconds() / kTimeScale);
+  *config.add_endpoints() = (*server)->Endpoint({"gpt-oss-120b"});
   v1::ModelSpec spec;
-  spec.set_base_url((*server)->base_url());
   spec.set_model("gpt-oss-120b");
   auto planner = OpenAiClient::Create({config, {}, nullptr, 1});
   auto executor = OpenAiClient::Create({config, {}, nullptr, 1});

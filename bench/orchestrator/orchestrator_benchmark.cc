@@ -111,7 +111,7 @@ class SlowPlanner : public PlannerClient {
   explicit SlowPlanner(DelayLine* line) : line_(line) {}
   std::shared_ptr<CallHandle> Plan(v1::PlanRequest request, absl::Duration, Callback<v1::PlanResponse> done) override {
     auto shared = std::make_shared<Callback<v1::PlanResponse>>(std::move(done));
-    line_->After(line_->Draw(kPlanMs), [this, request, shared] {
+    line_->After(line_->Draw(kPlanMs), [request, shared] {
       FakePlanner fake;
       auto response = std::make_shared<absl::StatusOr<v1::PlanResponse>>();
       fake.Plan(request, absl::ZeroDuration(), [response](absl::StatusOr<v1::PlanResponse> r) { *response = r; });

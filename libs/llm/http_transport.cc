@@ -62,8 +62,8 @@ asio::awaitable<absl::StatusOr<HttpResponse>> Exchange(Stream& stream, const Req
 }
 
 // Opens a CONNECT tunnel to `target` through the proxy `stream` is connected to.
-asio::awaitable<absl::Status> OpenTunnel(beast::tcp_stream& stream, const HttpUrl& proxy, const HttpUrl& target,
-                                         absl::Duration timeout) {
+asio::awaitable<absl::Status> OpenTunnel(beast::tcp_stream& stream, const core::HttpUrl& proxy,
+                                         const core::HttpUrl& target, absl::Duration timeout) {
   http::request<http::empty_body> connect{http::verb::connect, target.HostPort(), 11};
   connect.set(http::field::host, target.HostPort());
   if (!proxy.userinfo.empty()) connect.set(http::field::proxy_authorization, BasicCredentials(proxy.userinfo));
@@ -87,8 +87,8 @@ asio::awaitable<absl::Status> OpenTunnel(beast::tcp_stream& stream, const HttpUr
 
 asio::awaitable<absl::StatusOr<HttpResponse>> HttpTransport::Post(const HttpPost& post) const {
   auto executor = co_await asio::this_coro::executor;
-  const std::optional<HttpUrl> proxy = proxy_.ProxyFor(post.url);
-  const HttpUrl& hop = proxy.has_value() ? *proxy : post.url;
+  const std::optional<core::HttpUrl> proxy = proxy_.ProxyFor(post.url);
+  const core::HttpUrl& hop = proxy.has_value() ? *proxy : post.url;
   const std::string where = post.url.Redacted();
 
   beast::tcp_stream tcp(executor);

@@ -8,14 +8,14 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "libs/core/http_url.h"
 #include "libs/llm/internal/asio_awaitable.h"
 #include "libs/llm/proxy.h"
-#include "libs/llm/url.h"
 
 namespace accelopt::llm {
 
 struct HttpPost {
-  HttpUrl url;
+  core::HttpUrl url;
   // Origin-form request target, e.g. "/v1/chat/completions".
   std::string target;
   // Extra headers (Content-Type, Host and Content-Length are set by the transport). May hold secrets:

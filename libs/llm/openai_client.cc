@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
+#include "libs/core/splitmix64.h"
 #include "libs/llm/chat_json.h"
 #include "libs/llm/retry_after.h"
 
@@ -112,12 +113,15 @@ absl::StatusOr<std::unique_ptr<OpenAiClient>> OpenAiClient::Create(Options optio
           absl::StrCat("llm.ca_file: cannot load '", options.config.ca_file(), "': ", ec.message()));
     }
   }
+  absl::StatusOr<EndpointTable> endpoints = EndpointTable::Create(options.config);
+  if (!endpoints.ok()) return endpoints.status();
   if (options.registry == nullptr) options.registry = std::make_shared<prometheus::Registry>();
-  return std::unique_ptr<OpenAiClient>(new OpenAiClient(std::move(options), std::move(tls)));
+  return std::unique_ptr<OpenAiClient>(new OpenAiClient(std::move(options), *std::move(endpoints), std::move(tls)));
 }
 
-OpenAiClient::OpenAiClient(Options options, std::unique_ptr<asio::ssl::context> tls)
+OpenAiClient::OpenAiClient(Options options, EndpointTable endpoints, std::unique_ptr<asio::ssl::context> tls)
     : options_(std::move(options)),
+      endpoints_(std::move(endpoints)),
       metrics_(LlmMetrics::Create(*options_.registry)),
       tls_(std::move(tls)),
       transport_(*tls_, options_.proxy),
@@ -140,10 +144,12 @@ void OpenAiClient::Complete(CompletionRequest request, CompletionCallback done) 
                  });
 }
 
-AsyncSemaphore& OpenAiClient::LimiterFor(const std::string& endpoint) {
+absl::Status OpenAiClient::ValidateSpec(const v1::ModelSpec& spec) const { return endpoints_.Resolve(spec).status(); }
+
+AsyncSemaphore& OpenAiClient::LimiterFor(const ResolvedModel& resolved) {
   absl::MutexLock lock(&mu_);
-  std::unique_ptr<AsyncSemaphore>& limiter = limiters_[endpoint];
-  if (limiter == nullptr) limiter = std::make_unique<AsyncSemaphore>(options_.config.max_concurrency_per_endpoint());
+  std::unique_ptr<AsyncSemaphore>& limiter = limiters_[absl::StrCat(resolved.endpoint, " ", resolved.url.Redacted())];
+  if (limiter == nullptr) limiter = std::make_unique<AsyncSemaphore>(resolved.max_concurrency);
   return *limiter;
 }
 
@@ -151,75 +157,74 @@ absl::Duration OpenAiClient::Backoff(int retry) {
   double cap = std::min(options_.config.max_backoff_seconds(),
                         options_.config.initial_backoff_seconds() * std::ldexp(1.0, std::min(retry - 1, 30)));
   absl::MutexLock lock(&mu_);
-  // SplitMix64 step; full jitter: uniform in [0, cap].
-  uint64_t z = (jitter_state_ += 0x9E3779B97F4A7C15ULL);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  z ^= z >> 31;
+  // Full jitter: uniform in [0, cap].
+  uint64_t z = core::SplitMix64(jitter_state_);
+  jitter_state_ += 0x9E3779B97F4A7C15ULL;  // the generator's increment: the next state
   return absl::Seconds(cap * static_cast<double>(z >> 11) / static_cast<double>(1ULL << 53));
 }
 
-void OpenAiClient::Account(const CompletionRequest& request, int64_t prompt, int64_t completion, int64_t reasoning,
-                           v1::TokenUsage* usage) {
-  const std::string& model = request.model.model();
+void OpenAiClient::Account(const CompletionRequest& request, const ResolvedModel& resolved, int64_t prompt,
+                           int64_t completion, int64_t reasoning, v1::TokenUsage* usage) {
+  const std::string& model = resolved.metric_model;
   usage->set_prompt_tokens(usage->prompt_tokens() + prompt);
   usage->set_completion_tokens(usage->completion_tokens() + completion);
   usage->set_reasoning_tokens(usage->reasoning_tokens() + reasoning);
   for (auto [kind, n] : {std::pair{"prompt", prompt}, {"completion", completion}, {"reasoning", reasoning}}) {
     metrics_.tokens.Add({{"agent", request.agent}, {"model", model}, {"kind", kind}}).Increment(n);
   }
-  auto price = options_.config.prices().find(model);
-  if (price == options_.config.prices().end()) {
+  if (!resolved.price.has_value()) {
     metrics_.unpriced_responses.Add({{"agent", request.agent}, {"model", model}}).Increment();
     return;
   }
   double cost =
-      (prompt * price->second.prompt_usd_per_mtok() + completion * price->second.completion_usd_per_mtok()) / 1e6;
+      (prompt * resolved.price->prompt_usd_per_mtok() + completion * resolved.price->completion_usd_per_mtok()) / 1e6;
   usage->set_cost_usd(usage->cost_usd() + cost);
   metrics_.cost_usd.Add({{"agent", request.agent}, {"model", model}}).Increment(cost);
 }
 
 asio::awaitable<Metered<Completion>> OpenAiClient::Run(CompletionRequest request) {
   Metered<Completion> out;
-  const std::string& model = request.model.model();
+  absl::StatusOr<ResolvedModel> resolved = endpoints_.Resolve(request.model);
+  const std::string model = resolved.ok() ? resolved->metric_model : "other";
   auto count_failure = [&](const char* outcome) {
     metrics_.requests.Add({{"agent", request.agent}, {"model", model}, {"outcome", outcome}}).Increment();
   };
-  absl::StatusOr<HttpUrl> url = ParseHttpUrl(request.model.base_url());
-  if (!url.ok()) {
+  if (!resolved.ok()) {
     count_failure("config_error");
-    out.value = WithPrefix(url.status(), "model.base_url: ");
+    out.value = resolved.status();
     co_return out;
   }
-  std::string api_key;
-  if (!request.model.api_key_env().empty()) {
-    const char* value = std::getenv(request.model.api_key_env().c_str());
-    if (value == nullptr || *value == '\0') {
-      count_failure("config_error");
-      out.value = absl::FailedPreconditionError(absl::StrCat("environment variable ", request.model.api_key_env(),
-                                                             " (named by model.api_key_env) is not set"));
-      co_return out;
-    }
-    api_key = value;
+  absl::StatusOr<std::string> api_key = ReadApiKey(*resolved);
+  if (!api_key.ok()) {
+    count_failure("config_error");
+    out.value = api_key.status();
+    co_return out;
   }
   std::optional<uint64_t> seed;
   if (request.seed.has_value()) seed = *request.seed & 0x7FFFFFFF;  // every server accepts a 31-bit seed
-  absl::StatusOr<std::string> body = BuildChatRequestBody(request.model, request.system, request.user, seed);
+  absl::StatusOr<std::string> body = BuildChatRequestBody(resolved->spec, request.system, request.user, seed);
   if (!body.ok()) {
     count_failure("config_error");
     out.value = body.status();
     co_return out;
   }
   HttpPost post;
-  post.url = *url;
-  post.target = absl::StrCat(url->path, "/chat/completions");
+  post.url = resolved->url;
+  post.target = resolved->target;
   post.body = *std::move(body);
-  if (!api_key.empty()) post.headers.emplace_back("Authorization", absl::StrCat("Bearer ", api_key));
-  double timeout_seconds =
-      request.model.timeout_seconds() > 0 ? request.model.timeout_seconds() : options_.config.default_timeout_seconds();
+  if (!api_key->empty()) {
+    if (resolved->key_header.empty()) {
+      post.headers.emplace_back("Authorization", absl::StrCat("Bearer ", *api_key));
+    } else {
+      post.headers.emplace_back(resolved->key_header, *api_key);
+    }
+  }
+  for (const auto& header : resolved->headers) post.headers.push_back(header);
+  double timeout_seconds = resolved->spec.timeout_seconds() > 0 ? resolved->spec.timeout_seconds()
+                                                                : options_.config.default_timeout_seconds();
   post.timeout = absl::Seconds(timeout_seconds);
-  const std::string where = absl::StrCat(url->Redacted(), "/chat/completions");
-  AsyncSemaphore& limiter = LimiterFor(url->Redacted());
+  const std::string where = absl::StrCat(resolved->url.Redacted(), "/chat/completions");
+  AsyncSemaphore& limiter = LimiterFor(*resolved);
   const int max_attempts = std::max(1, options_.config.max_attempts());
 
   for (int attempt = 1;; ++attempt) {
@@ -237,8 +242,8 @@ asio::awaitable<Metered<Completion>> OpenAiClient::Run(CompletionRequest request
       result = ClassifyHttpError(*response, where);
     } else {
       ChatResponse parsed = ParseChatResponse(response->body);
-      Account(request, parsed.usage.prompt_tokens, parsed.usage.completion_tokens, parsed.usage.reasoning_tokens,
-              &out.usage);
+      Account(request, *resolved, parsed.usage.prompt_tokens, parsed.usage.completion_tokens,
+              parsed.usage.reasoning_tokens, &out.usage);
       result.outcome = parsed.status.ok() ? "ok" : "bad_response";
       if (parsed.status.ok()) {
         out.value = Completion{std::move(parsed.content), std::move(parsed.reasoning)};
@@ -253,7 +258,7 @@ asio::awaitable<Metered<Completion>> OpenAiClient::Run(CompletionRequest request
         .Observe(seconds);
     if (result.outcome == "ok" || result.outcome == "bad_response") co_return out;
     if (!result.retryable || attempt >= max_attempts) {
-      absl::Status final_status = Redact(result.status, api_key);
+      absl::Status final_status = Redact(result.status, *api_key);
       if (attempt > 1) final_status = WithPrefix(final_status, absl::StrCat("after ", attempt, " attempts: "));
       out.value = final_status;
       co_return out;

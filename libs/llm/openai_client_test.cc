@@ -78,7 +78,14 @@ class OpenAiClientTest : public ::testing::Test {
     config_.set_initial_backoff_seconds(0.001);
     config_.set_max_backoff_seconds(0.01);
     config::ApplyLlmDefaults(&config_);
+    v1::LlmEndpoint* endpoint = config_.add_endpoints();
+    endpoint->set_name("test");
+    endpoint->add_models()->set_name("test-model");
   }
+
+  // The configured endpoint's URL (the job names the endpoint, never the URL).
+  void SetBaseUrl(const std::string& url) { config_.mutable_endpoints(0)->set_base_url(url); }
+  v1::ModelPrice* Price() { return config_.mutable_endpoints(0)->mutable_models(0)->mutable_price(); }
 
   void StartDouble(DoubleScript script, std::optional<TlsIdentity> tls = std::nullopt) {
     LlmDouble::Options options;
@@ -87,8 +94,9 @@ class OpenAiClientTest : public ::testing::Test {
     ASSERT_TRUE(d.ok()) << d.status();
     double_ = *std::move(d);
     spec_.set_provider("openai");
-    spec_.set_base_url(double_->base_url());
+    spec_.set_endpoint("test");
     spec_.set_model("test-model");
+    SetBaseUrl(double_->base_url());
   }
 
   std::unique_ptr<OpenAiClient> Client(ProxyConfig proxy = {}) {
@@ -126,8 +134,8 @@ TEST_F(OpenAiClientTest, ReturnsContentReasoningUsageAndCost) {
   DoubleReply reply = Ok("the plan", 100, 50, 20);
   reply.reasoning = "thinking";
   StartDouble(Script({}, reply));
-  (*config_.mutable_prices())["test-model"].set_prompt_usd_per_mtok(1.0);
-  (*config_.mutable_prices())["test-model"].set_completion_usd_per_mtok(4.0);
+  Price()->set_prompt_usd_per_mtok(1.0);
+  Price()->set_completion_usd_per_mtok(4.0);
   auto client = Client();
   Metered<Completion> r = Call(*client, Request());
   ASSERT_TRUE(r.value.ok()) << r.value.status();
@@ -231,7 +239,7 @@ TEST_F(OpenAiClientTest, ApiKeyIsSentAsBearerAndNeverAppearsInErrorsOrLogs) {
   DoubleReply unauthorized = Status(401);
   unauthorized.body = R"({"error":{"message":"bad key sk-test-very-secret-0123456789"}})";
   StartDouble(Script({unauthorized}, Ok("fine")));
-  spec_.set_api_key_env("ACCELOPT_TEST_LLM_KEY");
+  config_.mutable_endpoints(0)->set_api_key_env("ACCELOPT_TEST_LLM_KEY");
   auto client = Client();
   ::testing::internal::CaptureStderr();
   Metered<Completion> denied = Call(*client, Request());
@@ -249,7 +257,7 @@ TEST_F(OpenAiClientTest, ApiKeyIsSentAsBearerAndNeverAppearsInErrorsOrLogs) {
 
 TEST_F(OpenAiClientTest, MissingKeyVariableIsAPreconditionNamingTheVariable) {
   StartDouble(Script({}, Ok("fine")));
-  spec_.set_api_key_env("ACCELOPT_TEST_UNSET_VARIABLE");
+  config_.mutable_endpoints(0)->set_api_key_env("ACCELOPT_TEST_UNSET_VARIABLE");
   unsetenv("ACCELOPT_TEST_UNSET_VARIABLE");
   auto client = Client();
   Metered<Completion> r = Call(*client, Request());
@@ -258,18 +266,18 @@ TEST_F(OpenAiClientTest, MissingKeyVariableIsAPreconditionNamingTheVariable) {
   EXPECT_EQ(double_->request_count(), 0);
 }
 
-TEST_F(OpenAiClientTest, BadBaseUrlNamesTheField) {
-  StartDouble(Script({}, Ok("fine")));
-  spec_.set_base_url("localhost:8000/v1");
-  auto client = Client();
-  Metered<Completion> r = Call(*client, Request());
-  EXPECT_EQ(r.value.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_NE(r.value.status().message().find("model.base_url"), std::string::npos) << r.value.status();
+TEST_F(OpenAiClientTest, BadEndpointUrlFailsAtStartNamingTheField) {
+  SetBaseUrl("localhost:8000/v1");
+  OpenAiClient::Options options;
+  options.config = config_;
+  auto client = OpenAiClient::Create(std::move(options));
+  EXPECT_EQ(client.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(client.status().message().find("llm.endpoints[0].base_url"), std::string::npos) << client.status();
 }
 
 TEST_F(OpenAiClientTest, ConcurrencyPerEndpointIsLimitedAndTotalsAddUp) {
   config_.set_max_concurrency_per_endpoint(3);
-  (*config_.mutable_prices())["test-model"].set_prompt_usd_per_mtok(2.0);
+  Price()->set_prompt_usd_per_mtok(2.0);
   DoubleReply slow = Ok("fine", 7, 11, 3);
   slow.delay = absl::Milliseconds(30);
   StartDouble(Script({}, slow));
@@ -313,6 +321,77 @@ TEST_F(OpenAiClientTest, UnpricedModelCostsNothingAndIsCounted) {
   EXPECT_EQ(CounterSum(*registry_, "accelopt_llm_unpriced_responses_total", {{"model", "test-model"}}), 1);
 }
 
+TEST_F(OpenAiClientTest, SendsTheEndpointsHeadersQueryAndKeyFileAndTheProfilesDefaults) {
+  StartDouble(Script({}, Ok("fine")));
+  const std::string key_file = ::testing::TempDir() + "/llm_key_" + std::to_string(getpid());
+  std::ofstream(key_file) << "azure-key-42\n";
+  v1::LlmEndpoint* endpoint = config_.mutable_endpoints(0);
+  endpoint->set_api_key_file(key_file);
+  endpoint->set_api_key_header("api-key");
+  (*endpoint->mutable_headers())["x-team"] = "kernels";
+  (*endpoint->mutable_query_params())["api-version"] = "2024-10-21";
+  (*endpoint->mutable_query_params())["a b"] = "c&d";
+  v1::LlmModelProfile* profile = endpoint->mutable_models(0);
+  profile->add_aliases("paper");
+  profile->set_reasoning_effort("high");
+  profile->set_max_tokens(4096);
+  (*profile->mutable_extra_body()->mutable_fields())["chat_template_kwargs"].set_string_value("profile");
+  (*profile->mutable_extra_body()->mutable_fields())["top_p"].set_number_value(0.9);
+  spec_.set_model("paper");  // the alias
+  (*spec_.mutable_extra_body()->mutable_fields())["top_p"].set_number_value(0.5);
+  auto client = Client();
+  Metered<Completion> r = Call(*client, Request());
+  ASSERT_TRUE(r.value.ok()) << r.value.status();
+  std::vector<testing::RecordedRequest> seen = double_->Requests();
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(seen[0].target, "/v1/chat/completions?a%20b=c%26d&api-version=2024-10-21");
+  EXPECT_EQ(seen[0].headers.at("api-key"), "azure-key-42");
+  EXPECT_EQ(seen[0].headers.count("authorization"), 0u);
+  EXPECT_EQ(seen[0].headers.at("x-team"), "kernels");
+  EXPECT_EQ(seen[0].model, "test-model");  // the alias resolved to the profile's name
+  EXPECT_NE(seen[0].body.find("\"reasoning_effort\":\"high\""), std::string::npos) << seen[0].body;
+  EXPECT_NE(seen[0].body.find("\"max_tokens\":4096"), std::string::npos) << seen[0].body;
+  EXPECT_NE(seen[0].body.find("\"chat_template_kwargs\":\"profile\""), std::string::npos) << seen[0].body;
+  EXPECT_NE(seen[0].body.find("\"top_p\":0.5"), std::string::npos) << seen[0].body;  // the job's value wins
+}
+
+TEST_F(OpenAiClientTest, AJobsOwnEndpointIsRefusedAndReceivesNothing) {
+  StartDouble(Script({}, Ok("fine")));
+  ASSERT_EQ(setenv("ACCELOPT_TEST_LLM_KEY", "sk-must-not-leave", 1), 0);
+  auto client = Client();
+  spec_.clear_endpoint();
+  spec_.set_base_url(double_->base_url());
+  spec_.set_api_key_env("ACCELOPT_TEST_LLM_KEY");
+  EXPECT_EQ(client->ValidateSpec(spec_).code(), absl::StatusCode::kInvalidArgument);
+  Metered<Completion> r = Call(*client, Request());
+  EXPECT_EQ(r.value.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.value.status().message().rfind("model.base_url: ", 0), 0u) << r.value.status();
+  EXPECT_EQ(double_->request_count(), 0);
+  EXPECT_EQ(CounterSum(*registry_, "accelopt_llm_requests_total", {{"model", "other"}, {"outcome", "config_error"}}),
+            1);
+}
+
+TEST_F(OpenAiClientTest, AllowedClientEndpointsAreLabelledOtherAndSendOnlyAllowedKeys) {
+  StartDouble(Script({}, Ok("fine")));
+  ASSERT_EQ(setenv("ACCELOPT_TEST_LLM_KEY", "sk-allowed", 1), 0);
+  config_.mutable_client_endpoints()->set_allow(true);
+  config_.mutable_client_endpoints()->add_allowed_hosts("127.0.0.1");
+  auto client = Client();
+  spec_.clear_endpoint();
+  spec_.set_base_url(double_->base_url());
+  spec_.set_model("anything-goes");
+  spec_.set_api_key_env("HOME");
+  absl::Status key_refused = client->ValidateSpec(spec_);
+  EXPECT_EQ(key_refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(key_refused.message().rfind("model.api_key_env: ", 0), 0u) << key_refused;
+  spec_.clear_api_key_env();
+  Metered<Completion> r = Call(*client, Request());
+  ASSERT_TRUE(r.value.ok()) << r.value.status();
+  EXPECT_EQ(double_->Requests()[0].headers.count("authorization"), 0u);
+  EXPECT_EQ(CounterSum(*registry_, "accelopt_llm_requests_total", {{"model", "other"}, {"outcome", "ok"}}), 1);
+  EXPECT_EQ(CounterSum(*registry_, "accelopt_llm_requests_total", {{"model", "anything-goes"}}), 0);
+}
+
 class OpenAiClientTlsTest : public OpenAiClientTest {
  protected:
   void SetUp() override {
@@ -334,7 +413,7 @@ class OpenAiClientTlsTest : public OpenAiClientTest {
 };
 
 TEST_F(OpenAiClientTlsTest, RejectsAnUntrustedCertificateWithoutRetrying) {
-  spec_.set_base_url(Url("localhost"));
+  SetBaseUrl(Url("localhost"));
   auto client = Client();
   Metered<Completion> r = Call(*client, Request());
   EXPECT_EQ(r.value.status().code(), absl::StatusCode::kFailedPrecondition) << r.value.status();
@@ -345,9 +424,9 @@ TEST_F(OpenAiClientTlsTest, RejectsAnUntrustedCertificateWithoutRetrying) {
 
 TEST_F(OpenAiClientTlsTest, TrustsTheCaFileByHostNameAndByIp) {
   config_.set_ca_file(ca_file_);
-  auto client = Client();
   for (const char* host : {"localhost", "127.0.0.1"}) {
-    spec_.set_base_url(Url(host));
+    SetBaseUrl(Url(host));
+    auto client = Client();
     Metered<Completion> r = Call(*client, Request());
     ASSERT_TRUE(r.value.ok()) << host << ": " << r.value.status();
     EXPECT_EQ(r.value->text, "secure");
@@ -360,7 +439,7 @@ TEST_F(OpenAiClientTlsTest, NameMismatchFailsVerification) {
   StartDouble(Script({}, Ok("secure")), *other);
   std::ofstream(ca_file_) << other->cert_pem;
   config_.set_ca_file(ca_file_);
-  spec_.set_base_url(Url("localhost"));
+  SetBaseUrl(Url("localhost"));
   auto client = Client();
   Metered<Completion> r = Call(*client, Request());
   EXPECT_EQ(r.value.status().code(), absl::StatusCode::kFailedPrecondition) << r.value.status();
@@ -371,9 +450,9 @@ TEST_F(OpenAiClientTlsTest, TunnelsHttpsThroughAConnectProxyWithoutResolvingTheH
   ASSERT_TRUE(proxy.ok()) << proxy.status();
   config_.set_ca_file(ca_file_);
   ProxyConfig proxy_config;
-  proxy_config.https_proxy = *ParseProxyUrl("127.0.0.1:" + std::to_string((*proxy)->port()));
+  proxy_config.https_proxy = *core::ParseProxyUrl("127.0.0.1:" + std::to_string((*proxy)->port()));
+  SetBaseUrl(Url("llm.double.test"));  // does not resolve: only the proxy may see it
   auto client = Client(proxy_config);
-  spec_.set_base_url(Url("llm.double.test"));  // does not resolve: only the proxy may see it
   Metered<Completion> r = Call(*client, Request());
   ASSERT_TRUE(r.value.ok()) << r.value.status();
   EXPECT_EQ(r.value->text, "secure");
@@ -383,9 +462,9 @@ TEST_F(OpenAiClientTlsTest, TunnelsHttpsThroughAConnectProxyWithoutResolvingTheH
 TEST_F(OpenAiClientTest, SendsAbsoluteFormRequestsThroughAnHttpProxy) {
   StartDouble(Script({}, Ok("proxied")));
   ProxyConfig proxy_config;
-  proxy_config.http_proxy = *ParseProxyUrl("http://127.0.0.1:" + std::to_string(double_->port()));
+  proxy_config.http_proxy = *core::ParseProxyUrl("http://127.0.0.1:" + std::to_string(double_->port()));
+  SetBaseUrl("http://llm.double.test:9/v1");
   auto client = Client(proxy_config);
-  spec_.set_base_url("http://llm.double.test:9/v1");
   Metered<Completion> r = Call(*client, Request());
   ASSERT_TRUE(r.value.ok()) << r.value.status();
   ASSERT_EQ(double_->request_count(), 1);

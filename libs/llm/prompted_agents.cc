@@ -3,23 +3,19 @@
 #include "absl/strings/str_cat.h"
 #include "libs/llm/planner_prompt.h"
 #include "libs/llm/text_extract.h"
-#include "libs/llm/url.h"
 
 namespace accelopt::llm {
 
-absl::Status ValidatePromptedSpec(const v1::ModelSpec& spec, const PromptLibrary& prompts,
-                                  const std::vector<std::string>& templates) {
-  if (absl::StatusOr<HttpUrl> url = ParseHttpUrl(spec.base_url()); !url.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat("model.base_url: ", url.status().message()));
-  }
-  if (spec.model().empty()) return absl::InvalidArgumentError("model.model: required");
+absl::Status ValidatePromptedSpec(const v1::ModelSpec& spec, const ModelProvider& provider,
+                                  const PromptLibrary& prompts, const std::vector<std::string>& templates) {
+  if (absl::Status s = provider.ValidateSpec(spec); !s.ok()) return s;
   if (spec.timeout_seconds() < 0) return absl::InvalidArgumentError("model.timeout_seconds: must not be negative");
   if (spec.max_tokens() < 0) return absl::InvalidArgumentError("model.max_tokens: must not be negative");
   return prompts.Check(spec.prompt_set(), templates);
 }
 
 absl::Status PromptedPlanner::ValidateSpec(const v1::ModelSpec& spec) const {
-  return ValidatePromptedSpec(spec, prompts_, {"planner_system", "planner_user"});
+  return ValidatePromptedSpec(spec, provider_, prompts_, {"planner_system", "planner_user"});
 }
 
 void PromptedPlanner::Plan(std::shared_ptr<const v1::PlanRequest> request, int index, uint64_t seed,
@@ -51,7 +47,7 @@ void PromptedPlanner::Plan(std::shared_ptr<const v1::PlanRequest> request, int i
 }
 
 absl::Status PromptedExecutor::ValidateSpec(const v1::ModelSpec& spec) const {
-  return ValidatePromptedSpec(spec, prompts_, {"executor_system", "executor_user"});
+  return ValidatePromptedSpec(spec, provider_, prompts_, {"executor_system", "executor_user"});
 }
 
 void PromptedExecutor::Implement(std::shared_ptr<const v1::ImplementRequest> request, int index, uint64_t seed,

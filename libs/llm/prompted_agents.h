@@ -12,10 +12,10 @@
 
 namespace accelopt::llm {
 
-// Checks what a prompted agent needs: model.base_url parses, model.model is set, and model.prompt_set holds
-// `templates`. INVALID_ARGUMENT naming the field.
-absl::Status ValidatePromptedSpec(const v1::ModelSpec& spec, const PromptLibrary& prompts,
-                                  const std::vector<std::string>& templates);
+// Checks what a prompted agent needs: `provider` can call the spec's endpoint and model
+// (ModelProvider::ValidateSpec), and model.prompt_set holds `templates`. INVALID_ARGUMENT naming the field.
+absl::Status ValidatePromptedSpec(const v1::ModelSpec& spec, const ModelProvider& provider,
+                                  const PromptLibrary& prompts, const std::vector<std::string>& templates);
 
 // planner_system + planner_user; the plan is the whole answer, titled by PlanTitle.
 class PromptedPlanner final : public PlannerModel {

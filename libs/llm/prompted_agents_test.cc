@@ -39,11 +39,11 @@ class PromptedAgentsTest : public ::testing::Test {
     double_ = *std::move(d);
     v1::LlmConfig config;
     config::ApplyLlmDefaults(&config);
+    *config.add_endpoints() = double_->Endpoint({"m"});
     auto client = OpenAiClient::Create({config, {}, nullptr, 1});
     ASSERT_TRUE(client.ok()) << client.status();
     client_ = *std::move(client);
     spec_.set_provider("openai");
-    spec_.set_base_url(double_->base_url());
     spec_.set_model("m");
   }
 
@@ -172,10 +172,13 @@ TEST_F(PromptedAgentsTest, ValidateSpecNamesTheBadField) {
   Start("x");
   PromptedExecutor executor(*client_, prompts_);
   v1::ModelSpec spec = spec_;
-  spec.set_base_url("not a url");
+  spec.set_base_url("http://attacker.example/v1");
   EXPECT_NE(executor.ValidateSpec(spec).message().find("model.base_url"), std::string::npos);
   spec = spec_;
-  spec.clear_model();
+  spec.set_endpoint("elsewhere");
+  EXPECT_NE(executor.ValidateSpec(spec).message().find("model.endpoint"), std::string::npos);
+  spec = spec_;
+  spec.set_model("not-configured");
   EXPECT_NE(executor.ValidateSpec(spec).message().find("model.model"), std::string::npos);
   spec = spec_;
   spec.set_prompt_set("missing");

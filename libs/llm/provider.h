@@ -40,6 +40,9 @@ class ModelProvider {
   // Starts the call and returns at once; `done` runs exactly once, on a thread of the provider (never inside
   // this call). Failures are in the Metered value, never thrown.
   virtual void Complete(CompletionRequest request, CompletionCallback done) = 0;
+  // Whether `spec` names something this provider can call (an endpoint and model it is configured for).
+  // INVALID_ARGUMENT naming the field. Checked at submit (InfoService.CheckModel) and on every agent call.
+  virtual absl::Status ValidateSpec(const v1::ModelSpec& spec) const { return absl::OkStatus(); }
 };
 
 // The seed of sample `index` of a request seeded with `seed` (SplitMix64 of both): distinct per sample,

@@ -99,7 +99,7 @@ bool IsLoopbackHost(absl::string_view host) {
   return address.has_value() && address->is_loopback();
 }
 
-bool NoProxyMatches(const std::vector<std::string>& entries, const HttpUrl& target) {
+bool NoProxyMatches(const std::vector<std::string>& entries, const core::HttpUrl& target) {
   for (const std::string& entry : entries) {
     if (EntryMatches(entry, target.host, target.port)) return true;
   }
@@ -113,7 +113,7 @@ absl::StatusOr<ProxyConfig> ProxyConfig::FromEnvironment() {
                                     std::tuple{"https_proxy", "HTTPS_PROXY", &config.https_proxy}}) {
     std::string value = GetProxyVariable(lower, upper, &used);
     if (value.empty()) continue;
-    absl::StatusOr<HttpUrl> url = ParseProxyUrl(value);
+    absl::StatusOr<core::HttpUrl> url = core::ParseProxyUrl(value);
     if (!url.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(used, ": ", url.status().message()));
     }
@@ -129,8 +129,8 @@ absl::StatusOr<ProxyConfig> ProxyConfig::FromEnvironment() {
   return config;
 }
 
-std::optional<HttpUrl> ProxyConfig::ProxyFor(const HttpUrl& target) const {
-  const std::optional<HttpUrl>& proxy = target.https() ? https_proxy : http_proxy;
+std::optional<core::HttpUrl> ProxyConfig::ProxyFor(const core::HttpUrl& target) const {
+  const std::optional<core::HttpUrl>& proxy = target.https() ? https_proxy : http_proxy;
   if (!proxy.has_value() || IsLoopbackHost(target.host) || NoProxyMatches(no_proxy, target)) {
     return std::nullopt;
   }

@@ -7,7 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "libs/llm/url.h"
+#include "libs/core/http_url.h"
 
 namespace accelopt::llm {
 
@@ -21,15 +21,15 @@ namespace accelopt::llm {
 //   ":port" to match only that port.
 // - Loopback targets (localhost, *.localhost, 127.0.0.0/8, ::1) never use a proxy.
 struct ProxyConfig {
-  std::optional<HttpUrl> http_proxy;
-  std::optional<HttpUrl> https_proxy;
+  std::optional<core::HttpUrl> http_proxy;
+  std::optional<core::HttpUrl> https_proxy;
   std::vector<std::string> no_proxy;
 
   // INVALID_ARGUMENT naming the variable when a proxy URL does not parse.
   static absl::StatusOr<ProxyConfig> FromEnvironment();
 
   // The proxy for `target`, or nullopt for a direct connection.
-  std::optional<HttpUrl> ProxyFor(const HttpUrl& target) const;
+  std::optional<core::HttpUrl> ProxyFor(const core::HttpUrl& target) const;
 };
 
 // Splits a NO_PROXY value into lower-case entries.
@@ -39,6 +39,6 @@ std::vector<std::string> ParseNoProxy(absl::string_view value);
 bool IsLoopbackHost(absl::string_view host);
 
 // True when a NO_PROXY entry list excludes `target` from proxying.
-bool NoProxyMatches(const std::vector<std::string>& entries, const HttpUrl& target);
+bool NoProxyMatches(const std::vector<std::string>& entries, const core::HttpUrl& target);
 
 }  // namespace accelopt::llm

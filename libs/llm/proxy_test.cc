@@ -5,7 +5,7 @@
 namespace accelopt::llm {
 namespace {
 
-HttpUrl Url(const std::string& text) { return *ParseHttpUrl(text); }
+core::HttpUrl Url(const std::string& text) { return *core::ParseHttpUrl(text); }
 
 TEST(NoProxyTest, MatchesHostsAndSubdomainsButNotLookalikes) {
   std::vector<std::string> entries = ParseNoProxy(" .corp.example , internal ,Other.COM");
@@ -30,8 +30,8 @@ TEST(NoProxyTest, MatchesPortsIpsCidrsAndWildcard) {
 
 TEST(ProxyConfigTest, PicksTheProxyByScheme) {
   ProxyConfig config;
-  config.http_proxy = *ParseProxyUrl("http://plain-proxy:3128");
-  config.https_proxy = *ParseProxyUrl("tls-proxy:3129");
+  config.http_proxy = *core::ParseProxyUrl("http://plain-proxy:3128");
+  config.https_proxy = *core::ParseProxyUrl("tls-proxy:3129");
   config.no_proxy = ParseNoProxy("internal.example");
   EXPECT_EQ(config.ProxyFor(Url("http://api.example/"))->host, "plain-proxy");
   EXPECT_EQ(config.ProxyFor(Url("https://api.example/"))->host, "tls-proxy");
@@ -40,8 +40,8 @@ TEST(ProxyConfigTest, PicksTheProxyByScheme) {
 
 TEST(ProxyConfigTest, LoopbackIsNeverProxied) {
   ProxyConfig config;
-  config.https_proxy = *ParseProxyUrl("proxy:3128");
-  config.http_proxy = *ParseProxyUrl("proxy:3128");
+  config.https_proxy = *core::ParseProxyUrl("proxy:3128");
+  config.http_proxy = *core::ParseProxyUrl("proxy:3128");
   for (const char* url : {"http://localhost:8000/v1", "http://127.0.0.1:8000/v1", "https://127.8.9.1/",
                           "http://[::1]:8000/", "http://model.localhost/"}) {
     EXPECT_FALSE(config.ProxyFor(Url(url)).has_value()) << url;

@@ -15,9 +15,13 @@ TEST(ExecutorConfigTest, DefaultsAreValid) {
 TEST(ExecutorConfigTest, RejectsNegativePricesNamingTheModel) {
   v1::ExecutorConfig c;
   ApplyExecutorDefaults(&c);
-  (*c.mutable_llm()->mutable_prices())["gpt-x"].set_prompt_usd_per_mtok(-1);
+  v1::LlmEndpoint* endpoint = c.mutable_llm()->add_endpoints();
+  endpoint->set_name("vllm");
+  endpoint->set_base_url("http://vllm:8000/v1");
+  endpoint->add_models()->set_name("gpt-x");
+  endpoint->mutable_models(0)->mutable_price()->set_prompt_usd_per_mtok(-1);
   absl::Status s = ValidateExecutorConfig(c);
-  EXPECT_NE(s.message().find("llm.prices[gpt-x]"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("llm.endpoints[0].models[0].price"), std::string::npos) << s;
 }
 
 }  // namespace

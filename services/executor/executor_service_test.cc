@@ -32,6 +32,7 @@ class ExecutorServiceTest : public ::testing::Test {
     config.set_initial_backoff_seconds(0.001);
     config.set_max_backoff_seconds(0.01);
     config::ApplyLlmDefaults(&config);
+    *config.add_endpoints() = double_->Endpoint({"m"});
     auto client = llm::OpenAiClient::Create({config, {}, registry_, 1});
     ASSERT_TRUE(client.ok()) << client.status();
     client_ = *std::move(client);
@@ -65,7 +66,6 @@ class ExecutorServiceTest : public ::testing::Test {
     r.mutable_kernel()->set_sha256(core::Sha256Hex(r.kernel().source()));
     r.mutable_plan()->set_text("**Do less work**");
     r.mutable_model()->set_provider("openai");
-    r.mutable_model()->set_base_url(double_->base_url());
     r.mutable_model()->set_model("m");
     return r;
   }

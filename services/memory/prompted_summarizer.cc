@@ -43,7 +43,7 @@ SummaryOutput ParseSummaryAnswer(absl::string_view answer) {
 }
 
 absl::Status PromptedSummarizer::ValidateSpec(const v1::ModelSpec& model) const {
-  return llm::ValidatePromptedSpec(model, prompts_, {"summarizer_system", "summarizer_user"});
+  return llm::ValidatePromptedSpec(model, provider_, prompts_, {"summarizer_system", "summarizer_user"});
 }
 
 void PromptedSummarizer::Summarize(const SummaryInput& input, SummaryCallback done) {

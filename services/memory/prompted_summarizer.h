@@ -23,7 +23,7 @@ class PromptedSummarizer final : public Summarizer {
   PromptedSummarizer(llm::ModelProvider& provider, const llm::PromptLibrary& prompts)
       : provider_(provider), prompts_(prompts) {}
 
-  // INVALID_ARGUMENT naming model.base_url, model.model, model.timeout_seconds, model.max_tokens or
+  // INVALID_ARGUMENT naming model.endpoint, model.base_url, model.model, model.timeout_seconds, model.max_tokens or
   // model.prompt_set (which must hold summarizer_system and summarizer_user).
   absl::Status ValidateSpec(const v1::ModelSpec& model) const override;
   // Errors: the provider's (UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ...), FAILED_PRECONDITION for

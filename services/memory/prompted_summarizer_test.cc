@@ -77,6 +77,7 @@ class PromptedSummarizerTest : public ::testing::Test {
     config.set_initial_backoff_seconds(0.001);
     config.set_max_backoff_seconds(0.01);
     config::ApplyLlmDefaults(&config);
+    *config.add_endpoints() = double_->Endpoint({"summarizer-model"});
     llm::OpenAiClient::Options options;
     options.config = config;
     options.registry = std::make_shared<prometheus::Registry>();
@@ -93,7 +94,6 @@ class PromptedSummarizerTest : public ::testing::Test {
     input.speedup = 2.0;
     input.regression = true;
     input.model.set_provider("openai");
-    input.model.set_base_url(double_->base_url());
     input.model.set_model("summarizer-model");
     input.seed = 99;
     return input;
@@ -167,8 +167,8 @@ TEST_F(PromptedSummarizerTest, ValidatesTheSpecNamingTheField) {
   Start(Replying(kAnswer));
   v1::ModelSpec spec = Input().model;
   EXPECT_TRUE(summarizer_->ValidateSpec(spec).ok());
-  spec.set_base_url("not a url");
-  EXPECT_THAT(std::string(summarizer_->ValidateSpec(spec).message()), HasSubstr("model.base_url"));
+  spec.set_model("unlisted-model");
+  EXPECT_THAT(std::string(summarizer_->ValidateSpec(spec).message()), HasSubstr("model.model"));
   spec = Input().model;
   spec.set_prompt_set("missing-set");
   EXPECT_THAT(std::string(summarizer_->ValidateSpec(spec).message()), HasSubstr("model.prompt_set"));

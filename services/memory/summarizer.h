@@ -59,8 +59,8 @@ class Summarizer {
  public:
   virtual ~Summarizer() = default;
 
-  // Checks the fields of `model` this provider needs (e.g. base_url, model, prompt_set). INVALID_ARGUMENT
-  // naming the field ("model.base_url: ..."). Called on the gRPC thread: must not block.
+  // Checks the fields of `model` this provider needs (e.g. endpoint, model, prompt_set). INVALID_ARGUMENT
+  // naming the field ("model.endpoint: ..."). Called on the gRPC thread: must not block.
   virtual absl::Status ValidateSpec(const v1::ModelSpec& model) const = 0;
 
   // Summarizes one pair and calls `done` exactly once, on any thread, possibly before returning. It must not

@@ -35,7 +35,7 @@ class AgentInfoClient {
   virtual ~AgentInfoClient() = default;
   // The provider names the service serves.
   virtual void GetProviders(absl::Duration deadline, ProvidersDone done) = 0;
-  // OK, INVALID_ARGUMENT naming the field ("model.base_url: ..."), or the RPC's error.
+  // OK, INVALID_ARGUMENT naming the field ("model.endpoint: ..."), or the RPC's error.
   virtual void CheckModel(const v1::ModelSpec& model, absl::Duration deadline, CheckDone done) = 0;
 };
 
@@ -70,7 +70,7 @@ class AgentProviders {
   // once, on any thread, after all answered or failed: OK, or INVALID_ARGUMENT for the first bad role with
   // the agent's field under "spec.models.<role>.", e.g.
   // "spec.models.executor.provider: unknown provider 'x' (known: builtin, openai)" or
-  // "spec.models.planner.base_url: ...". An empty provider stands for the resolved default ("builtin").
+  // "spec.models.planner.endpoint: ...". An empty provider stands for the resolved default ("builtin").
   void Check(const v1::AgentModels& models, absl::AnyInvocable<void(absl::Status) &&> done);
 
  private:

@@ -80,10 +80,10 @@ TEST_F(AgentProvidersTest, TheServicesErrorNamesTheJobsField) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(), "spec.models.executor.provider: unknown provider 'anthropic' (known: builtin, openai)");
 
-  planner_.set_check_error(absl::InvalidArgumentError("model.base_url: must be an http:// or https:// URL"));
+  planner_.set_check_error(absl::InvalidArgumentError("model.endpoint: unknown endpoint 'x'"));
   memory_.set_check_error(absl::InvalidArgumentError("model.model: required"));
   EXPECT_EQ(Check(Models("openai", "openai", "openai")).message(),
-            "spec.models.planner.base_url: must be an http:// or https:// URL");
+            "spec.models.planner.endpoint: unknown endpoint 'x'");
   planner_.set_check_error(absl::InvalidArgumentError("not served here"));
   EXPECT_EQ(Check(Models("openai", "openai", "openai")).message(), "spec.models.planner: not served here");
 }

@@ -178,7 +178,7 @@ TEST_F(JobEngineOutcomeTest, AgentsAnsweringWithoutKernelsFailTheJobAsNoValidCan
   planner_.SetHandler([](const v1::PlanRequest& r) -> absl::StatusOr<v1::PlanResponse> {
     v1::PlanResponse response;
     for (int j = 0; j < r.num_plans(); ++j) {
-      response.add_samples()->set_error("environment variable OPENAI_API_KEY (named by model.api_key_env) is not set");
+      response.add_samples()->set_error("the API key variable OPENAI_API_KEY of endpoint vllm is not set");
     }
     return response;
   });

@@ -33,7 +33,7 @@ bool ValidNamespace(absl::string_view ns) {
   return true;
 }
 
-// Only what holds for every provider; whether the provider exists and what it needs (base_url, model, ...)
+// Only what holds for every provider; whether the provider exists and what it needs (endpoint, model, ...)
 // is checked by the agent services at submit (agent_providers.h).
 absl::Status ValidateModel(const v1::ModelSpec& model, absl::string_view field) {
   if (model.provider().size() > 64 || !ValidNamespace(model.provider())) {

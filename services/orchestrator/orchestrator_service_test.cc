@@ -109,15 +109,15 @@ class JobServiceTest : public ::testing::Test {
 };
 
 TEST_F(JobServiceTest, SubmitHasTheAgentServicesCheckTheModels) {
-  // One InfoService stands in for the three agent services: it serves builtin, and openai with a base_url.
+  // One InfoService stands in for the three agent services: it serves builtin, and openai with an endpoint.
   rpc::InfoServiceImpl info("agent");
   info.set_served_models({{"builtin", "openai"}, [](const v1::ModelSpec& model) {
                             if (model.provider() != "builtin" && model.provider() != "openai") {
                               return absl::InvalidArgumentError(
                                   absl::StrCat("model.provider: unknown provider '", model.provider(), "'"));
                             }
-                            if (model.provider() == "openai" && model.base_url().empty()) {
-                              return absl::InvalidArgumentError("model.base_url: required");
+                            if (model.provider() == "openai" && model.endpoint().empty()) {
+                              return absl::InvalidArgumentError("model.endpoint: required");
                             }
                             return absl::OkStatus();
                           }});
@@ -148,7 +148,7 @@ TEST_F(JobServiceTest, SubmitHasTheAgentServicesCheckTheModels) {
   v1::SubmitJobResponse response;
   grpc::Status rejected = submit(request, &response);
   EXPECT_EQ(rejected.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(rejected.error_message(), "spec.models.executor.base_url: required");
+  EXPECT_EQ(rejected.error_message(), "spec.models.executor.endpoint: required");
 
   request.mutable_spec()->mutable_models()->mutable_planner()->set_provider("mystery");
   rejected = submit(request, &response);

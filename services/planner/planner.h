@@ -29,7 +29,7 @@ class Planner {
 
   // The model that will serve `request`, or INVALID_ARGUMENT naming the field: num_plans (1..64),
   // kernel.source (non-empty, at most 256 KiB), model (present), model.provider (registered), and whatever
-  // the provider checks (e.g. model.base_url, model.prompt_set).
+  // the provider checks (e.g. model.endpoint, model.prompt_set).
   absl::StatusOr<llm::PlannerModel*> Validate(const v1::PlanRequest& request) const;
 
   // Draws request->num_plans() samples concurrently (started from the pool, so the caller never blocks).

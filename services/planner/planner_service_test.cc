@@ -36,8 +36,10 @@ class PlannerServiceTest : public ::testing::Test {
     config.set_max_backoff_seconds(0.01);
     config.set_max_concurrency_per_endpoint(4);
     config::ApplyLlmDefaults(&config);
-    (*config.mutable_prices())["m"].set_prompt_usd_per_mtok(1);
-    (*config.mutable_prices())["m"].set_completion_usd_per_mtok(2);
+    v1::LlmEndpoint* endpoint = config.add_endpoints();
+    *endpoint = double_->Endpoint({"m"});
+    endpoint->mutable_models(0)->mutable_price()->set_prompt_usd_per_mtok(1);
+    endpoint->mutable_models(0)->mutable_price()->set_completion_usd_per_mtok(2);
     auto client = llm::OpenAiClient::Create({config, {}, registry_, 1});
     ASSERT_TRUE(client.ok()) << client.status();
     client_ = *std::move(client);
@@ -64,7 +66,6 @@ class PlannerServiceTest : public ::testing::Test {
     r.mutable_problem()->set_reference_source("def forward(a): return a");
     r.mutable_profile()->mutable_latency()->set_mean_ms(1.5);
     r.mutable_model()->set_provider("openai");
-    r.mutable_model()->set_base_url(double_->base_url());
     r.mutable_model()->set_model("m");
     return r;
   }

@@ -212,7 +212,7 @@ TEST_F(ChaosSuite, KillNineEachServiceAtRandomPoints) {
 
 TEST_F(ChaosSuite, PauseEachAgentServiceThenResumeIt) {
   for (const char* p : kAgents) {
-    FaultedRun(*cluster_, *reference_, absl::StrCat("SIGSTOP ", p, " 5 s, SIGCONT"), [this, p] {
+    FaultedRun(*cluster_, *reference_, absl::StrCat("SIGSTOP ", p, " 5 s, SIGCONT"), [p] {
       std::this_thread::sleep_for(1500ms);
       if (!cluster_->c().Signal(p, SIGSTOP).ok()) return 0;
       std::this_thread::sleep_for(5s);
@@ -224,7 +224,7 @@ TEST_F(ChaosSuite, PauseEachAgentServiceThenResumeIt) {
 
 TEST_F(ChaosSuite, DropConnectionsToEachAgentService) {
   for (const char* p : kAgents) {
-    FaultedRun(*cluster_, *reference_, absl::StrCat("drop 30% of connections to ", p, ", cut open ones"), [this, p] {
+    FaultedRun(*cluster_, *reference_, absl::StrCat("drop 30% of connections to ", p, ", cut open ones"), [p] {
       testing::FaultProxy& proxy = cluster_->proxy(p);
       proxy.SetDropFraction(0.3);
       int cuts = 0;

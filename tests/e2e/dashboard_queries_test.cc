@@ -106,7 +106,7 @@ v1::JobSpec Spec(const E2eCluster& c) {
   for (v1::ModelSpec* m : {spec.mutable_models()->mutable_planner(), spec.mutable_models()->mutable_executor(),
                            spec.mutable_models()->mutable_summarizer()}) {
     m->set_provider("openai");
-    m->set_base_url(c.llm_base_url());
+    m->set_endpoint("double");
     m->set_model("double");
   }
   spec.mutable_profile()->set_seeds(1);

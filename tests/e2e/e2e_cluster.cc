@@ -49,8 +49,10 @@ absl::StatusOr<std::unique_ptr<E2eCluster>> E2eCluster::Start(const std::string&
   }
   const std::string llm = absl::StrCat("llm: {max_attempts: ", c->options_.llm_max_attempts,
                                        ", initial_backoff_seconds: 0.05, max_backoff_seconds: 0.2, "
-                                       "default_timeout_seconds: 30, "
-                                       "prices: {double: {prompt_usd_per_mtok: 1, completion_usd_per_mtok: 2}}}\n");
+                                       "default_timeout_seconds: 30, endpoints: [{name: double, base_url: \"",
+                                       c->llm_base_url_,
+                                       "\", models: [{name: double, price: "
+                                       "{prompt_usd_per_mtok: 1, completion_usd_per_mtok: 2}}]}]}\n");
   if (auto s = c->StartService("planner", "accelopt-planner", c->ServerYaml("planner") + llm); !s.ok()) return s;
   if (auto s = c->StartService("executor", "accelopt-executor", c->ServerYaml("executor") + llm); !s.ok()) return s;
   const std::string data_root = c->options_.data_root.empty() ? dir : c->options_.data_root;

@@ -63,7 +63,8 @@ class E2eCluster {
   // The Prometheus /metrics address (host:port) of each process by name: orchestrator, planner, executor,
   // memory, profiler-0, ...
   const std::map<std::string, std::string>& metrics_addresses() const { return admin_; }
-  // "http://127.0.0.1:<port>/v1".
+  // "http://127.0.0.1:<port>/v1": the agent services' one configured endpoint, named "double", serving the
+  // model "double".
   std::string llm_base_url() const { return llm_base_url_; }
   const std::string& dir() const { return dir_; }
 

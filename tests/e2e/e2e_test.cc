@@ -13,6 +13,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "libs/core/file.h"
 #include "tests/e2e/e2e_cluster.h"
+#include "tests/llm_double/llm_double.h"
 
 namespace accelopt::e2e {
 namespace {
@@ -118,9 +119,7 @@ std::string SleepyScript(int seconds) {
                 "**PLAN-SLEEPY**");
 }
 
-std::string ModelYaml(const E2eCluster& c) {
-  return absl::StrCat("{provider: openai, base_url: \"", c.llm_base_url(), "\", model: double}");
-}
+std::string ModelYaml(const E2eCluster& c) { return "{provider: openai, endpoint: double, model: double}"; }
 
 // A job spec over the silu example at the small shape.
 v1::JobSpec SiluSpec(const E2eCluster& c, int iterations, int beam, int plans) {
@@ -142,7 +141,7 @@ v1::JobSpec SiluSpec(const E2eCluster& c, int iterations, int beam, int plans) {
   for (v1::ModelSpec* m : {spec.mutable_models()->mutable_planner(), spec.mutable_models()->mutable_executor(),
                            spec.mutable_models()->mutable_summarizer()}) {
     m->set_provider("openai");
-    m->set_base_url(c.llm_base_url());
+    m->set_endpoint("double");
     m->set_model("double");
   }
   spec.mutable_profile()->set_seeds(1);
@@ -431,10 +430,26 @@ TEST(E2eTest, AgentServicesCheckTheModelsAtSubmit) {
   EXPECT_EQ(s.error_message(), "spec.models.executor.provider: unknown provider 'mystery' (known: builtin, openai)");
 
   spec = SiluSpec(c, 1, 1, 1);
-  spec.mutable_models()->mutable_summarizer()->clear_base_url();
+  spec.mutable_models()->mutable_planner()->set_endpoint("elsewhere");
   s = submit(spec);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(s.error_message().rfind("spec.models.summarizer.base_url: ", 0), 0u) << s.error_message();
+  EXPECT_EQ(
+      s.error_message().rfind("spec.models.planner.endpoint: unknown endpoint 'elsewhere' (configured: double", 0), 0u)
+      << s.error_message();
+
+  // A job naming its own endpoint and key variable: refused, and the URL hears nothing (a capture server).
+  auto capture = testing::LlmDouble::Start({}, {});
+  ASSERT_TRUE(capture.ok()) << capture.status();
+  spec = SiluSpec(c, 1, 1, 1);
+  v1::ModelSpec* summarizer = spec.mutable_models()->mutable_summarizer();
+  summarizer->clear_endpoint();
+  summarizer->set_base_url((*capture)->base_url());
+  summarizer->set_api_key_env("HOME");
+  s = submit(spec);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message().rfind("spec.models.summarizer.base_url: jobs may not name their own endpoint", 0), 0u)
+      << s.error_message();
+  EXPECT_EQ((*capture)->request_count(), 0);
 }
 
 TEST(E2eTest, BuiltinOptimizerIsDeterministicAndLearns) {

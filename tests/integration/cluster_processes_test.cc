@@ -118,13 +118,34 @@ std::pair<int, std::string> Cli(const std::vector<std::string>& args, const std:
   return {status ? WEXITSTATUS(*status) : -1, p->Output()};
 }
 
+TEST(ClusterProcessesTest, BadEndpointConfigExitsNamingTheField) {
+  std::string dir = FreshTempDir("badendpoint");
+  std::ofstream(dir + "/p.yaml")
+      << "llm: {endpoints: [{name: vllm, base_url: \"vllm:8000/v1\", models: [{name: m}]}]}\n";
+  auto p = ChildProcess::Start({kBinDir + "/accelopt-planner", "--config", dir + "/p.yaml"}, dir + "/log");
+  ASSERT_TRUE(p.ok());
+  auto status = p->WaitForExit(10s);
+  ASSERT_TRUE(status.has_value());
+  EXPECT_NE(WEXITSTATUS(*status), 0);
+  EXPECT_NE(p->Output().find("llm.endpoints[0].base_url: "), std::string::npos) << p->Output();
+}
+
 TEST(ClusterProcessesTest, CliUpTwiceStatusCrashAndDown) {
   std::string dir = FreshTempDir("cli");
   std::string base = std::to_string(20000 + (getpid() % 200) * 150);
-  auto [up_code, up_out] = Cli({"up", "--data-dir", dir, "--base-port", base}, dir + "/up.log");
+  // The cluster config's llm block reaches the agent services (their endpoints and prices).
+  std::ofstream(dir + "/cluster.yaml")
+      << "llm: {endpoints: [{name: local, base_url: \"http://127.0.0.1:8000/v1\", models: [{name: qwen}]}]}\n";
+  auto [up_code, up_out] =
+      Cli({"up", "--data-dir", dir, "--config", dir + "/cluster.yaml", "--base-port", base}, dir + "/up.log");
   ASSERT_EQ(up_code, 0) << up_out;
   for (const auto& name : {"orchestrator", "planner", "executor", "memory", "profiler-0"}) {
     EXPECT_NE(up_out.find(name), std::string::npos) << up_out;
+  }
+  for (const auto& name : {"planner", "executor", "memory"}) {
+    auto config = core::ReadFile(dir + "/config/" + name + ".yaml");
+    ASSERT_TRUE(config.ok()) << config.status();
+    EXPECT_NE(config->find("\"base_url\":\"http://127.0.0.1:8000/v1\""), std::string::npos) << name << *config;
   }
 
   auto [again_code, again_out] = Cli({"up", "--data-dir", dir, "--base-port", base}, dir + "/up2.log");

@@ -154,7 +154,8 @@ class LlmDouble::Impl {
       SetScript(*std::move(script));
       co_return JsonResponse(200, "{}");
     }
-    if (request.method() != http::verb::post || !absl::EndsWith(target, "/chat/completions")) {
+    const std::string path = target.substr(0, target.find('?'));  // query parameters (Azure's api-version)
+    if (request.method() != http::verb::post || !absl::EndsWith(path, "/chat/completions")) {
       co_return JsonResponse(404, R"({"error":{"message":"not found"}})");
     }
     auto [reply, record] = Record(request);
@@ -312,6 +313,14 @@ LlmDouble::LlmDouble(std::unique_ptr<Impl> impl, int port, bool tls) : impl_(std
 LlmDouble::~LlmDouble() { impl_->Stop(); }
 
 std::string LlmDouble::base_url() const { return absl::StrCat(tls_ ? "https" : "http", "://127.0.0.1:", port_, "/v1"); }
+
+v1::LlmEndpoint LlmDouble::Endpoint(const std::vector<std::string>& models, const std::string& name) const {
+  v1::LlmEndpoint endpoint;
+  endpoint.set_name(name);
+  endpoint.set_base_url(base_url());
+  for (const std::string& model : models) endpoint.add_models()->set_name(model);
+  return endpoint;
+}
 
 void LlmDouble::SetScript(DoubleScript script) { impl_->SetScript(std::move(script)); }
 std::vector<RecordedRequest> LlmDouble::Requests() const { return impl_->Requests(); }

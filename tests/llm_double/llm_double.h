@@ -14,6 +14,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "accelopt/v1/config.pb.h"
 #include "tests/llm_double/double_script.h"
 
 namespace accelopt::testing {
@@ -65,6 +66,8 @@ class LlmDouble {
   int port() const { return port_; }
   // e.g. "http://127.0.0.1:4321/v1" (https when serving TLS).
   std::string base_url() const;
+  // An agent service's llm.endpoints entry for this double: `name`, base_url(), serving `models` (unpriced).
+  v1::LlmEndpoint Endpoint(const std::vector<std::string>& models, const std::string& name = "double") const;
 
   void SetScript(DoubleScript script);
   std::vector<RecordedRequest> Requests() const;

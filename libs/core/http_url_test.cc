@@ -1,8 +1,8 @@
-#include "libs/llm/url.h"
+#include "libs/core/http_url.h"
 
 #include <gtest/gtest.h>
 
-namespace accelopt::llm {
+namespace accelopt::core {
 namespace {
 
 TEST(UrlTest, SplitsSchemeHostPortAndPath) {
@@ -42,4 +42,4 @@ TEST(UrlTest, ProxyUrlsDefaultToHttp) {
 }
 
 }  // namespace
-}  // namespace accelopt::llm
+}  // namespace accelopt::core

@@ -1,4 +1,4 @@
-// Parsing of the http(s) URLs that name LLM endpoints and proxies.
+// Parsing of the http(s) URLs that name LLM endpoints and proxies (checked in configs, used by the LLM client).
 #pragma once
 
 #include <cstdint>
@@ -7,7 +7,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
-namespace accelopt::llm {
+namespace accelopt::core {
 
 // An absolute http or https URL split into the parts a client needs.
 struct HttpUrl {
@@ -35,4 +35,4 @@ absl::StatusOr<HttpUrl> ParseHttpUrl(absl::string_view url);
 // Like ParseHttpUrl, but a URL without a scheme ("proxy.corp:3128") means http, as curl reads proxy variables.
 absl::StatusOr<HttpUrl> ParseProxyUrl(absl::string_view url);
 
-}  // namespace accelopt::llm
+}  // namespace accelopt::core

@@ -1,4 +1,4 @@
-#include "libs/llm/url.h"
+#include "libs/core/http_url.h"
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
 
-namespace accelopt::llm {
+namespace accelopt::core {
 
 std::string HttpUrl::HostPort() const {
   if (host.find(':') != std::string::npos) return absl::StrCat("[", host, "]:", port);
@@ -70,4 +70,4 @@ absl::StatusOr<HttpUrl> ParseProxyUrl(absl::string_view url) {
   return ParseHttpUrl(url);
 }
 
-}  // namespace accelopt::llm
+}  // namespace accelopt::core
