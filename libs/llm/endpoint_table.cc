@@ -18,6 +18,8 @@ namespace {
 // Keys of the request body only the service decides: a job's extra_body cannot swap the model it was allowed,
 // rewrite the prompts or switch to a streamed answer.
 constexpr const char* kReservedBodyKeys[] = {"model", "messages", "stream", "n"};
+// The model alias preset "paper" asks for (services/orchestrator/job_spec.cc).
+constexpr char kPaperAlias[] = "paper";
 // Longest key file read (a key is a line of text).
 constexpr std::streamsize kMaxKeyFileBytes = 16 << 10;
 
@@ -50,6 +52,14 @@ std::string Target(const core::HttpUrl& url, const google::protobuf::Map<std::st
     separator = "&";
   }
   return target;
+}
+
+// The model of `endpoint` named `model` by name or alias; nullptr when none.
+const v1::LlmModelProfile* FindProfile(const v1::LlmEndpoint& endpoint, const std::string& model) {
+  for (const v1::LlmModelProfile& m : endpoint.models()) {
+    if (m.name() == model || absl::c_linear_search(m.aliases(), model)) return &m;
+  }
+  return nullptr;
 }
 
 absl::Status CheckExtraBody(const v1::ModelSpec& spec) {
@@ -98,15 +108,7 @@ absl::StatusOr<ResolvedModel> EndpointTable::Resolve(const v1::ModelSpec& spec) 
     return ResolveClient(spec);
   }
   const v1::LlmEndpoint* endpoint = nullptr;
-  if (spec.endpoint().empty()) {
-    if (llm_.endpoints().empty()) {
-      return Invalid("model.endpoint",
-                     "this service has no LLM endpoints configured (llm.endpoints in its config, docs/agents.md)");
-    }
-    if (llm_.endpoints_size() > 1)
-      return Invalid("model.endpoint", absl::StrCat("required (one of: ", Describe(), ")"));
-    endpoint = &llm_.endpoints(0);
-  } else {
+  if (!spec.endpoint().empty()) {
     for (const v1::LlmEndpoint& e : llm_.endpoints()) {
       if (e.name() == spec.endpoint()) endpoint = &e;
     }
@@ -114,12 +116,39 @@ absl::StatusOr<ResolvedModel> EndpointTable::Resolve(const v1::ModelSpec& spec) 
       return Invalid("model.endpoint",
                      absl::StrCat("unknown endpoint '", spec.endpoint(), "' (configured: ", Describe(), ")"));
     }
+  } else if (llm_.endpoints_size() == 1) {
+    endpoint = &llm_.endpoints(0);
+  } else if (!spec.model().empty()) {
+    // No endpoint named: the one endpoint serving the model.
+    std::vector<std::string> serving;
+    for (const v1::LlmEndpoint& e : llm_.endpoints()) {
+      if (FindProfile(e, spec.model()) != nullptr) {
+        endpoint = &e;
+        serving.push_back(e.name());
+      }
+    }
+    if (serving.size() > 1) {
+      return Invalid("model.endpoint",
+                     absl::StrCat("required: '", spec.model(), "' is served by ", absl::StrJoin(serving, " and ")));
+    }
   }
-  const v1::LlmModelProfile* profile = nullptr;
+  if (spec.model() == kPaperAlias && (endpoint == nullptr || FindProfile(*endpoint, spec.model()) == nullptr)) {
+    return Invalid("model.model",
+                   absl::StrCat("preset paper runs the paper's model, and no model profile of this service has the "
+                                "alias 'paper' (add it to llm.endpoints[].models[].aliases; configured: ",
+                                Describe(), ")"));
+  }
+  if (endpoint == nullptr) {
+    if (llm_.endpoints().empty()) {
+      return Invalid("model.endpoint",
+                     "this service has no LLM endpoints configured (llm.endpoints in its config, docs/agents.md)");
+    }
+    if (spec.model().empty()) return Invalid("model.endpoint", absl::StrCat("required (one of: ", Describe(), ")"));
+    return Invalid("model.model", absl::StrCat("'", spec.model(),
+                                               "' is not configured on any endpoint (configured: ", Describe(), ")"));
+  }
+  const v1::LlmModelProfile* profile = FindProfile(*endpoint, spec.model());
   if (spec.model().empty() && endpoint->models_size() == 1) profile = &endpoint->models(0);
-  for (const v1::LlmModelProfile& m : endpoint->models()) {
-    if (m.name() == spec.model() || absl::c_linear_search(m.aliases(), spec.model())) profile = &m;
-  }
   if (profile == nullptr) {
     std::vector<std::string> known;
     for (const v1::LlmModelProfile& m : endpoint->models()) known.push_back(m.name());
@@ -129,6 +158,11 @@ absl::StatusOr<ResolvedModel> EndpointTable::Resolve(const v1::ModelSpec& spec) 
     }
     return Invalid("model.model", absl::StrCat("'", spec.model(), "' is not configured on endpoint ", endpoint->name(),
                                                " (configured: ", absl::StrJoin(known, ", "), ")"));
+  }
+  if (spec.require_price() && !profile->has_price()) {
+    return Invalid("model.model", absl::StrCat("'", profile->name(), "' on endpoint ", endpoint->name(),
+                                               " has no price in this service's config (llm.endpoints[].models[]."
+                                               "price), so the job's budget.max_usd cannot be enforced"));
   }
 
   ResolvedModel out;
@@ -175,6 +209,9 @@ absl::StatusOr<ResolvedModel> EndpointTable::ResolveClient(const v1::ModelSpec& 
         absl::StrCat("'", spec.api_key_env(), "' is not in this service's llm.client_endpoints.allowed_key_envs"));
   }
   if (spec.model().empty()) return Invalid("model.model", "required");
+  if (spec.require_price()) {
+    return Invalid("model.base_url", "a job's own endpoint has no price, so its budget.max_usd cannot be enforced");
+  }
   ResolvedModel out;
   out.endpoint = "client";
   out.url = *url;

@@ -72,13 +72,51 @@ TEST(EndpointTableTest, ResolvesAnAliasToItsProfileWithItsDefaults) {
 TEST(EndpointTableTest, RefusesWhatTheConfigDoesNotName) {
   auto table = EndpointTable::Create(TwoEndpoints());
   ASSERT_TRUE(table.ok());
-  ExpectInvalid(table->Resolve(Spec("", "paper")).status(), "model.endpoint: required (one of: vllm (");
+  ExpectInvalid(table->Resolve(Spec("", "")).status(), "model.endpoint: required (one of: vllm (");
   ExpectInvalid(table->Resolve(Spec("azure", "paper")).status(), "model.endpoint: unknown endpoint 'azure'");
   ExpectInvalid(table->Resolve(Spec("gateway", "gpt-5")).status(), "model.model: 'gpt-5' is not configured");
   ExpectInvalid(table->Resolve(Spec("gateway", "")).status(), "model.model: required");
   v1::ModelSpec smuggled = Spec("vllm", "paper");
   (*smuggled.mutable_extra_body()->mutable_fields())["model"].set_string_value("expensive-model");
   ExpectInvalid(table->Resolve(smuggled).status(), "model.extra_body: may not set 'model'");
+}
+
+TEST(EndpointTableTest, WithoutAnEndpointNameTheEndpointServingTheModelIsUsed) {
+  auto table = EndpointTable::Create(TwoEndpoints());
+  ASSERT_TRUE(table.ok());
+  auto qwen = table->Resolve(Spec("", "qwen3-coder"));
+  ASSERT_TRUE(qwen.ok()) << qwen.status();
+  EXPECT_EQ(qwen->endpoint, "gateway");
+  auto paper = table->Resolve(Spec("", "paper"));
+  ASSERT_TRUE(paper.ok()) << paper.status();
+  EXPECT_EQ(paper->endpoint, "vllm");
+  ExpectInvalid(table->Resolve(Spec("", "gpt-5")).status(), "model.model: 'gpt-5' is not configured on any endpoint");
+}
+
+TEST(EndpointTableTest, PresetPaperWithoutAPaperProfileSaysWhatToConfigure) {
+  v1::LlmConfig llm = TwoEndpoints();
+  llm.mutable_endpoints(0)->mutable_models(0)->clear_aliases();
+  auto table = EndpointTable::Create(llm);
+  ASSERT_TRUE(table.ok());
+  ExpectInvalid(table->Resolve(Spec("", "paper")).status(),
+                "model.model: preset paper runs the paper's model, and no model profile of this service has the "
+                "alias 'paper'");
+  v1::LlmConfig none;
+  config::ApplyLlmDefaults(&none);
+  auto empty = EndpointTable::Create(none);
+  ASSERT_TRUE(empty.ok());
+  ExpectInvalid(empty->Resolve(Spec("", "paper")).status(), "model.model: preset paper runs the paper's model");
+}
+
+TEST(EndpointTableTest, ABudgetInDollarsRefusesUnpricedModels) {
+  auto table = EndpointTable::Create(TwoEndpoints());
+  ASSERT_TRUE(table.ok());
+  v1::ModelSpec claude = Spec("gateway", "claude-sonnet");
+  claude.set_require_price(true);
+  ExpectInvalid(table->Resolve(claude).status(), "model.model: 'claude-sonnet' on endpoint gateway has no price");
+  v1::ModelSpec paper = Spec("vllm", "paper");
+  paper.set_require_price(true);
+  EXPECT_TRUE(table->Resolve(paper).ok());
 }
 
 TEST(EndpointTableTest, OneEndpointWithOneModelNeedsNoNames) {

@@ -43,13 +43,21 @@ absl::Status ValidateModel(const v1::ModelSpec& model, absl::string_view field) 
   return absl::OkStatus();
 }
 
-// Preset "paper" is the paper's setup beyond B, N, K: the low-precision ban the reference always applies, and
-// the prompt set "paper" for every prompted (non-builtin) agent that names no set.
-void ApplyPaperSetup(v1::JobSpec& spec) {
-  spec.mutable_profile()->set_ban_low_precision(true);
+// Preset "paper" is the paper's setup beyond B, N, K: the low-precision ban the reference always applies
+// (ResolveJobSpec), and the prompt set "paper" for every prompted (non-builtin) agent that names no set. Named
+// explicitly, it also
+// runs the paper's model: an agent the spec leaves unset gets provider openai and the model alias "paper",
+// which the agent services resolve to the model profile carrying that alias (or refuse at submit).
+void ApplyPaperModels(v1::JobSpec& spec, bool explicit_preset) {
   for (v1::ModelSpec* m : {spec.mutable_models()->mutable_planner(), spec.mutable_models()->mutable_executor(),
                            spec.mutable_models()->mutable_summarizer()}) {
-    if (m->provider() != kDefaultProvider && m->prompt_set().empty()) m->set_prompt_set("paper");
+    if (explicit_preset && m->provider().empty()) {
+      m->set_provider("openai");
+      if (m->model().empty()) m->set_model("paper");
+    }
+    if (!m->provider().empty() && m->provider() != kDefaultProvider && m->prompt_set().empty()) {
+      m->set_prompt_set("paper");
+    }
   }
 }
 
@@ -149,8 +157,22 @@ absl::Status ValidateJobSpec(const v1::JobSpec& spec, const SpecLimits& limits) 
   return absl::OkStatus();
 }
 
+v1::AgentModels ResolveJobModels(const v1::JobSpec& spec) {
+  v1::JobSpec r = spec;
+  const std::string preset = r.preset().empty() ? kDefaultPreset : r.preset();
+  if (preset == "paper") ApplyPaperModels(r, /*explicit_preset=*/r.preset() == "paper");
+  for (v1::ModelSpec* m : {r.mutable_models()->mutable_planner(), r.mutable_models()->mutable_executor(),
+                           r.mutable_models()->mutable_summarizer()}) {
+    if (m->provider().empty()) m->set_provider(kDefaultProvider);
+    // A budget in dollars needs every model's cost counted: unpriced models are refused at submit.
+    if (r.budget().max_usd() > 0) m->set_require_price(true);
+  }
+  return r.models();
+}
+
 v1::JobSpec ResolveJobSpec(const v1::JobSpec& spec) {
   v1::JobSpec r = spec;
+  *r.mutable_models() = ResolveJobModels(spec);
   if (r.preset().empty()) r.set_preset(kDefaultPreset);
   v1::SearchParams preset = PresetParams(r.preset()).value();
   v1::SearchParams* s = r.mutable_search();
@@ -167,11 +189,7 @@ v1::JobSpec ResolveJobSpec(const v1::JobSpec& spec) {
   if (s->negative_threshold() == 0) s->set_negative_threshold(1.15);
   if (r.device() == v1::DEVICE_UNSPECIFIED) r.set_device(v1::DEVICE_SIM_TRN1);
   if (r.profile().seeds() == 0) r.mutable_profile()->set_seeds(5);
-  for (v1::ModelSpec* m : {r.mutable_models()->mutable_planner(), r.mutable_models()->mutable_executor(),
-                           r.mutable_models()->mutable_summarizer()}) {
-    if (m->provider().empty()) m->set_provider(kDefaultProvider);
-  }
-  if (r.preset() == "paper") ApplyPaperSetup(r);
+  if (r.preset() == "paper") r.mutable_profile()->set_ban_low_precision(true);
   if (r.problem().reference_filename().empty()) r.mutable_problem()->set_reference_filename("reference.py");
   r.mutable_baseline()->set_sha256(core::Sha256Hex(r.baseline().source()));
   r.mutable_baseline()->clear_parent_sha256();

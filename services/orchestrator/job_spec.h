@@ -39,6 +39,10 @@ absl::Status ValidateJobSpec(const v1::JobSpec& spec, const SpecLimits& limits);
 // `spec` must be valid.
 v1::JobSpec ResolveJobSpec(const v1::JobSpec& spec);
 
+// The agent models ResolveJobSpec gives `spec` (what the agent services check at submit): preset paper's model
+// and prompt set, the default provider, require_price under a dollar budget. Safe on any spec.
+v1::AgentModels ResolveJobModels(const v1::JobSpec& spec);
+
 // The memory namespace of a job: its id for private memory ("job" or empty), else the shared name.
 std::string MemoryNamespace(const v1::JobSpec& spec, absl::string_view job_id);
 

@@ -99,6 +99,34 @@ TEST(JobSpecTest, PaperPresetUsesThePaperPromptsForPromptedAgentsOnly) {
   EXPECT_EQ(ResolveJobSpec(spec).models().planner().prompt_set(), "");
 }
 
+TEST(JobSpecTest, NamingPresetPaperRunsThePapersModelWhereTheSpecNamesNone) {
+  v1::JobSpec spec = ValidSpec();
+  spec.set_preset("paper");
+  spec.mutable_models()->mutable_summarizer()->set_provider("builtin");
+  v1::JobSpec paper = ResolveJobSpec(spec);
+  EXPECT_EQ(paper.models().planner().provider(), "openai");
+  EXPECT_EQ(paper.models().planner().model(), "paper");  // the alias agent services resolve, or refuse at submit
+  EXPECT_EQ(paper.models().planner().prompt_set(), "paper");
+  EXPECT_EQ(paper.models().executor().model(), "paper");
+  EXPECT_EQ(paper.models().summarizer().provider(), "builtin");
+  EXPECT_TRUE(paper.profile().ban_low_precision());
+  // The default preset (none named) keeps the offline builtin agents.
+  v1::JobSpec by_default = ResolveJobSpec(ValidSpec());
+  EXPECT_EQ(by_default.preset(), "paper");
+  EXPECT_EQ(by_default.models().planner().provider(), "builtin");
+  EXPECT_TRUE(by_default.models().planner().model().empty());
+}
+
+TEST(JobSpecTest, ADollarBudgetRequiresPricedModels) {
+  v1::JobSpec spec = ValidSpec();
+  EXPECT_FALSE(ResolveJobSpec(spec).models().planner().require_price());
+  spec.mutable_budget()->set_max_usd(1);
+  v1::JobSpec budgeted = ResolveJobSpec(spec);
+  EXPECT_TRUE(budgeted.models().planner().require_price());
+  EXPECT_TRUE(budgeted.models().executor().require_price());
+  EXPECT_TRUE(budgeted.models().summarizer().require_price());
+}
+
 TEST(JobSpecTest, PresetsMatchThePaperAndExplicitFieldsOverride) {
   v1::JobSpec spec = ValidSpec();
   v1::JobSpec paper = ResolveJobSpec(spec);

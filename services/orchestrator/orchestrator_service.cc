@@ -218,13 +218,14 @@ grpc::ServerUnaryReactor* JobServiceImpl::SubmitJob(grpc::CallbackServerContext*
     submit();
     return reactor;
   }
-  providers_->Check(owned.spec().models(), [this, reactor, submit, principal = *principal](absl::Status checked) {
-    if (!checked.ok()) {
-      authorizer_.Audit("submit", &principal, "job/new", checked);
-      return reactor->Finish(core::ToGrpcStatus(checked));
-    }
-    submit();
-  });
+  providers_->Check(ResolveJobModels(owned.spec()),
+                    [this, reactor, submit, principal = *principal](absl::Status checked) {
+                      if (!checked.ok()) {
+                        authorizer_.Audit("submit", &principal, "job/new", checked);
+                        return reactor->Finish(core::ToGrpcStatus(checked));
+                      }
+                      submit();
+                    });
   return reactor;
 }
 

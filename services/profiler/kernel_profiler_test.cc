@@ -72,21 +72,21 @@ TEST_P(HostileKernelTest, GetsTheRightVerdictAndTheWorkerStillServes) {
   EXPECT_EQ(ProfileFile("kernel.py").verdict(), v1::VERDICT_OK);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Hostile, HostileKernelTest,
-    ::testing::Values(HostileCase{"syntax_error.py", v1::VERDICT_COMPILE_ERROR, "kernel.py:7"},
-                      HostileCase{"wrong_shape.py", v1::VERDICT_INCORRECT, "shape"},
-                      HostileCase{"nan_output.py", v1::VERDICT_INCORRECT, "NaN"},
-                      HostileCase{"constant_output.py", v1::VERDICT_INCORRECT, "relative L2 error"},
-                      // Every seed re-executes the recorded program, so a result cached in kernel Python cannot be
-                      // replayed: the program computes 2x for each input and is correct.
-                      HostileCase{"cached_output.py", v1::VERDICT_OK, ""},
-                      // Its `import atexit` breaks an NKI static rule before anything runs (the harness cheat suite checks the
-        // replay catches the backing-array write itself).
-        HostileCase{"backing_array.py", v1::VERDICT_COMPILE_ERROR, "atexit"}),
-    [](const ::testing::TestParamInfo<HostileCase>& info) {
-      return info.param.file.substr(0, info.param.file.size() - 3);
-    });
+// cached_output: every seed re-executes the recorded program, so a result cached in kernel Python cannot be
+// replayed; the program computes 2x for each input and is correct. backing_array: its `import atexit` breaks an
+// NKI static rule before anything runs (the harness cheat suite checks the replay catches the backing-array
+// write itself).
+INSTANTIATE_TEST_SUITE_P(Hostile, HostileKernelTest,
+                         ::testing::Values(HostileCase{"syntax_error.py", v1::VERDICT_COMPILE_ERROR, "kernel.py:7"},
+                                           HostileCase{"wrong_shape.py", v1::VERDICT_INCORRECT, "shape"},
+                                           HostileCase{"nan_output.py", v1::VERDICT_INCORRECT, "NaN"},
+                                           HostileCase{"constant_output.py", v1::VERDICT_INCORRECT,
+                                                       "relative L2 error"},
+                                           HostileCase{"cached_output.py", v1::VERDICT_OK, ""},
+                                           HostileCase{"backing_array.py", v1::VERDICT_COMPILE_ERROR, "atexit"}),
+                         [](const ::testing::TestParamInfo<HostileCase>& info) {
+                           return info.param.file.substr(0, info.param.file.size() - 3);
+                         });
 
 // A sim-trn1 profiler with `options`, for the start-up checks.
 absl::Status CheckReadyWith(KernelProfilerOptions options) {

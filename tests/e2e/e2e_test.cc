@@ -450,6 +450,15 @@ TEST(E2eTest, AgentServicesCheckTheModelsAtSubmit) {
   EXPECT_EQ(s.error_message().rfind("spec.models.summarizer.base_url: jobs may not name their own endpoint", 0), 0u)
       << s.error_message();
   EXPECT_EQ((*capture)->request_count(), 0);
+
+  // Preset paper names the paper's model; this cluster's endpoint has no profile with the alias "paper".
+  spec = SiluSpec(c, 1, 1, 1);
+  spec.set_preset("paper");
+  spec.clear_models();
+  s = submit(spec);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(s.error_message().rfind("spec.models.planner.model: preset paper runs the paper's model", 0), 0u)
+      << s.error_message();
 }
 
 TEST(E2eTest, BuiltinOptimizerIsDeterministicAndLearns) {
