@@ -222,13 +222,23 @@ asio::awaitable<Metered<Completion>> OpenAiClient::Run(CompletionRequest request
   for (const auto& header : resolved->headers) post.headers.push_back(header);
   double timeout_seconds = resolved->spec.timeout_seconds() > 0 ? resolved->spec.timeout_seconds()
                                                                 : options_.config.default_timeout_seconds();
-  post.timeout = absl::Seconds(timeout_seconds);
+  const absl::Duration attempt_timeout = absl::Seconds(timeout_seconds);
   const std::string where = absl::StrCat(resolved->url.Redacted(), "/chat/completions");
   AsyncSemaphore& limiter = LimiterFor(*resolved);
   const int max_attempts = std::max(1, options_.config.max_attempts());
 
   for (int attempt = 1;; ++attempt) {
     co_await limiter.Acquire();
+    // Each attempt ends by the agent's deadline, so the usage of this call still reaches its caller.
+    const absl::Duration left = request.deadline - absl::Now();
+    if (left <= absl::ZeroDuration()) {
+      limiter.Release();
+      count_failure("timeout");
+      out.value = absl::DeadlineExceededError(
+          absl::StrCat("the agent's answer was due (answer_by) before attempt ", attempt, " to ", where));
+      co_return out;
+    }
+    post.timeout = std::min(attempt_timeout, left);
     auto start = std::chrono::steady_clock::now();
     absl::StatusOr<HttpResponse> response = co_await transport_.Post(post);
     limiter.Release();
@@ -265,6 +275,12 @@ asio::awaitable<Metered<Completion>> OpenAiClient::Run(CompletionRequest request
     }
     absl::Duration delay =
         result.retry_after.has_value() ? std::min(*result.retry_after, kMaxRetryAfter) : Backoff(attempt);
+    if (absl::Now() + delay >= request.deadline) {  // no time for another attempt
+      out.value = WithPrefix(
+          Redact(result.status, *api_key),
+          absl::StrCat("after ", attempt, attempt == 1 ? " attempt" : " attempts", ", none left before answer_by: "));
+      co_return out;
+    }
     out.usage.set_retries(out.usage.retries() + 1);
     metrics_.retries.Add({{"agent", request.agent}, {"model", model}}).Increment();
     asio::steady_timer timer(co_await asio::this_coro::executor, absl::ToChronoNanoseconds(delay));

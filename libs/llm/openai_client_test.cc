@@ -392,6 +392,20 @@ TEST_F(OpenAiClientTest, AllowedClientEndpointsAreLabelledOtherAndSendOnlyAllowe
   EXPECT_EQ(CounterSum(*registry_, "accelopt_llm_requests_total", {{"model", "anything-goes"}}), 0);
 }
 
+TEST_F(OpenAiClientTest, NoAttemptOrRetryGoesPastTheAgentsDeadline) {
+  DoubleReply slow = Ok("late");
+  slow.delay = absl::Seconds(60);
+  StartDouble(Script({}, slow));
+  auto client = Client();  // 6 attempts of 300 s each by default
+  CompletionRequest request = Request();
+  request.deadline = absl::Now() + absl::Milliseconds(400);
+  Metered<Completion> r = Call(*client, request);
+  EXPECT_EQ(r.value.status().code(), absl::StatusCode::kDeadlineExceeded) << r.value.status();
+  EXPECT_NE(r.value.status().message().find("answer_by"), std::string::npos) << r.value.status();
+  EXPECT_EQ(r.usage.requests(), 1);  // the first attempt was cut at the deadline; no retry was started
+  EXPECT_EQ(double_->request_count(), 1);
+}
+
 class OpenAiClientTlsTest : public OpenAiClientTest {
  protected:
   void SetUp() override {

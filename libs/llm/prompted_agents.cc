@@ -1,6 +1,7 @@
 #include "libs/llm/prompted_agents.h"
 
 #include "absl/strings/str_cat.h"
+#include "libs/llm/answer_by.h"
 #include "libs/llm/planner_prompt.h"
 #include "libs/llm/text_extract.h"
 
@@ -28,22 +29,23 @@ void PromptedPlanner::Plan(std::shared_ptr<const v1::PlanRequest> request, int i
     done(Metered<PlanDraft>{system.ok() ? user.status() : system.status(), {}});
     return;
   }
-  provider_.Complete(CompletionRequest{"planner", spec, *std::move(system), *std::move(user), seed},
-                     [done = std::move(done)](Metered<Completion> completion) mutable {
-                       Metered<PlanDraft> out{absl::UnknownError(""), completion.usage};
-                       if (!completion.value.ok()) {
-                         out.value = completion.value.status();
-                       } else if (completion.value->text.empty()) {
-                         out.value = absl::NotFoundError("the model returned an empty plan");
-                       } else {
-                         PlanDraft draft;
-                         draft.title = PlanTitle(completion.value->text);
-                         draft.text = std::move(completion.value->text);
-                         draft.reasoning = std::move(completion.value->reasoning);
-                         out.value = std::move(draft);
-                       }
-                       done(std::move(out));
-                     });
+  provider_.Complete(
+      CompletionRequest{"planner", spec, *std::move(system), *std::move(user), seed, AnswerBy(request->answer_by())},
+      [done = std::move(done)](Metered<Completion> completion) mutable {
+        Metered<PlanDraft> out{absl::UnknownError(""), completion.usage};
+        if (!completion.value.ok()) {
+          out.value = completion.value.status();
+        } else if (completion.value->text.empty()) {
+          out.value = absl::NotFoundError("the model returned an empty plan");
+        } else {
+          PlanDraft draft;
+          draft.title = PlanTitle(completion.value->text);
+          draft.text = std::move(completion.value->text);
+          draft.reasoning = std::move(completion.value->reasoning);
+          out.value = std::move(draft);
+        }
+        done(std::move(out));
+      });
 }
 
 absl::Status PromptedExecutor::ValidateSpec(const v1::ModelSpec& spec) const {
@@ -62,18 +64,19 @@ void PromptedExecutor::Implement(std::shared_ptr<const v1::ImplementRequest> req
     done(Metered<KernelDraft>{system.ok() ? user.status() : system.status(), {}});
     return;
   }
-  provider_.Complete(CompletionRequest{"executor", spec, *std::move(system), *std::move(user), seed},
-                     [done = std::move(done)](Metered<Completion> completion) mutable {
-                       Metered<KernelDraft> out{absl::UnknownError(""), completion.usage};
-                       if (!completion.value.ok()) {
-                         out.value = completion.value.status();
-                       } else if (absl::StatusOr<std::string> code = KernelSource(completion.value->text); !code.ok()) {
-                         out.value = code.status();
-                       } else {
-                         out.value = KernelDraft{*std::move(code), std::move(completion.value->reasoning)};
-                       }
-                       done(std::move(out));
-                     });
+  provider_.Complete(
+      CompletionRequest{"executor", spec, *std::move(system), *std::move(user), seed, AnswerBy(request->answer_by())},
+      [done = std::move(done)](Metered<Completion> completion) mutable {
+        Metered<KernelDraft> out{absl::UnknownError(""), completion.usage};
+        if (!completion.value.ok()) {
+          out.value = completion.value.status();
+        } else if (absl::StatusOr<std::string> code = KernelSource(completion.value->text); !code.ok()) {
+          out.value = code.status();
+        } else {
+          out.value = KernelDraft{*std::move(code), std::move(completion.value->reasoning)};
+        }
+        done(std::move(out));
+      });
 }
 
 }  // namespace accelopt::llm

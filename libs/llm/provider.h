@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/time.h"
 #include "accelopt/v1/common.pb.h"
 #include "libs/llm/completion.h"
 
@@ -29,6 +30,9 @@ struct CompletionRequest {
   std::string user;
   // Sampling seed sent to the endpoint (deterministic servers reproduce a sample); nullopt sends none.
   std::optional<uint64_t> seed;
+  // No attempt, wait or retry goes past this (the agent's answer_by): the call ends DEADLINE_EXCEEDED with the
+  // usage spent so far.
+  absl::Time deadline = absl::InfiniteFuture();
 };
 
 using CompletionCallback = absl::AnyInvocable<void(Metered<Completion>)>;

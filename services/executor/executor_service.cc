@@ -1,6 +1,7 @@
 #include "services/executor/executor_service.h"
 
 #include "libs/core/status_convert.h"
+#include "libs/llm/answer_by.h"
 
 namespace accelopt::executor {
 
@@ -17,7 +18,9 @@ grpc::ServerUnaryReactor* ExecutorServiceImpl::Implement(grpc::CallbackServerCon
     reactor->Finish(core::ToGrpcStatus(model.status()));
     return reactor;
   }
-  executor_.Implement(std::make_shared<const v1::ImplementRequest>(*request), **model,
+  auto owned = *request;
+  llm::FillAnswerBy(context->deadline(), absl::Now(), owned.mutable_answer_by());
+  executor_.Implement(std::make_shared<const v1::ImplementRequest>(std::move(owned)), **model,
                       [reactor, response](v1::ImplementResponse result) {
                         *response = std::move(result);
                         reactor->Finish(grpc::Status::OK);

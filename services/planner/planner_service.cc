@@ -1,6 +1,7 @@
 #include "services/planner/planner_service.h"
 
 #include "libs/core/status_convert.h"
+#include "libs/llm/answer_by.h"
 
 namespace accelopt::planner {
 
@@ -16,7 +17,9 @@ grpc::ServerUnaryReactor* PlannerServiceImpl::Plan(grpc::CallbackServerContext* 
     reactor->Finish(core::ToGrpcStatus(model.status()));
     return reactor;
   }
-  planner_.Plan(std::make_shared<const v1::PlanRequest>(*request), **model,
+  auto owned = *request;
+  llm::FillAnswerBy(context->deadline(), absl::Now(), owned.mutable_answer_by());
+  planner_.Plan(std::make_shared<const v1::PlanRequest>(std::move(owned)), **model,
                 [reactor, response](v1::PlanResponse result) {
                   *response = std::move(result);
                   reactor->Finish(grpc::Status::OK);

@@ -114,6 +114,34 @@ TEST_F(PlannerServiceTest, ReturnsNPlansWithSummedUsage) {
   EXPECT_LE(double_->max_in_flight(), 4);
 }
 
+TEST_F(PlannerServiceTest, ASlowSampleEndsAtTheCallsDeadlineAndTheFinishedSamplesTokensArrive) {
+  DoubleScript script;
+  DoubleReply fast;
+  fast.content = "**fast**";
+  fast.prompt_tokens = 70;
+  script.rules.push_back(DoubleRule{"", 1, fast});
+  script.fallback.content = "**slow**";
+  script.fallback.delay = absl::Seconds(60);  // far past the caller's deadline
+  double_->SetScript(script);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(3));
+  v1::PlanResponse response;
+  grpc::Status status = stub_->Plan(&context, Request(2), &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();  // not DEADLINE_EXCEEDED: the answer came in time
+  ASSERT_EQ(response.samples_size(), 2);
+  int planned = 0;
+  for (const v1::PlanSample& sample : response.samples()) {
+    if (sample.has_plan()) {
+      ++planned;
+    } else {
+      EXPECT_NE(sample.error().find("answer_by"), std::string::npos) << sample.error();
+    }
+  }
+  EXPECT_EQ(planned, 1);
+  EXPECT_EQ(response.usage().prompt_tokens(), 70);
+  EXPECT_EQ(response.usage().requests(), 2);
+}
+
 TEST_F(PlannerServiceTest, AFailedSampleIsReportedInItsSlotAndNeverFailsTheCall) {
   DoubleScript script;
   DoubleReply bad;
