@@ -73,6 +73,13 @@ absl::StatusOr<std::unique_ptr<Authenticator>> Authenticator::Create(const v1::A
     }
     auth->identities_[grant.identity()] = Entry{grant.tenant(), *role};
   }
+  for (int i = 0; i < config.namespace_grants_size(); ++i) {
+    const v1::NamespaceGrant& grant = config.namespace_grants(i);
+    if (grant.namespace_().empty() || grant.tenant().empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("auth.namespace_grants[", i, "]: namespace and tenant are required"));
+    }
+  }
   if (!config.token_file().empty()) {
     if (absl::Status s = auth->ReloadIfChanged(); !s.ok()) return s;
   }

@@ -29,6 +29,10 @@ class Authenticator {
                                                                absl::Duration recheck = absl::Seconds(1));
 
   bool enabled() const { return enabled_; }
+  // auth.namespace_grants, checked at Create (namespace and tenant required).
+  const google::protobuf::RepeatedPtrField<v1::NamespaceGrant>& namespace_grants() const {
+    return config_.namespace_grants();
+  }
 
   // UNAUTHENTICATED ("missing bearer token", "unknown token", ...) or the caller's principal.
   absl::StatusOr<Principal> Authenticate(const grpc::ServerContextBase& context);

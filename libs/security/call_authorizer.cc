@@ -4,6 +4,11 @@
 
 namespace accelopt::security {
 
+const google::protobuf::RepeatedPtrField<v1::NamespaceGrant>& CallAuthorizer::namespace_grants() const {
+  static const auto* const kNone = new google::protobuf::RepeatedPtrField<v1::NamespaceGrant>();
+  return authenticator_ != nullptr ? authenticator_->namespace_grants() : *kNone;
+}
+
 absl::StatusOr<Principal> CallAuthorizer::Authorize(const grpc::ServerContextBase& context, Role needed,
                                                     absl::string_view action, absl::string_view target) {
   if (!enabled()) return Principal{"default", Role::kAdmin, "anonymous"};

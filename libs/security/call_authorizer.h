@@ -37,6 +37,9 @@ class CallAuthorizer {
   // authentication is configured.
   absl::Status RequireInternal(const grpc::ServerContextBase& context, absl::string_view action);
 
+  // The admins' namespace grants (auth.namespace_grants); empty when authentication is off.
+  const google::protobuf::RepeatedPtrField<v1::NamespaceGrant>& namespace_grants() const;
+
   // Records an action's outcome in the audit log (no-op without one).
   void Audit(absl::string_view action, const Principal* principal, absl::string_view target,
              const absl::Status& outcome, absl::string_view detail = "");

@@ -19,4 +19,29 @@ absl::Status CheckNamespace(const Principal& principal, absl::string_view memory
                                                   "' (tenants own '<tenant>' and '<tenant>:...')"));
 }
 
+bool GrantedNamespace(const Principal& principal, absl::string_view memory_namespace,
+                      const google::protobuf::RepeatedPtrField<v1::NamespaceGrant>& grants) {
+  if (principal.tenant.empty() || memory_namespace.empty()) return false;
+  for (const v1::NamespaceGrant& grant : grants) {
+    if (grant.tenant() != principal.tenant) continue;
+    absl::string_view granted = grant.namespace_();
+    if (granted == memory_namespace) return true;
+    if (absl::EndsWith(granted, ":*") &&
+        absl::StartsWith(memory_namespace, granted.substr(0, granted.size() - 1))) {  // "prefix:"
+      return true;
+    }
+  }
+  return false;
+}
+
+absl::Status CheckNamespaceUse(const Principal& principal, absl::string_view memory_namespace,
+                               const google::protobuf::RepeatedPtrField<v1::NamespaceGrant>& grants) {
+  if (OwnsNamespace(principal, memory_namespace) || GrantedNamespace(principal, memory_namespace, grants)) {
+    return absl::OkStatus();
+  }
+  return absl::PermissionDeniedError(absl::StrCat("memory namespace '", memory_namespace,
+                                                  "' does not belong to tenant '", principal.tenant,
+                                                  "' and was not granted to it (auth.namespace_grants)"));
+}
+
 }  // namespace accelopt::security

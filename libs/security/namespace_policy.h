@@ -5,13 +5,24 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "accelopt/v1/config.pb.h"
 #include "libs/security/principal.h"
 
 namespace accelopt::security {
 
 bool OwnsNamespace(const Principal& principal, absl::string_view memory_namespace);
 
-// PERMISSION_DENIED naming the namespace and the tenant unless the principal owns it.
+// PERMISSION_DENIED naming the namespace and the tenant unless the principal owns it (what importing needs).
 absl::Status CheckNamespace(const Principal& principal, absl::string_view memory_namespace);
+
+// Whether an admin granted the namespace to the principal's tenant (auth.namespace_grants: an exact name, or
+// "prefix:*" for every namespace under "prefix:").
+bool GrantedNamespace(const Principal& principal, absl::string_view memory_namespace,
+                      const google::protobuf::RepeatedPtrField<v1::NamespaceGrant>& grants);
+
+// What running a job on a namespace, listing and exporting it need: ownership or a grant. PERMISSION_DENIED
+// naming the namespace and the tenant otherwise.
+absl::Status CheckNamespaceUse(const Principal& principal, absl::string_view memory_namespace,
+                               const google::protobuf::RepeatedPtrField<v1::NamespaceGrant>& grants);
 
 }  // namespace accelopt::security

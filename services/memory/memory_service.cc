@@ -36,15 +36,16 @@ grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* context, const 
   return reactor;
 }
 
-// Reading one namespace needs its ownership; reading all of them at once needs admin.
-absl::Status CheckReadableNamespace(const security::Principal& principal, const std::string& ns) {
+// Reading one namespace needs its ownership or an admin's grant; reading all of them at once needs admin.
+absl::Status CheckReadableNamespace(const security::Principal& principal, const std::string& ns,
+                                    const google::protobuf::RepeatedPtrField<v1::NamespaceGrant>& grants) {
   if (ns.empty()) {
     if (principal.role == security::Role::kAdmin || principal.role == security::Role::kInternal) {
       return absl::OkStatus();
     }
     return absl::PermissionDeniedError("namespace: required; reading every namespace at once needs role admin");
   }
-  return security::CheckNamespace(principal, ns);
+  return security::CheckNamespaceUse(principal, ns, grants);
 }
 
 // Every experience of an import must land in a namespace the principal owns.
@@ -130,7 +131,8 @@ grpc::ServerUnaryReactor* MemoryServiceImpl::ListExperiences(grpc::CallbackServe
   absl::StatusOr<security::Principal> principal =
       authorizer_.Authorize(*context, security::Role::kViewer, "list", target);
   if (!principal.ok()) return FinishNow(context, principal.status());
-  if (absl::Status s = CheckReadableNamespace(*principal, request->namespace_()); !s.ok()) {
+  if (absl::Status s = CheckReadableNamespace(*principal, request->namespace_(), authorizer_.namespace_grants());
+      !s.ok()) {
     authorizer_.Audit("list", &*principal, target, s);
     return FinishNow(context, s);
   }
@@ -150,7 +152,8 @@ grpc::ServerUnaryReactor* MemoryServiceImpl::ExportExperiences(grpc::CallbackSer
   absl::StatusOr<security::Principal> principal =
       authorizer_.Authorize(*context, security::Role::kViewer, "export", target);
   if (!principal.ok()) return FinishNow(context, principal.status());
-  if (absl::Status s = CheckReadableNamespace(*principal, request->namespace_()); !s.ok()) {
+  if (absl::Status s = CheckReadableNamespace(*principal, request->namespace_(), authorizer_.namespace_grants());
+      !s.ok()) {
     authorizer_.Audit("export", &*principal, target, s);
     return FinishNow(context, s);
   }

@@ -195,7 +195,8 @@ grpc::ServerUnaryReactor* JobServiceImpl::SubmitJob(grpc::CallbackServerContext*
   owned.mutable_spec()->set_owner(principal->tenant);
   const std::string& memory_namespace = owned.spec().search().memory_namespace();
   if (!memory_namespace.empty() && memory_namespace != "job") {
-    if (absl::Status s = security::CheckNamespace(*principal, memory_namespace); !s.ok()) {
+    if (absl::Status s = security::CheckNamespaceUse(*principal, memory_namespace, authorizer_.namespace_grants());
+        !s.ok()) {
       authorizer_.Audit("submit", &*principal, "job/new", s);
       return Reject(context, s);
     }
