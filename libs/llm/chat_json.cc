@@ -61,6 +61,10 @@ ChatResponse ParseChatResponse(absl::string_view body) {
     out.status = absl::DataLossError(
         absl::StrCat("response is not valid JSON (", body.size(), " bytes, error at byte ", e.byte, ")"));
     return out;
+  } catch (const json::exception& e) {  // e.g. out_of_range: a number too large for a double
+    out.status = absl::DataLossError(
+        absl::StrCat("response is not usable JSON (", body.size(), " bytes, json error ", e.id, ")"));
+    return out;
   }
   if (!root.is_object()) {
     out.status = absl::DataLossError("response is not a JSON object");

@@ -64,6 +64,10 @@ TEST(ChatResponseTest, SaysPreciselyWhatIsWrong) {
       ParseChatResponse(R"({"choices":[{"message":{"role":"assistant"},"finish_reason":"length"}]})");
   EXPECT_NE(no_content.status.message().find("no content (finish_reason: length)"), std::string::npos)
       << no_content.status;
+  // A number no double holds (found by the chat_json fuzzer; it used to escape as an exception).
+  ChatResponse huge = ParseChatResponse(R"({"choices":5e99999})");
+  EXPECT_EQ(huge.status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_NE(huge.status.message().find("not usable JSON"), std::string::npos) << huge.status;
 }
 
 }  // namespace

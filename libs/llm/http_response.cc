@@ -34,6 +34,7 @@ absl::StatusOr<HttpResponse> ParseHttpResponse(absl::string_view bytes) {
     if (n == 0) break;
     used += n;
   }
+  if (bytes.empty()) return absl::DataLossError("empty HTTP response (no status line)");
   if (!parser.is_done()) {
     parser.put_eof(ec);
     if (ec) return absl::DataLossError(absl::StrCat("truncated HTTP response: ", ec.message()));

@@ -40,6 +40,12 @@ TEST(ParseHttpResponseTest, TruncatedBodyIsDataLoss) {
   EXPECT_THAT(response.status().message(), HasSubstr("truncated"));
 }
 
+TEST(ParseHttpResponseTest, EmptyInputIsDataLoss) {  // found by the http_response fuzzer (a Beast assertion)
+  auto response = ParseHttpResponse("");
+  EXPECT_EQ(response.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(response.status().message(), HasSubstr("empty HTTP response"));
+}
+
 TEST(ParseHttpResponseTest, GarbageIsDataLoss) {
   auto response = ParseHttpResponse("not http at all\r\n\r\n");
   EXPECT_EQ(response.status().code(), absl::StatusCode::kDataLoss);

@@ -7,7 +7,16 @@
 namespace accelopt::metrics {
 
 absl::StatusOr<std::unique_ptr<MetricsExposer>> MetricsExposer::Start(const std::string& address,
-                                                                      std::shared_ptr<prometheus::Registry> registry) {
+                                                                      std::shared_ptr<prometheus::Registry> registry,
+                                                                      const v1::TlsConfig* tls) {
+  const std::string host = address.substr(0, address.rfind(':'));
+  if (tls != nullptr && !tls->cert_file().empty() && !tls->key_file().empty()) {
+    absl::StatusOr<std::unique_ptr<TlsMetricsServer>> server = TlsMetricsServer::Start(address, *tls);
+    if (!server.ok()) return server.status();
+    (*server)->AddCollectable(registry);
+    std::string bound = absl::StrCat(host, ":", (*server)->port());
+    return std::unique_ptr<MetricsExposer>(new MetricsExposer(nullptr, *std::move(server), std::move(bound)));
+  }
   std::unique_ptr<prometheus::Exposer> exposer;
   try {
     exposer = std::make_unique<prometheus::Exposer>(address, /*num_threads=*/1);
@@ -17,13 +26,16 @@ absl::StatusOr<std::unique_ptr<MetricsExposer>> MetricsExposer::Start(const std:
   }
   exposer->RegisterCollectable(registry);
   std::vector<int> ports = exposer->GetListeningPorts();
-  std::string host = address.substr(0, address.rfind(':'));
   std::string bound = absl::StrCat(host, ":", ports.empty() ? 0 : ports.front());
-  return std::unique_ptr<MetricsExposer>(new MetricsExposer(std::move(exposer), bound));
+  return std::unique_ptr<MetricsExposer>(new MetricsExposer(std::move(exposer), nullptr, bound));
 }
 
 void MetricsExposer::AddCollectable(std::shared_ptr<prometheus::Collectable> collectable) {
-  exposer_->RegisterCollectable(collectable);
+  if (tls_server_ != nullptr) {
+    tls_server_->AddCollectable(collectable);
+  } else {
+    exposer_->RegisterCollectable(collectable);
+  }
   collectables_.push_back(std::move(collectable));
 }
 

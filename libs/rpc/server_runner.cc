@@ -147,7 +147,8 @@ absl::Status ServerRunner::Start() {
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = MakeServerCredentials(config_);
   if (!credentials.ok()) return credentials.status();
 
-  auto exposer = metrics::MetricsExposer::Start(config_.admin_address(), registry_);
+  // With server.tls, /metrics is served over HTTPS with the same certificate (no client certificate asked).
+  auto exposer = metrics::MetricsExposer::Start(config_.admin_address(), registry_, &config_.tls());
   if (!exposer.ok()) return exposer.status();
   exposer_ = std::move(*exposer);
   exposer_->AddCollectable(std::make_shared<metrics::ProcessCollector>(service_name_, core::kVersion));
