@@ -24,9 +24,19 @@ HttpResponse ToHttpResponse(http::response<http::string_body> response) {
 absl::StatusOr<HttpResponse> ParseHttpResponse(absl::string_view bytes) {
   HttpResponseParser parser;
   ConfigureResponseParser(parser);
-  parser.eager(true);
   boost::system::error_code ec;
   size_t used = 0;
+  // The header alone first: Boost 1.74's eager parser goes on into the body after finish_header flagged a
+  // Content-Length over body_limit, and reserves that many bytes.
+  parser.eager(false);
+  while (!parser.is_header_done() && used < bytes.size()) {
+    const size_t n = parser.put(boost::asio::buffer(bytes.data() + used, bytes.size() - used), ec);
+    if (ec == http::error::need_more) break;
+    if (ec) return absl::DataLossError(absl::StrCat("malformed HTTP response: ", ec.message()));
+    if (n == 0) break;
+    used += n;
+  }
+  parser.eager(true);
   while (!parser.is_done() && used < bytes.size()) {
     const size_t n = parser.put(boost::asio::buffer(bytes.data() + used, bytes.size() - used), ec);
     if (ec == http::error::need_more) break;

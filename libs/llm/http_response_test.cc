@@ -56,6 +56,10 @@ TEST(ParseHttpResponseTest, BodyOverTheLimitIsDataLoss) {
   auto response = ParseHttpResponse(
       absl::StrCat("HTTP/1.1 200 OK\r\nContent-Length: ", HttpTransport::kMaxResponseBytes + 1, "\r\n\r\nx"));
   EXPECT_EQ(response.status().code(), absl::StatusCode::kDataLoss);
+  // Found by the http_response fuzzer: a Content-Length of exabytes used to be reserved before the limit held.
+  auto huge = ParseHttpResponse("HTTP/1.1 200 OK\r\nContent-Length: 6809996302861409393\r\n\r\n{\"a\":1}");
+  EXPECT_EQ(huge.status().code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(huge.status().message(), HasSubstr("body limit"));
 }
 
 }  // namespace

@@ -56,6 +56,10 @@ asio::awaitable<absl::StatusOr<HttpResponse>> Exchange(Stream& stream, const Req
   beast::flat_buffer buffer;
   HttpResponseParser parser;
   ConfigureResponseParser(parser);
+  // The header alone first, so a Content-Length over the limit ends the read before any body is reserved
+  // (Boost 1.74's eager parser would go on into the body; see ParseHttpResponse).
+  co_await http::async_read_header(stream, buffer, parser, asio::redirect_error(use_awaitable, ec));
+  if (ec) co_return IoError(ec, "reading response from", where, timeout);
   co_await http::async_read(stream, buffer, parser, asio::redirect_error(use_awaitable, ec));
   if (ec) co_return IoError(ec, "reading response from", where, timeout);
   co_return ToHttpResponse(parser.release());
