@@ -31,6 +31,7 @@ using namespace std::chrono_literals;
 
 constexpr auto kJobTimeout = 600s;
 const char* const kAgents[] = {"planner", "executor", "memory"};
+constexpr int kAgentTimeoutSeconds = 20;
 
 bool FullSuite() {
   const char* v = std::getenv("ACCELOPT_CHAOS");
@@ -50,6 +51,8 @@ class ChaosCluster {
     e2e::ClusterOptions options;
     options.llm_script = "{\"rules\": []}";
     options.data_root = c->disk_ + "/data";
+    // Short agent deadlines, so a pause can outlast them (PauseEachAgentServicePastTheDeadlines).
+    options.agent_timeout_seconds = kAgentTimeoutSeconds;
     ChaosCluster* raw = c.get();
     options.route = [raw](const std::string& process, const std::string& address) {
       auto proxy = testing::FaultProxy::Start(address, /*seed=*/std::hash<std::string>()(process));
@@ -219,6 +222,23 @@ TEST_F(ChaosSuite, PauseEachAgentServiceThenResumeIt) {
       (void)cluster_->c().Signal(p, SIGCONT);
       return 1;
     });
+  }
+}
+
+// Past every deadline: calls in flight time out and their retries (bounded by the call's deadline) find the
+// service still stopped. The job must end as unfaulted or FAILED naming the agents, never "succeed" with less.
+TEST_F(ChaosSuite, PauseEachAgentServicePastTheDeadlines) {
+  for (const char* p : kAgents) {
+    const auto pause = std::chrono::seconds(kAgentTimeoutSeconds + 10);
+    FaultedRun(*cluster_, *reference_,
+               absl::StrCat("SIGSTOP ", p, " ", pause.count(), " s (deadline ", kAgentTimeoutSeconds, " s), SIGCONT"),
+               [p, pause] {
+                 std::this_thread::sleep_for(1500ms);
+                 if (!cluster_->c().Signal(p, SIGSTOP).ok()) return 0;
+                 std::this_thread::sleep_for(pause);
+                 (void)cluster_->c().Signal(p, SIGCONT);
+                 return 1;
+               });
   }
 }
 

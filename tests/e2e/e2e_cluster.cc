@@ -78,7 +78,7 @@ absl::StatusOr<std::unique_ptr<E2eCluster>> E2eCluster::Start(const std::string&
       absl::StrCat(c->ServerYaml("orchestrator"), "data_dir: \"", data_root, "/orchestrator\"\n", "planner_address: \"",
                    route("planner"), "\"\n", "executor_address: \"", route("executor"), "\"\n", "memory_address: \"",
                    route("memory"), "\"\n", "profiler_addresses: [", workers, "]\n", "worker_poll_seconds: 0.2\n",
-                   "agent_timeout_seconds: 60\n");
+                   "agent_timeout_seconds: ", c->options_.agent_timeout_seconds, "\n");
   if (auto s = c->StartService("orchestrator", "accelopt-orchestrator", orchestrator); !s.ok()) return s;
   c->jobs_ = v1::JobService::NewStub(Channel(c->address_["orchestrator"]));
   c->memory_ = v1::MemoryService::NewStub(Channel(c->address_["memory"]));

@@ -35,6 +35,8 @@ struct ClusterOptions {
   // Where the orchestrator and memory keep their stores (<data_root>/orchestrator, <data_root>/memory),
   // e.g. a small filesystem. Unset: the cluster's directory.
   std::string data_root;
+  // OrchestratorConfig.agent_timeout_seconds: the deadline of each planner, executor or memory call.
+  int agent_timeout_seconds = 60;
 };
 
 class E2eCluster {
