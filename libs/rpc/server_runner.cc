@@ -134,13 +134,17 @@ void ServerRunner::ReadinessLoop() {
 }
 
 absl::Status ServerRunner::Start() {
-  if (!HasTls(config_.tls()) && !IsLoopbackAddress(config_.grpc_address())) {
+  // Both listeners: gRPC and /metrics (served over HTTPS with the same material when server.tls is set).
+  for (const auto& [field, address] :
+       {std::pair<const char*, const std::string&>{"grpc_address", config_.grpc_address()},
+        {"admin_address", config_.admin_address()}}) {
+    if (HasTls(config_.tls()) || IsLoopbackAddress(address)) continue;
     if (!config_.insecure()) {
       return absl::FailedPreconditionError(
-          absl::StrCat("server.grpc_address ", config_.grpc_address(),
+          absl::StrCat("server.", field, " ", address,
                        " is not loopback: configure server.tls (cert_file, key_file) or set server.insecure: true"));
     }
-    ACCELOPT_LOG(WARNING).With("grpc_address", config_.grpc_address())
+    ACCELOPT_LOG(WARNING).With(field, address)
         << "serving plaintext on a non-loopback address (server.insecure: true): anyone who reaches the port can "
            "read and forge this service's traffic";
   }

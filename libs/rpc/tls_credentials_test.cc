@@ -111,6 +111,15 @@ TEST(TlsPolicyTest, NonLoopbackPlaintextNeedsAnExplicitInsecure) {
   ServerRunner allowed("memory", config, std::make_shared<prometheus::Registry>());
   EXPECT_TRUE(allowed.Start().ok());
   allowed.Shutdown();
+
+  // The metrics listener too.
+  config.set_insecure(false);
+  config.set_grpc_address("127.0.0.1:0");
+  config.set_admin_address("0.0.0.0:0");
+  ServerRunner metrics_refused("memory", config, std::make_shared<prometheus::Registry>());
+  absl::Status admin = metrics_refused.Start();
+  EXPECT_EQ(admin.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(admin.message().rfind("server.admin_address 0.0.0.0:0 is not loopback", 0), 0u) << admin;
 }
 
 TEST(TlsPolicyTest, LoopbackAddresses) {

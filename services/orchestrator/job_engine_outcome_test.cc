@@ -154,7 +154,8 @@ TEST_F(JobEngineOutcomeTest, PlannerDownFailsTheJobAsAgentsUnavailableWithTheFir
   v1::Job job = Run(Spec(2, 2, 2, 2));
   EXPECT_EQ(job.state(), v1::JOB_STATE_FAILED);
   EXPECT_EQ(job.stop_reason(), v1::STOP_REASON_AGENTS_UNAVAILABLE);
-  EXPECT_THAT(job.message(), StartsWith("iteration 1: none of its 4 candidates was judged (4 failed agent calls"));
+  EXPECT_THAT(job.message(),
+              StartsWith("iteration 1: 4 of its 4 candidates were lost to agent calls that failed after their retries"));
   EXPECT_THAT(job.message(), HasSubstr("planner call failed: connection refused"));
   EXPECT_EQ(job.candidates().at("NO_KERNEL"), 4);
   EXPECT_EQ(job.best_candidate_id(), kBaselineCandidateId);
@@ -185,7 +186,7 @@ TEST_F(JobEngineOutcomeTest, AgentsAnsweringWithoutKernelsFailTheJobAsNoValidCan
   v1::Job job = Run(Spec(1, 1, 2, 1));
   EXPECT_EQ(job.state(), v1::JOB_STATE_FAILED);
   EXPECT_EQ(job.stop_reason(), v1::STOP_REASON_NO_VALID_CANDIDATE);
-  EXPECT_THAT(job.message(), HasSubstr("0 failed agent calls, 2 without a kernel, 0 profiler"));
+  EXPECT_THAT(job.message(), HasSubstr("none of its 2 candidates was judged (2 without a kernel, 0 profiler"));
   EXPECT_THAT(job.message(), HasSubstr("OPENAI_API_KEY"));
   ExpectFinalEventMatches(job);
 }
@@ -230,16 +231,32 @@ TEST_F(JobEngineOutcomeTest, ALaterIterationWithNothingJudgedFailsTheJobButKeeps
   EXPECT_EQ(job.candidates().at("OK") + job.candidates().at("NO_KERNEL"), 5);
 }
 
-TEST_F(JobEngineOutcomeTest, SomeJudgedCandidatesAmongFailuresLetTheJobSucceed) {
+TEST_F(JobEngineOutcomeTest, SomeJudgedCandidatesAmongModelFailuresLetTheJobSucceed) {
+  int calls = 0;
+  executor_.SetHandler([&calls](const v1::ImplementRequest& r) -> absl::StatusOr<v1::ImplementResponse> {
+    if (calls++ % 2 == 0) return FakeExecutor::DefaultHandler(r);
+    v1::ImplementResponse response;  // the model answered without code: the kernel's failure, not the cluster's
+    for (int i = 0; i < r.num_samples(); ++i) response.add_samples()->set_error("no code block in the answer");
+    return response;
+  });
+  v1::Job job = Run(Spec(2, 1, 2, 1));
+  EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(job.stop_reason(), v1::STOP_REASON_ITERATIONS_DONE);
+  EXPECT_GT(job.candidates().at("NO_KERNEL"), 0);
+}
+
+TEST_F(JobEngineOutcomeTest, AnAgentCallThatFailsAfterItsRetriesFailsTheJobInsteadOfSucceedingWithLess) {
   int calls = 0;
   executor_.SetHandler([&calls](const v1::ImplementRequest& r) -> absl::StatusOr<v1::ImplementResponse> {
     if (calls++ % 2 == 1) return absl::UnavailableError("executor restarting");
     return FakeExecutor::DefaultHandler(r);
   });
   v1::Job job = Run(Spec(2, 1, 2, 1));
-  EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED);
-  EXPECT_EQ(job.stop_reason(), v1::STOP_REASON_ITERATIONS_DONE);
-  EXPECT_GT(job.candidates().at("NO_KERNEL"), 0);
+  EXPECT_EQ(job.state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(job.stop_reason(), v1::STOP_REASON_AGENTS_UNAVAILABLE);
+  EXPECT_THAT(job.message(), HasSubstr("lost to agent calls that failed after their retries"));
+  EXPECT_THAT(job.message(), HasSubstr("executor restarting"));
+  ExpectFinalEventMatches(job);
 }
 
 TEST_F(JobEngineOutcomeTest, NothingFasterSucceedsSayingNoImprovement) {

@@ -323,7 +323,9 @@ TEST_F(JobEngineTest, DuplicateKernelsAreRecordedButNotProfiled) {
   ExpectConsistent(job, candidates);
 }
 
-TEST_F(JobEngineTest, FailedAgentSamplesBecomeVerdictsAndTheJobCompletes) {
+// Failed samples and failed calls become NO_KERNEL verdicts with their errors; a call that failed (after its
+// retries) then fails the job at the end of its iteration (AGENTS_UNAVAILABLE) instead of succeeding with less.
+TEST_F(JobEngineTest, FailedAgentSamplesBecomeVerdictsAndAFailedCallFailsTheJob) {
   planner_.SetHandler([](const v1::PlanRequest& r) -> absl::StatusOr<v1::PlanResponse> {
     v1::PlanResponse response;
     response.add_samples()->mutable_plan()->set_text("first plan");
@@ -341,9 +343,10 @@ TEST_F(JobEngineTest, FailedAgentSamplesBecomeVerdictsAndTheJobCompletes) {
   });
   StartEngine();
   v1::Job job = WaitFinished(Submit(Spec(2, 1, 3, 2)).job_id());
-  EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED);
+  EXPECT_EQ(job.state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(job.stop_reason(), v1::STOP_REASON_AGENTS_UNAVAILABLE);
   auto candidates = Candidates(job.job_id());
-  EXPECT_EQ(candidates.size(), 1u + 6u + 6u);
+  EXPECT_EQ(candidates.size(), 1u + 6u);  // the baseline and iteration 1
   bool saw_no_plan = false, saw_no_code = false, saw_executor_down = false;
   for (const auto& c : candidates) {
     if (c.result().verdict() != v1::VERDICT_NO_KERNEL) continue;

@@ -74,10 +74,17 @@ bool WasJudged(const v1::Candidate& c) {
 
 StopCheck CheckIterationJudged(int iteration, const std::vector<const v1::Candidate*>& candidates) {
   if (candidates.empty()) return {};
-  int failed_calls = 0, no_kernel = 0, infra = 0;
+  int failed_calls = 0, no_kernel = 0, infra = 0, judged = 0;
   const v1::Candidate* first = nullptr;
+  const v1::Candidate* first_failed_call = nullptr;
   for (const v1::Candidate* c : candidates) {
-    if (WasJudged(*c)) return {};
+    if (c->agent_call_failed() && (first_failed_call == nullptr || c->ordinal() < first_failed_call->ordinal())) {
+      first_failed_call = c;
+    }
+    if (WasJudged(*c)) {
+      ++judged;
+      continue;
+    }
     if (c->result().verdict() == v1::VERDICT_INFRA_ERROR) {
       ++infra;
     } else if (c->agent_call_failed()) {
@@ -89,14 +96,23 @@ StopCheck CheckIterationJudged(int iteration, const std::vector<const v1::Candid
   }
   const int n = static_cast<int>(candidates.size());
   StopCheck check;
-  check.reason = failed_calls == n ? v1::STOP_REASON_AGENTS_UNAVAILABLE
-                 : infra == n      ? v1::STOP_REASON_PROFILERS_UNAVAILABLE
-                                   : v1::STOP_REASON_NO_VALID_CANDIDATE;
+  if (failed_calls > 0) {
+    // Work the search promised was not done (an agent call failed even after its retries): the result would
+    // not be the job's, so the job fails instead of succeeding with less.
+    check.reason = v1::STOP_REASON_AGENTS_UNAVAILABLE;
+    check.detail = absl::StrFormat(
+        "iteration %d: %d of its %d candidates were lost to agent calls that failed after their retries; first "
+        "(%s): %s",
+        iteration, failed_calls, n, first_failed_call->candidate_id(), first_failed_call->error());
+    return check;
+  }
+  if (judged > 0) return {};
+  check.reason = infra == n ? v1::STOP_REASON_PROFILERS_UNAVAILABLE : v1::STOP_REASON_NO_VALID_CANDIDATE;
   const std::string& error = first->error().empty() ? first->result().message() : first->error();
   check.detail = absl::StrFormat(
-      "iteration %d: none of its %d candidates was judged (%d failed agent calls, %d without a kernel, %d profiler "
-      "infrastructure errors); first error (%s): %s",
-      iteration, n, failed_calls, no_kernel, infra, first->candidate_id(), error);
+      "iteration %d: none of its %d candidates was judged (%d without a kernel, %d profiler infrastructure errors); "
+      "first error (%s): %s",
+      iteration, n, no_kernel, infra, first->candidate_id(), error);
   return check;
 }
 

@@ -45,9 +45,10 @@ StopCheck CheckStops(const v1::Job& job);
 bool WasJudged(const v1::Candidate& c);
 
 // Whether iteration `iteration`, all of whose `candidates` are final, failed for reasons outside the
-// kernels: none of them was judged. Then the reason (AGENTS_UNAVAILABLE when every one is a failed agent
-// call, PROFILERS_UNAVAILABLE when every one is an INFRA_ERROR, NO_VALID_CANDIDATE otherwise) and a detail
-// naming the counts and the first error (lowest ordinal). No candidates, or one judged: no failure.
+// kernels: any candidate lost to an agent call that failed after its retries (AGENTS_UNAVAILABLE naming how
+// many and the first), or none of them judged (PROFILERS_UNAVAILABLE when every one is an INFRA_ERROR,
+// NO_VALID_CANDIDATE otherwise) with a detail naming the counts and the first error (lowest ordinal). No
+// candidates: no failure.
 StopCheck CheckIterationJudged(int iteration, const std::vector<const v1::Candidate*>& candidates);
 
 // The message of a job that SUCCEEDED with the baseline still its best: "no improvement ...", followed by

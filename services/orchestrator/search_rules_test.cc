@@ -102,9 +102,15 @@ TEST(SearchRulesTest, AnIterationWithOneJudgedCandidateHasNotFailed) {
   v1::Candidate down = Unjudged("a", 1, v1::VERDICT_NO_KERNEL, true, "planner call failed: down");
   v1::Candidate incorrect = Unjudged("b", 2, v1::VERDICT_INCORRECT, false, "");
   v1::Candidate duplicate = Unjudged("c", 3, v1::VERDICT_DUPLICATE, false, "");
-  EXPECT_EQ(CheckIterationJudged(1, {&down, &incorrect}).reason, v1::STOP_REASON_UNSPECIFIED);
-  EXPECT_EQ(CheckIterationJudged(1, {&down, &duplicate}).reason, v1::STOP_REASON_UNSPECIFIED);
+  EXPECT_EQ(CheckIterationJudged(1, {&incorrect, &duplicate}).reason, v1::STOP_REASON_UNSPECIFIED);
   EXPECT_EQ(CheckIterationJudged(1, {}).reason, v1::STOP_REASON_UNSPECIFIED);
+  // One candidate lost to a failed agent call is work the search did not do: the job fails, never succeeds
+  // with less.
+  StopCheck partial = CheckIterationJudged(1, {&down, &incorrect});
+  EXPECT_EQ(partial.reason, v1::STOP_REASON_AGENTS_UNAVAILABLE);
+  EXPECT_EQ(partial.detail,
+            "iteration 1: 1 of its 2 candidates were lost to agent calls that failed after their retries; first "
+            "(a): planner call failed: down");
 }
 
 TEST(SearchRulesTest, AnIterationWithNothingJudgedFailsNamingTheFaultAndTheFirstError) {
@@ -113,15 +119,15 @@ TEST(SearchRulesTest, AnIterationWithNothingJudgedFailsNamingTheFaultAndTheFirst
   StopCheck agents = CheckIterationJudged(2, {&down1, &down2});
   EXPECT_EQ(agents.reason, v1::STOP_REASON_AGENTS_UNAVAILABLE);
   EXPECT_EQ(agents.detail,
-            "iteration 2: none of its 2 candidates was judged (2 failed agent calls, 0 without a kernel, 0 profiler "
-            "infrastructure errors); first error (early): planner call failed: first");
+            "iteration 2: 2 of its 2 candidates were lost to agent calls that failed after their retries; first "
+            "(early): planner call failed: first");
 
   v1::Candidate infra = Unjudged("p", 4, v1::VERDICT_INFRA_ERROR, false, "no profiler worker produced a result: x");
   EXPECT_EQ(CheckIterationJudged(1, {&infra}).reason, v1::STOP_REASON_PROFILERS_UNAVAILABLE);
-  EXPECT_EQ(CheckIterationJudged(1, {&infra, &down1}).reason, v1::STOP_REASON_NO_VALID_CANDIDATE);
+  EXPECT_EQ(CheckIterationJudged(1, {&infra, &down1}).reason, v1::STOP_REASON_AGENTS_UNAVAILABLE);
 
   v1::Candidate no_code = Unjudged("m", 1, v1::VERDICT_NO_KERNEL, false, "no code block in the answer");
-  StopCheck model = CheckIterationJudged(1, {&no_code, &down1});
+  StopCheck model = CheckIterationJudged(1, {&no_code, &infra});
   EXPECT_EQ(model.reason, v1::STOP_REASON_NO_VALID_CANDIDATE);
   EXPECT_NE(model.detail.find("first error (m): no code block"), std::string::npos);
 }
