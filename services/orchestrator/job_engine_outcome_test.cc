@@ -154,8 +154,9 @@ TEST_F(JobEngineOutcomeTest, PlannerDownFailsTheJobAsAgentsUnavailableWithTheFir
   v1::Job job = Run(Spec(2, 2, 2, 2));
   EXPECT_EQ(job.state(), v1::JOB_STATE_FAILED);
   EXPECT_EQ(job.stop_reason(), v1::STOP_REASON_AGENTS_UNAVAILABLE);
-  EXPECT_THAT(job.message(),
-              StartsWith("iteration 1: 4 of its 4 candidates were lost to agent calls that failed after their retries"));
+  EXPECT_THAT(
+      job.message(),
+      StartsWith("iteration 1: 4 of its 4 candidates were lost to agent calls that failed after their retries"));
   EXPECT_THAT(job.message(), HasSubstr("planner call failed: connection refused"));
   EXPECT_EQ(job.candidates().at("NO_KERNEL"), 4);
   EXPECT_EQ(job.best_candidate_id(), kBaselineCandidateId);
