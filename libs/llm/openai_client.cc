@@ -18,6 +18,8 @@ namespace {
 namespace asio = boost::asio;
 
 constexpr size_t kErrorBodyBytes = 300;
+// An attempt with less time than this before the agent's deadline is not started (it could not finish).
+constexpr absl::Duration kMinAttemptTime = absl::Milliseconds(100);
 // Upper bound on a Retry-After delay we are willing to sleep.
 constexpr absl::Duration kMaxRetryAfter = absl::Minutes(10);
 
@@ -231,7 +233,7 @@ asio::awaitable<Metered<Completion>> OpenAiClient::Run(CompletionRequest request
     co_await limiter.Acquire();
     // Each attempt ends by the agent's deadline, so the usage of this call still reaches its caller.
     const absl::Duration left = request.deadline - absl::Now();
-    if (left <= absl::ZeroDuration()) {
+    if (left < kMinAttemptTime) {
       limiter.Release();
       count_failure("timeout");
       out.value = absl::DeadlineExceededError(
@@ -275,7 +277,7 @@ asio::awaitable<Metered<Completion>> OpenAiClient::Run(CompletionRequest request
     }
     absl::Duration delay =
         result.retry_after.has_value() ? std::min(*result.retry_after, kMaxRetryAfter) : Backoff(attempt);
-    if (absl::Now() + delay >= request.deadline) {  // no time for another attempt
+    if (absl::Now() + delay + kMinAttemptTime >= request.deadline) {  // no time for another attempt
       out.value = WithPrefix(
           Redact(result.status, *api_key),
           absl::StrCat("after ", attempt, attempt == 1 ? " attempt" : " attempts", ", none left before answer_by: "));
