@@ -2,7 +2,7 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <set>
+#include <map>
 
 #include "absl/algorithm/container.h"
 #include "absl/strings/ascii.h"
@@ -27,6 +27,10 @@ absl::Status Invalid(absl::string_view field, absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat(field, ": ", message));
 }
 
+std::map<std::string, std::string> Sorted(const google::protobuf::Map<std::string, std::string>& map) {
+  return std::map<std::string, std::string>(map.begin(), map.end());
+}
+
 std::string PercentEncode(absl::string_view text) {
   static constexpr char kHex[] = "0123456789ABCDEF";
   std::string out;
@@ -44,11 +48,9 @@ std::string PercentEncode(absl::string_view text) {
 
 std::string Target(const core::HttpUrl& url, const google::protobuf::Map<std::string, std::string>& query) {
   std::string target = absl::StrCat(url.path, "/chat/completions");
-  std::set<std::string> keys;  // sorted, so requests are byte-stable
-  for (const auto& [key, value] : query) keys.insert(key);
   const char* separator = "?";
-  for (const std::string& key : keys) {
-    absl::StrAppend(&target, separator, PercentEncode(key), "=", PercentEncode(query.at(key)));
+  for (const auto& [key, value] : Sorted(query)) {  // sorted, so requests are byte-stable
+    absl::StrAppend(&target, separator, PercentEncode(key), "=", PercentEncode(value));
     separator = "&";
   }
   return target;
@@ -169,9 +171,7 @@ absl::StatusOr<ResolvedModel> EndpointTable::Resolve(const v1::ModelSpec& spec) 
   out.endpoint = endpoint->name();
   out.url = *core::ParseHttpUrl(endpoint->base_url());  // checked by Create
   out.target = Target(out.url, endpoint->query_params());
-  std::set<std::string> sorted;
-  for (const auto& [name, value] : endpoint->headers()) sorted.insert(name);
-  for (const std::string& name : sorted) out.headers.emplace_back(name, endpoint->headers().at(name));
+  for (const auto& header : Sorted(endpoint->headers())) out.headers.push_back(header);
   out.key_env = endpoint->api_key_env();
   out.key_file = endpoint->api_key_file();
   out.key_header = endpoint->api_key_header();

@@ -17,6 +17,7 @@
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "accelopt/v1/common.pb.h"
+#include "libs/core/splitmix64.h"
 #include "libs/llm/completion.h"
 
 namespace accelopt::llm {
@@ -52,10 +53,7 @@ class ModelProvider {
 // The seed of sample `index` of a request seeded with `seed` (SplitMix64 of both): distinct per sample,
 // identical across reruns.
 inline uint64_t SampleSeed(uint64_t seed, int index) {
-  uint64_t z = seed + 0x9E3779B97F4A7C15ULL * (static_cast<uint64_t>(index) + 1);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-  return z ^ (z >> 31);
+  return core::SplitMix64(seed + 0x9E3779B97F4A7C15ULL * static_cast<uint64_t>(index));
 }
 
 // Provider implementations of one kind, keyed by provider name (ModelSpec.provider): the text models of a

@@ -78,15 +78,18 @@ absl::StatusOr<std::unique_ptr<TlsMetricsServer>> TlsMetricsServer::Start(const 
   if (!ec) server->acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return absl::UnavailableError(absl::StrCat("cannot serve metrics on ", address, ": ", ec.message()));
   server->port_ = server->acceptor_.local_endpoint().port();
-  server->Accept();
+  asio::co_spawn(server->io_, server->AcceptLoop(), asio::detached);
   server->thread_ = std::thread([s = server.get()] { s->io_.run(); });
   return server;
 }
 
 TlsMetricsServer::TlsMetricsServer(v1::TlsConfig tls, std::shared_ptr<asio::ssl::context> context)
-    : tls_(std::move(tls)), acceptor_(io_), context_(std::move(context)), loaded_stamp_(Stamp(tls_)) {
-  next_check_ = absl::Now() + absl::Seconds(tls_.refresh_seconds() > 0 ? tls_.refresh_seconds() : 60);
-}
+    : tls_(std::move(tls)),
+      refresh_(absl::Seconds(tls_.refresh_seconds() > 0 ? tls_.refresh_seconds() : 60)),
+      acceptor_(io_),
+      context_(std::move(context)),
+      loaded_stamp_(Stamp(tls_)),
+      next_check_(absl::Now() + refresh_) {}
 
 TlsMetricsServer::~TlsMetricsServer() {
   io_.stop();
@@ -102,7 +105,7 @@ std::shared_ptr<asio::ssl::context> TlsMetricsServer::Context() {
   absl::MutexLock lock(&mu_);
   const absl::Time now = absl::Now();
   if (now < next_check_) return context_;
-  next_check_ = now + absl::Seconds(tls_.refresh_seconds() > 0 ? tls_.refresh_seconds() : 60);
+  next_check_ = now + refresh_;
   std::string stamp = Stamp(tls_);
   if (stamp == loaded_stamp_) return context_;
   // A half-written pair (cert-manager replaces both files) fails to load: keep serving the last good one.
@@ -125,8 +128,6 @@ std::string TlsMetricsServer::Page() {
   return prometheus::TextSerializer().Serialize(families);
 }
 
-void TlsMetricsServer::Accept() { asio::co_spawn(io_, AcceptLoop(), asio::detached); }
-
 asio::awaitable<void> TlsMetricsServer::AcceptLoop() {
   for (;;) {
     boost::system::error_code error;
@@ -137,37 +138,35 @@ asio::awaitable<void> TlsMetricsServer::AcceptLoop() {
 }
 
 asio::awaitable<void> TlsMetricsServer::Session(tcp::socket socket) {
-  {
-    // Held for the whole session: a reload may replace the server's context meanwhile.
-    const std::shared_ptr<asio::ssl::context> context = Context();
-    beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *context);
-    beast::get_lowest_layer(stream).expires_after(kSessionTimeout);
-    boost::system::error_code error;
-    co_await stream.async_handshake(asio::ssl::stream_base::server, asio::redirect_error(asio::use_awaitable, error));
-    if (error) co_return;
-    beast::flat_buffer buffer(kMaxRequestBytes);
-    http::request_parser<http::empty_body> parser;
-    parser.header_limit(kMaxRequestBytes);
-    co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, error));
-    if (error) co_return;
-    const auto& request = parser.get();
-    http::response<http::string_body> response;
-    response.version(request.version());
-    response.keep_alive(false);
-    const std::string target(request.target());
-    if (request.method() == http::verb::get && target.substr(0, target.find('?')) == "/metrics") {
-      response.result(http::status::ok);
-      response.set(http::field::content_type, "text/plain; version=0.0.4");
-      response.body() = Page();
-    } else {
-      response.result(http::status::not_found);
-      response.set(http::field::content_type, "text/plain");
-      response.body() = "not found: the metrics are at /metrics\n";
-    }
-    response.prepare_payload();
-    co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, error));
-    if (!error) co_await stream.async_shutdown(asio::redirect_error(asio::use_awaitable, error));
+  // Held for the whole session: a reload may replace the server's context meanwhile.
+  const std::shared_ptr<asio::ssl::context> context = Context();
+  beast::ssl_stream<beast::tcp_stream> stream(std::move(socket), *context);
+  beast::get_lowest_layer(stream).expires_after(kSessionTimeout);
+  boost::system::error_code error;
+  co_await stream.async_handshake(asio::ssl::stream_base::server, asio::redirect_error(asio::use_awaitable, error));
+  if (error) co_return;
+  beast::flat_buffer buffer(kMaxRequestBytes);
+  http::request_parser<http::empty_body> parser;
+  parser.header_limit(kMaxRequestBytes);
+  co_await http::async_read(stream, buffer, parser, asio::redirect_error(asio::use_awaitable, error));
+  if (error) co_return;
+  const auto& request = parser.get();
+  http::response<http::string_body> response;
+  response.version(request.version());
+  response.keep_alive(false);
+  const std::string target(request.target());
+  if (request.method() == http::verb::get && target.substr(0, target.find('?')) == "/metrics") {
+    response.result(http::status::ok);
+    response.set(http::field::content_type, "text/plain; version=0.0.4");
+    response.body() = Page();
+  } else {
+    response.result(http::status::not_found);
+    response.set(http::field::content_type, "text/plain");
+    response.body() = "not found: the metrics are at /metrics\n";
   }
+  response.prepare_payload();
+  co_await http::async_write(stream, response, asio::redirect_error(asio::use_awaitable, error));
+  if (!error) co_await stream.async_shutdown(asio::redirect_error(asio::use_awaitable, error));
 }
 
 }  // namespace accelopt::metrics

@@ -42,7 +42,6 @@ class TlsMetricsServer {
 
  private:
   TlsMetricsServer(v1::TlsConfig tls, std::shared_ptr<boost::asio::ssl::context> context);
-  void Accept();
   boost::asio::awaitable<void> AcceptLoop();
   // One scrape: TLS handshake, one request, one response, close (10 s in all at most).
   boost::asio::awaitable<void> Session(boost::asio::ip::tcp::socket socket);
@@ -51,6 +50,8 @@ class TlsMetricsServer {
   std::string Page();
 
   const v1::TlsConfig tls_;
+  // How often the certificate files are checked for rotation (tls.refresh_seconds, default 60).
+  const absl::Duration refresh_;
   boost::asio::io_context io_;
   boost::asio::ip::tcp::acceptor acceptor_;
   int port_ = 0;

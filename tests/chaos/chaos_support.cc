@@ -9,7 +9,6 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "grpc/health/v1/health.grpc.pb.h"
-#include "libs/core/file.h"
 
 namespace accelopt::chaos {
 namespace {
@@ -36,24 +35,8 @@ std::vector<FaultRow>& Rows() ABSL_EXCLUSIVE_LOCKS_REQUIRED(table_mu) {
 }  // namespace
 
 v1::JobSpec RopeSpec(int iterations) {
-  const std::string dir = e2e::kSourceDir + "/examples/rope/";
-  v1::JobSpec spec;
-  spec.set_name("chaos-rope");
-  spec.set_preset("small");
-  spec.set_seed(7);
-  spec.set_device(v1::DEVICE_SIM_TRN1);
-  spec.mutable_problem()->set_name("rope");
-  spec.mutable_problem()->set_reference_source(*core::ReadFile(dir + "reference_small.py"));
-  spec.mutable_problem()->set_reference_filename("reference_small.py");
-  spec.mutable_problem()->set_metadata_yaml(*core::ReadFile(dir + "problem_small.yaml"));
-  spec.mutable_baseline()->set_source(*core::ReadFile(dir + "kernel.py"));
+  v1::JobSpec spec = e2e::ExampleJobSpec("rope", "chaos-rope", 7, "builtin");
   spec.mutable_search()->set_iterations(iterations);
-  spec.mutable_search()->set_samples_per_plan(1);
-  for (v1::ModelSpec* m : {spec.mutable_models()->mutable_planner(), spec.mutable_models()->mutable_executor(),
-                           spec.mutable_models()->mutable_summarizer()}) {
-    m->set_provider("builtin");
-  }
-  spec.mutable_profile()->set_seeds(1);
   return spec;
 }
 

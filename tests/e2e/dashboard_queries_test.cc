@@ -87,29 +87,11 @@ std::string Script() {
                       "], \"default\": {\"content\": ", JsonString("**PLAN-A**: keep the kernel"), "}}");
 }
 
-v1::JobSpec Spec(const E2eCluster& c) {
-  v1::JobSpec spec;
-  spec.set_name("dashboard");
-  spec.set_preset("small");
-  spec.set_seed(3);
-  v1::Problem* p = spec.mutable_problem();
-  p->set_name("silu");
-  p->set_reference_source(*core::ReadFile(kSourceDir + "/examples/silu/reference_small.py"));
-  p->set_reference_filename("reference_small.py");
-  p->set_metadata_yaml(*core::ReadFile(kSourceDir + "/examples/silu/problem_small.yaml"));
-  spec.mutable_baseline()->set_source(*core::ReadFile(kSourceDir + "/examples/silu/kernel.py"));
-  spec.set_device(v1::DEVICE_SIM_TRN1);
+v1::JobSpec Spec() {
+  v1::JobSpec spec = ExampleJobSpec("silu", "dashboard", 3, "openai");
   spec.mutable_search()->set_iterations(2);
   spec.mutable_search()->set_beam_width(1);
   spec.mutable_search()->set_plans_per_candidate(2);
-  spec.mutable_search()->set_samples_per_plan(1);
-  for (v1::ModelSpec* m : {spec.mutable_models()->mutable_planner(), spec.mutable_models()->mutable_executor(),
-                           spec.mutable_models()->mutable_summarizer()}) {
-    m->set_provider("openai");
-    m->set_endpoint("double");
-    m->set_model("double");
-  }
-  spec.mutable_profile()->set_seeds(1);
   spec.mutable_profile()->set_timeout_seconds(60);
   return spec;
 }
@@ -148,7 +130,7 @@ TEST(DashboardQueriesTest, EveryDashboardQueryReturnsDataAndEveryAlertEvaluates)
 
   grpc::ClientContext submit_ctx;
   v1::SubmitJobRequest request;
-  *request.mutable_spec() = Spec(c);
+  *request.mutable_spec() = Spec();
   v1::SubmitJobResponse submitted;
   ASSERT_TRUE(c.jobs().SubmitJob(&submit_ctx, request, &submitted).ok());
   const std::string id = submitted.job().job_id();

@@ -28,6 +28,33 @@ std::shared_ptr<grpc::Channel> Channel(const std::string& address) {
 
 }  // namespace
 
+v1::JobSpec ExampleJobSpec(const std::string& example, const std::string& name, uint64_t seed,
+                           const std::string& provider) {
+  const std::string dir = absl::StrCat(kSourceDir, "/examples/", example, "/");
+  v1::JobSpec spec;
+  spec.set_name(name);
+  spec.set_preset("small");
+  spec.set_seed(seed);
+  spec.set_device(v1::DEVICE_SIM_TRN1);
+  v1::Problem* p = spec.mutable_problem();
+  p->set_name(example);
+  p->set_reference_source(*core::ReadFile(dir + "reference_small.py"));
+  p->set_reference_filename("reference_small.py");
+  p->set_metadata_yaml(*core::ReadFile(dir + "problem_small.yaml"));
+  spec.mutable_baseline()->set_source(*core::ReadFile(dir + "kernel.py"));
+  spec.mutable_search()->set_samples_per_plan(1);
+  for (v1::ModelSpec* m : {spec.mutable_models()->mutable_planner(), spec.mutable_models()->mutable_executor(),
+                           spec.mutable_models()->mutable_summarizer()}) {
+    m->set_provider(provider);
+    if (provider == "openai") {
+      m->set_endpoint("double");
+      m->set_model("double");
+    }
+  }
+  spec.mutable_profile()->set_seeds(1);
+  return spec;
+}
+
 std::string JsonString(const std::string& text) { return absl::StrCat("\"", core::JsonEscape(text), "\""); }
 
 absl::StatusOr<std::unique_ptr<E2eCluster>> E2eCluster::Start(const std::string& name, ClusterOptions options) {

@@ -96,6 +96,12 @@ class E2eCluster {
   std::unique_ptr<v1::MemoryService::Stub> memory_;
 };
 
+// A job over examples/<example> at its small shape (reference_small.py, problem_small.yaml, kernel.py):
+// preset small, sim-trn1, one sample per plan, one profile seed, every agent on `provider` ("openai" means
+// the cluster's double: endpoint and model "double").
+v1::JobSpec ExampleJobSpec(const std::string& example, const std::string& name, uint64_t seed,
+                           const std::string& provider);
+
 // JSON string literal contents for `text` (for building scripts).
 std::string JsonString(const std::string& text);
 

@@ -122,29 +122,11 @@ std::string SleepyScript(int seconds) {
 std::string ModelYaml(const E2eCluster& c) { return "{provider: openai, endpoint: double, model: double}"; }
 
 // A job spec over the silu example at the small shape.
-v1::JobSpec SiluSpec(const E2eCluster& c, int iterations, int beam, int plans) {
-  v1::JobSpec spec;
-  spec.set_name("e2e-silu");
-  spec.set_preset("small");
-  spec.set_seed(42);
-  v1::Problem* p = spec.mutable_problem();
-  p->set_name("silu");
-  p->set_reference_source(Example("reference_small.py"));
-  p->set_reference_filename("reference_small.py");
-  p->set_metadata_yaml(Example("problem_small.yaml"));
-  spec.mutable_baseline()->set_source(Example("kernel.py"));
-  spec.set_device(v1::DEVICE_SIM_TRN1);
+v1::JobSpec SiluSpec(int iterations, int beam, int plans) {
+  v1::JobSpec spec = ExampleJobSpec("silu", "e2e-silu", 42, "openai");
   spec.mutable_search()->set_iterations(iterations);
   spec.mutable_search()->set_beam_width(beam);
   spec.mutable_search()->set_plans_per_candidate(plans);
-  spec.mutable_search()->set_samples_per_plan(1);
-  for (v1::ModelSpec* m : {spec.mutable_models()->mutable_planner(), spec.mutable_models()->mutable_executor(),
-                           spec.mutable_models()->mutable_summarizer()}) {
-    m->set_provider("openai");
-    m->set_endpoint("double");
-    m->set_model("double");
-  }
-  spec.mutable_profile()->set_seeds(1);
   spec.mutable_profile()->set_timeout_seconds(60);
   return spec;
 }
@@ -307,7 +289,7 @@ TEST(E2eTest, OrchestratorKilledMidJobResumesWithoutReprofiling) {
   auto cluster = E2eCluster::Start("kill_orchestrator", options);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   E2eCluster& c = **cluster;
-  const std::string id = Submit(c, SiluSpec(c, 3, 2, 4));
+  const std::string id = Submit(c, SiluSpec(3, 2, 4));
   WaitForJob(c, id, [](const v1::Job& j) { return j.stats().profiles_run() >= 4 || Finished(j); });
   ASSERT_TRUE(c.KillOrchestrator().ok());
   ASSERT_TRUE(c.RestartOrchestrator().ok()) << c.LogTail("orchestrator");
@@ -330,7 +312,7 @@ TEST(E2eTest, AWorkerKilledMidProfileHasItsCandidateCompletedOnTheOther) {
   auto cluster = E2eCluster::Start("kill_worker", options);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   E2eCluster& c = **cluster;
-  const std::string id = Submit(c, SiluSpec(c, 1, 1, 2));
+  const std::string id = Submit(c, SiluSpec(1, 1, 2));
   // Both sleepy children are on the workers (one slot each): kill worker 0 mid-profile.
   const auto deadline = std::chrono::steady_clock::now() + 60s;
   bool both_busy = false;
@@ -362,7 +344,7 @@ TEST(E2eTest, JobCompletesWhenTheLlmFailsThirtyPercentOfCalls) {
   auto cluster = E2eCluster::Start("flaky_llm", options);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   E2eCluster& c = **cluster;
-  const std::string id = Submit(c, SiluSpec(c, 2, 2, 4));
+  const std::string id = Submit(c, SiluSpec(2, 2, 4));
   v1::Job job = WaitForJob(c, id, Finished);
   EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED) << job.message();
   EXPECT_EQ(job.iterations_done(), 2);
@@ -378,7 +360,7 @@ TEST(E2eTest, CancelStopsAllWorkWithinSeconds) {
   auto cluster = E2eCluster::Start("cancel", options);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   E2eCluster& c = **cluster;
-  const std::string id = Submit(c, SiluSpec(c, 3, 2, 4));
+  const std::string id = Submit(c, SiluSpec(3, 2, 4));
   const auto deadline = std::chrono::steady_clock::now() + 60s;
   bool busy = false;
   while (!busy && std::chrono::steady_clock::now() < deadline) {
@@ -423,13 +405,13 @@ TEST(E2eTest, AgentServicesCheckTheModelsAtSubmit) {
     v1::SubmitJobResponse response;
     return c.jobs().SubmitJob(&context, request, &response);
   };
-  v1::JobSpec spec = SiluSpec(c, 1, 1, 1);
+  v1::JobSpec spec = SiluSpec(1, 1, 1);
   spec.mutable_models()->mutable_executor()->set_provider("mystery");
   grpc::Status s = submit(spec);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(s.error_message(), "spec.models.executor.provider: unknown provider 'mystery' (known: builtin, openai)");
 
-  spec = SiluSpec(c, 1, 1, 1);
+  spec = SiluSpec(1, 1, 1);
   spec.mutable_models()->mutable_planner()->set_endpoint("elsewhere");
   s = submit(spec);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
@@ -440,7 +422,7 @@ TEST(E2eTest, AgentServicesCheckTheModelsAtSubmit) {
   // A job naming its own endpoint and key variable: refused, and the URL hears nothing (a capture server).
   auto capture = testing::LlmDouble::Start({}, {});
   ASSERT_TRUE(capture.ok()) << capture.status();
-  spec = SiluSpec(c, 1, 1, 1);
+  spec = SiluSpec(1, 1, 1);
   v1::ModelSpec* summarizer = spec.mutable_models()->mutable_summarizer();
   summarizer->clear_endpoint();
   summarizer->set_base_url((*capture)->base_url());
@@ -452,7 +434,7 @@ TEST(E2eTest, AgentServicesCheckTheModelsAtSubmit) {
   EXPECT_EQ((*capture)->request_count(), 0);
 
   // Preset paper names the paper's model; this cluster's endpoint has no profile with the alias "paper".
-  spec = SiluSpec(c, 1, 1, 1);
+  spec = SiluSpec(1, 1, 1);
   spec.set_preset("paper");
   spec.clear_models();
   s = submit(spec);
@@ -467,24 +449,8 @@ TEST(E2eTest, BuiltinOptimizerIsDeterministicAndLearns) {
   auto cluster = E2eCluster::Start("builtin", options);
   ASSERT_TRUE(cluster.ok()) << cluster.status();
   E2eCluster& c = **cluster;
-  const std::string dir = kSourceDir + "/examples/rope/";
-  v1::JobSpec spec;
-  spec.set_name("e2e-builtin-rope");
-  spec.set_preset("small");
-  spec.set_seed(7);
-  spec.set_device(v1::DEVICE_SIM_TRN1);
-  spec.mutable_problem()->set_name("rope");
-  spec.mutable_problem()->set_reference_source(*core::ReadFile(dir + "reference_small.py"));
-  spec.mutable_problem()->set_reference_filename("reference_small.py");
-  spec.mutable_problem()->set_metadata_yaml(*core::ReadFile(dir + "problem_small.yaml"));
-  spec.mutable_baseline()->set_source(*core::ReadFile(dir + "kernel.py"));
+  v1::JobSpec spec = ExampleJobSpec("rope", "e2e-builtin-rope", 7, "builtin");
   spec.mutable_search()->set_iterations(2);
-  spec.mutable_search()->set_samples_per_plan(1);
-  for (v1::ModelSpec* m : {spec.mutable_models()->mutable_planner(), spec.mutable_models()->mutable_executor(),
-                           spec.mutable_models()->mutable_summarizer()}) {
-    m->set_provider("builtin");
-  }
-  spec.mutable_profile()->set_seeds(1);
 
   std::vector<v1::Job> runs;
   std::vector<std::string> best_sources;
