@@ -115,6 +115,7 @@ void ApplyLlmDefaults(v1::LlmConfig* llm) {
   if (llm->initial_backoff_seconds() == 0) llm->set_initial_backoff_seconds(1);
   if (llm->max_backoff_seconds() == 0) llm->set_max_backoff_seconds(30);
   if (llm->default_timeout_seconds() == 0) llm->set_default_timeout_seconds(300);
+  if (llm->idle_connection_seconds() == 0) llm->set_idle_connection_seconds(30);
 }
 
 absl::Status ValidateLlmConfig(const v1::LlmConfig& llm, const std::string& prefix) {

@@ -28,6 +28,10 @@ LlmMetrics LlmMetrics::Create(prometheus::Registry& registry) {
           .Name("accelopt_llm_unpriced_responses_total")
           .Help("LLM answers for a model missing from the price table (counted at cost 0)")
           .Register(registry),
+      prometheus::BuildCounter()
+          .Name("accelopt_llm_http_exchanges_total")
+          .Help("Answered LLM HTTP attempts, by whether they reused a kept-alive connection")
+          .Register(registry),
   };
 }
 

@@ -26,6 +26,9 @@ struct LlmMetrics {
   prometheus::Family<prometheus::Counter>& retries;
   // accelopt_llm_unpriced_responses_total{agent,model}: answers for a model missing from the price table.
   prometheus::Family<prometheus::Counter>& unpriced_responses;
+  // accelopt_llm_http_exchanges_total{reused=true|false}: answered HTTP attempts, by whether they went over a
+  // kept-alive connection.
+  prometheus::Family<prometheus::Counter>& http_exchanges;
 
   // Registers the families (idempotent on one registry: prometheus-cpp merges identical families).
   static LlmMetrics Create(prometheus::Registry& registry);

@@ -126,7 +126,7 @@ OpenAiClient::OpenAiClient(Options options, EndpointTable endpoints, std::unique
       endpoints_(std::move(endpoints)),
       metrics_(LlmMetrics::Create(*options_.registry)),
       tls_(std::move(tls)),
-      transport_(*tls_, options_.proxy),
+      transport_(*tls_, options_.proxy, absl::Seconds(options_.config.idle_connection_seconds())),
       jitter_state_(std::random_device{}()),
       work_(asio::make_work_guard(io_)) {
   for (int i = 0; i < std::max(1, options_.io_threads); ++i) threads_.emplace_back([this] { io_.run(); });
@@ -136,6 +136,7 @@ OpenAiClient::~OpenAiClient() {
   work_.reset();
   io_.stop();
   for (std::thread& t : threads_) t.join();
+  transport_.CloseIdleConnections();  // their sockets belong to io_
 }
 
 void OpenAiClient::Complete(CompletionRequest request, CompletionCallback done) {
@@ -246,6 +247,9 @@ asio::awaitable<Metered<Completion>> OpenAiClient::Run(CompletionRequest request
     limiter.Release();
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     out.usage.set_requests(out.usage.requests() + 1);
+    if (response.ok()) {
+      metrics_.http_exchanges.Add({{"reused", response->reused_connection ? "true" : "false"}}).Increment();
+    }
 
     Attempt result;
     if (!response.ok()) {

@@ -90,6 +90,7 @@ class OpenAiClientTest : public ::testing::Test {
   void StartDouble(DoubleScript script, std::optional<TlsIdentity> tls = std::nullopt) {
     LlmDouble::Options options;
     options.tls = std::move(tls);
+    options.idle_close = double_idle_close_;
     auto d = LlmDouble::Start(std::move(script), options);
     ASSERT_TRUE(d.ok()) << d.status();
     double_ = *std::move(d);
@@ -127,6 +128,7 @@ class OpenAiClientTest : public ::testing::Test {
   v1::LlmConfig config_;
   v1::ModelSpec spec_;
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
+  absl::Duration double_idle_close_ = absl::ZeroDuration();
   std::unique_ptr<LlmDouble> double_;
 };
 
@@ -183,6 +185,62 @@ TEST_F(OpenAiClientTest, Retries5xxAndDroppedConnectionsThenRecovers) {
   ASSERT_TRUE(r.value.ok()) << r.value.status();
   EXPECT_EQ(r.usage.requests(), 4);
   EXPECT_EQ(r.usage.retries(), 3);
+}
+
+TEST_F(OpenAiClientTest, SequentialCallsShareOneKeptAliveConnection) {
+  StartDouble(Script({Status(503)}, Ok("fine")));  // an error answer keeps the connection too
+  auto client = Client();
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(Call(*client, Request()).value.ok());
+  EXPECT_EQ(double_->request_count(), 5);
+  EXPECT_EQ(double_->connections_accepted(), 1);
+  EXPECT_EQ(CounterSum(*registry_, "accelopt_llm_http_exchanges_total", {{"reused", "false"}}), 1);
+  EXPECT_EQ(CounterSum(*registry_, "accelopt_llm_http_exchanges_total", {{"reused", "true"}}), 4);
+  for (const testing::RecordedRequest& seen : double_->Requests()) EXPECT_EQ(seen.headers.count("connection"), 0u);
+}
+
+TEST_F(OpenAiClientTest, ConcurrentCallsOpenOneConnectionEachAndReuseThem) {
+  StartDouble(Script({}, Ok("fine")));
+  config_.set_max_concurrency_per_endpoint(4);
+  auto client = Client();
+  for (int round = 0; round < 3; ++round) {
+    absl::Mutex mu;
+    int remaining = 4;
+    for (int i = 0; i < 4; ++i) {
+      client->Complete(Request(), [&](Metered<Completion> r) {
+        EXPECT_TRUE(r.value.ok()) << r.value.status();
+        absl::MutexLock lock(&mu);
+        --remaining;
+      });
+    }
+    absl::MutexLock lock(&mu);
+    mu.Await(absl::Condition(
+        +[](int* n) { return *n == 0; }, &remaining));
+  }
+  EXPECT_EQ(double_->request_count(), 12);
+  EXPECT_LE(double_->connections_accepted(), 4);  // never more than the permits in flight
+}
+
+TEST_F(OpenAiClientTest, AConnectionTheServerClosedWhileIdleIsNotUsed) {
+  double_idle_close_ = absl::Milliseconds(20);
+  StartDouble(Script({}, Ok("fine")));
+  auto client = Client();
+  ASSERT_TRUE(Call(*client, Request()).value.ok());
+  ASSERT_TRUE(double_->WaitForOpenConnectionsAtMost(0, absl::Seconds(10)));  // the server's keep-alive timeout
+  Metered<Completion> r = Call(*client, Request());
+  ASSERT_TRUE(r.value.ok()) << r.value.status();
+  EXPECT_EQ(r.usage.requests(), 1);  // no failed attempt on the dead connection
+  EXPECT_EQ(r.usage.retries(), 0);
+  EXPECT_EQ(double_->connections_accepted(), 2);
+  EXPECT_EQ(CounterSum(*registry_, "accelopt_llm_http_exchanges_total", {{"reused", "true"}}), 0);
+}
+
+TEST_F(OpenAiClientTest, ReuseOffOpensAConnectionPerRequestAndAsksToClose) {
+  config_.set_idle_connection_seconds(-1);
+  StartDouble(Script({}, Ok("fine")));
+  auto client = Client();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Call(*client, Request()).value.ok());
+  EXPECT_EQ(double_->connections_accepted(), 3);
+  EXPECT_EQ(double_->Requests()[0].headers.at("connection"), "close");
 }
 
 TEST_F(OpenAiClientTest, GivesUpAfterMaxAttemptsWithTheLastError) {
@@ -445,6 +503,14 @@ TEST_F(OpenAiClientTlsTest, TrustsTheCaFileByHostNameAndByIp) {
     ASSERT_TRUE(r.value.ok()) << host << ": " << r.value.status();
     EXPECT_EQ(r.value->text, "secure");
   }
+}
+
+TEST_F(OpenAiClientTlsTest, SequentialCallsShareOneTlsSession) {
+  config_.set_ca_file(ca_file_);
+  SetBaseUrl(Url("localhost"));
+  auto client = Client();
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Call(*client, Request()).value.ok());
+  EXPECT_EQ(double_->connections_accepted(), 1);
 }
 
 TEST_F(OpenAiClientTlsTest, NameMismatchFailsVerification) {

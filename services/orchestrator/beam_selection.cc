@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "services/orchestrator/search_rules.h"
+
 namespace accelopt::orchestrator {
 namespace {
 
@@ -11,7 +13,7 @@ bool IsCorrect(const v1::Candidate& c) { return c.result().verdict() == v1::VERD
 
 // Faster first; equal latencies go to the earlier candidate.
 bool Better(const v1::Candidate* a, const v1::Candidate* b) {
-  const double la = a->result().latency().mean_ms(), lb = b->result().latency().mean_ms();
+  const double la = Latency(*a), lb = Latency(*b);
   if (la != lb) return la < lb;
   return a->ordinal() < b->ordinal();
 }
@@ -79,7 +81,7 @@ std::vector<std::string> SelectReferenceBeam(const BeamPool& pool, int beam_widt
 bool IsNewBest(const v1::Candidate* best, const v1::Candidate& candidate) {
   if (!IsCorrect(candidate)) return false;
   if (best == nullptr) return true;
-  const double latency = candidate.result().latency().mean_ms(), best_latency = best->result().latency().mean_ms();
+  const double latency = Latency(candidate), best_latency = Latency(*best);
   return latency < best_latency || (latency == best_latency && candidate.ordinal() < best->ordinal());
 }
 

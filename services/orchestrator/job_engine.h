@@ -157,9 +157,18 @@ class JobEngine {
 
   // The profile dispatcher (profile_dispatch.cc).
   void EnqueueProfile(Run& run, const std::string& candidate_id);
+  // Queues a re-measurement of each distinct beam member not yet re-measured in this iteration
+  // (search.reprofile_beam, from iteration 2 on).
+  void EnqueueBeamRemeasures(Run& run);
   void PumpProfiles();
-  void Dispatch(Run& run, const std::string& candidate_id, absl::Time queued_since);
+  void Dispatch(Run& run, const std::string& candidate_id, absl::Time queued_since, bool remeasure);
   void OnProfiled(const std::string& job_id, const std::string& candidate_id, ProfileOutcome outcome);
+  // A beam member's re-measurement: adds an OK latency to the candidate (its median ranks it from now on) and
+  // makes the job's best the fastest by that rule.
+  void OnRemeasured(const std::string& job_id, const std::string& candidate_id, int iteration, ProfileOutcome outcome);
+  void CountProfile(Run& run, const ProfileOutcome& outcome);
+  // Makes the fastest correct candidate (by Latency) the job's best, with a NewBest event when it changes.
+  void RefreshBest(Run& run, Transaction& txn);
 
   // Commits, stops and store errors (job_commit.cc).
   // Stores a transition of `run` (with its record). False when the store refused it: the job has then

@@ -61,6 +61,8 @@ struct JobEngine::Run {
   std::map<std::string, std::string> original_by_hash;
   // Final candidates of record.iteration.
   int iteration_final = 0;
+  // Beam members of this iteration whose re-measurement (search.reprofile_beam) has not come back.
+  int remeasures_pending = 0;
   // When record.iteration began in this process (for the iteration-duration histogram; unset after a resume).
   absl::Time iteration_started = absl::InfinitePast();
   std::map<uint64_t, std::shared_ptr<CallHandle>> calls;

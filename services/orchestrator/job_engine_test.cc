@@ -9,11 +9,13 @@
 #include <set>
 #include <thread>
 
+#include "absl/algorithm/container.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "services/orchestrator/search_ids.h"
+#include "services/orchestrator/search_rules.h"
 #include "services/orchestrator/testing/engine_test_helpers.h"
 #include "services/orchestrator/testing/fake_clients.h"
 
@@ -295,6 +297,51 @@ TEST_F(JobEngineTest, DistinctBeamShrinksWhenModelsFail) {
   ASSERT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED) << job.message();
   // The baseline and its one correct child: 2 parents in iteration 2.
   EXPECT_EQ(planner_.requests().size(), 1u + 2u);
+}
+
+// On hardware a first timing can be lucky: here every later measurement of a kernel reads 3x its first. With
+// reprofile_beam each beam member is measured again once per iteration from iteration 2 on, and ranked by
+// the median of its measurements.
+TEST_F(JobEngineTest, ReprofiledBeamMembersAreRankedByTheMedianOfTheirMeasurements) {
+  pool_->set_repeat_latency_factor(3.0);
+  StartEngine();
+  v1::JobSpec spec = Spec(3, 2, 2, 1);
+  spec.mutable_search()->set_reprofile_beam(true);
+  v1::Job job = WaitFinished(Submit(spec).job_id());
+  ASSERT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED) << job.message();
+  std::map<std::string, v1::Candidate> by_id;
+  for (const v1::Candidate& c : Candidates(job.job_id())) by_id[c.candidate_id()] = c;
+  std::map<int, std::vector<std::string>> beams;
+  for (const auto& e : Events(job.job_id())) {
+    if (e.has_iteration_started()) {
+      beams[e.iteration_started().iteration()].assign(e.iteration_started().beam().begin(),
+                                                      e.iteration_started().beam().end());
+    }
+  }
+  ASSERT_EQ(beams.size(), 3u);
+  int remeasures = 0;
+  for (const auto& [id, c] : by_id) {
+    int expected = 0;  // one per iteration >= 2 whose beam holds it (copies count once)
+    for (int t : {2, 3}) expected += absl::c_linear_search(beams[t], id) ? 1 : 0;
+    EXPECT_EQ(c.remeasured_latency_ms_size(), expected) << id;
+    remeasures += expected;
+    for (double later : c.remeasured_latency_ms()) EXPECT_DOUBLE_EQ(later, 3 * c.result().latency().mean_ms());
+  }
+  EXPECT_GT(remeasures, 0);
+  EXPECT_EQ(job.stats().profiles_run(), static_cast<int64_t>(by_id.size()) + remeasures);
+  // The best is the fastest by the median: a kernel measured twice has median 2x its first timing, so an
+  // unrepeated kernel up to 2x slower at first sight wins over it.
+  const v1::Candidate& best = by_id.at(job.best_candidate_id());
+  for (const auto& [id, c] : by_id) {
+    if (c.result().verdict() != v1::VERDICT_OK) continue;
+    EXPECT_LE(Latency(best), Latency(c)) << id;
+  }
+  EXPECT_DOUBLE_EQ(job.best_latency_ms(), Latency(best));
+  EXPECT_DOUBLE_EQ(job.best_speedup(), job.baseline_latency_ms() / Latency(best));
+  // The baseline was in iteration 2's beam (B=2 holds it or a copy), so its own latency is a median too.
+  if (by_id.at(kBaselineCandidateId).remeasured_latency_ms_size() > 0) {
+    EXPECT_DOUBLE_EQ(job.baseline_latency_ms(), Latency(by_id.at(kBaselineCandidateId)));
+  }
 }
 
 TEST_F(JobEngineTest, DuplicateKernelsAreRecordedButNotProfiled) {

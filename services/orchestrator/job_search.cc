@@ -136,7 +136,9 @@ void JobEngine::BeginIteration(Run& run, Transaction& txn, int iteration) {
 }
 
 void JobEngine::StartIterationWork(Run& run) {
+  EnqueueBeamRemeasures(run);
   for (int rank = 0; rank < run.record.beam_size(); ++rank) StartParent(run, rank);
+  PumpProfiles();
 }
 
 void JobEngine::StartParent(Run& run, int rank) {
@@ -352,7 +354,8 @@ void JobEngine::AfterTransition(Run& run) {
     Stop(run, Transaction(), v1::JOB_STATE_SUCCEEDED, stop.reason, stop.detail, stop.detail);
     return;
   }
-  if (run.record.phase() == v1::JobRecord::PHASE_SEARCHING && run.iteration_final == ExpectedPerIteration(run)) {
+  if (run.record.phase() == v1::JobRecord::PHASE_SEARCHING && run.iteration_final == ExpectedPerIteration(run) &&
+      run.remeasures_pending == 0) {
     FinishIteration(run);
   }
 }

@@ -2,8 +2,8 @@
 
 namespace accelopt::orchestrator {
 
-void ProfileQueues::Push(const std::string& job_id, const std::string& candidate_id, absl::Time now) {
-  by_job_[job_id].push_back({candidate_id, now});
+void ProfileQueues::Push(const std::string& job_id, const std::string& candidate_id, absl::Time now, bool remeasure) {
+  by_job_[job_id].push_back({candidate_id, now, remeasure});
   ++size_;
 }
 
@@ -12,7 +12,8 @@ std::optional<ProfileQueues::Entry> ProfileQueues::Pop(const std::function<bool(
   for (size_t n = 0; n < by_job_.size(); ++n, ++it) {
     if (it == by_job_.end()) it = by_job_.begin();
     if (!eligible(it->first)) continue;
-    Entry entry{it->first, std::move(it->second.front().candidate_id), it->second.front().since};
+    Entry entry{it->first, std::move(it->second.front().candidate_id), it->second.front().since,
+                it->second.front().remeasure};
     it->second.pop_front();
     if (it->second.empty()) by_job_.erase(it);
     --size_;

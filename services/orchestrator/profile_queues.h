@@ -22,9 +22,11 @@ class ProfileQueues {
     std::string candidate_id;
     // When the candidate was queued (for the stage wait-time metric).
     absl::Time since;
+    // A beam member's re-measurement (search.reprofile_beam), not its first profile.
+    bool remeasure = false;
   };
 
-  void Push(const std::string& job_id, const std::string& candidate_id, absl::Time now);
+  void Push(const std::string& job_id, const std::string& candidate_id, absl::Time now, bool remeasure = false);
   // Removes and returns the next candidate to profile: the oldest of the first job after the one served last
   // for which `eligible(job_id)` holds; nullopt when no eligible job has one queued.
   std::optional<Entry> Pop(const std::function<bool(const std::string& job_id)>& eligible);
@@ -37,6 +39,7 @@ class ProfileQueues {
   struct Waiting {
     std::string candidate_id;
     absl::Time since;
+    bool remeasure;
   };
   // Only jobs with at least one queued candidate.
   std::map<std::string, std::deque<Waiting>> by_job_;

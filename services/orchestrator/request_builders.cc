@@ -5,6 +5,7 @@
 
 #include "services/orchestrator/job_spec.h"
 #include "services/orchestrator/search_ids.h"
+#include "services/orchestrator/search_rules.h"
 
 namespace accelopt::orchestrator {
 
@@ -83,7 +84,7 @@ v1::SummarizeIterationRequest BuildSummarizeRequest(const v1::JobSpec& spec, abs
     *s->mutable_plan() = c->plan();
     *s->mutable_parent_kernel() = p.kernel();
     *s->mutable_kernel() = c->kernel();
-    s->set_parent_latency_ms(p.result().latency().mean_ms());
+    s->set_parent_latency_ms(Latency(p));
     *s->mutable_result() = c->result();
   }
   return request;

@@ -9,6 +9,15 @@
 
 namespace accelopt::orchestrator {
 
+double Latency(const v1::Candidate& c) {
+  if (c.remeasured_latency_ms().empty()) return c.result().latency().mean_ms();
+  std::vector<double> all(c.remeasured_latency_ms().begin(), c.remeasured_latency_ms().end());
+  all.push_back(c.result().latency().mean_ms());
+  std::sort(all.begin(), all.end());
+  const size_t mid = all.size() / 2;
+  return all.size() % 2 == 1 ? all[mid] : (all[mid - 1] + all[mid]) / 2;
+}
+
 google::protobuf::Timestamp NowTimestamp() {
   return google::protobuf::util::TimeUtil::NanosecondsToTimestamp(absl::ToUnixNanos(absl::Now()));
 }

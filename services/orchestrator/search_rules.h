@@ -16,8 +16,10 @@ google::protobuf::Timestamp NowTimestamp();
 // Adds every counter of `usage` to `total`.
 void AddUsageTo(v1::TokenUsage* total, const v1::TokenUsage& usage);
 
-// The candidate's mean latency in ms (0 without a result).
-inline double Latency(const v1::Candidate& c) { return c.result().latency().mean_ms(); }
+// The job's view of a candidate's latency in ms (0 without a result): its profile's mean, or with
+// re-measurements (search.reprofile_beam) the median of all its measurements (of the middle two for an even
+// count).
+double Latency(const v1::Candidate& c);
 
 // A correct kernel with a measured latency.
 inline bool IsOk(const v1::Candidate& c) { return c.result().verdict() == v1::VERDICT_OK && c.result().has_latency(); }

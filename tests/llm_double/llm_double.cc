@@ -33,7 +33,8 @@ using tcp = asio::ip::tcp;
 
 class LlmDouble::Impl {
  public:
-  Impl(DoubleScript script, std::optional<TlsIdentity> tls) : script_(std::move(script)) {
+  Impl(DoubleScript script, std::optional<TlsIdentity> tls, absl::Duration idle_close)
+      : idle_close_(idle_close), script_(std::move(script)) {
     if (tls.has_value()) {
       tls_ = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
       tls_identity_ = std::move(tls);
@@ -92,6 +93,14 @@ class LlmDouble::Impl {
     absl::MutexLock lock(&mu_);
     return max_in_flight_;
   }
+  int connections_accepted() const {
+    absl::MutexLock lock(&mu_);
+    return connections_accepted_;
+  }
+  int connections_open() const {
+    absl::MutexLock lock(&mu_);
+    return connections_open_;
+  }
 
  private:
   using Response = http::response<http::string_body>;
@@ -101,6 +110,11 @@ class LlmDouble::Impl {
       error_code ec;
       tcp::socket socket = co_await acceptor_.async_accept(asio::redirect_error(use_awaitable, ec));
       if (ec) co_return;
+      {
+        absl::MutexLock lock(&mu_);
+        ++connections_accepted_;
+        ++connections_open_;
+      }
       if (tls_ != nullptr) {
         asio::co_spawn(io_, ServeTls(std::move(socket)), asio::detached);
       } else {
@@ -119,11 +133,22 @@ class LlmDouble::Impl {
 
   template <typename Stream>
   asio::awaitable<void> Serve(Stream stream) {
+    struct Open {
+      Impl* impl;
+      ~Open() {
+        absl::MutexLock lock(&impl->mu_);
+        --impl->connections_open_;
+      }
+    } open{this};
     beast::flat_buffer buffer;
-    for (;;) {
+    for (bool first = true;; first = false) {
       http::request<http::string_body> request;
       error_code ec;
+      if (!first && idle_close_ > absl::ZeroDuration()) {
+        beast::get_lowest_layer(stream).expires_after(absl::ToChronoNanoseconds(idle_close_));
+      }
       co_await http::async_read(stream, buffer, request, asio::redirect_error(use_awaitable, ec));
+      beast::get_lowest_layer(stream).expires_never();
       if (ec) co_return;
       std::optional<Response> response = co_await Handle(request);
       if (!response.has_value()) co_return;  // a fault that drops the connection
@@ -146,7 +171,10 @@ class LlmDouble::Impl {
     if (request.method() == http::verb::get && target == "/_double/requests")
       co_return JsonResponse(200, RequestsJson());
     if (request.method() == http::verb::get && target == "/_double/stats") {
-      co_return JsonResponse(200, json{{"requests", request_count()}, {"max_in_flight", max_in_flight()}}.dump());
+      co_return JsonResponse(200, json{{"requests", request_count()},
+                                       {"max_in_flight", max_in_flight()},
+                                       {"connections", connections_accepted()}}
+                                      .dump());
     }
     if (request.method() == http::verb::put && target == "/_double/script") {
       absl::StatusOr<DoubleScript> script = ParseDoubleScript(request.body());
@@ -284,11 +312,9 @@ class LlmDouble::Impl {
     return out.dump(-1, ' ', false, json::error_handler_t::replace);
   }
 
-  asio::io_context io_;
-  tcp::acceptor acceptor_{io_};
+  const absl::Duration idle_close_;
   std::unique_ptr<asio::ssl::context> tls_;
   std::optional<TlsIdentity> tls_identity_;
-  std::vector<std::thread> threads_;
   mutable absl::Mutex mu_;
   DoubleScript script_ ABSL_GUARDED_BY(mu_);
   std::vector<int> uses_ ABSL_GUARDED_BY(mu_);
@@ -296,11 +322,18 @@ class LlmDouble::Impl {
   std::vector<RecordedRequest> requests_ ABSL_GUARDED_BY(mu_);
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   int max_in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  int connections_accepted_ ABSL_GUARDED_BY(mu_) = 0;
+  int connections_open_ ABSL_GUARDED_BY(mu_) = 0;
+  // Last, so that the connection coroutines still suspended in io_ are destroyed while the state they touch
+  // (mu_, the counters, the TLS context) is alive.
+  asio::io_context io_;
+  tcp::acceptor acceptor_{io_};
+  std::vector<std::thread> threads_;
 };
 
 absl::StatusOr<std::unique_ptr<LlmDouble>> LlmDouble::Start(DoubleScript script, Options options) {
   bool tls = options.tls.has_value();
-  auto impl = std::make_unique<Impl>(std::move(script), std::move(options.tls));
+  auto impl = std::make_unique<Impl>(std::move(script), std::move(options.tls), options.idle_close);
   if (absl::Status s = impl->LoadTls(); !s.ok()) return s;
   absl::StatusOr<int> port = impl->Listen(options.host, options.port);
   if (!port.ok()) return port.status();
@@ -326,6 +359,17 @@ void LlmDouble::SetScript(DoubleScript script) { impl_->SetScript(std::move(scri
 std::vector<RecordedRequest> LlmDouble::Requests() const { return impl_->Requests(); }
 int LlmDouble::request_count() const { return impl_->request_count(); }
 int LlmDouble::max_in_flight() const { return impl_->max_in_flight(); }
+int LlmDouble::connections_accepted() const { return impl_->connections_accepted(); }
+int LlmDouble::connections_open() const { return impl_->connections_open(); }
+
+bool LlmDouble::WaitForOpenConnectionsAtMost(int n, absl::Duration timeout) const {
+  absl::Time deadline = absl::Now() + timeout;
+  while (connections_open() > n) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  return true;
+}
 
 bool LlmDouble::WaitForRequests(int n, absl::Duration timeout) const {
   absl::Time deadline = absl::Now() + timeout;

@@ -45,7 +45,7 @@ struct TlsIdentity {
 };
 
 // Serves POST .../chat/completions from the script, plus control endpoints for out-of-process tests:
-// GET /_double/requests (the records as JSON), GET /_double/stats ({"requests", "max_in_flight"}),
+// GET /_double/requests (the records as JSON), GET /_double/stats ({"requests", "max_in_flight", "connections"}),
 // PUT /_double/script (replace the script). Thread-safe.
 class LlmDouble {
  public:
@@ -56,6 +56,9 @@ class LlmDouble {
     // HTTPS with this identity when set.
     std::optional<TlsIdentity> tls;
     int threads = 1;
+    // Closes a kept-alive connection that stays idle this long (as servers' keep-alive timeouts do); zero
+    // keeps it open.
+    absl::Duration idle_close = absl::ZeroDuration();
   };
 
   // UNAVAILABLE when the address cannot be bound; INVALID_ARGUMENT for a bad TLS identity.
@@ -74,6 +77,11 @@ class LlmDouble {
   int request_count() const;
   // Most chat requests being handled at the same moment.
   int max_in_flight() const;
+  // Connections accepted so far, and those still open.
+  int connections_accepted() const;
+  int connections_open() const;
+  // Polls until at most `n` connections are open; false if `timeout` passes first.
+  bool WaitForOpenConnectionsAtMost(int n, absl::Duration timeout) const;
   // Polls until at least `n` chat requests arrived; false if `timeout` passes first.
   bool WaitForRequests(int n, absl::Duration timeout) const;
 

@@ -134,6 +134,9 @@ class FakeProfilerPool : public ProfilerPool {
   // When > 0, OK results carry peak_percent = 100 * peak_ms / latency.
   void set_peak_ms(double peak_ms) { peak_ms_ = peak_ms; }
   void set_device_seconds(double s) { device_seconds_ = s; }
+  // Every measurement of a kernel after its first reads `factor` times its written latency (a first timing
+  // that was lucky, or unlucky).
+  void set_repeat_latency_factor(double factor) { repeat_latency_factor_ = factor; }
 
   v1::ProfileResult Judge(const v1::ProfileRequest& request) const;
 
@@ -152,6 +155,8 @@ class FakeProfilerPool : public ProfilerPool {
   HeldCalls held_;
   double peak_ms_ = 0;
   double device_seconds_ = 0.01;
+  double repeat_latency_factor_ = 1.0;
+  mutable std::map<std::string, int> measured_sources_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace accelopt::orchestrator::testing
