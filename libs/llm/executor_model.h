@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/functional/any_invocable.h"
@@ -29,6 +30,8 @@ class ExecutorModel {
   // code block in the response").
   virtual void Implement(std::shared_ptr<const v1::ImplementRequest> request, int index, uint64_t seed,
                          absl::AnyInvocable<void(Metered<KernelDraft>)> done) = 0;
+  // The prompt set a call with `spec` uses (ImplementResponse.prompts); nullopt for providers without prompts.
+  virtual std::optional<v1::PromptSetUsed> PromptsFor(const v1::ModelSpec& spec) const { return std::nullopt; }
 };
 
 }  // namespace accelopt::llm

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/functional/any_invocable.h"
@@ -33,6 +34,8 @@ class PlannerModel {
   // `done` runs exactly once, possibly on another thread.
   virtual void Plan(std::shared_ptr<const v1::PlanRequest> request, int index, uint64_t seed,
                     absl::AnyInvocable<void(Metered<PlanDraft>)> done) = 0;
+  // The prompt set a call with `spec` uses (PlanResponse.prompts); nullopt for providers without prompts.
+  virtual std::optional<v1::PromptSetUsed> PromptsFor(const v1::ModelSpec& spec) const { return std::nullopt; }
 };
 
 }  // namespace accelopt::llm

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "libs/core/file.h"
 #include "libs/core/resource_dir.h"
+#include "libs/core/sha256.h"
 
 namespace accelopt::llm {
 namespace {
@@ -88,6 +89,20 @@ absl::Status PromptLibrary::Check(absl::string_view prompt_set, const std::vecto
     if (!text.ok()) return text.status();
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<v1::PromptSetUsed> PromptLibrary::Fingerprint(absl::string_view prompt_set,
+                                                             const std::vector<std::string>& names) const {
+  std::string hashed;
+  for (const std::string& name : names) {
+    absl::StatusOr<std::shared_ptr<const std::string>> text = Load(prompt_set, name);
+    if (!text.ok()) return text.status();
+    absl::StrAppend(&hashed, name.size(), ":", name, (*text)->size(), ":", **text);
+  }
+  v1::PromptSetUsed used;
+  used.set_name(prompt_set.empty() ? "default" : std::string(prompt_set));
+  used.set_sha256(core::Sha256Hex(hashed));
+  return used;
 }
 
 std::string DefaultPromptRoot() { return core::FindResourceDir("prompts", "default"); }

@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
+#include "accelopt/v1/common.pb.h"
 
 namespace accelopt::llm {
 
@@ -34,6 +35,11 @@ class PromptLibrary {
 
   // Loads `names` of `prompt_set`; the same errors as Render for a missing set or template.
   absl::Status Check(absl::string_view prompt_set, const std::vector<std::string>& names) const;
+
+  // The set's name ("default" for empty) and the SHA-256 of its templates `names` (each name and text,
+  // length-prefixed, in the order given). The same errors as Check.
+  absl::StatusOr<v1::PromptSetUsed> Fingerprint(absl::string_view prompt_set,
+                                                const std::vector<std::string>& names) const;
 
   const std::string& root() const { return root_; }
 

@@ -1,8 +1,10 @@
 #include "libs/llm/prompt_library.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 namespace accelopt::llm {
 namespace {
@@ -40,6 +42,29 @@ TEST(PromptLibraryTest, RejectsPathLikeAndMissingPromptSetsNamingTheField) {
                   .Check("", {"planner_system", "planner_user", "executor_system", "executor_user", "summarizer_system",
                               "summarizer_user"})
                   .ok());
+}
+
+TEST(PromptLibraryTest, FingerprintNamesTheSetAndChangesWithAnyTemplateText) {
+  const std::string root = ::testing::TempDir() + "/prompt_fingerprint_" + std::to_string(getpid());
+  std::filesystem::create_directories(root + "/a");
+  std::filesystem::create_directories(root + "/b");
+  std::filesystem::create_directories(root + "/default");
+  for (const char* set : {"a", "b", "default"}) {
+    std::ofstream(root + "/" + set + "/one.md") << "first template";
+    std::ofstream(root + "/" + set + "/two.md") << (std::string(set) == "b" ? "second, edited" : "second");
+  }
+  PromptLibrary prompts(root);
+  auto a = prompts.Fingerprint("a", {"one", "two"});
+  auto b = prompts.Fingerprint("b", {"one", "two"});
+  auto default_set = prompts.Fingerprint("", {"one", "two"});
+  ASSERT_TRUE(a.ok() && b.ok() && default_set.ok());
+  EXPECT_EQ(a->name(), "a");
+  EXPECT_EQ(default_set->name(), "default");
+  EXPECT_EQ(a->sha256(), default_set->sha256());  // same texts, same hash
+  EXPECT_NE(a->sha256(), b->sha256());
+  EXPECT_NE(a->sha256(), prompts.Fingerprint("a", {"one"})->sha256());
+  EXPECT_EQ(prompts.Fingerprint("a", {"three"}).status().code(), absl::StatusCode::kInvalidArgument);
+  std::filesystem::remove_all(root);
 }
 
 TEST(PromptLibraryTest, DefaultRootHoldsTheDefaultSet) {

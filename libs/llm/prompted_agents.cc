@@ -15,8 +15,33 @@ absl::Status ValidatePromptedSpec(const v1::ModelSpec& spec, const ModelProvider
   return prompts.Check(spec.prompt_set(), templates);
 }
 
+namespace {
+
+const std::vector<std::string>& PlannerTemplates() {
+  static const auto* names = new std::vector<std::string>{"planner_system", "planner_user"};
+  return *names;
+}
+
+const std::vector<std::string>& ExecutorTemplates() {
+  static const auto* names = new std::vector<std::string>{"executor_system", "executor_user"};
+  return *names;
+}
+
+std::optional<v1::PromptSetUsed> FingerprintOrNothing(const PromptLibrary& prompts, const v1::ModelSpec& spec,
+                                                      const std::vector<std::string>& names) {
+  absl::StatusOr<v1::PromptSetUsed> used = prompts.Fingerprint(spec.prompt_set(), names);
+  if (!used.ok()) return std::nullopt;  // every call with this spec fails the same way, naming the set
+  return *std::move(used);
+}
+
+}  // namespace
+
 absl::Status PromptedPlanner::ValidateSpec(const v1::ModelSpec& spec) const {
-  return ValidatePromptedSpec(spec, provider_, prompts_, {"planner_system", "planner_user"});
+  return ValidatePromptedSpec(spec, provider_, prompts_, PlannerTemplates());
+}
+
+std::optional<v1::PromptSetUsed> PromptedPlanner::PromptsFor(const v1::ModelSpec& spec) const {
+  return FingerprintOrNothing(prompts_, spec, PlannerTemplates());
 }
 
 void PromptedPlanner::Plan(std::shared_ptr<const v1::PlanRequest> request, int index, uint64_t seed,
@@ -49,7 +74,11 @@ void PromptedPlanner::Plan(std::shared_ptr<const v1::PlanRequest> request, int i
 }
 
 absl::Status PromptedExecutor::ValidateSpec(const v1::ModelSpec& spec) const {
-  return ValidatePromptedSpec(spec, provider_, prompts_, {"executor_system", "executor_user"});
+  return ValidatePromptedSpec(spec, provider_, prompts_, ExecutorTemplates());
+}
+
+std::optional<v1::PromptSetUsed> PromptedExecutor::PromptsFor(const v1::ModelSpec& spec) const {
+  return FingerprintOrNothing(prompts_, spec, ExecutorTemplates());
 }
 
 void PromptedExecutor::Implement(std::shared_ptr<const v1::ImplementRequest> request, int index, uint64_t seed,

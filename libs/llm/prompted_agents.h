@@ -25,6 +25,7 @@ class PromptedPlanner final : public PlannerModel {
   absl::Status ValidateSpec(const v1::ModelSpec& spec) const override;
   void Plan(std::shared_ptr<const v1::PlanRequest> request, int index, uint64_t seed,
             absl::AnyInvocable<void(Metered<PlanDraft>)> done) override;
+  std::optional<v1::PromptSetUsed> PromptsFor(const v1::ModelSpec& spec) const override;
 
  private:
   ModelProvider& provider_;
@@ -38,6 +39,7 @@ class PromptedExecutor final : public ExecutorModel {
   absl::Status ValidateSpec(const v1::ModelSpec& spec) const override;
   void Implement(std::shared_ptr<const v1::ImplementRequest> request, int index, uint64_t seed,
                  absl::AnyInvocable<void(Metered<KernelDraft>)> done) override;
+  std::optional<v1::PromptSetUsed> PromptsFor(const v1::ModelSpec& spec) const override;
 
  private:
   ModelProvider& provider_;

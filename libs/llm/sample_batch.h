@@ -2,6 +2,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -13,16 +14,18 @@
 
 namespace accelopt::llm {
 
-// `Response` is a proto with `repeated Sample samples` and a `TokenUsage usage` total, each Sample with its own
-// `usage` (PlanResponse, ImplementResponse). The call that records the last sample hands the response to `done`.
+// `Response` is a proto with `repeated Sample samples`, a `TokenUsage usage` total, each Sample with its own
+// `usage`, and `PromptSetUsed prompts` (PlanResponse, ImplementResponse). The call that records the last
+// sample hands the response to `done`.
 template <typename Response>
 class SampleBatch {
  public:
   using Sample = std::remove_pointer_t<decltype(std::declval<Response&>().add_samples())>;
 
-  // A batch of `n` (>= 1) empty samples.
-  static std::shared_ptr<SampleBatch> Create(int n, absl::AnyInvocable<void(Response)> done) {
-    return std::shared_ptr<SampleBatch>(new SampleBatch(n, std::move(done)));
+  // A batch of `n` (>= 1) empty samples, answered with `prompts` when the model used a prompt set.
+  static std::shared_ptr<SampleBatch> Create(int n, absl::AnyInvocable<void(Response)> done,
+                                             std::optional<v1::PromptSetUsed> prompts = std::nullopt) {
+    return std::shared_ptr<SampleBatch>(new SampleBatch(n, std::move(done), std::move(prompts)));
   }
 
   // Records sample `i` (each index once): its `usage`, also added to the response's total, and whatever `fill`
@@ -42,8 +45,10 @@ class SampleBatch {
   }
 
  private:
-  SampleBatch(int n, absl::AnyInvocable<void(Response)> done) : remaining_(n), done_(std::move(done)) {
+  SampleBatch(int n, absl::AnyInvocable<void(Response)> done, std::optional<v1::PromptSetUsed> prompts)
+      : remaining_(n), done_(std::move(done)) {
     for (int i = 0; i < n; ++i) response_.add_samples();
+    if (prompts.has_value()) *response_.mutable_prompts() = *std::move(prompts);
   }
 
   absl::Mutex mu_;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/synchronization/notification.h"
+#include "accelopt/v1/executor_service.pb.h"
 #include "accelopt/v1/planner_service.pb.h"
 
 namespace accelopt::llm {
@@ -34,6 +35,23 @@ TEST(SampleBatchTest, TheLastRecordHandsOverEverySampleAndTheUsageTotal) {
   EXPECT_EQ(delivered->samples(1).usage().prompt_tokens(), 100);
   EXPECT_EQ(delivered->usage().prompt_tokens(), 111);
   EXPECT_EQ(delivered->usage().completion_tokens(), 222);
+}
+
+TEST(SampleBatchTest, TheResponseNamesThePromptSetWhenThereIsOne) {
+  v1::PromptSetUsed used;
+  used.set_name("paper");
+  used.set_sha256(std::string(64, 'a'));
+  std::optional<v1::ImplementResponse> with, without;
+  SampleBatch<v1::ImplementResponse>::Create(
+      1, [&](v1::ImplementResponse r) { with = std::move(r); }, used)
+      ->Record(0, Usage(1, 1), [](v1::KernelSample&) {});
+  SampleBatch<v1::ImplementResponse>::Create(1, [&](v1::ImplementResponse r) {
+    without = std::move(r);
+  })->Record(0, Usage(1, 1), [](v1::KernelSample&) {});
+  ASSERT_TRUE(with.has_value() && without.has_value());
+  EXPECT_EQ(with->prompts().name(), "paper");
+  EXPECT_EQ(with->prompts().sha256(), used.sha256());
+  EXPECT_FALSE(without->has_prompts());
 }
 
 TEST(SampleBatchTest, SamplesFromManyThreadsCompleteTheCallOnce) {

@@ -50,7 +50,7 @@ absl::StatusOr<llm::ExecutorModel*> Executor::Validate(const v1::ImplementReques
 void Executor::Implement(std::shared_ptr<const v1::ImplementRequest> request, llm::ExecutorModel& model,
                          absl::AnyInvocable<void(v1::ImplementResponse)> done) {
   const int n = request->num_samples();
-  auto batch = llm::SampleBatch<v1::ImplementResponse>::Create(n, std::move(done));
+  auto batch = llm::SampleBatch<v1::ImplementResponse>::Create(n, std::move(done), model.PromptsFor(request->model()));
   auto record = [this, batch](int i, absl::StatusOr<v1::Kernel> kernel, const v1::TokenUsage& usage,
                               absl::string_view outcome) {
     metrics_.Sample(outcome);

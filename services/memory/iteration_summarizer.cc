@@ -52,6 +52,8 @@ struct IterationSummarizer::Call {
   IterationKey key;
   std::vector<SelectedPair> pairs;
   std::vector<std::string> ids;
+  // The summarizer's prompt set, for the response.
+  std::optional<v1::PromptSetUsed> prompts;
   Done done;
   absl::Mutex mu;
   // Per pair: an experience already stored, or the summarizer's answer.
@@ -80,6 +82,7 @@ void IterationSummarizer::Run(v1::SummarizeIterationRequest request, Done done) 
   }
   auto summarizer = summarizers_->Find(call->request.model().provider());
   if (!summarizer.ok()) return call->done(summarizer.status());
+  call->prompts = (*summarizer)->PromptsFor(call->request.model());
 
   call->pairs = SelectPairs(call->request.samples(), SelectionParamsFrom(call->request));
   const size_t n = call->pairs.size();
@@ -135,6 +138,7 @@ void IterationSummarizer::Finish(const std::shared_ptr<Call>& call) {
   const v1::SummarizeIterationRequest& request = call->request;
   const std::string& provider = request.model().provider();
   v1::SummarizeIterationResponse response;
+  if (call->prompts.has_value()) *response.mutable_prompts() = *call->prompts;
   std::vector<v1::Experience> experiences;
   std::vector<std::string> failures;
   const absl::Time now = now_();

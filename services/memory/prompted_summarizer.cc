@@ -46,6 +46,13 @@ absl::Status PromptedSummarizer::ValidateSpec(const v1::ModelSpec& model) const 
   return llm::ValidatePromptedSpec(model, provider_, prompts_, {"summarizer_system", "summarizer_user"});
 }
 
+std::optional<v1::PromptSetUsed> PromptedSummarizer::PromptsFor(const v1::ModelSpec& model) const {
+  absl::StatusOr<v1::PromptSetUsed> used =
+      prompts_.Fingerprint(model.prompt_set(), {"summarizer_system", "summarizer_user"});
+  if (!used.ok()) return std::nullopt;
+  return *std::move(used);
+}
+
 void PromptedSummarizer::Summarize(const SummaryInput& input, SummaryCallback done) {
   const v1::ModelSpec& spec = input.model;
   absl::StatusOr<std::string> system = prompts_.Render(spec.prompt_set(), "summarizer_system", {});

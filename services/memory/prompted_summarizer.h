@@ -29,6 +29,8 @@ class PromptedSummarizer final : public Summarizer {
   // Errors: the provider's (UNAVAILABLE, DEADLINE_EXCEEDED, RESOURCE_EXHAUSTED, ...), FAILED_PRECONDITION for
   // a template placeholder without a value, DATA_LOSS for an empty answer.
   void Summarize(const SummaryInput& input, SummaryCallback done) override;
+  // summarizer_system + summarizer_user of model.prompt_set; nullopt when the set lacks them.
+  std::optional<v1::PromptSetUsed> PromptsFor(const v1::ModelSpec& model) const override;
 
  private:
   llm::ModelProvider& provider_;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -68,6 +69,10 @@ class Summarizer {
   // threads. Errors go into the answer (UNAVAILABLE / DEADLINE_EXCEEDED for an unreachable or slow
   // endpoint, DATA_LOSS for an unusable answer); they are per-pair failures, never a failed RPC.
   virtual void Summarize(const SummaryInput& input, SummaryCallback done) = 0;
+
+  // The prompt set a call with `model` uses (SummarizeIterationResponse.prompts); nullopt for providers
+  // without prompts.
+  virtual std::optional<v1::PromptSetUsed> PromptsFor(const v1::ModelSpec& model) const { return std::nullopt; }
 };
 
 }  // namespace accelopt::memory

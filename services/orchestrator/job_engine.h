@@ -153,6 +153,8 @@ class JobEngine {
                     Transaction txn);
   void Finalize(Run& run, Transaction& txn, v1::Candidate& candidate);
   void AddUsage(Run& run, const std::string& agent, const v1::TokenUsage& usage);
+  // Records the prompt set `agent` answered with (Job.prompts_by_agent); a change mid-job is logged.
+  void RecordPrompts(Run& run, const std::string& agent, const v1::PromptSetUsed& prompts);
   int ExpectedPerIteration(const Run& run) const;
 
   // The profile dispatcher (profile_dispatch.cc).

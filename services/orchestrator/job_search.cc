@@ -192,6 +192,7 @@ void JobEngine::OnPlanned(const std::string& job_id, int iteration, int rank, ab
   if (plans.ok()) {
     response = *std::move(plans);
     AddUsage(*run, kPlanner, response.usage());
+    RecordPrompts(*run, kPlanner, response.prompts());
   } else {
     ACCELOPT_LOG(WARNING).With("job_id", job_id) << "planner call failed: " << plans.status().message();
     for (int j = 0; j < n; ++j) {
@@ -246,7 +247,10 @@ void JobEngine::OnImplemented(const std::string& job_id, int iteration, int rank
   const std::string parent_id = run->record.beam(rank);
   const v1::Candidate& parent = run->candidates[parent_id];
   const int k = run->spec().search().samples_per_plan();
-  if (response.ok()) AddUsage(*run, kExecutor, response->usage());
+  if (response.ok()) {
+    AddUsage(*run, kExecutor, response->usage());
+    RecordPrompts(*run, kExecutor, response->prompts());
+  }
   Transaction txn;
   std::vector<std::string> to_profile;
   for (int i = 0; i < k; ++i) {
@@ -404,6 +408,7 @@ void JobEngine::OnSummarized(const std::string& job_id, int iteration,
   v1::Job& job = run->job();
   if (response.ok()) {
     AddUsage(*run, kSummarizer, response->usage());
+    RecordPrompts(*run, kSummarizer, response->prompts());
     job.set_experiences_added(job.experiences_added() + response->added_size());
     for (const v1::Experience& x : response->added()) {
       v1::JobEvent e;
@@ -461,6 +466,18 @@ void JobEngine::AddUsage(Run& run, const std::string& agent, const v1::TokenUsag
   if (metrics_ != nullptr) {
     metrics_->CountLlm(agent, static_cast<double>(usage.prompt_tokens() + usage.completion_tokens()), usage.cost_usd());
   }
+}
+
+void JobEngine::RecordPrompts(Run& run, const std::string& agent, const v1::PromptSetUsed& prompts) {
+  if (prompts.name().empty()) return;  // a provider without prompts
+  auto& recorded = *run.job().mutable_prompts_by_agent();
+  auto it = recorded.find(agent);
+  if (it != recorded.end() && it->second.sha256() != prompts.sha256()) {
+    ACCELOPT_LOG(WARNING).With("job_id", run.id())
+        << "the " << agent << " changed prompts during the job: " << it->second.name() << " "
+        << it->second.sha256().substr(0, 12) << " -> " << prompts.name() << " " << prompts.sha256().substr(0, 12);
+  }
+  recorded[agent] = prompts;
 }
 
 int JobEngine::ExpectedPerIteration(const Run& run) const {

@@ -25,7 +25,7 @@ absl::StatusOr<llm::PlannerModel*> Planner::Validate(const v1::PlanRequest& requ
 void Planner::Plan(std::shared_ptr<const v1::PlanRequest> request, llm::PlannerModel& model,
                    absl::AnyInvocable<void(v1::PlanResponse)> done) {
   const int n = request->num_plans();
-  auto batch = llm::SampleBatch<v1::PlanResponse>::Create(n, std::move(done));
+  auto batch = llm::SampleBatch<v1::PlanResponse>::Create(n, std::move(done), model.PromptsFor(request->model()));
   boost::asio::post(pool_, [this, request, batch, &model, n] {
     for (int i = 0; i < n; ++i) {
       model.Plan(request, i, llm::SampleSeed(request->seed(), i), [this, batch, i](llm::Metered<llm::PlanDraft> r) {

@@ -281,6 +281,13 @@ TEST(E2eTest, SearchFindsTheFastestVariantThroughTheCli) {
   ASSERT_TRUE(c.memory().ListExperiences(&context, list, &experiences).ok());
   EXPECT_GE(experiences.experiences_size(), 1);
   EXPECT_EQ(job->experiences_added(), experiences.experiences_size());
+  // The job records which prompt text each agent answered with.
+  for (const char* agent : {"planner", "executor", "summarizer"}) {
+    ASSERT_EQ(job->prompts_by_agent().count(agent), 1u) << agent;
+    EXPECT_EQ(job->prompts_by_agent().at(agent).name(), "default");
+    EXPECT_EQ(job->prompts_by_agent().at(agent).sha256().size(), 64u);
+  }
+  EXPECT_NE(job->prompts_by_agent().at("planner").sha256(), job->prompts_by_agent().at("executor").sha256());
 }
 
 TEST(E2eTest, OrchestratorKilledMidJobResumesWithoutReprofiling) {
