@@ -1,6 +1,7 @@
 #include "cli/args.h"
 
 #include "absl/strings/str_cat.h"
+#include "cli/suggest.h"
 
 namespace accelopt::cli {
 
@@ -37,7 +38,11 @@ absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& argv, const std::
     } else if (booleans.count(name) && !has_inline) {
       args.flags.insert(name);
     } else {
-      return absl::InvalidArgumentError(absl::StrCat("unknown option --", name));
+      std::vector<std::string> known(with_value.begin(), with_value.end());
+      known.insert(known.end(), booleans.begin(), booleans.end());
+      std::optional<std::string> guess = ClosestMatch(name, known);
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown option --", name, guess.has_value() ? absl::StrCat(" (did you mean --", *guess, "?)") : ""));
     }
   }
   return args;

@@ -20,7 +20,7 @@ struct Args {
 };
 
 // `with_value` lists options that take a value; `booleans` lists flags. INVALID_ARGUMENT names an unknown
-// option or a missing value.
+// option (with the nearest known one when it looks like a typo) or a missing value.
 absl::StatusOr<Args> ParseArgs(const std::vector<std::string>& argv, const std::set<std::string>& with_value,
                                const std::set<std::string>& booleans);
 

@@ -221,10 +221,20 @@ std::string EventLine(const v1::JobEvent& e) {
   return "";
 }
 
+// How Follow shows progress.
+enum class Progress {
+  kNone,
+  // Lines for people: a live bar on a terminal, otherwise one line per notable event.
+  kHuman,
+  // Every event as one JSON object per line (with its sequence and time).
+  kJsonLines,
+};
+
 // Follows the job's events until it finishes, reconnecting (from the next sequence) when the stream breaks.
-// `show` prints progress; the final job is left in `*job`.
-absl::Status Follow(v1::JobService::Stub& stub, const std::string& address, const std::string& id, bool show,
+// The final job is left in `*job`.
+absl::Status Follow(v1::JobService::Stub& stub, const std::string& address, const std::string& id, Progress progress,
                     v1::Job* job) {
+  const bool show = progress == Progress::kHuman;
   const bool tty = show && isatty(STDOUT_FILENO) != 0;
   LiveView view;
   if (grpc::Status s = GetJob(stub, id, &view.job); !s.ok()) return core::FromGrpcStatus(s);
@@ -252,6 +262,7 @@ absl::Status Follow(v1::JobService::Stub& stub, const std::string& address, cons
         view.best_speedup = e.new_best().speedup();
         if (e.new_best().has_peak_percent()) view.best_peak = e.new_best().peak_percent();
       }
+      if (progress == Progress::kJsonLines) std::cout << JsonText(ProtoToJson(e), /*pretty=*/false) << "\n";
       if (!show) continue;
       if (e.has_iteration_finished() || e.has_new_best() || e.has_state_changed()) {
         (void)GetJob(stub, id, &view.job);  // refresh tokens and cost
@@ -292,58 +303,65 @@ absl::Status Follow(v1::JobService::Stub& stub, const std::string& address, cons
 // ------------------------------------------------------------------------------------------------------
 
 int RunSubmit(const std::vector<std::string>& argv) {
-  return WithArgs(argv, {"idempotency-key", "allow-path"}, {"wait", "json"}, 1, "JOB.yaml",
-                  [](const Args& args, const std::string& address) {
-                    std::vector<std::string> allowed;
-                    if (std::string dirs = args.Get("allow-path"); !dirs.empty()) allowed = absl::StrSplit(dirs, ':');
-                    auto spec = LoadJobSpecFile(args.positional[0], allowed);
-                    if (absl::IsInvalidArgument(spec.status())) {
-                      return Fail(absl::StrCat(args.positional[0], ": ", spec.status().message()));
-                    }
-                    if (!spec.ok()) return Fail(std::string(spec.status().message()));
-                    auto stub = Connect(address, args);
-                    grpc::ClientContext context;
-                    SetDeadline(&context);
-                    v1::SubmitJobRequest request;
-                    *request.mutable_spec() = *std::move(spec);
-                    request.set_idempotency_key(args.Get("idempotency-key"));
-                    v1::SubmitJobResponse response;
-                    if (grpc::Status s = stub->SubmitJob(&context, request, &response); !s.ok())
-                      return RpcFailure(address, s);
-                    const std::string id = response.job().job_id();
-                    if (!args.Has("wait")) {
-                      if (args.Has("json")) {
-                        const nlohmann::json out = {{"job_id", id},
-                                                    {"state", StateName(response.job().state())},
-                                                    {"created", response.created()}};
-                        std::cout << JsonText(out, /*pretty=*/false) << "\n";
-                      } else {
-                        std::cout << (response.created() ? "submitted " : "already submitted ") << id << "\n";
-                      }
-                      return 0;
-                    }
-                    if (!args.Has("json")) std::cout << "submitted " << id << "\n";
-                    v1::Job job;
-                    if (absl::Status s = Follow(*stub, address, id, !args.Has("json"), &job); !s.ok()) {
-                      return Fail(std::string(s.message()));
-                    }
-                    if (args.Has("json")) {
-                      std::cout << JsonText(JobJson(job), /*pretty=*/false) << "\n";
-                    } else {
-                      PrintJobHuman(job, std::cout);
-                    }
-                    return FinishedJobExitCode(job);
-                  });
+  return WithArgs(
+      argv, {"idempotency-key", "allow-path"}, {"wait", "json"}, 1, "JOB.yaml",
+      [](const Args& args, const std::string& address) {
+        std::vector<std::string> allowed;
+        if (std::string dirs = args.Get("allow-path"); !dirs.empty()) allowed = absl::StrSplit(dirs, ':');
+        auto spec = LoadJobSpecFile(args.positional[0], allowed);
+        if (absl::IsInvalidArgument(spec.status())) {
+          return Fail(absl::StrCat(args.positional[0], ": ", spec.status().message()));
+        }
+        if (!spec.ok()) return Fail(std::string(spec.status().message()));
+        auto stub = Connect(address, args);
+        grpc::ClientContext context;
+        SetDeadline(&context);
+        v1::SubmitJobRequest request;
+        *request.mutable_spec() = *std::move(spec);
+        request.set_idempotency_key(args.Get("idempotency-key"));
+        v1::SubmitJobResponse response;
+        if (grpc::Status s = stub->SubmitJob(&context, request, &response); !s.ok()) return RpcFailure(address, s);
+        const std::string id = response.job().job_id();
+        if (!args.Has("wait")) {
+          if (args.Has("json")) {
+            const nlohmann::json out = {
+                {"job_id", id}, {"state", StateName(response.job().state())}, {"created", response.created()}};
+            std::cout << JsonText(out, /*pretty=*/false) << "\n";
+          } else {
+            std::cout << (response.created() ? "submitted " : "already submitted ") << id << "\n";
+          }
+          return 0;
+        }
+        if (!args.Has("json")) std::cout << "submitted " << id << "\n";
+        v1::Job job;
+        if (absl::Status s = Follow(*stub, address, id, args.Has("json") ? Progress::kNone : Progress::kHuman, &job);
+            !s.ok()) {
+          return Fail(std::string(s.message()));
+        }
+        if (args.Has("json")) {
+          std::cout << JsonText(JobJson(job), /*pretty=*/false) << "\n";
+        } else {
+          PrintJobHuman(job, std::cout);
+        }
+        return FinishedJobExitCode(job);
+      });
 }
 
 int RunWatch(const std::vector<std::string>& argv) {
-  return WithArgs(argv, {}, {}, 1, "JOB", [](const Args& args, const std::string& address) {
+  return WithArgs(argv, {}, {"json"}, 1, "JOB", [](const Args& args, const std::string& address) {
     auto stub = Connect(address, args);
     v1::Job job;
-    if (absl::Status s = Follow(*stub, address, args.positional[0], true, &job); !s.ok()) {
+    const bool json = args.Has("json");
+    if (absl::Status s =
+            Follow(*stub, address, args.positional[0], json ? Progress::kJsonLines : Progress::kHuman, &job);
+        !s.ok()) {
       return Fail(std::string(s.message()));
     }
-    PrintJobHuman(job, std::cout);
+    if (json) {
+      std::cout << JsonText(JobJson(job), /*pretty=*/false) << "\n";
+    } else {
+      PrintJobHuman(job, std::cout);
+    }
     return FinishedJobExitCode(job);
   });
 }
@@ -446,10 +464,12 @@ Command SubmitCommand() {
           RunSubmit};
 }
 Command WatchCommand() {
-  return {"watch",
-          "watch JOB [--server ADDR] [--data-dir DIR]\n      Follow a job live until it finishes.\n" +
-              std::string(kFollowExitCodes),
-          RunWatch};
+  return {
+      "watch",
+      "watch JOB [--json] [--server ADDR] [--data-dir DIR]\n      Follow a job live until it finishes; --json prints "
+      "each event as a JSON line\n      (sequence, time, kind) and then the final job.\n" +
+          std::string(kFollowExitCodes),
+      RunWatch};
 }
 Command GetCommand() {
   return {"get", "get JOB [--json] [--server ADDR] [--data-dir DIR]\n      Show a job's state and best result.",

@@ -2,13 +2,17 @@
 // slower and wrong variants of the silu example, two profiler workers on sim-trn1, and faults (orchestrator
 // kill -9, a worker killed mid-profile, 30% failing LLM calls, cancel).
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 
 #include <chrono>
+#include <functional>
 #include <set>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "libs/core/file.h"
@@ -19,6 +23,16 @@ namespace accelopt::e2e {
 namespace {
 
 using namespace std::chrono_literals;
+
+// Polls `condition` every 20 ms until it holds or `timeout` passes.
+bool WaitUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(20ms);
+  }
+  return true;
+}
 
 constexpr char kPlannerPrompt[] = "you propose how to make it";
 constexpr char kSummarizerPrompt[] = "learn from measured experiments";
@@ -376,6 +390,20 @@ TEST(E2eTest, CancelStopsAllWorkWithinSeconds) {
     if (!busy) std::this_thread::sleep_for(20ms);
   }
   ASSERT_TRUE(busy) << c.LogTail("orchestrator");
+  // Two watchers writing to files (not a terminal): their lines arrive while the job runs, not at exit.
+  auto watcher = [&](const std::string& out, bool json) {
+    std::vector<std::string> argv = {kBinDir + "/accelopt", "watch", id, "--server", c.orchestrator_address()};
+    if (json) argv.push_back("--json");
+    return testing::ChildProcess::Start(argv, c.dir() + "/" + out);
+  };
+  auto plain = watcher("watch.out", false);
+  auto json = watcher("watch.jsonl", true);
+  ASSERT_TRUE(plain.ok() && json.ok());
+  ASSERT_TRUE(WaitUntil([&] { return absl::StrContains(plain->Output(), "iteration 1 started"); }, 30s))
+      << plain->Output();
+  ASSERT_TRUE(WaitUntil([&] { return absl::StrContains(json->Output(), "\"iteration_started\""); }, 30s))
+      << json->Output();
+  EXPECT_FALSE(plain->WaitForExit(0ms).has_value());  // still following the running job
   const auto cancelled_at = std::chrono::steady_clock::now();
   grpc::ClientContext context;
   v1::CancelJobRequest request;
@@ -392,6 +420,24 @@ TEST(E2eTest, CancelStopsAllWorkWithinSeconds) {
     if (!idle) std::this_thread::sleep_for(20ms);
   }
   EXPECT_TRUE(idle) << "profiles still running 5 s after the cancel";
+  // Both watchers end with the cancelled job's exit code; --json printed one object per line, each event
+  // with its sequence and time, then the job.
+  for (testing::ChildProcess* watch : {&*plain, &*json}) {
+    std::optional<int> status = watch->WaitForExit(30s);
+    ASSERT_TRUE(status.has_value() && WIFEXITED(*status)) << watch->Output();
+    EXPECT_EQ(WEXITSTATUS(*status), 3) << watch->Output();
+  }
+  std::vector<std::string> lines = absl::StrSplit(json->Output(), '\n', absl::SkipEmpty());
+  ASSERT_GE(lines.size(), 3u);
+  for (size_t i = 0; i + 1 < lines.size(); ++i) {
+    google::protobuf::Struct event;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(lines[i], &event).ok()) << lines[i];
+    EXPECT_EQ(event.fields().at("sequence").number_value(), static_cast<double>(i + 1));
+    EXPECT_FALSE(event.fields().at("time").string_value().empty()) << lines[i];
+  }
+  google::protobuf::Struct final_job;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(lines.back(), &final_job).ok()) << lines.back();
+  EXPECT_EQ(final_job.fields().at("state").string_value(), "CANCELLED");
   auto candidates = Candidates(c, id);
   ExpectConsistent(job, candidates);
   EXPECT_GE(job.candidates().at("CANCELLED"), 2);

@@ -79,6 +79,33 @@ TEST(ClusterProcessesTest, EveryBinaryHasHelp) {
   }
 }
 
+// The CLI: one command's help, and a suggestion for a mistyped command or option (exit 2, one line).
+TEST(ClusterProcessesTest, CliHelpPerCommandAndSuggestionsForTypos) {
+  std::string dir = FreshTempDir("cli_help");
+  auto run = [&](const std::vector<std::string>& args, const std::string& log) {
+    std::vector<std::string> argv = {kBinDir + "/accelopt"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto p = ChildProcess::Start(argv, dir + "/" + log);
+    EXPECT_TRUE(p.ok());
+    auto status = p->WaitForExit(10s);
+    EXPECT_TRUE(status.has_value() && WIFEXITED(*status));
+    return std::pair<int, std::string>{status.has_value() ? WEXITSTATUS(*status) : -1, p->Output()};
+  };
+  for (const auto& args : std::vector<std::vector<std::string>>{{"submit", "--help"}, {"help", "submit"}}) {
+    auto [code, output] = run(args, "help.log");
+    EXPECT_EQ(code, 0);
+    EXPECT_EQ(output.rfind("Usage: accelopt submit JOB.yaml", 0), 0u) << output;
+    EXPECT_EQ(output.find("  watch JOB"), std::string::npos) << "only the one command: " << output;
+    EXPECT_NE(output.find("Exit codes"), std::string::npos) << output;
+  }
+  auto [typo, typo_output] = run({"sumbit", "job.yaml"}, "typo.log");
+  EXPECT_EQ(typo, 2);
+  EXPECT_EQ(typo_output, "accelopt: unknown command 'sumbit'; did you mean 'submit'? (see accelopt help)\n");
+  auto [option, option_output] = run({"list", "--jsno"}, "option.log");
+  EXPECT_EQ(option, 2);
+  EXPECT_EQ(option_output, "accelopt: unknown option --jsno (did you mean --json?) (see accelopt help)\n");
+}
+
 TEST(ClusterProcessesTest, UnknownConfigKeyExitsNonZeroNamingTheKey) {
   std::string dir = FreshTempDir("badkey");
   std::ofstream(dir + "/p.yaml") << "server: {drain_secs: 1}\n";
