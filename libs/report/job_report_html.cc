@@ -4,6 +4,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -264,6 +265,43 @@ std::string UsageByAgent(const v1::Job& job) {
   return absl::StrCat("<div class=\"grid2\">\n", RenderBarChart(tokens), RenderBarChart(cost), "</div>\n", table);
 }
 
+// Cumulative tokens and cost per agent at the end of each iteration (IterationFinished snapshots), from zero at
+// iteration 0 to the job's totals.
+std::string UsageOverIterations(const v1::Job& job, const std::vector<v1::JobEvent>& events) {
+  std::map<int, google::protobuf::Map<std::string, v1::TokenUsage>> snapshots;
+  for (const v1::JobEvent& e : events) {
+    if (e.has_iteration_finished())
+      snapshots[e.iteration_finished().iteration()] = e.iteration_finished().usage_by_agent();
+  }
+  if (snapshots.empty()) return "";
+  snapshots[0];  // nothing spent before the first iteration
+  snapshots[std::max(job.iterations_done(), snapshots.rbegin()->first)] = job.usage_by_agent();
+  std::set<std::string> agents;
+  for (const auto& [iteration, usage] : snapshots) {
+    for (const auto& [agent, u] : usage) agents.insert(agent);
+  }
+  const std::map<std::string, std::string> colors = {
+      {"planner", "#1f77b4"}, {"executor", "#ff7f0e"}, {"summarizer", "#2ca02c"}};
+  LineChart tokens{"Tokens over iterations (cumulative)", "iteration", "tokens", {}};
+  LineChart cost{"Cost over iterations (cumulative)", "iteration", "USD", {}};
+  for (const std::string& agent : agents) {
+    auto color = colors.find(agent);
+    Series t{agent, color == colors.end() ? "#7f7f7f" : color->second, {}};
+    Series c = t;
+    for (const auto& [iteration, usage] : snapshots) {
+      auto u = usage.find(agent);
+      const v1::TokenUsage none;
+      const v1::TokenUsage& at = u == usage.end() ? none : u->second;
+      t.points.push_back({double(iteration), double(at.prompt_tokens() + at.completion_tokens())});
+      c.points.push_back({double(iteration), at.cost_usd()});
+    }
+    tokens.series.push_back(std::move(t));
+    cost.series.push_back(std::move(c));
+  }
+  tokens.width = cost.width = 420;
+  return absl::StrCat("<div class=\"grid2\">\n", RenderLineChart(tokens), RenderLineChart(cost), "</div>\n");
+}
+
 std::string Experiences(const std::vector<v1::ExperienceAdded>& experiences) {
   if (experiences.empty()) return "<p>No experiences were added to memory.</p>\n";
   std::string out = "<table><tr><th>#</th><th>experience</th><th>speedup</th><th>kind</th></tr>\n";
@@ -328,7 +366,11 @@ std::string HtmlHead(const std::string& title) {
 }
 
 std::string RenderJobReportHtml(const v1::Job& job, const std::vector<v1::Candidate>& candidates,
-                                const std::vector<v1::ExperienceAdded>& experiences) {
+                                const std::vector<v1::JobEvent>& events) {
+  std::vector<v1::ExperienceAdded> experiences;
+  for (const v1::JobEvent& e : events) {
+    if (e.has_experience_added()) experiences.push_back(e.experience_added());
+  }
   std::vector<const v1::Candidate*> all;
   for (const v1::Candidate& c : candidates) all.push_back(&c);
   std::sort(all.begin(), all.end(), [](const v1::Candidate* a, const v1::Candidate* b) {
@@ -358,7 +400,7 @@ std::string RenderJobReportHtml(const v1::Job& job, const std::vector<v1::Candid
   const std::string verdict_chart = VerdictsPerIteration(all, &verdicts);
   absl::StrAppend(&out, "<h2>Candidate tree</h2>\n", VerdictLegend(verdicts), CandidateTree(all, on_lineage));
   absl::StrAppend(&out, "<h2>Verdicts per iteration</h2>\n", verdict_chart);
-  absl::StrAppend(&out, "<h2>Tokens and cost by agent</h2>\n", UsageByAgent(job));
+  absl::StrAppend(&out, "<h2>Tokens and cost by agent</h2>\n", UsageByAgent(job), UsageOverIterations(job, events));
   absl::StrAppend(&out, "<h2>Experiences learned</h2>\n", Experiences(experiences));
   absl::StrAppend(&out, "<h2>Lineage of the best kernel</h2>\n");
   if (lineage.empty()) {

@@ -22,7 +22,7 @@ size_t Count(const std::string& text, const std::string& needle) {
 
 TEST(JobReportHtml, IsOneSelfContainedPageWithItsCharts) {
   auto f = testing::SmallJob();
-  const std::string html = RenderJobReportHtml(f.job, f.candidates, f.experiences);
+  const std::string html = RenderJobReportHtml(f.job, f.candidates, f.events);
   EXPECT_THAT(html, HasSubstr("<!DOCTYPE html>"));
   EXPECT_THAT(html, Not(HasSubstr("<script")));
   EXPECT_THAT(html, Not(HasSubstr("src=")));
@@ -30,16 +30,30 @@ TEST(JobReportHtml, IsOneSelfContainedPageWithItsCharts) {
   // Every http(s) mention is the SVG namespace, which browsers never fetch.
   EXPECT_EQ(Count(html, "http"), Count(html, "xmlns=\"http://www.w3.org/2000/svg\""));
   for (const char* title : {"Latency over iterations", "Speedup over the baseline", "Percentage of peak",
-                            "Verdicts per iteration", "Tokens by agent", "Cost by agent"}) {
+                            "Verdicts per iteration", "Tokens by agent", "Cost by agent",
+                            "Tokens over iterations (cumulative)", "Cost over iterations (cumulative)"}) {
     EXPECT_THAT(html, HasSubstr(title));
   }
   EXPECT_THAT(html, HasSubstr("roofline (100% of peak)"));
   EXPECT_THAT(html, HasSubstr("Tile the loads to fill the partitions"));
 }
 
+TEST(JobReportHtml, UsageOverIterationsPlotsEachAgentsCumulativeTokens) {
+  auto f = testing::SmallJob();
+  const std::string html = RenderJobReportHtml(f.job, f.candidates, f.events);
+  // Tooltips of the cumulative token points: planner 750 after iteration 1, 1500 at the end (iteration 2).
+  EXPECT_THAT(html, HasSubstr("planner: x=1, y=750"));
+  EXPECT_THAT(html, HasSubstr("planner: x=2, y=1.5k"));
+  EXPECT_THAT(html, HasSubstr("executor: x=2, y=3.3k"));
+  // Without iteration events (an older job) the section keeps its totals and draws no empty charts.
+  const std::string without = RenderJobReportHtml(f.job, f.candidates, {});
+  EXPECT_THAT(without, HasSubstr("Tokens by agent"));
+  EXPECT_THAT(without, Not(HasSubstr("Tokens over iterations")));
+}
+
 TEST(JobReportHtml, TreeHasEveryCandidateColouredByVerdictAndTheLineageRinged) {
   auto f = testing::SmallJob();
-  const std::string html = RenderJobReportHtml(f.job, f.candidates, f.experiences);
+  const std::string html = RenderJobReportHtml(f.job, f.candidates, f.events);
   EXPECT_EQ(Count(html, "<circle class=\"node"), f.candidates.size());
   EXPECT_THAT(html, HasSubstr("data-verdict=\"INCORRECT\" cx"));
   EXPECT_THAT(html, HasSubstr("fill=\"" + VerdictColor("TIMEOUT") + "\""));
@@ -50,7 +64,7 @@ TEST(JobReportHtml, TreeHasEveryCandidateColouredByVerdictAndTheLineageRinged) {
 
 TEST(JobReportHtml, EscapesTextAndShowsTheDiffOfTheBestKernel) {
   auto f = testing::SmallJob();
-  const std::string html = RenderJobReportHtml(f.job, f.candidates, f.experiences);
+  const std::string html = RenderJobReportHtml(f.job, f.candidates, f.events);
   EXPECT_THAT(html, HasSubstr("tile &lt;loads&gt; &amp; &quot;fuse&quot;"));
   EXPECT_THAT(html, Not(HasSubstr("<loads>")));
   EXPECT_THAT(html, HasSubstr("<span class=\"del\">-     y = load(x)</span>"));
@@ -60,11 +74,11 @@ TEST(JobReportHtml, EscapesTextAndShowsTheDiffOfTheBestKernel) {
 
 TEST(JobReportHtml, SameJobGivesTheSameBytesWhateverTheCandidateOrder) {
   auto f = testing::SmallJob();
-  const std::string first = RenderJobReportHtml(f.job, f.candidates, f.experiences);
+  const std::string first = RenderJobReportHtml(f.job, f.candidates, f.events);
   std::mt19937 rng(7);
   for (int i = 0; i < 5; ++i) {
     std::shuffle(f.candidates.begin(), f.candidates.end(), rng);
-    EXPECT_EQ(RenderJobReportHtml(f.job, f.candidates, f.experiences), first);
+    EXPECT_EQ(RenderJobReportHtml(f.job, f.candidates, f.events), first);
   }
 }
 

@@ -71,7 +71,7 @@ TEST(ReportInBrowser, LoadsWithoutErrorsShowsThePlotsAndTakesAScreenshot) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   const auto f = testing::SmallJob();
-  std::string html = RenderJobReportHtml(f.job, f.candidates, f.experiences);
+  std::string html = RenderJobReportHtml(f.job, f.candidates, f.events);
   std::ofstream(dir + "/report.html") << html;
   html.insert(html.find("</head>"), kProbe);
   std::ofstream(dir + "/probed.html") << html;
@@ -81,7 +81,8 @@ TEST(ReportInBrowser, LoadsWithoutErrorsShowsThePlotsAndTakesAScreenshot) {
                                  dir);
   ASSERT_EQ(dom.exit_code, 0) << dom.err;
   EXPECT_NE(dom.out.find("data-errors=\"0:\""), std::string::npos) << dom.out.substr(0, 2000);
-  EXPECT_NE(dom.out.find("data-charts=\"6\""), std::string::npos);  // latency, speedup, peak, verdicts, 2 usage
+  // latency, speedup, peak, verdicts, usage by agent (2) and over iterations (2)
+  EXPECT_NE(dom.out.find("data-charts=\"8\""), std::string::npos);
   EXPECT_NE(dom.out.find("data-nodes=\"" + std::to_string(f.candidates.size()) + "\""), std::string::npos);
   EXPECT_EQ(dom.out.find("data-paths=\"0\""), std::string::npos);  // the lines are drawn
   EXPECT_EQ(dom.err.find(":CONSOLE("), std::string::npos) << dom.err;

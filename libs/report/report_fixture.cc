@@ -57,11 +57,20 @@ JobFixture SmallJob() {
   executor.set_prompt_tokens(2400), executor.set_completion_tokens(900), executor.set_cost_usd(0.03);
   (*job.mutable_usage_by_agent())["planner"] = planner;
   (*job.mutable_usage_by_agent())["executor"] = executor;
-  v1::ExperienceAdded e;
-  e.set_experience_id("e1");
-  e.set_title("Tile the loads to fill the partitions");
-  e.set_speedup(1.25);
-  f.experiences.push_back(e);
+  v1::JobEvent first, experience, second;
+  first.mutable_iteration_finished()->set_iteration(1);
+  v1::TokenUsage planner_1, executor_1;
+  planner_1.set_prompt_tokens(600), planner_1.set_completion_tokens(150), planner_1.set_cost_usd(0.006);
+  executor_1.set_prompt_tokens(800), executor_1.set_completion_tokens(300), executor_1.set_cost_usd(0.01);
+  (*first.mutable_iteration_finished()->mutable_usage_by_agent())["planner"] = planner_1;
+  (*first.mutable_iteration_finished()->mutable_usage_by_agent())["executor"] = executor_1;
+  v1::ExperienceAdded* e = experience.mutable_experience_added();
+  e->set_experience_id("e1");
+  e->set_title("Tile the loads to fill the partitions");
+  e->set_speedup(1.25);
+  second.mutable_iteration_finished()->set_iteration(2);
+  *second.mutable_iteration_finished()->mutable_usage_by_agent() = job.usage_by_agent();
+  f.events = {first, experience, second};
   return f;
 }
 

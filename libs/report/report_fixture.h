@@ -10,7 +10,8 @@ namespace accelopt::report::testing {
 struct JobFixture {
   v1::Job job;
   std::vector<v1::Candidate> candidates;
-  std::vector<v1::ExperienceAdded> experiences;
+  // An experience added, and the usage snapshots of the two iterations.
+  std::vector<v1::JobEvent> events;
 };
 
 // Baseline c0 (10 ms, 20% of peak); iteration 1: c1 OK 8 ms, c2 INCORRECT, c3 COMPILE_ERROR; iteration 2 from

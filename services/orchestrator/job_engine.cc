@@ -229,13 +229,13 @@ void JobEngine::GetJobReport(std::string job_id, Callback<v1::JobReport> done) {
     if (!job.ok()) return std::move(done)(job.status());
     auto candidates = CandidatesOf(job_id);
     if (!candidates.ok()) return std::move(done)(candidates.status());
-    std::vector<v1::ExperienceAdded> experiences;
+    std::vector<v1::JobEvent> events;
     absl::Status scanned = store_->ScanEvents(job_id, 0, [&](const v1::JobEvent& e) {
-      if (e.has_experience_added()) experiences.push_back(e.experience_added());
+      if (e.has_experience_added() || e.has_iteration_finished()) events.push_back(e);
       return true;
     });
     if (!scanned.ok()) return std::move(done)(scanned);
-    std::move(done)(BuildJobReport(*job, *candidates, experiences));
+    std::move(done)(BuildJobReport(*job, *candidates, events));
   });
 }
 

@@ -26,7 +26,7 @@ std::string JobStateName(v1::JobState state) { return core::ShortEnumName(state)
 std::string StopReasonName(v1::StopReason reason) { return core::ShortEnumName(reason); }
 
 v1::JobReport BuildJobReport(const v1::Job& job, const std::vector<v1::Candidate>& candidates,
-                             const std::vector<v1::ExperienceAdded>& experiences) {
+                             const std::vector<v1::JobEvent>& events) {
   v1::JobReport report;
   *report.mutable_job() = job;
   std::map<std::string, const v1::Candidate*> by_id;
@@ -84,7 +84,7 @@ v1::JobReport BuildJobReport(const v1::Job& job, const std::vector<v1::Candidate
     absl::StrAppend(&md, "\n## Best kernel\n\n```python\n", lineage.back()->kernel().source(), "\n```\n");
   }
   report.set_markdown(std::move(md));
-  report.set_html(report::RenderJobReportHtml(job, candidates, experiences));
+  report.set_html(report::RenderJobReportHtml(job, candidates, events));
   return report;
 }
 

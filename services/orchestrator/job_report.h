@@ -15,9 +15,9 @@ std::string VerdictKey(v1::Verdict verdict);
 std::string JobStateName(v1::JobState state);
 std::string StopReasonName(v1::StopReason reason);
 
-// Builds the report (Markdown and HTML) from the job, all its candidates (any order) and the experiences it
-// added, in order. `best` is empty while the job has no correct kernel.
+// Builds the report (Markdown and HTML) from the job, all its candidates (any order) and its events in order
+// (the report reads ExperienceAdded and IterationFinished). `best` is empty while the job has no correct kernel.
 v1::JobReport BuildJobReport(const v1::Job& job, const std::vector<v1::Candidate>& candidates,
-                             const std::vector<v1::ExperienceAdded>& experiences = {});
+                             const std::vector<v1::JobEvent>& events = {});
 
 }  // namespace accelopt::orchestrator

@@ -390,6 +390,7 @@ void JobEngine::FinishIteration(Run& run) {
   Transaction txn;
   v1::JobEvent e;
   e.mutable_iteration_finished()->set_iteration(t);
+  *e.mutable_iteration_finished()->mutable_usage_by_agent() = run.job().usage_by_agent();
   txn.AddEvent(&run.record, std::move(e));
   if (!Summarize(run, std::move(txn))) return;
   if (metrics_ != nullptr) {
