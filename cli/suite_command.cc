@@ -92,6 +92,7 @@ Command SuiteCommand() {
           "suite run SUITE.yaml [--out DIR] [--server ADDR] [--data-dir DIR]\n"
           "      Run every problem of the suite as a job (bounded concurrency, resumable from DIR/state.json);\n"
           "      write results.md, results.json and report.html into DIR (default suite-results/NAME).\n"
+          "      Exit 1 (after writing them) when a problem's job did not succeed.\n"
           "  suite compare A B\n"
           "      Two suite runs side by side (result directories or results.json files), with geometric means.\n"
           "  suite import-nkibench PATH [--out DIR] [--device DEV]\n"

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "cli/job_commands.h"
 #include "cli/json_output.h"
 #include "cli/suite_results.h"
@@ -126,6 +127,14 @@ absl::Status RunSuite(const Suite& suite, const std::string& out_dir, v1::JobSer
                           Output{"results.json", JsonText(SuiteJson(suite.name, rows), /*pretty=*/true) + "\n"},
                           Output{"report.html", SuiteHtml(suite.name, rows)}}) {
     if (absl::Status s = core::WriteFileAtomic((fs::path(out_dir) / f.name).string(), f.contents); !s.ok()) return s;
+  }
+  std::vector<std::string> unsuccessful;
+  for (const SuiteRow& r : rows) {
+    if (r.state != "SUCCEEDED") unsuccessful.push_back(absl::StrCat(r.problem, " ", r.state));
+  }
+  if (!unsuccessful.empty()) {
+    return absl::AbortedError(absl::StrCat(unsuccessful.size(), " of ", rows.size(), " problems did not succeed (",
+                                           absl::StrJoin(unsuccessful, ", "), "); results written to ", out_dir));
   }
   return absl::OkStatus();
 }

@@ -100,10 +100,10 @@ TEST(NkiBenchImport, FixtureBecomesASuiteWithThePapersRoofline) {
   ASSERT_EQ(suite->problems.size(), 2u);
   const v1::JobSpec& silu = suite->problems[1].spec;
   EXPECT_EQ(silu.problem().name(), "silu_2");
-  EXPECT_EQ(silu.problem().parameters().at("M"), "4");
-  EXPECT_DOUBLE_EQ(silu.problem().roofline().vector_flops(), 3 * 4 * 8);  // 3MN
+  EXPECT_EQ(silu.problem().parameters().at("M"), "256");
+  EXPECT_DOUBLE_EQ(silu.problem().roofline().vector_flops(), 3 * 256 * 1024);  // 3MN
   EXPECT_DOUBLE_EQ(silu.problem().roofline().matmul_flops(), 0);
-  EXPECT_DOUBLE_EQ(silu.problem().roofline().hbm_bytes(), 4 * 2 * 4 * 8);  // 2MN fp32 elements
+  EXPECT_DOUBLE_EQ(silu.problem().roofline().hbm_bytes(), 4 * 2 * 256 * 1024);  // 2MN fp32 elements
   EXPECT_THAT(silu.problem().reference_source(), HasSubstr("np.exp"));
   EXPECT_THAT(silu.baseline().source(), HasSubstr("def kernel"));
   EXPECT_EQ(silu.device(), v1::DEVICE_SIM_TRN1);

@@ -24,8 +24,8 @@ inline const std::string kBinDir = ACCELOPT_BINARY_DIR "/bin";
 inline const std::string kSourceDir = ACCELOPT_SOURCE_DIR;
 
 struct ClusterOptions {
-  // The double's script (JSON, docs/agents.md).
-  std::string llm_script;
+  // The double's script (JSON, docs/agents.md); the default answers nothing (for builtin-only jobs).
+  std::string llm_script = R"({"rules": []})";
   // LlmConfig.max_attempts of the agents (1 = failures are not retried).
   int llm_max_attempts = 3;
   int profilers = 2;

@@ -1,2 +1,0 @@
-def kernel(x):
-    return x
