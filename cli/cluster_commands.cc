@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/args.h"
+#include "cli/json_output.h"
 #include "cli/local_cluster.h"
 #include "cli/secure_cluster.h"
 #include "libs/config/config_loader.h"
@@ -22,7 +23,7 @@ std::string SelfDir() {
 }
 
 int RunUp(const std::vector<std::string>& argv) {
-  auto args = ParseArgs(argv, {"data-dir", "config", "profilers", "base-port", "device"}, {"secure"});
+  auto args = ParseArgs(argv, {"data-dir", "config", "profilers", "base-port", "device"}, {"secure", "json"});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
   if (!args->positional.empty()) return UsageError("unexpected argument '" + args->positional[0] + "'");
   v1::ClusterConfig config;
@@ -50,28 +51,48 @@ int RunUp(const std::vector<std::string>& argv) {
     config.set_device(*device);
   }
   ApplyClusterDefaults(&config, SelfDir());
-  if (auto s = Up(config, std::cout, args->Has("secure")); !s.ok()) return Fail(std::string(s.message()));
+  // With --json the progress goes to stderr and stdout gets the cluster's status as `status --json` prints it.
+  const bool json = args->Has("json");
+  if (auto s = Up(config, json ? std::cerr : std::cout, args->Has("secure")); !s.ok()) {
+    return Fail(std::string(s.message()));
+  }
+  if (json) return Status(config.data_dir(), std::cout, /*json=*/true).ok() ? 0 : 1;
   return 0;
 }
 
 int RunWithDataDir(const std::vector<std::string>& argv, bool down) {
-  auto args = ParseArgs(argv, {"data-dir"}, down ? std::set<std::string>{} : std::set<std::string>{"json"});
+  auto args = ParseArgs(argv, {"data-dir"}, {"json"});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
   if (!args->positional.empty()) return UsageError("unexpected argument '" + args->positional[0] + "'");
   std::string data_dir = args->Get("data-dir", "./.accelopt");
-  absl::Status s = down ? Down(data_dir, std::cout) : Status(data_dir, std::cout, args->Has("json"));
-  return s.ok() ? 0 : Fail(std::string(s.message()));
+  const bool json = args->Has("json");
+  if (!down) {
+    absl::Status s = Status(data_dir, std::cout, json);
+    return s.ok() ? 0 : Fail(std::string(s.message()));
+  }
+  // With --json the progress goes to stderr and stdout gets one object.
+  absl::Status s = Down(data_dir, json ? std::cerr : std::cout);
+  if (!s.ok()) return Fail(std::string(s.message()));
+  if (json) std::cout << JsonText({{"data_dir", data_dir}, {"stopped", true}}, /*pretty=*/false) << "\n";
+  return 0;
 }
 
 int RunToken(const std::vector<std::string>& argv) {
   if (argv.empty() || argv[0] != "create") return UsageError("token: the only verb is `create`");
-  auto args = ParseArgs({argv.begin() + 1, argv.end()}, {"data-dir", "tenant", "role"}, {});
+  auto args = ParseArgs({argv.begin() + 1, argv.end()}, {"data-dir", "tenant", "role"}, {"json"});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
   if (!args->positional.empty()) return UsageError("unexpected argument '" + args->positional[0] + "'");
   if (args->Get("tenant").empty()) return UsageError("token create needs --tenant T");
   auto token = CreateToken(args->Get("data-dir", "./.accelopt"), args->Get("tenant"), args->Get("role", "submitter"));
   if (absl::IsInvalidArgument(token.status())) return UsageError(std::string(token.status().message()));
   if (!token.ok()) return Fail(std::string(token.status().message()));
+  if (args->Has("json")) {
+    std::cout << JsonText(
+                     {{"token", *token}, {"tenant", args->Get("tenant")}, {"role", args->Get("role", "submitter")}},
+                     /*pretty=*/false)
+              << "\n";
+    return 0;
+  }
   std::cout << *token << "\n";
   return 0;
 }
@@ -79,18 +100,21 @@ int RunToken(const std::vector<std::string>& argv) {
 }  // namespace
 
 Command UpCommand() {
-  return {"up",
-          absl::StrCat("up [--data-dir DIR] [--config FILE] [--profilers N] [--base-port N] [--secure] [--device ",
-                       absl::StrJoin(profiler::BuiltinBackends().Names(), "|"),
-                       "]\n"
-                       "      Start every service of the local cluster that is not running; wait until SERVING.\n"
-                       "      --secure: a CA, service certificates and an admin token in DIR/tls; TLS everywhere,\n"
-                       "      mutual TLS inside, bearer tokens on the public APIs, audit logs in DIR/audit."),
-          RunUp};
+  return {
+      "up",
+      absl::StrCat("up [--data-dir DIR] [--config FILE] [--profilers N] [--base-port N] [--secure] [--json] [--device ",
+                   absl::StrJoin(profiler::BuiltinBackends().Names(), "|"),
+                   "]\n"
+                   "      Start every service of the local cluster that is not running; wait until SERVING.\n"
+                   "      --secure: a CA, service certificates and an admin token in DIR/tls; TLS everywhere,\n"
+                   "      mutual TLS inside, bearer tokens on the public APIs, audit logs in DIR/audit.\n"
+                   "      --json: progress on stderr, then the status as `status --json` prints it."),
+      RunUp};
 }
 
 Command DownCommand() {
-  return {"down", "down [--data-dir DIR]\n      Stop the local cluster (SIGTERM, SIGKILL after the drain deadline).",
+  return {"down",
+          "down [--data-dir DIR] [--json]\n      Stop the local cluster (SIGTERM, SIGKILL after the drain deadline).",
           [](const std::vector<std::string>& a) { return RunWithDataDir(a, true); }};
 }
 
@@ -104,7 +128,7 @@ Command StatusCommand() {
 
 Command TokenCommand() {
   return {"token",
-          "token create --tenant T [--role viewer|submitter|admin] [--data-dir DIR]\n"
+          "token create --tenant T [--role viewer|submitter|admin] [--json] [--data-dir DIR]\n"
           "      Print a new bearer token (default role submitter) and add its hash to DIR/tls/tokens.yaml.",
           RunToken};
 }

@@ -434,7 +434,7 @@ int RunCancel(const std::vector<std::string>& argv) {
 }
 
 int RunExport(const std::vector<std::string>& argv) {
-  return WithArgs(argv, {"out"}, {}, 1, "JOB", [](const Args& args, const std::string& address) {
+  return WithArgs(argv, {"out"}, {"json"}, 1, "JOB", [](const Args& args, const std::string& address) {
     const std::string out = args.Get("out");
     if (out.empty()) return UsageError("export needs --out DIR");
     auto stub = Connect(address, args);
@@ -446,6 +446,10 @@ int RunExport(const std::vector<std::string>& argv) {
     if (grpc::Status s = stub->GetJobReport(&context, request, &report); !s.ok()) return RpcFailure(address, s);
     auto written = WriteJobExport(report, out);
     if (!written.ok()) return Fail(std::string(written.status().message()));
+    if (args.Has("json")) {
+      std::cout << JsonText({{"job_id", args.positional[0]}, {"written", *written}}, /*pretty=*/false) << "\n";
+      return 0;
+    }
     for (const std::string& path : *written) std::cout << "wrote " << path << "\n";
     return 0;
   });
@@ -485,7 +489,7 @@ Command CancelCommand() {
 }
 Command ExportCommand() {
   return {"export",
-          "export JOB --out DIR [--server ADDR] [--data-dir DIR]\n"
+          "export JOB --out DIR [--json] [--server ADDR] [--data-dir DIR]\n"
           "      Write the best kernel, lineage.json, job.json, report.md and report.html into DIR.",
           RunExport};
 }

@@ -11,6 +11,7 @@
 #include "cli/cluster_commands.h"
 #include "cli/command.h"
 #include "cli/job_commands.h"
+#include "cli/json_output.h"
 #include "cli/memory_commands.h"
 #include "cli/profile_command.h"
 #include "cli/report_command.h"
@@ -39,7 +40,7 @@ void PrintUsage(std::ostream& out) {
   out << "accelopt: optimize NKI kernels for AWS Trainium with an AccelOpt cluster.\n\n"
       << "Usage: accelopt <command> [options]   (accelopt <command> --help for one command)\n\nCommands:\n";
   for (const Command& c : Commands()) out << "  " << c.usage << "\n";
-  out << "  version\n      Print the version.\n" << kCommonOptions;
+  out << "  version [--json]\n      Print the version.\n" << kCommonOptions;
 }
 
 void PrintCommandUsage(const Command& command, std::ostream& out) {
@@ -85,7 +86,11 @@ int main(int argc, char** argv) {
     return 0;
   }
   if (name == "version" || name == "--version") {
-    std::cout << "accelopt " << accelopt::core::kVersion << "\n";
+    if (!rest.empty() && rest[0] == "--json") {
+      std::cout << JsonText({{"version", accelopt::core::kVersion}}, /*pretty=*/false) << "\n";
+    } else {
+      std::cout << "accelopt " << accelopt::core::kVersion << "\n";
+    }
     return 0;
   }
   const Command* command = FindCommand(name);

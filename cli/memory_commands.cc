@@ -16,6 +16,7 @@
 #include "accelopt/v1/memory_service.grpc.pb.h"
 #include "cli/args.h"
 #include "cli/client_credentials.h"
+#include "cli/json_output.h"
 #include "cli/local_cluster.h"
 #include "libs/core/file.h"
 #include "services/memory/experience_jsonl.h"
@@ -113,7 +114,7 @@ int RunList(const std::vector<std::string>& argv) {
 
 int RunExport(const std::vector<std::string>& argv) {
   std::string address;
-  auto args = ParseMemoryArgs(argv, {"namespace", "out"}, {}, &address);
+  auto args = ParseMemoryArgs(argv, {"namespace", "out"}, {"json"}, &address);
   if (absl::IsInvalidArgument(args.status())) return UsageError(std::string(args.status().message()));
   if (!args.ok()) return Fail(std::string(args.status().message()));
   if (!args->positional.empty()) return UsageError("unexpected argument '" + args->positional[0] + "'");
@@ -127,6 +128,10 @@ int RunExport(const std::vector<std::string>& argv) {
   grpc::Status status = Connect(address, *args)->ExportExperiences(&context, request, &response);
   if (!status.ok()) return RpcFailure(address, status);
   if (auto s = core::WriteFileAtomic(out, response.jsonl()); !s.ok()) return Fail(std::string(s.message()));
+  if (args->Has("json")) {
+    std::cout << JsonText({{"exported", response.count()}, {"file", out}}, /*pretty=*/false) << "\n";
+    return 0;
+  }
   std::cout << "exported " << response.count() << " experience" << (response.count() == 1 ? "" : "s") << " to " << out
             << "\n";
   return 0;
@@ -134,7 +139,7 @@ int RunExport(const std::vector<std::string>& argv) {
 
 int RunImport(const std::vector<std::string>& argv) {
   std::string address;
-  auto args = ParseMemoryArgs(argv, {}, {}, &address);
+  auto args = ParseMemoryArgs(argv, {}, {"json"}, &address);
   if (absl::IsInvalidArgument(args.status())) return UsageError(std::string(args.status().message()));
   if (!args.ok()) return Fail(std::string(args.status().message()));
   if (args->positional.size() != 1) return UsageError("memory import needs exactly one FILE");
@@ -158,6 +163,11 @@ int RunImport(const std::vector<std::string>& argv) {
     return Fail(absl::StrCat(path, ": ", status.error_message(), " (nothing imported)"));
   }
   if (!status.ok()) return RpcFailure(address, status);
+  if (args->Has("json")) {
+    std::cout << JsonText({{"imported", response.imported()}, {"skipped", response.skipped()}}, /*pretty=*/false)
+              << "\n";
+    return 0;
+  }
   std::cout << "imported " << response.imported() << " experience" << (response.imported() == 1 ? "" : "s")
             << ", skipped " << response.skipped() << " already stored\n";
   return 0;
@@ -178,9 +188,9 @@ Command MemoryCommand() {
   return {"memory",
           "memory list [--namespace NS] [--json] [--server ADDR] [--data-dir DIR]\n"
           "      Stored experiences (every namespace when none is named): a table, or JSON {\"experiences\": [...]}.\n"
-          "  memory export --out FILE [--namespace NS] [--server ADDR] [--data-dir DIR]\n"
+          "  memory export --out FILE [--namespace NS] [--json] [--server ADDR] [--data-dir DIR]\n"
           "      Write the experiences as JSON Lines (one accelopt.v1.Experience per line).\n"
-          "  memory import FILE [--server ADDR] [--data-dir DIR]\n"
+          "  memory import FILE [--json] [--server ADDR] [--data-dir DIR]\n"
           "      Store the experiences of a JSON Lines file, all or nothing; ids already stored are skipped.\n"
           "      ADDR defaults to the memory service of the local cluster in DIR, else 127.0.0.1:50053.",
           RunMemory};

@@ -5,13 +5,14 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/job_commands.h"
+#include "cli/json_output.h"
 #include "libs/core/file.h"
 
 namespace accelopt::cli {
 namespace {
 
 int RunReport(const std::vector<std::string>& argv) {
-  return WithJobService(argv, {"out"}, {}, 1, "JOB",
+  return WithJobService(argv, {"out"}, {"json"}, 1, "JOB",
                         [](const Args& args, v1::JobService::Stub& stub, const std::string& address) {
                           const std::string out = args.Get("out", ".");
                           grpc::ClientContext context;
@@ -27,7 +28,14 @@ int RunReport(const std::vector<std::string>& argv) {
                           const std::string path = (std::filesystem::path(out) / "report.html").string();
                           if (absl::Status s = core::WriteFileAtomic(path, report.html()); !s.ok())
                             return Fail(std::string(s.message()));
-                          std::cout << std::filesystem::absolute(path).lexically_normal().string() << "\n";
+                          const std::string absolute = std::filesystem::absolute(path).lexically_normal().string();
+                          if (args.Has("json")) {
+                            std::cout << JsonText({{"job_id", args.positional[0]}, {"path", absolute}},
+                                                  /*pretty=*/false)
+                                      << "\n";
+                          } else {
+                            std::cout << absolute << "\n";
+                          }
                           return 0;
                         });
 }
@@ -36,7 +44,7 @@ int RunReport(const std::vector<std::string>& argv) {
 
 Command ReportCommand() {
   return {"report",
-          "report JOB [--out DIR] [--server ADDR] [--data-dir DIR]\n"
+          "report JOB [--out DIR] [--json] [--server ADDR] [--data-dir DIR]\n"
           "      Write the job's self-contained HTML report (charts, candidate tree, kernel diff) to DIR/report.html\n"
           "      (DIR defaults to .) and print its absolute path.",
           RunReport};

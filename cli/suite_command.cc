@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/job_commands.h"
+#include "cli/json_output.h"
 #include "cli/nkibench_import.h"
 #include "cli/suite_results.h"
 #include "cli/suite_run.h"
@@ -18,11 +19,19 @@ namespace fs = std::filesystem;
 
 int RunSuiteRun(const std::vector<std::string>& argv) {
   return WithJobService(
-      argv, {"out"}, {}, 1, "SUITE.yaml", [](const Args& args, v1::JobService::Stub& stub, const std::string&) {
+      argv, {"out"}, {"json"}, 1, "SUITE.yaml", [](const Args& args, v1::JobService::Stub& stub, const std::string&) {
         auto suite = LoadSuiteFile(args.positional[0]);
         if (!suite.ok()) return Fail(std::string(suite.status().message()));
         const std::string out = args.Get("out", (fs::path("suite-results") / suite->name).string());
-        if (absl::Status s = RunSuite(*suite, out, stub, std::cout); !s.ok()) return Fail(std::string(s.message()));
+        // With --json the progress goes to stderr and stdout gets results.json on one line.
+        const bool json = args.Has("json");
+        const absl::Status ran = RunSuite(*suite, out, stub, json ? std::cerr : std::cout);
+        if (json && (ran.ok() || absl::IsAborted(ran))) {
+          auto results = core::ReadFile((fs::path(out) / "results.json").string());
+          if (results.ok()) std::cout << JsonText(nlohmann::json::parse(*results), /*pretty=*/false) << "\n";
+        }
+        if (!ran.ok()) return Fail(std::string(ran.message()));
+        if (json) return 0;
         auto table = core::ReadFile((fs::path(out) / "results.md").string());
         if (table.ok()) std::cout << "\n" << *table;
         std::cout << "\nresults: " << fs::absolute(fs::path(out) / "results.md").lexically_normal().string()
@@ -49,7 +58,7 @@ absl::StatusOr<std::vector<SuiteRow>> LoadResults(const std::string& path, std::
 }
 
 int RunSuiteCompare(const std::vector<std::string>& argv) {
-  auto args = ParseArgs(argv, {}, {});
+  auto args = ParseArgs(argv, {}, {"json"});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
   if (args->positional.size() != 2) return UsageError("suite compare needs two result directories A B");
   std::string name_a, name_b;
@@ -58,18 +67,29 @@ int RunSuiteCompare(const std::vector<std::string>& argv) {
   auto b = LoadResults(args->positional[1], &name_b);
   if (!b.ok()) return Fail(std::string(b.status().message()));
   if (name_a == name_b) name_a += " (A)", name_b += " (B)";
-  std::cout << CompareMarkdown(name_a, *a, name_b, *b) << std::flush;
+  if (args->Has("json")) {
+    std::cout << JsonText(CompareJson(name_a, *a, name_b, *b), /*pretty=*/false) << "\n";
+  } else {
+    std::cout << CompareMarkdown(name_a, *a, name_b, *b) << std::flush;
+  }
   return 0;
 }
 
 int RunImport(const std::vector<std::string>& argv) {
-  auto args = ParseArgs(argv, {"out", "device"}, {});
+  auto args = ParseArgs(argv, {"out", "device"}, {"json"});
   if (!args.ok()) return UsageError(std::string(args.status().message()));
   if (args->positional.size() != 1) return UsageError("suite import-nkibench needs the NKIBench folder");
   auto imported =
       ImportNkiBench(args->positional[0], args->Get("out", "nkibench-suite"), args->Get("device", "sim-trn1"));
   if (!imported.ok()) return Fail(std::string(imported.status().message()));
   for (const std::string& w : imported->warnings) std::cerr << "accelopt: warning: " << w << "\n";
+  const std::string suite_path = fs::absolute(imported->suite_path).lexically_normal().string();
+  if (args->Has("json")) {
+    std::cout << JsonText({{"suite", suite_path}, {"problems", imported->problems}, {"warnings", imported->warnings}},
+                          /*pretty=*/false)
+              << "\n";
+    return 0;
+  }
   std::cout << "imported " << imported->problems.size() << " problems into "
             << fs::absolute(imported->suite_path).lexically_normal().string() << "\nrun it with: accelopt suite run "
             << imported->suite_path << std::endl;
@@ -89,13 +109,13 @@ int RunSuiteCommand(const std::vector<std::string>& argv) {
 
 Command SuiteCommand() {
   return {"suite",
-          "suite run SUITE.yaml [--out DIR] [--server ADDR] [--data-dir DIR]\n"
+          "suite run SUITE.yaml [--out DIR] [--json] [--server ADDR] [--data-dir DIR]\n"
           "      Run every problem of the suite as a job (bounded concurrency, resumable from DIR/state.json);\n"
           "      write results.md, results.json and report.html into DIR (default suite-results/NAME).\n"
           "      Exit 1 (after writing them) when a problem's job did not succeed.\n"
-          "  suite compare A B\n"
+          "  suite compare A B [--json]\n"
           "      Two suite runs side by side (result directories or results.json files), with geometric means.\n"
-          "  suite import-nkibench PATH [--out DIR] [--device DEV]\n"
+          "  suite import-nkibench PATH [--out DIR] [--device DEV] [--json]\n"
           "      Turn an NKIBench folder (summary.json, reference/, kernels/) into a suite in DIR (default\n"
           "      nkibench-suite) with the paper's roofline formulas.",
           RunSuiteCommand};

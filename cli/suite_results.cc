@@ -161,11 +161,41 @@ std::string SuiteHtml(const std::string& suite_name, const std::vector<SuiteRow>
   return out;
 }
 
-std::string CompareMarkdown(const std::string& name_a, const std::vector<SuiteRow>& a, const std::string& name_b,
-                            const std::vector<SuiteRow>& b) {
+namespace {
+
+// The rows of two runs by problem (either side may be missing).
+std::map<std::string, std::pair<const SuiteRow*, const SuiteRow*>> JoinByProblem(const std::vector<SuiteRow>& a,
+                                                                                 const std::vector<SuiteRow>& b) {
   std::map<std::string, std::pair<const SuiteRow*, const SuiteRow*>> joined;
   for (const SuiteRow& r : a) joined[r.problem].first = &r;
   for (const SuiteRow& r : b) joined[r.problem].second = &r;
+  return joined;
+}
+
+}  // namespace
+
+nlohmann::json CompareJson(const std::string& name_a, const std::vector<SuiteRow>& a, const std::string& name_b,
+                           const std::vector<SuiteRow>& b) {
+  nlohmann::json out = {{"a", name_a}, {"b", name_b}, {"problems", nlohmann::json::array()}};
+  for (const auto& [problem, rows] : JoinByProblem(a, b)) {
+    const auto& [ra, rb] = rows;
+    out["problems"].push_back({{"problem", problem},
+                               {"speedup_a", ra ? nlohmann::json(ra->speedup) : nlohmann::json(nullptr)},
+                               {"speedup_b", rb ? nlohmann::json(rb->speedup) : nlohmann::json(nullptr)},
+                               {"peak_after_a", ra ? OptJson(ra->peak_after) : nlohmann::json(nullptr)},
+                               {"peak_after_b", rb ? OptJson(rb->peak_after) : nlohmann::json(nullptr)}});
+  }
+  const SuiteSummary sa = Summarize(a), sb = Summarize(b);
+  out["geomean_speedup_a"] = OptJson(sa.geomean_speedup);
+  out["geomean_speedup_b"] = OptJson(sb.geomean_speedup);
+  out["geomean_peak_after_a"] = OptJson(sa.geomean_peak_after);
+  out["geomean_peak_after_b"] = OptJson(sb.geomean_peak_after);
+  return out;
+}
+
+std::string CompareMarkdown(const std::string& name_a, const std::vector<SuiteRow>& a, const std::string& name_b,
+                            const std::vector<SuiteRow>& b) {
+  const auto joined = JoinByProblem(a, b);
   std::string md = absl::StrFormat(
       "| problem | speedup %s | speedup %s | %% of peak after %s | %% of peak after %s |\n|---|---|---|---|---|\n",
       name_a, name_b, name_a, name_b);

@@ -41,6 +41,10 @@ std::string SuiteMarkdown(const std::string& suite_name, const std::vector<Suite
 // Sorted keys: {"suite": name, "rows": [...], "summary": {...}}.
 nlohmann::json SuiteJson(const std::string& suite_name, const std::vector<SuiteRow>& rows);
 absl::StatusOr<std::vector<SuiteRow>> SuiteRowsFromJson(const nlohmann::json& json);
+// CompareMarkdown's content as JSON: {"a", "b", "problems": [{"problem", "speedup_a", "speedup_b",
+// "peak_after_a", "peak_after_b"}], "geomean_speedup_a/b", "geomean_peak_after_a/b"}; null where absent.
+nlohmann::json CompareJson(const std::string& name_a, const std::vector<SuiteRow>& a, const std::string& name_b,
+                           const std::vector<SuiteRow>& b);
 // Self-contained page: the table, a speedup chart and a percentage-of-peak chart (before and after).
 std::string SuiteHtml(const std::string& suite_name, const std::vector<SuiteRow>& rows);
 

@@ -86,6 +86,15 @@ TEST(SuiteResults, CompareJoinsByProblem) {
   EXPECT_THAT(md, HasSubstr("| a | 2.000x | 4.000x | 20.0% | 40.0% |"));
   EXPECT_THAT(md, HasSubstr("| d | (absent) | 1.000x | - | 1.0% |"));
   EXPECT_THAT(md, HasSubstr("| **geometric mean** | 4.000x | 2.000x |"));
+
+  const nlohmann::json json = CompareJson("gpt", Rows(), "local", b);
+  EXPECT_EQ(json["a"], "gpt");
+  ASSERT_EQ(json["problems"].size(), 4u);
+  EXPECT_EQ(json["problems"][0]["problem"], "a");
+  EXPECT_DOUBLE_EQ(json["problems"][0]["speedup_a"].get<double>(), 2.0);
+  EXPECT_DOUBLE_EQ(json["problems"][0]["speedup_b"].get<double>(), 4.0);
+  EXPECT_TRUE(json["problems"][3]["speedup_a"].is_null());  // d: only in b
+  EXPECT_DOUBLE_EQ(json["geomean_speedup_a"].get<double>(), 4.0);
 }
 
 TEST(NkiBenchImport, FixtureBecomesASuiteWithThePapersRoofline) {

@@ -68,12 +68,19 @@ TEST(SuiteE2eTest, ImportedNkiBenchFixtureRunsAsASuiteAndResumes) {
   ASSERT_TRUE(html.ok());
   EXPECT_TRUE(absl::StrContains(*html, "<svg")) << "the HTML has its charts";
 
-  // Again: the jobs are followed, not submitted twice, and the results are the same bytes.
-  auto [again, again_output] = Accelopt(run, c.dir() + "/run-again.log");
+  // Again, with --json: the jobs are followed, not submitted twice, the results are the same bytes, and the
+  // last line printed is results.json on one line.
+  std::vector<std::string> run_json = run;
+  run_json.push_back("--json");
+  auto [again, again_output] = Accelopt(run_json, c.dir() + "/run-again.log");
   ASSERT_EQ(again, 0) << again_output;
+  EXPECT_TRUE(absl::StrContains(again_output, "resuming: 2 of 2 jobs submitted")) << again_output;
+  EXPECT_FALSE(absl::StrContains(again_output, "submitted silu_2")) << again_output;
   auto json_again = core::ReadFile(results + "/results.json");
   ASSERT_TRUE(json_again.ok());
   EXPECT_EQ(*json_again, *json_text);
+  const std::string trimmed = again_output.substr(0, again_output.find_last_not_of('\n') + 1);
+  EXPECT_EQ(nlohmann::json::parse(trimmed.substr(trimmed.rfind('\n') + 1)), json);
 }
 
 }  // namespace

@@ -205,9 +205,10 @@ TEST(ClusterProcessesTest, CliUpTwiceStatusCrashAndDown) {
   EXPECT_NE(re_out.find("orchestrator: already running"), std::string::npos) << re_out;
   EXPECT_EQ(re_out.find("planner: already running"), std::string::npos) << re_out;
 
-  auto [down_code, down_out] = Cli({"down", "--data-dir", dir}, dir + "/down.log");
+  auto [down_code, down_out] = Cli({"down", "--data-dir", dir, "--json"}, dir + "/down.log");
   EXPECT_EQ(down_code, 0) << down_out;
-  EXPECT_NE(down_out.find("cluster down"), std::string::npos);
+  EXPECT_NE(down_out.find("cluster down"), std::string::npos);  // progress, on stderr
+  EXPECT_NE(down_out.find("{\"data_dir\":\"" + dir + "\",\"stopped\":true}\n"), std::string::npos) << down_out;
   EXPECT_EQ(down_out.find("killed"), std::string::npos) << down_out;
   auto [after_code, after_out] = Cli({"status", "--data-dir", dir}, dir + "/status3.log");
   EXPECT_EQ(after_code, 1);
