@@ -17,9 +17,11 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
 #include "accelopt/v1/info_service.grpc.pb.h"
 #include "cli/secure_cluster.h"
 #include "google/protobuf/util/json_util.h"
+#include "google/protobuf/util/time_util.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "libs/core/file.h"
 #include "libs/core/status_macros.h"
@@ -207,12 +209,14 @@ std::string Tail(const std::string& path, size_t lines) {
 struct Probe {
   std::string state;  // SERVING, NOT_SERVING, UNREACHABLE
   std::string version;
+  // RFC 3339, from GetInfo; empty when the service did not answer.
+  std::string started_at;
 };
 
 Probe ProbeService(const std::string& address, std::chrono::milliseconds timeout,
                    const std::shared_ptr<grpc::ChannelCredentials>& credentials) {
   auto channel = grpc::CreateChannel(address, credentials);
-  Probe probe{"UNREACHABLE", "-"};
+  Probe probe{"UNREACHABLE", "-", ""};
   grpc::ClientContext hctx;
   hctx.set_deadline(std::chrono::system_clock::now() + timeout);
   grpc::health::v1::HealthCheckResponse health;
@@ -225,6 +229,7 @@ Probe ProbeService(const std::string& address, std::chrono::milliseconds timeout
   v1::GetInfoResponse info;
   if (v1::InfoService::NewStub(channel)->GetInfo(&ictx, v1::GetInfoRequest(), &info).ok()) {
     probe.version = info.version();
+    if (info.has_started_at()) probe.started_at = google::protobuf::util::TimeUtil::ToString(info.started_at());
   }
   return probe;
 }
@@ -280,22 +285,30 @@ std::vector<std::string> PrintStatusTable(const v1::LocalClusterState& state, co
   for (const auto& s : state.services()) {
     bool running = IsRunning(s.pid(), s.binary());
     Probe probe =
-        running ? ProbeService(s.grpc_address(), std::chrono::seconds(2), credentials) : Probe{"CRASHED", "-"};
+        running ? ProbeService(s.grpc_address(), std::chrono::seconds(2), credentials) : Probe{"CRASHED", "-", ""};
     if (probe.state != "SERVING") unhealthy.push_back(s.name());
     if (json) {
-      services.push_back({{"name", s.name()},
-                          {"address", s.grpc_address()},
-                          {"metrics_address", s.admin_address()},
-                          {"state", probe.state},
-                          {"version", probe.version},
-                          {"pid", s.pid()}});
+      services.push_back(
+          {{"name", s.name()},
+           {"address", s.grpc_address()},
+           {"metrics_address", s.admin_address()},
+           {"state", probe.state},
+           {"version", probe.version},
+           {"started_at", probe.started_at.empty() ? nlohmann::json(nullptr) : nlohmann::json(probe.started_at)},
+           {"pid", s.pid()}});
     } else {
       PrintServiceLine(out, s.name(), probe.state, s.grpc_address(), s.admin_address(), probe.version,
                        running ? absl::StrCat(s.pid()) : absl::StrCat(s.pid(), " (exited; log ", s.log_path(), ")"));
     }
   }
   if (json) {
-    out << nlohmann::json{{"data_dir", data_dir}, {"secure", IsSecureDataDir(data_dir)}, {"services", services}}.dump(2)
+    const std::string now = google::protobuf::util::TimeUtil::ToString(
+        google::protobuf::util::TimeUtil::NanosecondsToTimestamp(absl::ToUnixNanos(absl::Now())));
+    out << nlohmann::json{{"checked_at", now},
+                          {"data_dir", data_dir},
+                          {"secure", IsSecureDataDir(data_dir)},
+                          {"services", services}}
+               .dump()
         << "\n";
   }
   return unhealthy;

@@ -219,11 +219,14 @@ TEST_F(SecureClusterTest, InternalServicesAcceptOnlyTheOrchestrator) {
 TEST_F(SecureClusterTest, StatusJsonListsEveryService) {
   auto [code, out] = Cli({"status", "--json", "--data-dir", *dir_}, *dir_ + "/status.log");
   EXPECT_EQ(code, 0) << out;
+  // One line, keys sorted, with when it was checked and when each service started.
+  EXPECT_EQ(out.rfind("{\"checked_at\":\"20", 0), 0u) << out;
   for (const char* name : {"orchestrator", "planner", "executor", "memory", "profiler-0"}) {
-    EXPECT_NE(out.find(absl::StrCat("\"name\": \"", name, "\"")), std::string::npos) << out;
+    EXPECT_NE(out.find(absl::StrCat("\"name\":\"", name, "\"")), std::string::npos) << out;
   }
-  EXPECT_NE(out.find("\"secure\": true"), std::string::npos) << out;
-  EXPECT_NE(out.find("\"state\": \"SERVING\""), std::string::npos) << out;
+  EXPECT_NE(out.find("\"secure\":true"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"started_at\":\"20"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"state\":\"SERVING\""), std::string::npos) << out;
 }
 
 }  // namespace
