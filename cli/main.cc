@@ -10,6 +10,7 @@
 #include "cli/candidates_command.h"
 #include "cli/cluster_commands.h"
 #include "cli/command.h"
+#include "cli/health_command.h"
 #include "cli/job_commands.h"
 #include "cli/json_output.h"
 #include "cli/memory_commands.h"
@@ -24,9 +25,9 @@ namespace {
 
 // Every command, in the order `help` lists them.
 std::vector<Command> Commands() {
-  return {UpCommand(),         DownCommand(),  StatusCommand(),  SubmitCommand(), WatchCommand(),
-          GetCommand(),        ListCommand(),  CancelCommand(),  ExportCommand(), ReportCommand(),
-          CandidatesCommand(), SuiteCommand(), ProfileCommand(), MemoryCommand(), TokenCommand()};
+  return {UpCommand(),      DownCommand(),   StatusCommand(), SubmitCommand(), WatchCommand(),      GetCommand(),
+          ListCommand(),    CancelCommand(), ExportCommand(), ReportCommand(), CandidatesCommand(), SuiteCommand(),
+          ProfileCommand(), MemoryCommand(), TokenCommand(),  HealthCommand()};
 }
 
 constexpr char kCommonOptions[] =

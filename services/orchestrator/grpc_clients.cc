@@ -143,8 +143,10 @@ std::shared_ptr<CallHandle> StartCall(Request request, absl::Duration deadline, 
 }  // namespace
 
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
-                                           std::shared_ptr<grpc::ChannelCredentials> credentials) {
+                                           std::shared_ptr<grpc::ChannelCredentials> credentials,
+                                           const std::string& tls_server_name) {
   grpc::ChannelArguments args;
+  if (!tls_server_name.empty()) args.SetSslTargetNameOverride(tls_server_name);
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
   // gRPC's default reconnect backoff grows to two minutes, far longer than a rolling restart: a retried
@@ -201,8 +203,9 @@ std::shared_ptr<CallHandle> GrpcMemoryClient::SummarizeIteration(v1::SummarizeIt
 }
 
 GrpcProfilerWorker::GrpcProfilerWorker(const std::string& address,
-                                       std::shared_ptr<grpc::ChannelCredentials> credentials)
-    : channel_(MakeChannel(address, std::move(credentials))),
+                                       std::shared_ptr<grpc::ChannelCredentials> credentials,
+                                       const std::string& tls_server_name)
+    : channel_(MakeChannel(address, std::move(credentials), tls_server_name)),
       stub_(v1::ProfilerService::NewStub(channel_)),
       health_(grpc::health::v1::Health::NewStub(channel_)) {}
 

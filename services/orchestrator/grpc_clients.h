@@ -26,10 +26,12 @@ namespace accelopt::orchestrator {
 // OrchestratorConfig.client_tls for mutual TLS) that accepts the large messages of the search (kernels,
 // iterations' samples), up to 64 MiB, and reconnects within a second or two once a restarted service listens
 // again. Calls go round-robin over every address `address` resolves to (`dns:///planner:50051` behind a
-// headless Service).
+// headless Service). Over TLS the server's certificate must name `tls_server_name` when given, else the host
+// of `address`.
 std::shared_ptr<grpc::Channel> MakeChannel(
     const std::string& address,
-    std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials());
+    std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials(),
+    const std::string& tls_server_name = "");
 
 class GrpcPlannerClient : public PlannerClient {
  public:
@@ -71,8 +73,12 @@ class GrpcMemoryClient : public MemoryClient {
 
 class GrpcProfilerWorker : public ProfilerWorker {
  public:
-  explicit GrpcProfilerWorker(const std::string& address, std::shared_ptr<grpc::ChannelCredentials> credentials =
-                                                              grpc::InsecureChannelCredentials());
+  // `tls_server_name`, when not empty, is the name the worker's certificate is checked against instead of
+  // `address` (workers resolved from a DNS name are dialled by IP; their certificate names the DNS name).
+  explicit GrpcProfilerWorker(
+      const std::string& address,
+      std::shared_ptr<grpc::ChannelCredentials> credentials = grpc::InsecureChannelCredentials(),
+      const std::string& tls_server_name = "");
   std::shared_ptr<CallHandle> Profile(const v1::ProfileRequest& request, absl::Duration deadline,
                                       Callback<v1::ProfileResult> done) override;
   std::shared_ptr<CallHandle> GetStatus(absl::Duration deadline, Callback<v1::WorkerStatus> done) override;

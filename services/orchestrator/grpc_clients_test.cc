@@ -2,16 +2,22 @@
 // same port (a rolling restart), or never comes back.
 #include "services/orchestrator/grpc_clients.h"
 
+#include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <future>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "libs/core/file.h"
+#include "libs/rpc/tls_credentials.h"
+#include "libs/security/pki.h"
 #include "libs/testing/child_process.h"
 #include "prometheus/registry.h"
 
@@ -174,6 +180,53 @@ TEST_F(GrpcClientsTest, CallsSpreadOverEveryAddressTheTargetResolvesTo) {
   EXPECT_GE(second.calls.load(), 1);
   EXPECT_EQ(planner_.calls.load() + second.calls.load(), 10);
   second_server->Shutdown(std::chrono::system_clock::now());
+}
+
+// Workers found through a DNS name are dialled by IP: over TLS, their certificate (which names the DNS name, as a
+// cert-manager certificate for a headless Service does) is checked against that name.
+TEST(GrpcProfilerWorkerTlsTest, AWorkerDialledByIpIsVerifiedAgainstItsDnsName) {
+  auto ca = security::MakeCertificateAuthority("test CA", absl::Hours(1));
+  ASSERT_TRUE(ca.ok()) << ca.status();
+  auto leaf = security::IssueCertificate(*ca, "profiler", {"profilers.accelopt.example"}, {}, absl::Hours(1));
+  ASSERT_TRUE(leaf.ok()) << leaf.status();
+  const std::string dir = ::testing::TempDir() + "/worker_tls_" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  ASSERT_TRUE(core::WriteFileAtomic(dir + "/ca.pem", ca->certificate).ok());
+  ASSERT_TRUE(core::WriteFileAtomic(dir + "/leaf.pem", leaf->certificate).ok());
+  ASSERT_TRUE(core::WriteFileAtomic(dir + "/leaf-key.pem", leaf->private_key).ok());
+  v1::ServerConfig server;
+  server.mutable_tls()->set_cert_file(dir + "/leaf.pem");
+  server.mutable_tls()->set_key_file(dir + "/leaf-key.pem");
+  auto server_credentials = rpc::MakeServerCredentials(server);
+  ASSERT_TRUE(server_credentials.ok()) << server_credentials.status();
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort("127.0.0.1:0", *server_credentials, &port);
+  CannedPlanner any_service;  // a server needs one service besides health
+  builder.RegisterService(&any_service);
+  std::unique_ptr<grpc::Server> worker = builder.BuildAndStart();
+  ASSERT_NE(worker, nullptr);
+  grpc::HealthCheckServiceInterface* health = worker->GetHealthCheckService();
+  ASSERT_NE(health, nullptr);
+  health->SetServingStatus(true);
+  v1::TlsConfig client;
+  client.set_ca_file(dir + "/ca.pem");
+  auto channel_credentials = rpc::MakeChannelCredentials(client);
+  ASSERT_TRUE(channel_credentials.ok()) << channel_credentials.status();
+  const std::string address = absl::StrCat("127.0.0.1:", port);
+  auto check = [](GrpcProfilerWorker& w) {
+    auto result = std::make_shared<std::promise<absl::Status>>();
+    auto future = result->get_future();
+    w.CheckHealth(absl::Seconds(5), [result](absl::Status s) { result->set_value(std::move(s)); });
+    return future.get();
+  };
+  GrpcProfilerWorker named(address, *channel_credentials, "profilers.accelopt.example");
+  EXPECT_TRUE(check(named).ok());
+  GrpcProfilerWorker by_ip(address, *channel_credentials);  // the certificate does not name 127.0.0.1
+  EXPECT_FALSE(check(by_ip).ok());
+  worker->Shutdown(std::chrono::system_clock::now());
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

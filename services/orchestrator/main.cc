@@ -76,8 +76,10 @@ int main(int argc, char** argv) {
       config.profiler_dns().empty()
           ? orchestrator::StaticWorkers({config.profiler_addresses().begin(), config.profiler_addresses().end()})
           : orchestrator::DnsWorkers(config.profiler_dns()),
-      [credentials = *credentials](const std::string& address) {
-        return std::make_unique<orchestrator::GrpcProfilerWorker>(address, credentials);
+      // Workers found through profiler_dns are dialled by IP; over TLS their certificate must name the DNS name.
+      [credentials = *credentials,
+       tls_name = config.profiler_dns().substr(0, config.profiler_dns().rfind(':'))](const std::string& address) {
+        return std::make_unique<orchestrator::GrpcProfilerWorker>(address, credentials, tls_name);
       },
       &metrics);
   pool.Start();

@@ -216,6 +216,36 @@ TEST_F(SecureClusterTest, InternalServicesAcceptOnlyTheOrchestrator) {
   EXPECT_EQ(passed.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << passed.error_message();
 }
 
+// What a Kubernetes exec probe runs against a TLS service: `accelopt health` with the CA and a certificate.
+TEST_F(SecureClusterTest, HealthCommandChecksAMutualTlsServiceAndSaysWhyItFails) {
+  const std::string planner = Address(1);
+  const std::vector<std::string> tls = {"--ca",  Tls("ca.pem"),         "--cert", Tls("planner.pem"),
+                                        "--key", Tls("planner-key.pem")};
+  for (const char* service : {"liveness", ""}) {
+    std::vector<std::string> args = {"health", "--server", planner, "--service", service, "--data-dir", "/nonexistent"};
+    args.insert(args.end(), tls.begin(), tls.end());
+    auto [code, out] = Cli(args, *dir_ + "/health.log");
+    EXPECT_EQ(code, 0) << service << ": " << out;
+    EXPECT_EQ(out, "SERVING\n");
+  }
+  // Plaintext against the TLS listener, and TLS without a client certificate, are refused with a reason.
+  auto [plain, plain_out] =
+      Cli({"health", "--server", planner, "--timeout", "3", "--data-dir", "/nonexistent"}, *dir_ + "/health-plain.log");
+  EXPECT_EQ(plain, 1) << plain_out;
+  EXPECT_EQ(plain_out.rfind("accelopt: error: " + planner + " health '': ", 0), 0u) << plain_out;
+  auto [no_cert, no_cert_out] =
+      Cli({"health", "--server", planner, "--timeout", "3", "--ca", Tls("ca.pem"), "--data-dir", "/nonexistent"},
+          *dir_ + "/health-nocert.log");
+  EXPECT_EQ(no_cert, 1) << no_cert_out;
+  // A name the certificate does not carry fails verification.
+  std::vector<std::string> wrong_name = {
+      "health",     "--server",    planner, "--timeout", "3", "--tls-server-name", "elsewhere.example",
+      "--data-dir", "/nonexistent"};
+  wrong_name.insert(wrong_name.end(), tls.begin(), tls.end());
+  auto [wrong, wrong_out] = Cli(wrong_name, *dir_ + "/health-name.log");
+  EXPECT_EQ(wrong, 1) << wrong_out;
+}
+
 TEST_F(SecureClusterTest, StatusJsonListsEveryService) {
   auto [code, out] = Cli({"status", "--json", "--data-dir", *dir_}, *dir_ + "/status.log");
   EXPECT_EQ(code, 0) << out;
