@@ -14,7 +14,7 @@ prefix=${registry:+$registry/}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # kustomize only loads paths below the kustomization's directory: wrap a copy of the tree.
-cp -r "$here/base" "$here/overlays" "$work/"
+cp -r "$here/base" "$here/overlays" "$here/components" "$work/"
 {
   echo "apiVersion: kustomize.config.k8s.io/v1beta1"
   echo "kind: Kustomization"

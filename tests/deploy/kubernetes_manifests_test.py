@@ -3,7 +3,8 @@
 Every overlay renders; every workload has probes, resources and a securityContext; every Service port names a
 container port of the pods it selects and the port the service's config listens on; images are
 accelopt/<service>:<git short revision> as `make images` builds them, never `latest`; probes use the named
-health statuses; termination grace covers the drain; NetworkPolicies fence the internal services.
+health statuses; termination grace covers the drain; NetworkPolicies fence the internal services; eks-trn (the
+components/tls component) serves TLS everywhere, mutual TLS inside, with exec probes that speak TLS.
 """
 import functools
 import os
@@ -50,6 +51,24 @@ def config_of(docs, workload):
     return yaml.safe_load(cm["data"]["config.yaml"])
 
 
+def probe_target(probe):
+    """(port, health service name) a probe checks: a kubelet gRPC probe, or an exec probe running
+    `accelopt health --server 127.0.0.1:PORT --service NAME` (TLS listeners)."""
+    if "grpc" in probe:
+        return probe["grpc"]["port"], probe["grpc"]["service"]
+    command = probe["exec"]["command"]
+    assert command[:2] == ["/opt/accelopt/bin/accelopt", "health"], command
+    options = dict(zip(command[2::2], command[3::2]))
+    host, port = options["--server"].rsplit(":", 1)
+    assert host == "127.0.0.1", command
+    return int(port), options["--service"]
+
+
+def exec_options(probe):
+    command = probe["exec"]["command"]
+    return dict(zip(command[2::2], command[3::2]))
+
+
 def selects(selector, labels):
     return all(labels.get(k) == v for k, v in selector.items())
 
@@ -74,11 +93,11 @@ class RenderedOverlayTest(unittest.TestCase):
                 for c in pod["containers"]:
                     for probe in ("livenessProbe", "readinessProbe"):
                         self.assertIn(probe, c, f"{name}/{c['name']}")
-                    self.assertEqual(c["livenessProbe"]["grpc"]["service"], "liveness", name)
-                    self.assertEqual(c["readinessProbe"]["grpc"]["service"], "", name)
                     ports = {p["containerPort"] for p in c["ports"]}
-                    self.assertIn(c["livenessProbe"]["grpc"]["port"], ports, name)
-                    self.assertIn(c["readinessProbe"]["grpc"]["port"], ports, name)
+                    for probe, service in (("livenessProbe", "liveness"), ("readinessProbe", "")):
+                        port, checked = probe_target(c[probe])
+                        self.assertEqual(checked, service, f"{name} {probe}")
+                        self.assertIn(port, ports, f"{name} {probe}")
                     for kind in ("requests", "limits"):
                         self.assertIn("cpu", c["resources"][kind], name)
                         self.assertIn("memory", c["resources"][kind], name)
@@ -192,6 +211,46 @@ class RenderedOverlayTest(unittest.TestCase):
         self.assertEqual(config_of(docs, neuron)["device"], "neuron")
         sim = next(d for d in by_kind(docs, "Deployment") if d["metadata"]["name"] == "profiler")
         self.assertEqual(config_of(docs, sim)["device"], "sim-trn1")
+
+    def test_eks_trn_serves_tls_everywhere_with_mutual_tls_inside_and_tls_probes(self):
+        docs = render("eks-trn")
+        services = by_kind(docs, "Service")
+        orch_config = None
+        for w in [d for d in docs if d["kind"] in WORKLOAD_KINDS]:
+            name = w["metadata"]["name"]
+            pod = w["spec"]["template"]["spec"]
+            config = config_of(docs, w)
+            server = config["server"]
+            self.assertNotIn("insecure", server, name)
+            tls = server["tls"]
+            mounts = {m["name"]: m["mountPath"] for m in pod["containers"][0]["volumeMounts"]}
+            secrets = {v["name"]: v["secret"] for v in pod["volumes"] if "secret" in v}
+            self.assertFalse(secrets["tls"].get("optional", False), name)  # a missing Secret fails the pod, loudly
+            for key in ("cert_file", "key_file", "ca_file"):
+                self.assertTrue(tls[key].startswith(mounts["tls"] + "/"), (name, key))
+            labels = w["spec"]["template"]["metadata"]["labels"]
+            dns = {f"{svc['metadata']['name']}.accelopt.svc.cluster.local" for svc in services
+                   if selects(svc["spec"]["selector"], labels)}
+            grpc_port = int(server["grpc_address"].rsplit(":", 1)[1])
+            for probe in ("livenessProbe", "readinessProbe"):
+                options = exec_options(pod["containers"][0][probe])
+                self.assertEqual(options["--server"], f"127.0.0.1:{grpc_port}", name)
+                self.assertIn(options["--tls-server-name"], dns, name)
+                for flag, key in (("--ca", "ca_file"), ("--cert", "cert_file"), ("--key", "key_file")):
+                    self.assertEqual(options[flag], tls[key], name)
+            if name == "orchestrator":
+                orch_config = config
+                self.assertEqual(secrets["tls"]["secretName"], "accelopt-tls-orchestrator")
+                self.assertFalse(tls.get("require_client_cert", False))  # people come with tokens
+                self.assertTrue(server["auth"]["token_file"].startswith(mounts["auth"] + "/"))
+            else:
+                self.assertEqual(secrets["tls"]["secretName"], "accelopt-tls", name)
+                grants = {g["identity"]: g["role"] for g in server["auth"].get("identities", [])}
+                self.assertEqual(grants, {"orchestrator.accelopt.svc.cluster.local": "internal"}, name)
+                if not name.startswith("memory"):
+                    self.assertTrue(tls["require_client_cert"], name)
+        self.assertIsNotNone(orch_config)
+        self.assertEqual(set(orch_config["client_tls"]), {"cert_file", "key_file", "ca_file"})
 
     def test_dev_runs_one_simulator_profiler(self):
         docs = render("dev")

@@ -111,6 +111,43 @@ class ObservabilityTest(unittest.TestCase):
                 ports = [p["name"] for p in doc["spec"]["template"]["spec"]["containers"][0]["ports"]]
                 self.assertIn("metrics", ports)
 
+    def test_scrape_config_passes_promtool_with_its_discovery_stood_in_for(self):
+        # Debian's promtool is built without Kubernetes service discovery: check everything else of the file
+        # with promtool, the kubernetes_sd_configs block itself by structure.
+        config = load_yaml("prometheus", "prometheus.yml")
+        scrape = config["scrape_configs"][0]
+        self.assertEqual(scrape["kubernetes_sd_configs"], [{"role": "pod", "namespaces": {"names": ["accelopt"]}}])
+        with tempfile.TemporaryDirectory() as tmp:
+            del scrape["kubernetes_sd_configs"]
+            scrape["static_configs"] = [{"targets": ["127.0.0.1:9090"]}]
+            ca = os.path.join(tmp, "ca.crt")
+            with open(ca, "w") as f:
+                f.write("placeholder\n")
+            scrape["tls_config"]["ca_file"] = ca
+            config["rule_files"] = [os.path.join(OBS, "prometheus", name) for name in config["rule_files"]]
+            path = os.path.join(tmp, "prometheus.yml")
+            with open(path, "w") as f:
+                yaml.safe_dump(config, f)
+            result = subprocess.run(["promtool", "check", "config", path], capture_output=True, text=True)
+            self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
+
+    def test_tls_pods_are_scraped_over_https_and_plain_pods_over_http(self):
+        scrape = load_yaml("prometheus", "prometheus.yml")["scrape_configs"][0]
+        scheme = [r for r in scrape["relabel_configs"] if r.get("target_label") == "__scheme__"]
+        self.assertEqual(scheme, [{"source_labels": ["__meta_kubernetes_pod_label_accelopt_io_metrics_scheme"],
+                                   "regex": "(https)", "target_label": "__scheme__"}])
+        endpoint = load_yaml("kubernetes", "pod-monitor.yaml")["spec"]["podMetricsEndpoints"][0]
+        self.assertEqual(endpoint["relabelings"][0]["targetLabel"], "__scheme__")
+        self.assertEqual(endpoint["tlsConfig"]["serverName"], scrape["tls_config"]["server_name"])
+        render = os.path.join(ROOT, "deploy", "kubernetes", "render.sh")
+        for overlay, expected in (("dev", None), ("eks-trn", "https")):
+            out = subprocess.run([render, overlay], check=True, capture_output=True, text=True).stdout
+            for doc in yaml.safe_load_all(out):
+                if doc and doc["kind"] in ("Deployment", "StatefulSet"):
+                    labels = doc["spec"]["template"]["metadata"]["labels"]
+                    self.assertEqual(labels.get("accelopt.io/metrics-scheme"), expected,
+                                     (overlay, doc["metadata"]["name"]))
+
     def test_observability_kustomization_renders(self):
         out = subprocess.run(["kubectl", "kustomize", OBS], check=True, capture_output=True, text=True).stdout
         kinds = sorted(d["kind"] for d in yaml.safe_load_all(out) if d)
