@@ -282,8 +282,12 @@ std::string UsageOverIterations(const v1::Job& job, const std::vector<v1::JobEve
   }
   const std::map<std::string, std::string> colors = {
       {"planner", "#1f77b4"}, {"executor", "#ff7f0e"}, {"summarizer", "#2ca02c"}};
-  LineChart tokens{"Tokens over iterations (cumulative)", "iteration", "tokens", {}};
-  LineChart cost{"Cost over iterations (cumulative)", "iteration", "USD", {}};
+  LineChart tokens, cost;
+  tokens.title = "Tokens over iterations (cumulative)";
+  cost.title = "Cost over iterations (cumulative)";
+  tokens.x_label = cost.x_label = "iteration";
+  tokens.y_label = "tokens";
+  cost.y_label = "USD";
   for (const std::string& agent : agents) {
     auto color = colors.find(agent);
     Series t{agent, color == colors.end() ? "#7f7f7f" : color->second, {}};
