@@ -85,6 +85,10 @@ struct Allocation {
   int64_t bytes_pp = 0;
   int partitions = 0;
   int site = 0;
+  // The tensor this allocation is a block of (`tensor`, the file id of its first block; the
+  // allocation's own id when absent) and its flat block index (`blk`, default 0).
+  int64_t tensor = 0;
+  int32_t block = 0;
   int32_t alloc_at = 0;
   int32_t free_at = 0;
 };

@@ -230,8 +230,15 @@ absl::Status TraceParser::ParseAllocation() {
   if (!parts.ok()) return parts.status();
   absl::StatusOr<int64_t> site = OptionalInt("site", 0);
   if (!site.ok()) return site.status();
+  absl::StatusOr<int64_t> tensor = OptionalInt("tensor", -1);
+  if (!tensor.ok()) return tensor.status();
+  absl::StatusOr<int64_t> block = OptionalInt("blk", 0);
+  if (!block.ok()) return block.status();
   if (*bytes < 0 || *parts < 1 || *parts > 128) return Error("allocation size out of range");
+  if (*block < 0 || *block > (int64_t{1} << 30)) return Error("key 'blk': block index out of range");
   alloc.bytes_pp = *bytes;
+  alloc.tensor = *tensor < 0 ? *id : *tensor;
+  alloc.block = static_cast<int32_t>(*block);
   alloc.partitions = static_cast<int>(*parts);
   alloc.site = static_cast<int>(*site);
   alloc.alloc_at = static_cast<int32_t>(trace_.instructions.size());

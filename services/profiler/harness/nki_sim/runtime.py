@@ -291,6 +291,10 @@ def record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes: 
     fields = f'op={pending.op} eng={pending.eng} p={p} n={n}'
     if pending.nstat:
         fields += f' nstat={pending.nstat}'
+    if compute:
+        dt = _compute_dtype_bytes(pending.op, reads, writes)
+        if dt not in (0, 4):
+            fields += f' dt={dt}'
     extra = []
     if accumulate and pending.op in ('matmul', 'transpose'):
         extra.append('acc=1')
@@ -304,6 +308,14 @@ def record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes: 
     except CompileError as error:
         error.line = error.line or pending.line
         raise
+
+
+def _compute_dtype_bytes(op, reads, writes):
+    """The element size an engine computes in (trace `dt`): the widest SBUF operand; PE ops count their SBUF inputs
+    only (their PSUM output is always fp32). 0 when no operand is in SBUF."""
+    operands = list(reads) if op in ('matmul', 'transpose', 'broadcast') else list(reads) + list(writes)
+    sizes = [view.tensor.kind.itemsize for view, _ in operands if view.tensor.buffer.trace_name == 'sbuf']
+    return max(sizes) if sizes else 0
 
 
 def _dma_fields(pending, reads, writes):

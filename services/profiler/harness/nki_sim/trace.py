@@ -35,8 +35,13 @@ class TraceRecorder:
         if alloc.id < 0 and alloc.buffer.on_chip:
             alloc.id = len(self.allocs)
             self.allocs.append(alloc)
-            self.lines.append(f'A id={alloc.id} buf={alloc.buffer.trace_name} bytes_pp={alloc.free * alloc.itemsize}'
-                              f' parts={alloc.parts} site={alloc.site}')
+            line = (f'A id={alloc.id} buf={alloc.buffer.trace_name} bytes_pp={alloc.free * alloc.itemsize}'
+                    f' parts={alloc.parts} site={alloc.site}')
+            if alloc.group is not None:
+                if alloc.group[0] is None:
+                    alloc.group[0] = alloc.id
+                line += f' tensor={alloc.group[0]} blk={alloc.block}'
+            self.lines.append(line)
 
     def seen_before(self, key: Any) -> bool:
         """CSE: has an identical instruction (same key, inputs unchanged) been recorded already?"""
