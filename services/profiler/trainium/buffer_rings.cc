@@ -5,11 +5,11 @@
 
 namespace accelopt::trainium {
 
-BufferRings::BufferRings(const Trace& trace, int depth, double capacity_bytes_pp) : trace_(trace) {
+BufferRings::BufferRings(const Trace& trace, int depth, double capacity_bytes_pp, int core) : trace_(trace) {
   // Bytes per partition of each SBUF tensor instance, then per site: (instances, largest instance).
   absl::flat_hash_map<std::pair<int, int64_t>, int64_t> tensors;  // (site, tensor) -> bytes_pp
   for (const Allocation& alloc : trace.allocations) {
-    if (alloc.buffer == Buffer::kSbuf) tensors[{alloc.site, alloc.tensor}] += alloc.bytes_pp;
+    if (alloc.buffer == Buffer::kSbuf && alloc.core == core) tensors[{alloc.site, alloc.tensor}] += alloc.bytes_pp;
   }
   absl::flat_hash_map<int, std::pair<int64_t, int64_t>> sites;
   for (const auto& [key, bytes] : tensors) {

@@ -21,8 +21,8 @@ class BufferRings {
  public:
   // Sites with at least two SBUF tensor instances get a ring of `depth` buffers, reduced (largest
   // ring first) while the rings of all such sites (depth x largest tensor of the site) would not fit
-  // in `capacity_bytes_pp`.
-  BufferRings(const Trace& trace, int depth, double capacity_bytes_pp);
+  // in `capacity_bytes_pp`. Only the allocations of NeuronCore `core` are placed in these rings.
+  BufferRings(const Trace& trace, int depth, double capacity_bytes_pp, int core = 0);
 
   // Places SBUF allocation `alloc` in its site's ring. Returns the time (ns) from which its slot is
   // free: the release time of the slot's previous occupant if that one was already released, else 0

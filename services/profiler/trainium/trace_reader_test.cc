@@ -109,6 +109,24 @@ TEST(TraceReaderTest, AllocationsNameTheirTensorAndBlock) {
                    .ok());
 }
 
+TEST(TraceReaderTest, CoresOfATwoCoreLaunch) {
+  absl::StatusOr<Trace> trace = ParseTrace(
+      "accelopt-trace 1\n"
+      "M kernel=k.py instructions=2\n"
+      "I id=0 op=memset eng=auto p=64 n=10 out=sbuf:40\n"
+      "A id=0 buf=psum bytes_pp=64 parts=128 core=1\n"
+      "I id=1 op=memset eng=auto p=64 n=10 out=psum:40 wa=0 core=1\n");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  EXPECT_EQ(trace->instructions[0].core, 0);
+  EXPECT_EQ(trace->instructions[1].core, 1);
+  EXPECT_EQ(trace->allocations[0].core, 1);
+  EXPECT_EQ(CoreCount(*trace), 2);
+  absl::StatusOr<Trace> bad = ParseTrace(
+      "accelopt-trace 1\nM kernel=k.py instructions=1\nI id=0 op=memset eng=auto p=64 n=10 out=sbuf:40 core=8\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("core"), std::string::npos) << bad.status();
+}
+
 TEST(TraceReaderTest, SideOutputsFollowTheMainOutput) {
   absl::StatusOr<Trace> trace = ParseTrace(
       "accelopt-trace 1\n"

@@ -28,6 +28,17 @@ def current() -> 'Run':
     return RUN
 
 
+class SpmdSize(int):
+    """A launch-grid size whose programs are spread over `cores` NeuronCores (`nl.nc(n)`, `nl.spmd_dim(g, nl.nc(n))`):
+    program i of that grid axis runs on core i mod cores."""
+    cores: int
+
+    def __new__(cls, value: int, cores: int) -> 'SpmdSize':
+        size = super().__new__(cls, value)
+        size.cores = cores
+        return size
+
+
 class Run:
     """State of one kernel execution: numerics on/off, the trace, loop context, SPMD ids, the pending result."""
 
@@ -40,6 +51,7 @@ class Run:
         self.loop_counter = 0
         self.program_ids = ()
         self.grid = ()
+        self.core_split: Any = None   # (grid axis, cores) of a launch spread over NeuronCores, else None
         self.shared_outputs = []
         self.shared_ordinal = 0
         self.identity_cache = {}      # is this moving operand an identity matrix? (PE transposes)
@@ -51,6 +63,12 @@ class Run:
         self.loop_path: Tuple[Any, ...] = ()    # ((loop, index), ...) of the enclosing loops, outermost first
         self.reuse_scope: Any = ()    # loop_path with the innermost loop's index dropped (load reuse, nl.load)
         self.beta2 = False            # the kernel is written against the `nki` namespace (Beta 2 call forms)
+
+    def enter_program(self, ids: Tuple[int, ...]) -> None:
+        """Program `ids` of the current grid starts: its instructions and allocations are traced on its core."""
+        self.program_ids = ids
+        split = self.core_split
+        self.recorder.core = ids[split[0]] % split[1] if split is not None and split[0] < len(ids) else 0
 
     def line(self) -> int:
         """Kernel source line of the innermost kernel frame on the stack (0 if none)."""

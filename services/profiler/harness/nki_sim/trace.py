@@ -22,6 +22,7 @@ class TraceRecorder:
         self.timing_only = timing_only
         self.free_plan = free_plan or {}
         self.lines = []
+        self.core = 0          # NeuronCore of the program being traced (SPMD launches over nl.nc(n))
         self.count = 0
         self.allocs = []
         self.cse_keys = set()
@@ -41,6 +42,8 @@ class TraceRecorder:
                 if alloc.group[0] is None:
                     alloc.group[0] = alloc.id
                 line += f' tensor={alloc.group[0]} blk={alloc.block}'
+            if self.core:
+                line += f' core={self.core}'
             self.lines.append(line)
 
     def seen_before(self, key: Any) -> bool:
@@ -117,6 +120,8 @@ class TraceRecorder:
             line += ' wa=' + _id_list(written_ids)
         if extra:
             line += ' ' + extra
+        if self.core:
+            line += f' core={self.core}'
         self.lines.append(line)
         self.count = me + 1
         dead = self.free_plan.get(me)

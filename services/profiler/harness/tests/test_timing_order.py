@@ -104,5 +104,85 @@ class MatmulTutorialOrderTest(unittest.TestCase):
         self.assertGreater(optimized['pe'], max(optimized['dve'], optimized['act'], optimized['dma']))
 
 
+def model_result(trace_text, *extra):
+    with tempfile.NamedTemporaryFile('w', suffix='.trace', delete=False) as handle:
+        handle.write(trace_text)
+    try:
+        output = subprocess.run([os.environ['ACCELOPT_TRN_MODEL'], '--trace', handle.name, '--json', *extra],
+                                capture_output=True, text=True, check=True).stdout
+    finally:
+        os.unlink(handle.name)
+    return json.loads(output)
+
+
+def trace_two_core_entry(entry, shape):
+    k, m, n = shape
+    module = load_module(os.path.join(CORPUS, 'spmd_two_cores.py'), f'two_cores_{entry}')
+    _, trace = simulate(getattr(module, entry), [InputSpec((k, m), np.float32), InputSpec((k, n), np.float32)],
+                        timing_only=True)
+    return trace.text()
+
+
+SCALE_ROWS = '''
+    @nki.jit
+    def scale_rows(x, out):
+        p = nl.program_id(0)
+        rows = x.shape[0] // nl.num_programs(0)
+        for t in nl.affine_range(rows // 128):
+            r = p * rows + t * 128
+            tile = nl.load(x[r:r + 128, :])
+            nl.store(out[r:r + 128, :], value=nl.multiply(tile, 2.0))
+
+    @nki.jit
+    def kernel(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        scale_rows[GRID](x, out)
+        return out
+    '''
+
+
+class TwoCoreTraceTest(unittest.TestCase):
+    def test_programs_of_an_nc_launch_are_traced_on_their_cores(self):
+        one = [line for line in trace_two_core_entry('kernel_one_core', (256, 256, 512)).splitlines()
+               if line.startswith('I ')]
+        two = [line for line in trace_two_core_entry('kernel', (256, 256, 512)).splitlines() if line.startswith('I ')]
+        self.assertEqual(len(one), len(two))
+        self.assertFalse(any(' core=' in line for line in one))
+        # program 0 on core 0 (no key), program 1 on core 1: the second half of the instructions
+        self.assertEqual([' core=1' in line for line in two], [False] * (len(two) // 2) + [True] * (len(two) // 2))
+
+
+@unittest.skipUnless(os.environ.get('ACCELOPT_TRN_MODEL'), 'needs the timing model binary (ctest harness_timing_order)')
+class TwoCoreTimingTest(unittest.TestCase):
+    def test_compute_bound_halves_run_about_twice_as_fast_on_two_cores(self):
+        shape = (1024, 1024, 2048)
+        one = model_result(trace_two_core_entry('kernel_one_core', shape))
+        two = model_result(trace_two_core_entry('kernel', shape))
+        speedup = one['latency_ns'] / two['latency_ns']
+        self.assertGreater(speedup, 1.8)
+        self.assertLess(speedup, 2.0)   # the launch overhead and the pipeline fill are not halved
+        # the same work: counters add up over the cores
+        self.assertEqual(one['counters']['hardware_flops'], two['counters']['hardware_flops'])
+        self.assertEqual(one['counters']['hbm_read_bytes'], two['counters']['hbm_read_bytes'])
+
+    def test_dma_bound_halves_stay_within_each_cores_hbm_share(self):
+        """trn1 gives each core 16 DMA queues (272 GB/s practical) and an HBM share of 410 GB/s: a DMA-bound
+        kernel also gains close to 2x on two cores, and the two cores together stay under the device's HBM."""
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        x = np.zeros((4096, 2048), np.float32)
+        results = {}
+        for grid in ('2', 'nl.nc(2)'):
+            _, trace = ws.run(ws.kernel(SCALE_ROWS.replace('GRID', grid)), x, timing_only=True)
+            results[grid] = model_result(trace.text())
+        one, two = results['2'], results['nl.nc(2)']
+        self.assertGreater(one['engine_active']['dma'], 4 * one['engine_active']['act'])   # DMA-bound
+        speedup = one['latency_ns'] / two['latency_ns']
+        self.assertLess(speedup, 2.0)
+        # each core's queues draw at most its share of the device HBM (trn1: 820 GB/s over 2 cores)
+        moved = two['counters']['hbm_read_bytes'] + two['counters']['hbm_write_bytes']
+        self.assertLess(moved / two['latency_ns'], 2 * 410)
+
+
 if __name__ == '__main__':
     unittest.main()
