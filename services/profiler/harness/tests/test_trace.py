@@ -138,6 +138,24 @@ class TraceTest(unittest.TestCase):
             matmul, = [f for kind, f in records if kind == 'I' and f['op'] == 'matmul']
             self.assertEqual(matmul.get('dt'), expected)
 
+    def test_loop_invariant_tensor_tensor_is_marked_cse(self):
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                acc = nl.zeros((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+                for i in nl.affine_range(2):
+                    t = nl.load(x[i * 128:(i + 1) * 128, :])
+                    for j in nl.affine_range(3):
+                        acc += nisa.tensor_tensor(t, t, op=nl.multiply)   # invariant in j: computed once per i
+                nl.store(out, value=acc)
+                return out
+            ''')
+        _, recorder = self.ws.run(kernel, np.ones((256, 64), np.float32), timing_only=True)
+        _, records = parse(recorder.text())
+        products = [f for kind, f in records if kind == 'I' and f['op'] == 'tensor_tensor' and 'cse' in f]
+        self.assertEqual(len(products), 2 * 2)
+
     def test_dependencies_and_dma_fields(self):
         _, recorder = self.ws.run(self.path, self.x, self.ident, timing_only=True)
         _, records = parse(recorder.text())
