@@ -331,9 +331,20 @@ def record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes: 
 def _compute_dtype_bytes(op, reads, writes):
     """The element size an engine computes in (trace `dt`): the widest SBUF operand; PE ops count their SBUF inputs
     only (their PSUM output is always fp32). 0 when no operand is in SBUF."""
-    operands = list(reads) if op in ('matmul', 'transpose', 'broadcast') else list(reads) + list(writes)
-    sizes = [view.tensor.kind.itemsize for view, _ in operands if view.tensor.buffer.trace_name == 'sbuf']
-    return max(sizes) if sizes else 0
+    widest = 0
+    for view, _ in reads:
+        tensor = view.tensor
+        if tensor.buffer is memory.sbuf and tensor.kind.itemsize > widest:
+            widest = tensor.kind.itemsize
+    if op not in _PE_OPS:
+        for view, _ in writes:
+            tensor = view.tensor
+            if tensor.buffer is memory.sbuf and tensor.kind.itemsize > widest:
+                widest = tensor.kind.itemsize
+    return widest
+
+
+_PE_OPS = frozenset(('matmul', 'transpose', 'broadcast'))
 
 
 def _dma_fields(pending, reads, writes):

@@ -138,6 +138,9 @@ class Tensor(TileOperators):
         if self.block_group is None:
             self.block_group = [None]
         alloc.group = self.block_group
+        if self.nblock == 1:
+            alloc.block = int(block[0])
+            return
         flat = 0
         for index, size in zip(block, self.shape[:self.nblock]):
             flat = flat * size + int(index)
