@@ -309,7 +309,7 @@ def record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes: 
     fields = f'op={pending.op} eng={pending.eng} p={p} n={n}'
     if pending.nstat:
         fields += f' nstat={pending.nstat}'
-    if compute:
+    if pending.op in _DTYPE_COSTED_OPS:
         dt = _compute_dtype_bytes(pending.op, reads, writes)
         if dt not in (0, 4):
             fields += f' dt={dt}'
@@ -345,6 +345,8 @@ def _compute_dtype_bytes(op, reads, writes):
 
 
 _PE_OPS = frozenset(('matmul', 'transpose', 'broadcast'))
+# the ops whose cost depends on the element size in the timing model (PE fp32 factor, DVE binary 16-bit rate)
+_DTYPE_COSTED_OPS = _PE_OPS | {'tensor_tensor', 'loop_reduce'}
 
 
 def _dma_fields(pending, reads, writes):
