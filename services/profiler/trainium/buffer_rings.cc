@@ -5,13 +5,17 @@
 
 namespace accelopt::trainium {
 
-BufferRings::BufferRings(const Trace& trace, int depth, double capacity_bytes_pp) : trace_(trace) {
-  absl::flat_hash_map<int, std::pair<int64_t, int64_t>> sites;  // site -> (allocations, largest bytes_pp)
+BufferRings::BufferRings(const Trace& trace, int depth, double capacity_bytes_pp, int core) : trace_(trace) {
+  // Bytes per partition of each SBUF tensor instance, then per site: (instances, largest instance).
+  absl::flat_hash_map<std::pair<int, int64_t>, int64_t> tensors;  // (site, tensor) -> bytes_pp
   for (const Allocation& alloc : trace.allocations) {
-    if (alloc.buffer != Buffer::kSbuf) continue;
-    auto& [count, largest] = sites[alloc.site];
+    if (alloc.buffer == Buffer::kSbuf && alloc.core == core) tensors[{alloc.site, alloc.tensor}] += alloc.bytes_pp;
+  }
+  absl::flat_hash_map<int, std::pair<int64_t, int64_t>> sites;
+  for (const auto& [key, bytes] : tensors) {
+    auto& [count, largest] = sites[key.first];
     ++count;
-    largest = std::max(largest, alloc.bytes_pp);
+    largest = std::max(largest, bytes);
   }
   // Ring sites in a fixed order, each starting with `depth` buffers.
   std::vector<std::pair<int, int64_t>> ring_sites;  // (site, largest bytes_pp)
@@ -40,7 +44,7 @@ BufferRings::BufferRings(const Trace& trace, int depth, double capacity_bytes_pp
   }
   min_depth_ = std::max(depth, 1);
   for (size_t k = 0; k < ring_sites.size(); ++k) {
-    rings_[ring_sites[k].first].slots.resize(depths[k]);
+    rings_[ring_sites[k].first].depth = depths[k];
     min_depth_ = std::min(min_depth_, depths[k]);
   }
 }
@@ -49,8 +53,9 @@ double BufferRings::Place(int32_t alloc) {
   auto it = rings_.find(trace_.allocations[alloc].site);
   if (it == rings_.end() || trace_.allocations[alloc].buffer != Buffer::kSbuf) return 0;
   Ring& ring = it->second;
-  Slot& slot = ring.slots[ring.placed % ring.slots.size()];
-  ++ring.placed;
+  const Allocation& a = trace_.allocations[alloc];
+  const int64_t generation = ring.generation.try_emplace(a.tensor, ring.generation.size()).first->second;
+  Slot& slot = ring.slots[{generation % ring.depth, a.block}];
   double ready = 0;
   if (slot.occupant >= 0) {
     if (!slot.released) {

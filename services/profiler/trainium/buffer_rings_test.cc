@@ -38,5 +38,32 @@ TEST(BufferRingsTest, SlotWaitsForItsPreviousOccupant) {
   EXPECT_DOUBLE_EQ(rings.Place(4), 0);  // one-off site: no ring
 }
 
+// Two instances of a two-block tensor (site 1), allocated in different block orders: block b of the second instance
+// reuses block b's buffer of the first, whatever order the blocks were allocated in.
+constexpr char kBlockedTensors[] =
+    "A id=0 buf=sbuf bytes_pp=100 parts=128 site=1 tensor=0 blk=0\n"
+    "A id=1 buf=sbuf bytes_pp=100 parts=128 site=1 tensor=0 blk=1\n"
+    "A id=2 buf=sbuf bytes_pp=100 parts=128 site=1 tensor=2 blk=1\n"
+    "A id=3 buf=sbuf bytes_pp=100 parts=128 site=1 tensor=2 blk=0\n";
+
+TEST(BufferRingsTest, BlockOfANewTensorReusesTheSameBlockOfAnEarlierInstance) {
+  const Trace trace = ParseTraceForTest(kBlockedTensors);
+  // Ring of one 200 B tensor buffer per site: the second instance waits block by block.
+  BufferRings rings(trace, 1, 1e6);
+  EXPECT_DOUBLE_EQ(rings.Place(0), 0);
+  EXPECT_DOUBLE_EQ(rings.Place(1), 0);  // another block of the same tensor: its own buffer
+  rings.Release(0, 300);
+  rings.Release(1, 900);
+  EXPECT_DOUBLE_EQ(rings.Place(2), 900);  // block 1 waits for block 1, not for block 0
+  EXPECT_DOUBLE_EQ(rings.Place(3), 300);
+}
+
+TEST(BufferRingsTest, RingSizeCountsWholeTensors) {
+  const Trace trace = ParseTraceForTest(kBlockedTensors);
+  // The site's two tensors are 200 B each (two 100 B blocks): two buffers need 400 B.
+  EXPECT_EQ(BufferRings(trace, 2, 400).min_depth(), 2);
+  EXPECT_EQ(BufferRings(trace, 2, 399).min_depth(), 1);
+}
+
 }  // namespace
 }  // namespace accelopt::trainium

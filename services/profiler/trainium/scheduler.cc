@@ -28,14 +28,11 @@ class ListScheduler {
   ListScheduler(const Trace& trace, const DeviceParams& params)
       : trace_(trace),
         params_(params),
-        dma_(params),
-        psum_(static_cast<int>(params.psum_banks), static_cast<int64_t>(params.psum_bank_bytes)),
-        sbuf_(trace, params.sbuf_bytes_pp - params.sbuf_reserve_bytes_pp,
-              static_cast<int>(std::lround(params.spill_reuse_window_instructions))),
-        rings_(trace, static_cast<int>(std::lround(params.sbuf_ring_depth)),
-               params.sbuf_bytes_pp - params.sbuf_reserve_bytes_pp),
         allocs_(trace.allocations.size()),
         feeds_dve_binary_(trace.instructions.size(), false) {
+    const int cores = CoreCount(trace);
+    cores_.reserve(cores);
+    for (int core = 0; core < cores; ++core) cores_.emplace_back(trace, params, core);
     if (params.act_outputs_to_psum_for_dve > 0) {
       for (const Instruction& inst : trace.instructions) {
         if (inst.cse || (inst.op != Op::kTensorTensor && inst.op != Op::kLoopReduce)) continue;
@@ -48,6 +45,29 @@ class ListScheduler {
   Schedule Run();
 
  private:
+  // Engines, DMA queues and on-chip memory of one NeuronCore. The cores of a multi-core launch share
+  // nothing but the device HBM, of which each core's queues draw at most its share
+  // (`hbm_bytes_per_ns`, see cost_model.h).
+  struct Core {
+    Core(const Trace& trace, const DeviceParams& params, int index)
+        : dma(params),
+          psum(static_cast<int>(params.psum_banks), static_cast<int64_t>(params.psum_bank_bytes)),
+          sbuf(trace, params.sbuf_bytes_pp - params.sbuf_reserve_bytes_pp,
+               static_cast<int>(std::lround(params.spill_reuse_window_instructions))),
+          rings(trace, static_cast<int>(std::lround(params.sbuf_ring_depth)),
+                params.sbuf_bytes_pp - params.sbuf_reserve_bytes_pp, index) {}
+    DmaQueues dma;
+    PsumBanks psum;
+    SbufResidency sbuf;
+    BufferRings rings;
+    double pe_free = 0;
+    double act_free = 0;
+    double dve_free = 0;
+    double pool_free = 0;
+  };
+
+  Core& CoreOf(const Instruction& inst) { return cores_[inst.core]; }
+  Core& CoreOf(int32_t alloc) { return cores_[trace_.allocations[alloc].core]; }
   void FreeAllocation(int32_t alloc);
   void PlaceAllocation(int32_t alloc);
   // Issues the DMA of one model-added transfer that may start at `earliest_ns`; returns its
@@ -58,17 +78,10 @@ class ListScheduler {
 
   const Trace& trace_;
   const DeviceParams& params_;
-  DmaQueues dma_;
-  PsumBanks psum_;
-  SbufResidency sbuf_;
-  BufferRings rings_;
+  std::vector<Core> cores_;
   std::vector<AllocTiming> allocs_;
   std::vector<bool> feeds_dve_binary_;  // read by a DVE tensor_tensor / loop_reduce
   Schedule schedule_;
-  double pe_free_ = 0;
-  double act_free_ = 0;
-  double dve_free_ = 0;
-  double pool_free_ = 0;
   std::vector<SbufResidency::Transfer> transfers_;
   std::vector<int32_t> displaced_;
 };
@@ -77,7 +90,7 @@ double ListScheduler::IssueTransfer(const SbufResidency::Transfer& transfer, dou
   const Allocation& a = trace_.allocations[transfer.alloc];
   const int64_t run = std::max<int64_t>(1, transfer.bytes / std::max(a.partitions, 1));
   const DmaCost cost = ComputeDmaCost(a.partitions, transfer.bytes, run, true, params_);
-  const DmaQueues::Issued issued = dma_.Issue(cost, earliest_ns);
+  const DmaQueues::Issued issued = CoreOf(transfer.alloc).dma.Issue(cost, earliest_ns);
   schedule_.makespan_ns = std::max(schedule_.makespan_ns, issued.completion_ns);
   switch (transfer.kind) {
     case SbufResidency::Transfer::Kind::kSpillSave:
@@ -97,26 +110,28 @@ double ListScheduler::IssueTransfer(const SbufResidency::Transfer& transfer, dou
 void ListScheduler::FreeAllocation(int32_t alloc) {
   const Allocation& a = trace_.allocations[alloc];
   const double last_use = allocs_[alloc].last_use_end_ns;
+  Core& core = CoreOf(alloc);
   if (a.buffer == Buffer::kPsum) {
-    psum_.Release(alloc, last_use);
+    core.psum.Release(alloc, last_use);
   } else {
-    sbuf_.Free(alloc);
-    rings_.Release(alloc, last_use);
+    core.sbuf.Free(alloc);
+    core.rings.Release(alloc, last_use);
   }
 }
 
 void ListScheduler::PlaceAllocation(int32_t alloc) {
   const Allocation& a = trace_.allocations[alloc];
   AllocTiming& timing = allocs_[alloc];
+  Core& core = CoreOf(alloc);
   if (a.buffer == Buffer::kPsum) {
-    timing.storage_ready_ns = psum_.Acquire(alloc, a.bytes_pp);
+    timing.storage_ready_ns = core.psum.Acquire(alloc, a.bytes_pp);
     return;
   }
-  if (!sbuf_.Tracked(alloc)) return;
+  if (!core.sbuf.Tracked(alloc)) return;
   transfers_.clear();
   displaced_.clear();
-  sbuf_.Allocate(alloc, &transfers_, &displaced_);
-  double ready = rings_.Place(alloc);
+  core.sbuf.Allocate(alloc, &transfers_, &displaced_);
+  double ready = core.rings.Place(alloc);
   // Space of demoted tiles is free once they were last used and, if modified, saved.
   for (int32_t victim : displaced_) ready = std::max(ready, allocs_[victim].last_use_end_ns);
   for (const SbufResidency::Transfer& save : transfers_) {
@@ -129,7 +144,8 @@ double ListScheduler::ReadyTime(const Instruction& inst, Engine engine) const {
   double ready = 0;
   for (int32_t dep : inst.deps) {
     const ScheduledInstruction& d = schedule_.instructions[dep];
-    ready = std::max(ready, d.end_ns + (d.engine == engine ? 0.0 : params_.sync_latency_ns));
+    const bool same_engine = d.engine == engine && trace_.instructions[dep].core == inst.core;
+    ready = std::max(ready, d.end_ns + (same_engine ? 0.0 : params_.sync_latency_ns));
   }
   return ready;
 }
@@ -137,7 +153,8 @@ double ListScheduler::ReadyTime(const Instruction& inst, Engine engine) const {
 void ListScheduler::ScheduleInstruction(int32_t index) {
   const Instruction& inst = trace_.instructions[index];
   ScheduledInstruction& out = schedule_.instructions[index];
-  if (inst.cse || sbuf_.Elided(inst)) {
+  Core& core = CoreOf(inst);
+  if (inst.cse || core.sbuf.Elided(inst)) {
     // Eliminated: a CSE repeat takes the earlier identical result; a load into a streamed tile is
     // replaced by the re-loads at its uses. Either way the data is available when the inputs are.
     double ready = 0;
@@ -147,7 +164,7 @@ void ListScheduler::ScheduleInstruction(int32_t index) {
     for (int32_t a : inst.write_allocs) allocs_[a].last_write_end_ns = std::max(allocs_[a].last_write_end_ns, ready);
     if (!inst.cse) {
       transfers_.clear();
-      sbuf_.AfterInstruction(index, inst, /*elided=*/true, &transfers_);
+      core.sbuf.AfterInstruction(index, inst, /*elided=*/true, &transfers_);
     }
     return;
   }
@@ -156,7 +173,7 @@ void ListScheduler::ScheduleInstruction(int32_t index) {
   // allocations.
   double storage_ready = 0;
   transfers_.clear();
-  sbuf_.BeforeInstruction(index, inst, &transfers_);
+  core.sbuf.BeforeInstruction(index, inst, &transfers_);
   for (const SbufResidency::Transfer& reload : transfers_) {
     const double earliest = reload.kind == SbufResidency::Transfer::Kind::kSpillReload
                                 ? allocs_[reload.alloc].saved_ns
@@ -173,7 +190,7 @@ void ListScheduler::ScheduleInstruction(int32_t index) {
                              (inst.has_output && inst.output.buffer == Buffer::kHbm);
     const int64_t run = inst.dma_run > 0 ? inst.dma_run : inst.dma_bytes / inst.partitions;
     const DmaCost cost = ComputeDmaCost(inst.partitions, inst.dma_bytes, run, touches_hbm, params_);
-    const DmaQueues::Issued issued = dma_.Issue(cost, std::max(ReadyTime(inst, Engine::kDma), storage_ready));
+    const DmaQueues::Issued issued = core.dma.Issue(cost, std::max(ReadyTime(inst, Engine::kDma), storage_ready));
     out = {Engine::kDma, issued.start_ns, issued.completion_ns};
   } else {
     // A DVE binary op reading an ACT output the compiler staged in PSUM runs at one element per
@@ -189,10 +206,10 @@ void ListScheduler::ScheduleInstruction(int32_t index) {
     const Instruction& costed = staged_input ? staged : inst;
     double best_rank = 0;
     for (Engine engine : candidates) {
-      double* free_at = engine == Engine::kPe    ? &pe_free_
-                        : engine == Engine::kAct ? &act_free_
-                        : engine == Engine::kDve ? &dve_free_
-                                                 : &pool_free_;
+      double* free_at = engine == Engine::kPe    ? &core.pe_free
+                        : engine == Engine::kAct ? &core.act_free
+                        : engine == Engine::kDve ? &core.dve_free
+                                                 : &core.pool_free;
       const double start = std::max({*free_at, ReadyTime(inst, engine), storage_ready});
       const double end = start + InstructionDurationNs(costed, engine, params_);
       // Flexible ops go to ACT unless another engine finishes them more than act_preference_ns
@@ -209,19 +226,19 @@ void ListScheduler::ScheduleInstruction(int32_t index) {
     const double duration = out.end_ns - out.start_ns;
     switch (out.engine) {
       case Engine::kPe:
-        pe_free_ = out.end_ns;
+        core.pe_free = out.end_ns;
         schedule_.busy.pe_ns += duration;
         break;
       case Engine::kAct:
-        act_free_ = out.end_ns;
+        core.act_free = out.end_ns;
         schedule_.busy.act_ns += duration;
         break;
       case Engine::kDve:
-        dve_free_ = out.end_ns;
+        core.dve_free = out.end_ns;
         schedule_.busy.dve_ns += duration;
         break;
       default:
-        pool_free_ = out.end_ns;
+        core.pool_free = out.end_ns;
         schedule_.busy.pool_ns += duration;
         break;
     }
@@ -233,14 +250,17 @@ void ListScheduler::ScheduleInstruction(int32_t index) {
     allocs_[a].last_write_end_ns = std::max(allocs_[a].last_write_end_ns, out.end_ns);
   }
   transfers_.clear();
-  sbuf_.AfterInstruction(index, inst, /*elided=*/false, &transfers_);
+  core.sbuf.AfterInstruction(index, inst, /*elided=*/false, &transfers_);
   for (const SbufResidency::Transfer& save : transfers_) IssueTransfer(save, out.end_ns);
 }
 
 Schedule ListScheduler::Run() {
   const int32_t count = static_cast<int32_t>(trace_.instructions.size());
   schedule_.instructions.resize(count);
-  schedule_.sbuf_ring_depth = rings_.min_depth();
+  schedule_.cores = static_cast<int>(cores_.size());
+  schedule_.sbuf_ring_depth = cores_[0].rings.min_depth();
+  for (const Core& core : cores_)
+    schedule_.sbuf_ring_depth = std::min(schedule_.sbuf_ring_depth, core.rings.min_depth());
   std::vector<int32_t> frees(trace_.allocations.size());
   for (int32_t a = 0; a < static_cast<int32_t>(frees.size()); ++a) frees[a] = a;
   std::sort(frees.begin(), frees.end(), [this](int32_t x, int32_t y) {
@@ -268,10 +288,18 @@ Schedule ListScheduler::Run() {
     if (i < count) ScheduleInstruction(i);
   }
   while (next_free < frees.size()) FreeAllocation(frees[next_free++]);
-  schedule_.busy.dma_ns = dma_.BusyUnionNs();
-  schedule_.psum_bank_overflows = psum_.overflows();
-  schedule_.peak_sbuf_live_bytes_pp = sbuf_.peak_live_bytes_pp();
-  schedule_.demoted_sbuf_sites = sbuf_.demoted_sites();
+  for (const Core& core : cores_) {
+    schedule_.busy.dma_ns += core.dma.BusyUnionNs();
+    schedule_.psum_bank_overflows += core.psum.overflows();
+    schedule_.peak_sbuf_live_bytes_pp = std::max(schedule_.peak_sbuf_live_bytes_pp, core.sbuf.peak_live_bytes_pp());
+    schedule_.demoted_sbuf_sites += core.sbuf.demoted_sites();
+  }
+  // Busy time per core on average, so that activity stays a fraction of the latency.
+  const double cores = static_cast<double>(cores_.size());
+  for (double* busy : {&schedule_.busy.pe_ns, &schedule_.busy.act_ns, &schedule_.busy.dve_ns, &schedule_.busy.pool_ns,
+                       &schedule_.busy.dma_ns}) {
+    *busy /= cores;
+  }
   return std::move(schedule_);
 }
 

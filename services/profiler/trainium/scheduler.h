@@ -1,4 +1,5 @@
-// List scheduler of a trace on a modelled NeuronCore (reference section 3.4): the compute engines
+// List scheduler of a trace on modelled NeuronCores (reference section 3.4). Each core (`core` keys
+// of a multi-core SPMD launch, else one) has its own engines, DMA queues, SBUF and PSUM; on a core the compute engines
 // PE, ACT, DVE and Pool issue in program order; DMAs take the earliest window in which enough of
 // the 16 queues are idle (see dma_queues.h). An instruction starts at max(engine free, dependencies
 // ready + semaphore latency when they ran on another engine) and also waits for its storage (ring
@@ -30,7 +31,8 @@ struct MemoryTraffic {
   int64_t spill_reload_bytes = 0;
 };
 
-// Time each engine spent executing (for DMA: the union over queues of transfer intervals).
+// Time each engine spent executing (for DMA: the union over queues of transfer intervals), per
+// NeuronCore on average over the cores of the trace.
 struct EngineBusy {
   double pe_ns = 0;
   double act_ns = 0;
@@ -49,6 +51,7 @@ struct Schedule {
   double peak_sbuf_live_bytes_pp = 0;
   int demoted_sbuf_sites = 0;
   int sbuf_ring_depth = 0;  // smallest ring depth of any declaration site
+  int cores = 1;            // NeuronCores the trace's programs ran on, each with its own engines and memory
 };
 
 Schedule ScheduleTrace(const Trace& trace, const DeviceParams& params);

@@ -22,6 +22,28 @@ TEST(SchedulerTest, IndependentInstructionsOnDifferentEnginesOverlap) {
   EXPECT_DOUBLE_EQ(s.busy.dve_ns, 1000);
 }
 
+TEST(SchedulerTest, ProgramsOnTwoCoresUseTheirOwnEnginesAndMemory) {
+  // Two programs each filling all 8 PSUM banks and running 1000 ns on ACT: on one core they
+  // serialize, on two cores (core=1) they overlap; busy time is reported per core on average.
+  std::string one_core;
+  std::string two_cores;
+  for (int program = 0; program < 2; ++program) {
+    const std::string core = program == 1 ? " core=1" : "";
+    const int id = program;
+    const std::string alloc = absl::StrCat("A id=", id, " buf=psum bytes_pp=16384 parts=128 site=", 10 + program);
+    const std::string inst =
+        absl::StrCat("I id=", id, " op=activation eng=act p=128 n=1000 in=sbuf:4000 out=psum:4000 wa=", id);
+    one_core += alloc + "\n" + inst + "\n";
+    two_cores += alloc + core + "\n" + inst + core + "\n";
+  }
+  const Schedule serial = ScheduleTrace(ParseTraceForTest(one_core), SimpleDeviceForTest());
+  const Schedule parallel = ScheduleTrace(ParseTraceForTest(two_cores), SimpleDeviceForTest());
+  EXPECT_DOUBLE_EQ(serial.makespan_ns, 2000);
+  EXPECT_DOUBLE_EQ(parallel.makespan_ns, 1000);
+  EXPECT_EQ(parallel.cores, 2);
+  EXPECT_DOUBLE_EQ(parallel.busy.act_ns, 1000);
+}
+
 TEST(SchedulerTest, OneEngineIssuesInOrder) {
   const Trace trace = ParseTraceForTest(
       "I id=0 op=activation eng=act p=128 n=1000 in=sbuf:4000 out=sbuf:4000\n"

@@ -74,6 +74,7 @@ struct Instruction {
   int64_t dma_run = 0;
   HbmKind hbm_kind = HbmKind::kNone;
   int64_t stride = 0;
+  int core = 0;  // NeuronCore of the SPMD program that issued it (`core`, default 0)
 };
 
 // One `A` record with its matching `F`. Positions are instruction indices: the allocation appeared
@@ -85,6 +86,11 @@ struct Allocation {
   int64_t bytes_pp = 0;
   int partitions = 0;
   int site = 0;
+  // The tensor this allocation is a block of (`tensor`, the file id of its first block; the
+  // allocation's own id when absent) and its flat block index (`blk`, default 0).
+  int64_t tensor = 0;
+  int32_t block = 0;
+  int core = 0;  // NeuronCore whose SBUF/PSUM holds it
   int32_t alloc_at = 0;
   int32_t free_at = 0;
 };
@@ -96,6 +102,12 @@ struct Trace {
   std::vector<Instruction> instructions;
   std::vector<Allocation> allocations;
 };
+
+// Most NeuronCores one trace may spread its programs over (`core` keys).
+inline constexpr int kMaxCores = 8;
+
+// Number of cores a trace uses: 1 + the largest `core` of its instructions and allocations.
+int CoreCount(const Trace& trace);
 
 // True for the ops that run on the DMA queues (load, store, dma_copy).
 bool IsDmaOp(Op op);

@@ -89,6 +89,7 @@ class TraceParser {
 
   absl::Status ParseMetadata();
   absl::Status ParseAllocation();
+  absl::StatusOr<int> ParseCore();
   absl::Status ParseFree();
   absl::Status ParseInstruction();
 
@@ -212,6 +213,13 @@ absl::Status TraceParser::ParseMetadata() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<int> TraceParser::ParseCore() {
+  absl::StatusOr<int64_t> core = OptionalInt("core", 0);
+  if (!core.ok()) return core.status();
+  if (*core < 0 || *core >= kMaxCores) return Error(absl::StrCat("key 'core': ", *core, " is not 0..", kMaxCores - 1));
+  return static_cast<int>(*core);
+}
+
 absl::Status TraceParser::ParseAllocation() {
   Allocation alloc;
   absl::StatusOr<int64_t> id = RequireInt("id");
@@ -230,8 +238,18 @@ absl::Status TraceParser::ParseAllocation() {
   if (!parts.ok()) return parts.status();
   absl::StatusOr<int64_t> site = OptionalInt("site", 0);
   if (!site.ok()) return site.status();
+  absl::StatusOr<int64_t> tensor = OptionalInt("tensor", -1);
+  if (!tensor.ok()) return tensor.status();
+  absl::StatusOr<int64_t> block = OptionalInt("blk", 0);
+  if (!block.ok()) return block.status();
   if (*bytes < 0 || *parts < 1 || *parts > 128) return Error("allocation size out of range");
+  if (*block < 0 || *block > (int64_t{1} << 30)) return Error("key 'blk': block index out of range");
   alloc.bytes_pp = *bytes;
+  absl::StatusOr<int> core = ParseCore();
+  if (!core.ok()) return core.status();
+  alloc.core = *core;
+  alloc.tensor = *tensor < 0 ? *id : *tensor;
+  alloc.block = static_cast<int32_t>(*block);
   alloc.partitions = static_cast<int>(*parts);
   alloc.site = static_cast<int>(*site);
   alloc.alloc_at = static_cast<int32_t>(trace_.instructions.size());
@@ -345,6 +363,9 @@ absl::Status TraceParser::ParseInstruction() {
   absl::StatusOr<int64_t> stride = OptionalInt("stride", 0);
   if (!stride.ok()) return stride.status();
   inst.stride = *stride;
+  absl::StatusOr<int> core = ParseCore();
+  if (!core.ok()) return core.status();
+  inst.core = *core;
 
   if (IsDmaOp(inst.op)) {
     absl::StatusOr<absl::string_view> dir = Require("dir");

@@ -92,6 +92,41 @@ TEST(TraceReaderTest, DefaultsAndSparseIds) {
   EXPECT_TRUE(trace->instructions[0].inputs.empty());
 }
 
+TEST(TraceReaderTest, AllocationsNameTheirTensorAndBlock) {
+  absl::StatusOr<Trace> trace = ParseTrace(
+      "accelopt-trace 1\n"
+      "M kernel=k.py instructions=0\n"
+      "A id=3 buf=sbuf bytes_pp=64 parts=128 site=7\n"
+      "A id=4 buf=sbuf bytes_pp=64 parts=128 site=7 tensor=4 blk=0\n"
+      "A id=5 buf=sbuf bytes_pp=64 parts=128 site=7 tensor=4 blk=3\n");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  EXPECT_EQ(trace->allocations[0].tensor, 3);  // absent: a one-block tensor of its own
+  EXPECT_EQ(trace->allocations[0].block, 0);
+  EXPECT_EQ(trace->allocations[2].tensor, 4);
+  EXPECT_EQ(trace->allocations[2].block, 3);
+  EXPECT_FALSE(ParseTrace("accelopt-trace 1\nM kernel=k.py instructions=0\n"
+                          "A id=0 buf=sbuf bytes_pp=64 parts=128 blk=-1\n")
+                   .ok());
+}
+
+TEST(TraceReaderTest, CoresOfATwoCoreLaunch) {
+  absl::StatusOr<Trace> trace = ParseTrace(
+      "accelopt-trace 1\n"
+      "M kernel=k.py instructions=2\n"
+      "I id=0 op=memset eng=auto p=64 n=10 out=sbuf:40\n"
+      "A id=0 buf=psum bytes_pp=64 parts=128 core=1\n"
+      "I id=1 op=memset eng=auto p=64 n=10 out=psum:40 wa=0 core=1\n");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  EXPECT_EQ(trace->instructions[0].core, 0);
+  EXPECT_EQ(trace->instructions[1].core, 1);
+  EXPECT_EQ(trace->allocations[0].core, 1);
+  EXPECT_EQ(CoreCount(*trace), 2);
+  absl::StatusOr<Trace> bad = ParseTrace(
+      "accelopt-trace 1\nM kernel=k.py instructions=1\nI id=0 op=memset eng=auto p=64 n=10 out=sbuf:40 core=8\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("core"), std::string::npos) << bad.status();
+}
+
 TEST(TraceReaderTest, SideOutputsFollowTheMainOutput) {
   absl::StatusOr<Trace> trace = ParseTrace(
       "accelopt-trace 1\n"

@@ -97,8 +97,10 @@ def element_count(shape: Sequence[int]) -> int:
 
 
 def elementwise(op: str, eng: str, fn: Callable[..., Any], args: Sequence[Any], dtype: Any,
-                mask_predicate: Any) -> Tensor:
-    """Issue an elementwise instruction over tiles/scalars broadcast partition-first."""
+                mask_predicate: Any, cse_key: Any = None) -> Tensor:
+    """Issue an elementwise instruction over tiles/scalars broadcast partition-first. `cse_key` (the operation and
+    its operands' identities) marks a repeat of the same computation on unchanged inputs within the load-reuse
+    scope as `cse=1`: the compiler computes a loop-invariant result once."""
     run = begin()
     values = [tile_or_scalar(a) for a in args]
     views = [v for v in values if isinstance(v, View)]
@@ -126,6 +128,8 @@ def elementwise(op: str, eng: str, fn: Callable[..., Any], args: Sequence[Any], 
     pending = issue(run, op, eng, reads, shape, kind, result, window)
     pending.where = where
     pending.consts = len(values) - len(views)
+    if cse_key is not None:
+        pending.cse_key = cse_key + (kind.public, window, run.reuse_scope)
     return pending.tile
 
 

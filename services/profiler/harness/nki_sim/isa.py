@@ -347,7 +347,9 @@ def tensor_tensor(data1: Any, data2: Any, op: Any, dtype: Any = None, mask: Any 
     eng = engine_name(engine)
     if eng == 'pool' and memory.psum in (a.tensor.buffer, b.tensor.buffer):
         raise CompileError('the GpSimd engine cannot access PSUM')
-    return elementwise('tensor_tensor', eng, alu(op), (a, b), dtype, mask)
+    # a repeat on unchanged inputs (loop-invariant in the innermost loop) is computed once (cse=1)
+    key = ('tensor_tensor', op, eng, _identity_key(a), _identity_key(b))
+    return elementwise('tensor_tensor', eng, alu(op), (a, b), dtype, mask, cse_key=key)
 
 
 def scalar_tensor_tensor(data: Any, op0: Any, operand0: Any, op1: Any, operand1: Any, reverse0: Any = False,

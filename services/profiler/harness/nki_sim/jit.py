@@ -28,16 +28,20 @@ class InputSpec:
 class Kernel:
     """A function decorated with @nki.jit; `kernel[g0, g1](...)` launches an SPMD grid."""
 
-    def __init__(self, func, grid=()):
+    def __init__(self, func, grid=(), core_split=None):
         self.func = func
         self.grid = grid
+        self.core_split = core_split  # (axis, cores) when a grid axis is spread over NeuronCores (nl.nc)
         self.__name__ = getattr(func, '__name__', 'kernel')
         self.__doc__ = getattr(func, '__doc__', None)
         self.__wrapped__ = func
 
     def __getitem__(self, grid):
         grid = grid if isinstance(grid, tuple) else (grid,)
-        return Kernel(self.func, tuple(int(g) for g in grid))
+        spread = [(axis, getattr(g, 'cores', 1)) for axis, g in enumerate(grid) if getattr(g, 'cores', 1) > 1]
+        if len(spread) > 1:
+            raise CompileError('only one launch-grid axis can be spread over NeuronCores (nl.nc)')
+        return Kernel(self.func, tuple(int(g) for g in grid), spread[0] if spread else None)
 
     def __call__(self, *args, **kwargs):
         run = runtime.RUN
@@ -52,21 +56,23 @@ class Kernel:
 def launch(run: runtime.Run, kernel: Kernel, args: Sequence[Any], kwargs: Dict[str, Any]) -> Any:
     """`kernel[grid](...)` called inside a running kernel (a Python launcher): every program of the grid runs,
     in order, sharing its shared_hbm outputs; the value program 0 returned is the launch's value."""
-    saved = run.program_ids, run.grid, run.shared_ordinal
+    saved = run.program_ids, run.grid, run.shared_ordinal, run.core_split
     start = run.shared_ordinal
     run.grid = kernel.grid
+    run.core_split = kernel.core_split
     returned = None
     try:
         for index, ids in enumerate(itertools.product(*[range(g) for g in kernel.grid])):
-            run.program_ids = ids
+            run.enter_program(ids)
             run.shared_ordinal = start
-            run.observer.program(ids, start)
+            run.observer.program(ids, start, kernel.core_split)
             value = kernel.func(*args, **kwargs)
             if index == 0:
                 returned = value
     finally:
         ordinal = run.shared_ordinal
-        run.program_ids, run.grid, _ = saved
+        run.program_ids, run.grid, _, run.core_split = saved
+        run.enter_program(run.program_ids)
         run.shared_ordinal = ordinal
     return returned
 
@@ -100,9 +106,10 @@ class RunObserver:
     def start(self, kernel_name: str, grid: Tuple[int, ...], inputs: List[Any]) -> None:
         """Before the first kernel call: the kernel file name, SPMD grid and the kernel's input values."""
 
-    def program(self, ids: Tuple[int, ...], ordinal: int = 0) -> None:
+    def program(self, ids: Tuple[int, ...], ordinal: int = 0, core_split: Any = None) -> None:
         """Before each SPMD program's kernel call (also of grids launched inside the kernel); `ordinal` is the
-        index of the first shared_hbm tensor the program declares."""
+        index of the first shared_hbm tensor the program declares; `core_split` the launch's (axis, cores) when
+        it is spread over NeuronCores."""
 
     def finish(self, returned: Any) -> None:
         """After the last kernel call (pending result flushed): the kernel's return value."""
@@ -118,6 +125,7 @@ def simulate(kernel: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]] 
     recorder = TraceRecorder(os.path.basename(kernel_file), timing_only, free_plan)
     run = runtime.Run(kernel_file, recorder, numerics=not timing_only)
     run.grid = kernel.grid
+    run.core_split = kernel.core_split
     run.beta2 = uses_beta2(func)
     run.observer = observer
     inputs = [_as_input(a, timing_only) for a in args]
@@ -127,9 +135,9 @@ def simulate(kernel: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]] 
     try:
         returned = None
         for index, ids in enumerate(itertools.product(*[range(g) for g in kernel.grid])):
-            run.program_ids = ids
+            run.enter_program(ids)
             run.shared_ordinal = 0
-            observer.program(ids)
+            observer.program(ids, 0, kernel.core_split)
             value = func(*inputs, **(kwargs or {}))
             if index == 0:
                 returned = value

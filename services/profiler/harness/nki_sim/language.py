@@ -77,11 +77,19 @@ def program_ndim() -> Any:
 
 
 def spmd_dim(*sizes: Any) -> Any:
-    return int(np.prod([int(s) for s in sizes]))
+    """A grid axis of prod(sizes) programs; an `nl.nc(n)` factor spreads them over n NeuronCores."""
+    total = int(np.prod([int(s) for s in sizes]))
+    cores = int(np.prod([getattr(s, 'cores', 1) for s in sizes]))
+    return runtime.SpmdSize(total, cores) if cores > 1 else total
 
 
 def nc(count: Any) -> Any:
-    return count
+    """A launch-grid size of `count` programs, one per NeuronCore (program i runs on core i mod count)."""
+    count = int(count)
+    if count not in (1, 2):
+        raise CompileError(f'nl.nc({count}): a launch spreads over 1 or 2 NeuronCores (the cores sharing HBM)',
+                           runtime.current().line() if runtime.RUN is not None else 0)
+    return runtime.SpmdSize(count, count) if count > 1 else count
 
 
 def device_print(*args: Any, **kwargs: Any) -> None:

@@ -34,7 +34,7 @@ constant_hbm = Buffer('constant', 'hbm', False)
 class Alloc:
     """One physical allocation. `free` is elements per partition (HBM: parts=1, free=all elements)."""
     __slots__ = ('id', 'serial', 'buffer', 'parts', 'free', 'itemsize', 'data', 'version', 'writes', 'reads',
-                 'last_use', 'site', 'freed', 'canonical')
+                 'last_use', 'site', 'freed', 'canonical', 'group', 'block')
 
     def __init__(self, buffer, parts, free, itemsize, data, site):
         self.id = -1                 # trace id, assigned on first touch (on-chip only)
@@ -51,3 +51,7 @@ class Alloc:
         self.site = site
         self.freed = False
         self.canonical = None        # HBM: the tensor whose shape index boxes refer to
+        # A block of a tensor with block dimensions: `group` is a one-element list shared by the tensor's
+        # blocks (the trace id of its first traced block, set on first touch), `block` the flat block index.
+        self.group = None
+        self.block = 0

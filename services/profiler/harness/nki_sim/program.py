@@ -182,6 +182,16 @@ class Recorder:
         raise CompileError(f'cannot pass a {type(value).__name__} to an NKI call')
 
 
+def _core_split(value: Any) -> Any:
+    """The (grid axis, cores) of an SPMD entry spread over NeuronCores (`nc`), or None."""
+    if value is None:
+        return None
+    split = _int_tuple(value, 'nc')
+    if len(split) != 2 or split[0] < 0 or split[1] != 2:
+        raise ProgramError(f'bad core split {value!r}: expected [grid axis, 2]')
+    return split
+
+
 def _plain_number(value: Any) -> Any:
     """numpy integers/floats inside view geometry or index expressions, as JSON numbers."""
     if isinstance(value, (np.integer, np.floating, np.bool_)):
@@ -201,8 +211,13 @@ class _Observer(RunObserver):
             if isinstance(value, Tensor):
                 self.recorder.register(value)
 
-    def program(self, ids: Tuple[int, ...], ordinal: int = 0) -> None:
-        self.recorder.write({'spmd': list(ids), 'ordinal': ordinal} if ordinal else {'spmd': list(ids)})
+    def program(self, ids: Tuple[int, ...], ordinal: int = 0, core_split: Any = None) -> None:
+        entry: Dict[str, Any] = {'spmd': list(ids)}
+        if ordinal:
+            entry['ordinal'] = ordinal
+        if core_split is not None:
+            entry['nc'] = list(core_split)
+        self.recorder.write(entry)
 
     def finish(self, returned: Any) -> None:
         self.recorder.write({'return': self.recorder.encode(returned)})
@@ -374,7 +389,8 @@ class Replay:
                 elif kind == 'scope':
                     run.reuse_scope = step[1]
                 elif kind == 'spmd':
-                    run.program_ids = step[1]
+                    run.core_split = step[3]
+                    run.enter_program(step[1])
                     run.shared_ordinal = step[2]
                 else:
                     runtime.flush()
@@ -412,7 +428,8 @@ class Replay:
             if 'scope' in entry:
                 return ('scope', _scope(entry['scope']))
             if 'spmd' in entry:
-                return ('spmd', _int_tuple(entry['spmd'], 'spmd ids'), _int(entry.get('ordinal', 0), 'ordinal'))
+                return ('spmd', _int_tuple(entry['spmd'], 'spmd ids'), _int(entry.get('ordinal', 0), 'ordinal'),
+                        _core_split(entry.get('nc')))
             if 'return' in entry:
                 return ('return', self.compile(entry['return']))
             name = entry.get('c')

@@ -28,6 +28,17 @@ def current() -> 'Run':
     return RUN
 
 
+class SpmdSize(int):
+    """A launch-grid size whose programs are spread over `cores` NeuronCores (`nl.nc(n)`, `nl.spmd_dim(g, nl.nc(n))`):
+    program i of that grid axis runs on core i mod cores."""
+    cores: int
+
+    def __new__(cls, value: int, cores: int) -> 'SpmdSize':
+        size = super().__new__(cls, value)
+        size.cores = cores
+        return size
+
+
 class Run:
     """State of one kernel execution: numerics on/off, the trace, loop context, SPMD ids, the pending result."""
 
@@ -40,6 +51,7 @@ class Run:
         self.loop_counter = 0
         self.program_ids = ()
         self.grid = ()
+        self.core_split: Any = None   # (grid axis, cores) of a launch spread over NeuronCores, else None
         self.shared_outputs = []
         self.shared_ordinal = 0
         self.identity_cache = {}      # is this moving operand an identity matrix? (PE transposes)
@@ -51,6 +63,12 @@ class Run:
         self.loop_path: Tuple[Any, ...] = ()    # ((loop, index), ...) of the enclosing loops, outermost first
         self.reuse_scope: Any = ()    # loop_path with the innermost loop's index dropped (load reuse, nl.load)
         self.beta2 = False            # the kernel is written against the `nki` namespace (Beta 2 call forms)
+
+    def enter_program(self, ids: Tuple[int, ...]) -> None:
+        """Program `ids` of the current grid starts: its instructions and allocations are traced on its core."""
+        self.program_ids = ids
+        split = self.core_split
+        self.recorder.core = ids[split[0]] % split[1] if split is not None and split[0] < len(ids) else 0
 
     def line(self) -> int:
         """Kernel source line of the innermost kernel frame on the stack (0 if none)."""
@@ -291,6 +309,10 @@ def record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes: 
     fields = f'op={pending.op} eng={pending.eng} p={p} n={n}'
     if pending.nstat:
         fields += f' nstat={pending.nstat}'
+    if pending.op in _DTYPE_COSTED_OPS:
+        dt = _compute_dtype_bytes(pending.op, reads, writes)
+        if dt not in (0, 4):
+            fields += f' dt={dt}'
     extra = []
     if accumulate and pending.op in ('matmul', 'transpose'):
         extra.append('acc=1')
@@ -304,6 +326,27 @@ def record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes: 
     except CompileError as error:
         error.line = error.line or pending.line
         raise
+
+
+def _compute_dtype_bytes(op, reads, writes):
+    """The element size an engine computes in (trace `dt`): the widest SBUF operand; PE ops count their SBUF inputs
+    only (their PSUM output is always fp32). 0 when no operand is in SBUF."""
+    widest = 0
+    for view, _ in reads:
+        tensor = view.tensor
+        if tensor.buffer is memory.sbuf and tensor.kind.itemsize > widest:
+            widest = tensor.kind.itemsize
+    if op not in _PE_OPS:
+        for view, _ in writes:
+            tensor = view.tensor
+            if tensor.buffer is memory.sbuf and tensor.kind.itemsize > widest:
+                widest = tensor.kind.itemsize
+    return widest
+
+
+_PE_OPS = frozenset(('matmul', 'transpose', 'broadcast'))
+# the ops whose cost depends on the element size in the timing model (PE fp32 factor, DVE binary 16-bit rate)
+_DTYPE_COSTED_OPS = _PE_OPS | {'tensor_tensor', 'loop_reduce'}
 
 
 def _dma_fields(pending, reads, writes):

@@ -6,7 +6,7 @@ without par_dim the first dim is the partition dim. A tile returned by an instru
 no block dims; until it is assigned somewhere it is `pending` (see runtime), after being assigned into a
 destination it becomes an alias of that destination view.
 """
-from typing import Any, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -48,7 +48,7 @@ def _row_major_strides(dims):
 
 class Tensor(TileOperators):
     __slots__ = ('buffer', 'kind', 'shape', 'nblock', 'inner_shape', 'inner_strides', 'parts', 'free', 'blocks',
-                 'hbm_alloc', 'site', 'name', 'init', 'pending', 'alias', 'numerics', 'whole')
+                 'hbm_alloc', 'site', 'name', 'init', 'pending', 'alias', 'numerics', 'whole', 'block_group')
 
     @classmethod
     def tile(cls, buffer: memory.Buffer, kind: Kind, shape: Tuple[int, ...], site: int, numerics: bool) -> 'Tensor':
@@ -60,6 +60,7 @@ class Tensor(TileOperators):
         tile.name = ''
         tile.numerics = numerics
         tile.init = 0
+        tile.block_group = None
         tile.pending = None
         tile.alias = None
         tile.hbm_alloc = None
@@ -87,6 +88,7 @@ class Tensor(TileOperators):
         self.blocks = None
         self.hbm_alloc = None
         self.whole = None
+        self.block_group: Optional[List[Optional[int]]] = None
         nblock = 0
         if buffer.on_chip:
             for i, d in enumerate(shape):
@@ -125,11 +127,30 @@ class Tensor(TileOperators):
                 data = np.zeros(n, storage) if self.init == 0 else np.full(n, self.init, storage)
             alloc = self.blocks[block] = memory.Alloc(self.buffer, self.parts, self.free, self.kind.itemsize,
                                                       data, self.site)
+            self._mark_block(alloc, block)
         return alloc
+
+    def _mark_block(self, alloc: memory.Alloc, block: Tuple[int, ...]) -> None:
+        """Tags a block of a tensor with block dimensions with its tensor and flat block index (trace `tensor=`,
+        `blk=`): the compiler allocates the tensor, so its blocks share one buffer generation."""
+        if not self.nblock:
+            return
+        if self.block_group is None:
+            self.block_group = [None]
+        alloc.group = self.block_group
+        if self.nblock == 1:
+            alloc.block = int(block[0])
+            return
+        flat = 0
+        for index, size in zip(block, self.shape[:self.nblock]):
+            flat = flat * size + int(index)
+        alloc.block = flat
 
     def adopt(self, block: Tuple[int, ...], data: np.ndarray) -> None:
         """Allocate `block` with `data` (a flat array of parts*free elements) as its storage."""
-        self.blocks[block] = memory.Alloc(self.buffer, self.parts, self.free, self.kind.itemsize, data, self.site)
+        alloc = self.blocks[block] = memory.Alloc(self.buffer, self.parts, self.free, self.kind.itemsize, data,
+                                                  self.site)
+        self._mark_block(alloc, block)
 
     def view(self) -> View:
         """The whole tensor (tiles and HBM tensors) as a View."""

@@ -22,6 +22,7 @@ class TraceRecorder:
         self.timing_only = timing_only
         self.free_plan = free_plan or {}
         self.lines = []
+        self.core = 0          # NeuronCore of the program being traced (SPMD launches over nl.nc(n))
         self.count = 0
         self.allocs = []
         self.cse_keys = set()
@@ -35,8 +36,15 @@ class TraceRecorder:
         if alloc.id < 0 and alloc.buffer.on_chip:
             alloc.id = len(self.allocs)
             self.allocs.append(alloc)
-            self.lines.append(f'A id={alloc.id} buf={alloc.buffer.trace_name} bytes_pp={alloc.free * alloc.itemsize}'
-                              f' parts={alloc.parts} site={alloc.site}')
+            line = (f'A id={alloc.id} buf={alloc.buffer.trace_name} bytes_pp={alloc.free * alloc.itemsize}'
+                    f' parts={alloc.parts} site={alloc.site}')
+            if alloc.group is not None:
+                if alloc.group[0] is None:
+                    alloc.group[0] = alloc.id
+                line += f' tensor={alloc.group[0]} blk={alloc.block}'
+            if self.core:
+                line += f' core={self.core}'
+            self.lines.append(line)
 
     def seen_before(self, key: Any) -> bool:
         """CSE: has an identical instruction (same key, inputs unchanged) been recorded already?"""
@@ -112,6 +120,8 @@ class TraceRecorder:
             line += ' wa=' + _id_list(written_ids)
         if extra:
             line += ' ' + extra
+        if self.core:
+            line += f' core={self.core}'
         self.lines.append(line)
         self.count = me + 1
         dead = self.free_plan.get(me)

@@ -77,6 +77,17 @@ BAD_KERNELS = {
             u = nl.exp(t[8:72, :])  # <- here
             return x
         ''',
+    'more_than_two_cores': '''
+        @nki.jit
+        def body(x, out):
+            nl.store(out, nl.load(x))
+
+        @nki.jit
+        def kernel(x):
+            out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+            body[nl.nc(4)](x, out)  # <- here
+            return out
+        ''',
 }
 
 

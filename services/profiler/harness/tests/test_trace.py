@@ -112,6 +112,50 @@ class TraceTest(unittest.TestCase):
         self.assertEqual([f.get('cse') for f in loads], [None, None, '1', None, '1'])
         self.assertEqual([f.get('cse') for f in transposes], [None, '1'] * 4)
 
+    def test_blocks_of_a_tensor_name_their_tensor(self):
+        _, recorder = self.ws.run(self.path, self.x, self.ident, timing_only=True)
+        _, records = parse(recorder.text())
+        allocs = [f for kind, f in records if kind == 'A']
+        blocked = [f for f in allocs if 'tensor' in f]
+        # `tiles` has one block dimension of 2: both blocks name the first block's allocation id
+        self.assertEqual([(f['tensor'], f['blk']) for f in blocked], [(blocked[0]['id'], '0'), (blocked[0]['id'], '1')])
+        self.assertTrue(all('blk' not in f for f in allocs if 'tensor' not in f))
+
+    def test_compute_dtype_is_traced_for_16_bit_operands(self):
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(a, b):
+                out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+                lhs = nl.load(a)
+                rhs = nl.load(b)
+                product = nl.matmul(lhs, rhs, transpose_x=True)
+                nl.store(out, value=nl.copy(product, dtype=nl.float32))
+                return out
+            ''')
+        for dtype, expected in ((np.float32, None), (np.float16, '2')):
+            _, recorder = self.ws.run(kernel, np.ones((128, 128), dtype), np.ones((128, 512), dtype), timing_only=True)
+            _, records = parse(recorder.text())
+            matmul, = [f for kind, f in records if kind == 'I' and f['op'] == 'matmul']
+            self.assertEqual(matmul.get('dt'), expected)
+
+    def test_loop_invariant_tensor_tensor_is_marked_cse(self):
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                acc = nl.zeros((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+                for i in nl.affine_range(2):
+                    t = nl.load(x[i * 128:(i + 1) * 128, :])
+                    for j in nl.affine_range(3):
+                        acc += nisa.tensor_tensor(t, t, op=nl.multiply)   # invariant in j: computed once per i
+                nl.store(out, value=acc)
+                return out
+            ''')
+        _, recorder = self.ws.run(kernel, np.ones((256, 64), np.float32), timing_only=True)
+        _, records = parse(recorder.text())
+        products = [f for kind, f in records if kind == 'I' and f['op'] == 'tensor_tensor' and 'cse' in f]
+        self.assertEqual(len(products), 2 * 2)
+
     def test_dependencies_and_dma_fields(self):
         _, recorder = self.ws.run(self.path, self.x, self.ident, timing_only=True)
         _, records = parse(recorder.text())
