@@ -1,4 +1,5 @@
-"""Reference for corpus kernel mamba_v1.py: a Mamba-v1 selective-scan layer, out[b, ch, :] =
+"""Reference for corpus kernels mamba_v1.py, mamba_v2.py and mamba_v3.py (the other two names link here):
+a Mamba-v1 selective-scan layer, out[b, ch, :] =
 sum over states of C[b, s, :] * scan_t(exp(delta * A[ch, s]) * h + delta * u * B[b, s, :])."""
 import numpy as np
 
