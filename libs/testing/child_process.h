@@ -35,7 +35,8 @@ class ChildProcess {
   bool reaped_ = false;
 };
 
-// A TCP port on 127.0.0.1 in 10000-19999 that was free a moment ago (0 if none was found).
+// A TCP port on 127.0.0.1 in 10000-19999 that was free a moment ago and that this process was not given before
+// (0 if none was found). Thread-safe.
 int PickFreePort();
 
 // Waits until the gRPC health service at `address` reports SERVING. DEADLINE_EXCEEDED otherwise.
