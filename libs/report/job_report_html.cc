@@ -266,15 +266,17 @@ std::string UsageByAgent(const v1::Job& job) {
 }
 
 // Cumulative tokens and cost per agent at the end of each iteration (IterationFinished snapshots), from zero at
-// iteration 0 to the job's totals.
+// iteration 0 to the job's totals; nothing for a job that spent no tokens (builtin agents).
 std::string UsageOverIterations(const v1::Job& job, const std::vector<v1::JobEvent>& events) {
   std::map<int, google::protobuf::Map<std::string, v1::TokenUsage>> snapshots;
   for (const v1::JobEvent& e : events) {
     if (e.has_iteration_finished())
       snapshots[e.iteration_finished().iteration()] = e.iteration_finished().usage_by_agent();
   }
-  if (snapshots.empty()) return "";
-  snapshots[0];  // nothing spent before the first iteration
+  int64_t tokens_spent = 0;
+  for (const auto& [agent, u] : job.usage_by_agent()) tokens_spent += u.prompt_tokens() + u.completion_tokens();
+  if (snapshots.empty() || tokens_spent == 0) return "";  // nothing to plot
+  snapshots[0];                                           // nothing spent before the first iteration
   snapshots[std::max(job.iterations_done(), snapshots.rbegin()->first)] = job.usage_by_agent();
   std::set<std::string> agents;
   for (const auto& [iteration, usage] : snapshots) {

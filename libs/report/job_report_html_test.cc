@@ -49,6 +49,10 @@ TEST(JobReportHtml, UsageOverIterationsPlotsEachAgentsCumulativeTokens) {
   const std::string without = RenderJobReportHtml(f.job, f.candidates, {});
   EXPECT_THAT(without, HasSubstr("Tokens by agent"));
   EXPECT_THAT(without, Not(HasSubstr("Tokens over iterations")));
+  // Nor for a job that spent no tokens (builtin agents): flat lines at zero say nothing.
+  v1::Job builtin = f.job;
+  for (auto& [agent, usage] : *builtin.mutable_usage_by_agent()) usage.Clear();
+  EXPECT_THAT(RenderJobReportHtml(builtin, f.candidates, f.events), Not(HasSubstr("Tokens over iterations")));
 }
 
 TEST(JobReportHtml, TreeHasEveryCandidateColouredByVerdictAndTheLineageRinged) {
