@@ -359,6 +359,7 @@ std::string VerdictColor(const std::string& verdict_key) {
                                                              {"OUT_OF_MEMORY", "#7f7f7f"},
                                                              {"SANDBOX_VIOLATION", "#17becf"},
                                                              {"INFRA_ERROR", "#bcbd22"},
+                                                             {"PROBLEM_ERROR", "#d62728"},
                                                              {"NO_KERNEL", "#c7c7c7"},
                                                              {"DUPLICATE", "#aec7e8"},
                                                              {"CANCELLED", "#555555"}};

@@ -433,6 +433,19 @@ TEST_F(JobEngineTest, IncorrectBaselineFailsTheJob) {
   EXPECT_EQ(planner_.calls(), 0);
 }
 
+// A reference that cannot make inputs fails the job naming the problem, not the profilers or the kernel.
+TEST_F(JobEngineTest, AnUnusableProblemFailsTheJobSayingSo) {
+  StartEngine();
+  v1::JobSpec spec = Spec(1, 1, 1, 1);
+  spec.mutable_baseline()->set_source("# verdict=PROBLEM_ERROR\n");
+  v1::Job job = WaitFinished(Submit(spec).job_id());
+  EXPECT_EQ(job.state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(job.stop_reason(), v1::STOP_REASON_ERROR);
+  EXPECT_EQ(job.message().rfind("the problem cannot be used (no kernel was at fault): ", 0), 0u) << job.message();
+  EXPECT_EQ(job.stats().profiles_run(), 1);  // judged once, not re-dispatched
+  EXPECT_EQ(planner_.calls(), 0);
+}
+
 struct BudgetCase {
   const char* name;
   std::function<void(v1::JobSpec*)> set;

@@ -315,6 +315,11 @@ void JobEngine::OnBaseline(Run& run, Transaction& txn, const v1::Candidate& base
          absl::StrCat("the baseline kernel could not be profiled: ", baseline.result().message()), "");
     return;
   }
+  if (baseline.result().verdict() == v1::VERDICT_PROBLEM_ERROR) {
+    Stop(run, std::move(txn), v1::JOB_STATE_FAILED, v1::STOP_REASON_ERROR,
+         absl::StrCat("the problem cannot be used (no kernel was at fault): ", baseline.result().message()), "");
+    return;
+  }
   if (!IsOk(baseline)) {
     const std::string message =
         absl::StrCat("the baseline kernel is not correct: ", VerdictKey(baseline.result().verdict()),

@@ -64,9 +64,9 @@ v1::SummarizeIterationRequest BuildSummarizeRequest(const v1::JobSpec& spec, abs
     if (c.iteration() != iteration || c.parent_id().empty() || c.kernel().source().empty()) continue;
     const v1::Verdict v = c.result().verdict();
     // Experiences come only from kernels that passed the whole protocol or failed it on their own merits;
-    // a physically implausible claim is never shown to the summarizer.
+    // a physically implausible claim, or a verdict on the problem rather than the kernel, never reaches the summarizer.
     if (v == v1::VERDICT_DUPLICATE || v == v1::VERDICT_CANCELLED || v == v1::VERDICT_NO_KERNEL ||
-        v == v1::VERDICT_SUSPICIOUS) {
+        v == v1::VERDICT_SUSPICIOUS || v == v1::VERDICT_PROBLEM_ERROR) {
       continue;
     }
     samples.push_back(&c);

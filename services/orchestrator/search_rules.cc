@@ -78,7 +78,7 @@ StopCheck CheckStops(const v1::Job& job) {
 bool WasJudged(const v1::Candidate& c) {
   const v1::Verdict v = c.result().verdict();
   return v != v1::VERDICT_UNSPECIFIED && v != v1::VERDICT_NO_KERNEL && v != v1::VERDICT_INFRA_ERROR &&
-         v != v1::VERDICT_CANCELLED;
+         v != v1::VERDICT_CANCELLED && v != v1::VERDICT_PROBLEM_ERROR;
 }
 
 StopCheck CheckIterationJudged(int iteration, const std::vector<const v1::Candidate*>& candidates) {

@@ -241,6 +241,27 @@ TEST_F(WorkerPoolTest, InfraErrorVerdictIsRetriedAndCountedAsAnExecution) {
   EXPECT_EQ(a->result->verdict(), v1::VERDICT_OK);
 }
 
+// A broken problem is the job's fault: its verdict is final, and the worker that reported it stays in rotation
+// (a job must not be able to take workers out by handing them a bad reference).
+TEST_F(WorkerPoolTest, AProblemErrorIsFinalAndLeavesTheWorkerInRotation) {
+  Make({{"w1:1", 1}});
+  ASSERT_TRUE(WaitFor([&] { return pool_->FreeSlots() == 1; }));
+  Profile("a");
+  v1::ProfileResult problem;
+  problem.set_verdict(v1::VERDICT_PROBLEM_ERROR);
+  ASSERT_TRUE(fakes_["w1:1"]->AnswerNext(problem));
+  ASSERT_TRUE(WaitFor([&] { return outcomes_.Get("a").has_value(); }));
+  auto a = outcomes_.Get("a");
+  EXPECT_EQ(a->result->verdict(), v1::VERDICT_PROBLEM_ERROR);
+  EXPECT_EQ(a->retries, 0);
+  EXPECT_EQ(a->executions, 1);
+  Profile("b");  // the same worker takes the next profile
+  ASSERT_TRUE(WaitFor([&] { return fakes_["w1:1"]->pending() == 1; }));
+  ASSERT_TRUE(fakes_["w1:1"]->AnswerNext(Ok(1.0)));
+  ASSERT_TRUE(WaitFor([&] { return outcomes_.Get("b").has_value(); }));
+  EXPECT_EQ(outcomes_.Get("b")->result->verdict(), v1::VERDICT_OK);
+}
+
 TEST_F(WorkerPoolTest, AttemptsAreBounded) {
   Make({{"w1:1", 1}, {"w2:1", 1}}, /*max_attempts=*/2);
   ASSERT_TRUE(WaitFor([&] { return pool_->FreeSlots() == 2; }));

@@ -110,7 +110,7 @@ def main(argv=None):
     except KernelRejected as error:
         result.update(verdict='COMPILE_ERROR', message=error.message, line=error.line)
     except ProblemError as error:
-        result.update(verdict='INFRA_ERROR', message=f'problem: {error}')
+        result.update(verdict='PROBLEM_ERROR', message=f'problem: {error}')
     except Failed as failure:
         result.update(verdict=failure.verdict, message=failure.message, line=failure.line)
     except MemoryError:

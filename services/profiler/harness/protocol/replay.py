@@ -5,7 +5,7 @@ program on them through the simulator, checks that every output element was writ
 compares with the reference, and writes the timing trace of the final run (fresh seed) and the result. The
 numbers that are timed are the numbers that are checked.
 
-1. Load the problem (INFRA_ERROR) and parse the program (malformed: RUNTIME_ERROR; a step-A failure entry
+1. Load the problem (PROBLEM_ERROR) and parse the program (malformed: RUNTIME_ERROR; a step-A failure entry
    becomes its verdict, never OK).
 2. Timing pass: the program in timing-only mode on the first seed's input shapes (instruction count, liveness
    plan for the numerics runs).
@@ -54,7 +54,7 @@ class ReplayCheck:
         try:
             self.problem = load_problem(self.reference, self.metadata)
         except ProblemError as error:
-            raise Verdict('INFRA_ERROR', f'problem: {error}') from error
+            raise Verdict('PROBLEM_ERROR', f'problem: {error}') from error
         if self.tolerance is None:
             self.tolerance = self.problem.tolerance
         self.result['problem'] = self.problem.summary(self.tolerance)
@@ -110,7 +110,7 @@ class ReplayCheck:
         except MemoryError as error:
             raise Verdict('OUT_OF_MEMORY', f'building the inputs (seed {seed}) ran out of memory') from error
         except Exception as error:
-            raise Verdict('INFRA_ERROR', f'problem: get_inputs/transform_to_nki_inputs failed (seed {seed}): '
+            raise Verdict('PROBLEM_ERROR', f'problem: get_inputs/transform_to_nki_inputs failed (seed {seed}): '
                                          f'{type(error).__name__}: {error}') from error
         return inputs, [a for a in nki_inputs if isinstance(a, np.ndarray)]
 
@@ -120,7 +120,7 @@ class ReplayCheck:
         except MemoryError as error:
             raise Verdict('OUT_OF_MEMORY', f'the reference ran out of memory (seed {seed})') from error
         except Exception as error:
-            raise Verdict('INFRA_ERROR', f'problem: forward failed (seed {seed}): {type(error).__name__}: '
+            raise Verdict('PROBLEM_ERROR', f'problem: forward failed (seed {seed}): {type(error).__name__}: '
                                          f'{error}') from error
 
     def _execute(self, arrays, timing_only, plan=None):

@@ -126,11 +126,18 @@ class ProtocolTest(unittest.TestCase):
         self.assertIn('IndexError', result['message'])
         self.assertIn('return values[5]', result['message'])
 
-    def test_broken_reference_is_infra_error(self):
+    def test_broken_reference_is_a_problem_error(self):
+        # The job's reference is at fault, not the kernel or the worker: a verdict the pool does not re-dispatch.
         reference = self.ws.reference(BROKEN_REFERENCE)
         result = self.ws.evaluate(reference, self.ws.kernel(DOUBLING_KERNEL))
-        self.assertEqual(result['verdict'], 'INFRA_ERROR')
+        self.assertEqual(result['verdict'], 'PROBLEM_ERROR')
         self.assertIn('dataset missing', result['message'])
+
+    def test_reference_without_the_problem_functions_is_a_problem_error(self):
+        reference = self.ws.reference('import numpy as np\n\ndef forward(x):\n    return x\n')
+        result = self.ws.evaluate(reference, self.ws.kernel(DOUBLING_KERNEL))
+        self.assertEqual(result['verdict'], 'PROBLEM_ERROR')
+        self.assertIn('get_inputs', result['message'])
 
     def test_missing_entry_point_is_compile_error(self):
         path = self.ws.kernel('def helper():\n    return 1\n')
