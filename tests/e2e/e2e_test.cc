@@ -5,7 +5,6 @@
 #include <sys/wait.h>
 
 #include <chrono>
-#include <functional>
 #include <set>
 #include <thread>
 
@@ -16,6 +15,7 @@
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "libs/core/file.h"
+#include "libs/testing/wait_until.h"
 #include "tests/e2e/e2e_cluster.h"
 #include "tests/llm_double/llm_double.h"
 
@@ -23,16 +23,6 @@ namespace accelopt::e2e {
 namespace {
 
 using namespace std::chrono_literals;
-
-// Polls `condition` every 20 ms until it holds or `timeout` passes.
-bool WaitUntil(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (!condition()) {
-    if (std::chrono::steady_clock::now() > deadline) return false;
-    std::this_thread::sleep_for(20ms);
-  }
-  return true;
-}
 
 constexpr char kPlannerPrompt[] = "you propose how to make it";
 constexpr char kSummarizerPrompt[] = "learn from measured experiments";
@@ -399,9 +389,9 @@ TEST(E2eTest, CancelStopsAllWorkWithinSeconds) {
   auto plain = watcher("watch.out", false);
   auto json = watcher("watch.jsonl", true);
   ASSERT_TRUE(plain.ok() && json.ok());
-  ASSERT_TRUE(WaitUntil([&] { return absl::StrContains(plain->Output(), "iteration 1 started"); }, 30s))
+  ASSERT_TRUE(testing::WaitUntil([&] { return absl::StrContains(plain->Output(), "iteration 1 started"); }, 30s).ok())
       << plain->Output();
-  ASSERT_TRUE(WaitUntil([&] { return absl::StrContains(json->Output(), "\"iteration_started\""); }, 30s))
+  ASSERT_TRUE(testing::WaitUntil([&] { return absl::StrContains(json->Output(), "\"iteration_started\""); }, 30s).ok())
       << json->Output();
   EXPECT_FALSE(plain->WaitForExit(0ms).has_value());  // still following the running job
   const auto cancelled_at = std::chrono::steady_clock::now();

@@ -12,6 +12,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -331,6 +332,20 @@ class LlmDouble::Impl {
   std::vector<std::thread> threads_;
 };
 
+namespace {
+
+// Polls `condition` every 2 ms until it holds; false if `timeout` passes first.
+bool PollUntil(const std::function<bool()>& condition, absl::Duration timeout) {
+  const absl::Time deadline = absl::Now() + timeout;
+  while (!condition()) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  return true;
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<LlmDouble>> LlmDouble::Start(DoubleScript script, Options options) {
   bool tls = options.tls.has_value();
   auto impl = std::make_unique<Impl>(std::move(script), std::move(options.tls), options.idle_close);
@@ -363,21 +378,11 @@ int LlmDouble::connections_accepted() const { return impl_->connections_accepted
 int LlmDouble::connections_open() const { return impl_->connections_open(); }
 
 bool LlmDouble::WaitForOpenConnectionsAtMost(int n, absl::Duration timeout) const {
-  absl::Time deadline = absl::Now() + timeout;
-  while (connections_open() > n) {
-    if (absl::Now() > deadline) return false;
-    absl::SleepFor(absl::Milliseconds(2));
-  }
-  return true;
+  return PollUntil([&] { return connections_open() <= n; }, timeout);
 }
 
 bool LlmDouble::WaitForRequests(int n, absl::Duration timeout) const {
-  absl::Time deadline = absl::Now() + timeout;
-  while (request_count() < n) {
-    if (absl::Now() > deadline) return false;
-    absl::SleepFor(absl::Milliseconds(2));
-  }
-  return true;
+  return PollUntil([&] { return request_count() >= n; }, timeout);
 }
 
 }  // namespace accelopt::testing
