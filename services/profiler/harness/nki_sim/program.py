@@ -247,11 +247,13 @@ class Recording:
         self.saved = []
 
 
-def record_program(kernel: Any, args: Sequence[Any], recorder: Recorder) -> TraceRecorder:
-    """Run `kernel` shapes-only on `args` (arrays become shape-only inputs), recording its program.
-    The caller holds a `Recording` open around kernel import and this call. Kernel errors propagate."""
-    _, trace = simulate(kernel, args, timing_only=True, observer=_Observer(recorder))
-    return trace
+def record_program(kernel: Any, args: Sequence[Any], recorder: Recorder) -> int:
+    """Run `kernel` shapes-only on `args` (arrays become shape-only inputs), recording its program; returns the
+    number of instructions. No trace is made (the replay writes the one that counts), but the instructions
+    are checked as when tracing. The caller holds a `Recording` open around kernel import and this call.
+    Kernel errors propagate."""
+    _, checker = simulate(kernel, args, timing_only=True, observer=_Observer(recorder), traced=False)
+    return checker.count
 
 
 # ----- replaying -----
@@ -276,7 +278,10 @@ def _int(value: Any, what: str) -> int:
 def _int_tuple(value: Any, what: str) -> Tuple[int, ...]:
     if not isinstance(value, list):
         raise ProgramError(f'{what} must be a list of integers')
-    return tuple(_int(v, what) for v in value)
+    for v in value:
+        if type(v) is not int:
+            raise ProgramError(f'{what} must be an integer, not {v!r}')
+    return tuple(value)
 
 
 class Program:
@@ -569,15 +574,20 @@ def _index_map(value: Any) -> Any:
     """View.index_map: None, or per indexed dimension (size, constant, ((axis, coefficient), ...))."""
     if value is None:
         return None
+    entries = []
     try:
-        entries = tuple((size, c, tuple((axis, coef) for axis, coef in terms)) for size, c, terms in value)
+        for size, c, terms in value:
+            if type(size) is not int or type(c) is not int:
+                raise ProgramError('bad index map')
+            pairs = []
+            for axis, coef in terms:
+                if type(axis) is not int or type(coef) is not int:
+                    raise ProgramError('bad index map')
+                pairs.append((axis, coef))
+            entries.append((size, c, tuple(pairs)))
     except (TypeError, ValueError):
         raise ProgramError('bad index map') from None
-    for size, c, terms in entries:
-        if type(size) is not int or type(c) is not int or \
-                any(type(axis) is not int or type(coef) is not int for axis, coef in terms):
-            raise ProgramError('bad index map')
-    return entries
+    return tuple(entries)
 
 
 def _constant_array(value: Dict[str, Any]) -> np.ndarray:
