@@ -101,7 +101,7 @@ class Recorder:
         self.view_numbers: Dict[Tuple[Any, ...], int] = {}
 
     def write(self, entry: Dict[str, Any]) -> None:
-        self.out.write(json.dumps(entry, separators=(',', ':'), default=_plain_number) + '\n')
+        self.out.write(_ENCODE(entry) + '\n')
 
     def register(self, value: Any) -> Any:
         if isinstance(value, (Tensor, View)):
@@ -223,6 +223,9 @@ def _plain_number(value: Any) -> Any:
     if isinstance(value, (np.integer, np.floating, np.bool_)):
         return value.item()
     raise TypeError(f'cannot record a {type(value).__name__}')
+
+
+_ENCODE = json.JSONEncoder(separators=(',', ':'), default=_plain_number).encode
 
 
 class _Observer(RunObserver):
