@@ -234,8 +234,21 @@ class Predicate:
 
 def _align(aff, ndim):
     if aff.ndim > ndim:
-        raise CompileError(f'mask has {aff.ndim} index dimensions but the instruction has {ndim}')
+        aff = _fit(aff, ndim)
     return Affine(aff.c, aff.terms, ndim)
+
+
+def _fit(aff, ndim):
+    """A mask over an nl.mgrid with more axes than the instruction (the grid's unused axes were dropped from the
+    tile): its first grid axis is the partition axis, the others keep their place counted from the right."""
+    terms = []
+    for rax, coef, size in aff.terms:
+        if rax == aff.ndim - 1:
+            rax = ndim - 1
+        elif rax >= ndim - 1:
+            raise CompileError(f'mask has {aff.ndim} index dimensions but the instruction has {ndim}')
+        terms.append((rax, coef, size))
+    return Affine(aff.c, tuple(sorted(terms)), ndim)
 
 
 def mask_window(predicate: Any, shape: Sequence[int]) -> Tuple[Any, Optional[np.ndarray]]:
@@ -248,7 +261,7 @@ def mask_window(predicate: Any, shape: Sequence[int]) -> Tuple[Any, Optional[np.
     window = [[0, s] for s in shape]
     for aff, kind in predicate.atoms:
         if aff.ndim > ndim:
-            raise CompileError(f'mask has {aff.ndim} index dimensions but the instruction has {ndim}')
+            aff = _fit(aff, ndim)
         if kind != 'ge' or len(aff.terms) > 1:
             return None, predicate.evaluate(shape)
         if not aff.terms:

@@ -20,6 +20,7 @@ from .errors import CompileError
 from .runtime import operand
 
 ACCEPTED_WITHOUT_EFFECT = frozenset({'name', 'dge_mode'})
+_NESTED = [0]       # > 0 while an nl/nisa function runs: the calls it makes are not the kernel's
 
 
 def normalized(function: Callable[..., Any], args: Tuple[Any, ...],
@@ -43,6 +44,15 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
 
     @functools.wraps(function)
     def call(*args: Any, **kwargs: Any) -> Any:
+        if _NESTED[0]:              # nl.matmul calling nisa.nc_matmul: the simulator's own spelling, as written
+            return function(*args, **kwargs)
+        _NESTED[0] += 1
+        try:
+            return checked_call(args, kwargs)
+        finally:
+            _NESTED[0] -= 1
+
+    def checked_call(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
         if not kwargs and not (dst_first and runtime.RUN is not None and runtime.RUN.beta2):
             return function(*args)
         if not own_destination:

@@ -214,7 +214,7 @@ def activation(op: Any, data: Any, bias: Any = None, scale: Any = 1.0, reduce_op
 
 def activation_reduce(op: Any, data: Any, reduce_op: Any, reduce_res: Any, bias: Any = None, scale: Any = 1.0,
                       dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
-    return activation(op, data, bias=bias, scale=scale, reduce_op=reduce_op, reduce_res=reduce_res,
+    return activation(op=op, data=data, bias=bias, scale=scale, reduce_op=reduce_op, reduce_res=reduce_res,
                       reduce_cmd=reduce_cmd.reset_reduce, dtype=dtype, mask=mask)
 
 
@@ -298,7 +298,7 @@ def tensor_scalar(data: Any, op0: Any, operand0: Any, reverse0: Any = False, op1
 def tensor_scalar_reduce(data: Any, op0: Any, operand0: Any, reduce_op: Any, reduce_res: Any, reverse0: Any = False,
                          dtype: Any = None, mask: Any = None,
                          **kwargs: Any) -> Any:
-    tile = tensor_scalar(data, op0, operand0, reverse0=reverse0, dtype=dtype, mask=mask)
+    tile = tensor_scalar(data=data, op0=op0, operand0=operand0, reverse0=reverse0, dtype=dtype, mask=mask)
     pending = tile.pending
     target = operand(reduce_res)
     run = current()
@@ -406,7 +406,23 @@ def memset(shape: Any = None, value: Any = 0, dtype: Any = None, mask: Any = Non
     return pending.tile
 
 
-def iota(expr: Any, dtype: Any, mask: Any = None, **kwargs: Any) -> Any:
+def iota(expr: Any = None, dtype: Any = None, mask: Any = None, dst: Any = None, pattern: Any = None,
+         offset: Any = 0, channel_multiplier: Any = 0, **kwargs: Any) -> Any:
+    """Beta 1: iota(expr, dtype), the values of an affine expression. Beta 2: iota(dst, pattern, offset,
+    channel_multiplier) writes offset + p * channel_multiplier + sum(step_i * j_i) over pattern [[step, count],
+    ...] into dst (int32 arithmetic, cast to dst's dtype)."""
+    if dst is None and is_tile(expr):
+        dst, expr = expr, None
+        if pattern is None and isinstance(dtype, (list, tuple)):
+            pattern, dtype = dtype, None
+    if dst is not None:
+        if pattern is None or expr is not None or mask is not None:
+            raise CompileError('iota(dst=...) takes pattern=[[step, count], ...], offset and channel_multiplier')
+        target = operand(dst)
+        copy_into(target, _iota_pattern(target, pattern, offset, channel_multiplier, dtype))
+        return None
+    if dtype is None:
+        raise CompileError('iota needs a dtype (or, in the Beta 2 form, a destination tile and a pattern)')
     run = begin()
     if isinstance(expr, int):
         expr = Affine(expr, (), 2)
@@ -415,6 +431,33 @@ def iota(expr: Any, dtype: Any, mask: Any = None, **kwargs: Any) -> Any:
     shape = expr.shape if expr.ndim >= 2 else expr.shape + (1,)
     kind = kind_of(dtype)
     result = expr.evaluate().reshape(shape).astype(kind.storage) if run.numerics else None
+    pending = issue(run, 'iota', 'pool', [], shape, kind, result)
+    return pending.tile
+
+
+def _iota_pattern(target: Any, pattern: Any, offset: Any, channel_multiplier: Any, dtype: Any) -> Any:
+    try:
+        pairs = [(int(step), int(count)) for step, count in pattern]
+        base, per_partition = int(offset), int(channel_multiplier)
+    except (TypeError, ValueError):
+        raise CompileError('iota: pattern must be a list of [step, count] pairs of integers') from None
+    count = 1
+    for _, n in pairs:
+        count *= n
+    if count != target.free_size:
+        raise CompileError(f'iota: the pattern generates {count} elements per partition; dst holds '
+                           f'{target.free_size}')
+    run = begin()
+    shape = target.shape
+    kind = kind_of(dtype or target.tensor.kind.public)
+    result = None
+    if run.numerics:
+        values = np.full((shape[0], 1), base, dtype=np.int64) + per_partition * np.arange(shape[0]).reshape(-1, 1)
+        free = np.zeros(1, dtype=np.int64)
+        for step, n in pairs:
+            free = (free[:, None] + step * np.arange(n, dtype=np.int64)[None, :]).reshape(-1)
+        values = (values + free[None, :]).astype(np.int32)
+        result = values.reshape(shape).astype(kind.storage)
     pending = issue(run, 'iota', 'pool', [], shape, kind, result)
     return pending.tile
 
@@ -517,6 +560,19 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, **kwargs: Any) -> None:
     pending = Pending('dma_copy', 'dma', run.line(), [(source, window)], None, None, window)
     pending.dma = direction
     direct(run, pending, target, window if target.shape == source.shape else None)
+
+
+class _Engines:
+    """nisa.engine (Beta 2): nisa.engine.vector is nisa.vector_engine, and so on."""
+    unknown = unknown_engine
+    tensor = tensor_engine
+    vector = vector_engine
+    scalar = scalar_engine
+    activation = scalar_engine
+    gpsimd = gpsimd_engine
+
+
+engine = _Engines()
 
 
 check_module('nisa', globals(), (__name__,), dst_first=True,

@@ -14,7 +14,7 @@ from . import memory
 from .dtypes import Kind, kind_of
 from .errors import CompileError
 from .tile_ops import EXECUTION, TileOperators
-from .views import View, at_least_2d, subscript
+from .views import View, access_pattern, at_least_2d, check_same_kind, subscript
 
 PARTITION_LIMIT = 128
 PSUM_PARTITION_BYTES = 2048
@@ -152,8 +152,10 @@ class Tensor(TileOperators):
                                                   self.site)
         self._mark_block(alloc, block)
 
-    def view(self) -> View:
-        """The whole tensor (tiles and HBM tensors) as a View."""
+    def view(self, dtype: Any = None) -> View:
+        """The whole tensor (tiles and HBM tensors) as a View; NKI's `t.view(dtype)` reinterprets the bits."""
+        if dtype is not None:
+            check_same_kind(self.kind, dtype)
         if self.alias is not None:
             return self.alias
         if self.pending is not None:
@@ -195,6 +197,11 @@ class Tensor(TileOperators):
     def __setitem__(self, key, value):
         EXECUTION.assign(self[key], value)
 
+    def ap(self, pattern: Any, offset: Any = 0, **kwargs: Any) -> View:
+        """NKI Beta 2 access pattern over the whole tensor (see views.access_pattern)."""
+        return access_pattern(self, (), 0, pattern, offset, **kwargs) if self.hbm_alloc is not None \
+            else self.view().ap(pattern, offset, **kwargs)
+
     def __iadd__(self, value):
         EXECUTION.accumulate(self.view(), value)
         return self
@@ -207,6 +214,10 @@ class Tensor(TileOperators):
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
 
     def reshape(self, shape: Sequence[int]) -> Any:
         if self.buffer.on_chip:

@@ -13,6 +13,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .affine import Affine
+from .dtypes import kind_of
 from .errors import CompileError, StaleStateError
 from .tile_ops import EXECUTION, TileOperators
 
@@ -124,7 +125,72 @@ def _advanced(dims, strides, offset, key, ndim):
     if ndim == 1:
         shape.append(1)
         out_strides.append(0)
+    elif ndim > 2:
+        order = _grid_axes(index_map, ndim)
+        if order is not None:
+            shape = [shape[a] for a in order]
+            out_strides = [out_strides[a] for a in order]
+            moved = {a: i for i, a in enumerate(order)}
+            index_map = [(size, c, tuple((moved[a], coef) for a, coef in axes)) for size, c, axes in index_map]
+            if len(order) == 1:
+                shape.append(1)
+                out_strides.append(0)
     return offset, tuple(shape), tuple(out_strides), tuple(index_map), in_bounds
+
+
+def _grid_axes(index_map, ndim):
+    """The axes of an nl.mgrid with more axes than the subscript uses, in subscript order, or None.
+
+    `x[iw, iy]` with `ix, iw, iy = nl.mgrid[0:128, 0:1, 0:n]` is a [1, n] tile (NKI orders a tile's dimensions
+    by the indices that span them, and drops grid axes no index uses), not a [1, 1, n] one.
+    """
+    used = []
+    for _, _, axes in index_map:
+        for axis, _ in sorted(axes):
+            if axis not in used:
+                used.append(axis)
+    if len(used) == ndim:
+        return None
+    return used or None
+
+
+def access_pattern(tensor: Any, block: Any, base: int, pattern: Any, offset: Any = 0, **kwargs: Any) -> 'View':
+    """`t.ap(pattern=[[step, count], ...], offset=o)` (NKI Beta 2 access patterns): the view whose axis i takes
+    `count` elements `step` apart, starting `o` elements after the start of `t`. Steps and offset count elements
+    of the tensor's row-major layout (on chip: partition p starts at p times the partition's size), so the first
+    pair of an on-chip pattern steps over partitions."""
+    refused = sorted(k for k, v in kwargs.items() if v is not None and k != 'dtype' or k == 'dtype' and
+                     v is not None and v != tensor.kind.public)
+    if refused:
+        raise CompileError(f'.ap(): {", ".join(refused)} (dynamic or indirect access patterns, reinterpreting '
+                           'dtypes) is not supported by the simulator')
+    try:
+        pairs = [(int(step), int(count)) for step, count in pattern]
+        start = base + int(offset)
+    except (TypeError, ValueError):
+        raise CompileError('.ap(): pattern must be a list of [step, count] pairs of integers') from None
+    if not pairs or any(count < 1 for _, count in pairs):
+        raise CompileError('.ap(): pattern needs at least one [step, count] pair, every count at least 1')
+    shape, strides = at_least_2d([n for _, n in pairs], [s for s, _ in pairs])
+    lo = hi = start
+    for n, s in zip(shape, strides):
+        lo += min(0, (n - 1) * s)
+        hi += max(0, (n - 1) * s)
+    total = tensor.parts * tensor.free
+    if lo < 0 or hi >= total:
+        raise CompileError(f'.ap(): the pattern reaches elements [{lo}, {hi}] outside the tensor\'s {total}')
+    if tensor.buffer.on_chip and strides[0] % tensor.free:
+        raise CompileError(f'.ap(): the first pair of an on-chip pattern steps over partitions, so its step must '
+                           f'be a multiple of the partition size ({tensor.free} elements), not {strides[0]}')
+    return View(tensor, block, start, shape, strides)
+
+
+def check_same_kind(kind: Any, dtype: Any) -> None:
+    """`t.view(dtype)` is accepted only when it changes nothing: a bitcast is not modelled."""
+    other = kind_of(dtype)
+    if (other.storage, other.itemsize, other.public) != (kind.storage, kind.itemsize, kind.public):
+        raise CompileError(f'.view({getattr(dtype, "__name__", dtype)}): reinterpreting a tensor as another dtype '
+                           '(a bitcast) is not supported by the simulator')
 
 
 def index_box(index_map: Any, window: Any) -> Optional[List[Tuple[int, int]]]:
@@ -287,6 +353,10 @@ class View(TileOperators):
     def ndim(self) -> int:
         return len(self.shape)
 
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
     def __getitem__(self, key):
         if not self.in_bounds:
             check_bounds(self.index_map, full_window(self.shape))
@@ -295,6 +365,13 @@ class View(TileOperators):
 
     def __setitem__(self, key, value):
         EXECUTION.assign(self[key], value)
+
+    def view(self, dtype: Any) -> 'View':
+        check_same_kind(self.tensor.kind, dtype)
+        return self
+
+    def ap(self, pattern: Any, offset: Any = 0, **kwargs: Any) -> 'View':
+        return access_pattern(self.tensor, self.block, self.offset, pattern, offset, **kwargs)
 
     def __iadd__(self, value):
         EXECUTION.accumulate(self, value)
