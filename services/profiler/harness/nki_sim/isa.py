@@ -17,6 +17,10 @@ from .compute import copy, elementwise, reduce
 from .call_forms import check_module
 from .dtypes import kind_of
 from .errors import CompileError, missing_api
+from .indirect import IndirectView
+from . import isa_select
+from .isa_select import (  # noqa: F401  (re-exported as nisa.*)
+    core_barrier, dma_transpose, max8, nc_find_index8, nc_match_replace8, nc_stream_shuffle, tensor_copy_predicated)
 from .operands import (  # noqa: F401  (the *_engine values are re-exported as nisa.*)
     SCALARS, engine_name, fit, gpsimd_engine, is_tile, on_chip, per_partition, result_kind, scalar_engine,
     tensor_engine, unknown_engine, vector_engine, window_shape)
@@ -544,7 +548,7 @@ def _shaped(op, view, fn, shape, dtype):
 
 
 # ----- DMA -----
-def dma_copy(dst: Any, src: Any, mask: Any = None, **kwargs: Any) -> None:
+def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine: Any = None, **kwargs: Any) -> None:
     run = begin()
     target = operand(dst)
     source = operand(src)
@@ -555,11 +559,28 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, **kwargs: Any) -> None:
         data = source.array(window)
         out = target.array(window if target.shape == source.shape else None)
         out[...] = data.reshape(out.shape)
+        if isinstance(target, IndirectView):      # a scatter: out is the gathered copy
+            target.scatter(out, window if target.shape == source.shape else None)
     direction = 'load' if target.tensor.buffer.on_chip and not source.tensor.buffer.on_chip else \
         'store' if source.tensor.buffer.on_chip and not target.tensor.buffer.on_chip else 'copy'
-    pending = Pending('dma_copy', 'dma', run.line(), [(source, window)], None, None, window)
+    reads = [(source, window)] + [(v.index, None) for v in (source, target) if isinstance(v, IndirectView)]
+    pending = Pending('dma_copy', 'dma', run.line(), reads, None, None, window)
     pending.dma = direction
     direct(run, pending, target, window if target.shape == source.shape else None)
+
+
+class dge_mode:
+    """How DMA descriptors are generated (accepted, no effect on results)."""
+    unknown = 'unknown'
+    swdge = 'swdge'
+    hwdge = 'hwdge'
+    none = 'none'
+
+
+class oob_mode:
+    """Out-of-bounds handling of dynamic DMA: the simulator always raises on an out-of-bounds index."""
+    error = 'error'
+    skip = 'skip'
 
 
 class _Engines:
@@ -575,7 +596,7 @@ class _Engines:
 engine = _Engines()
 
 
-check_module('nisa', globals(), (__name__,), dst_first=True,
+check_module('nisa', globals(), (__name__, isa_select.__name__), dst_first=True,
              skip=frozenset({'get_nc_version', 'pe_transpose'}))
 
 

@@ -16,6 +16,7 @@ import numpy as np
 from . import memory
 from .dtypes import Kind, round_to_bf16
 from .errors import CompileError
+from .indirect import IndirectView
 from .tensors import Tensor
 from .views import View, operand_window
 
@@ -368,7 +369,10 @@ def direct(run: Run, pending: 'Pending', dst: View, window: Any) -> None:
     if run.coverage is not None and not dst.tensor.buffer.on_chip:
         written = run.coverage.get(dst.tensor.hbm_alloc.serial)
         if written is not None:
-            dst.array_over(written, window)[...] = True
+            if isinstance(dst, IndirectView):
+                dst.scatter_over(written, True, window)
+            else:
+                dst.array_over(written, window)[...] = True
     record(run, pending, pending.reads, [(dst, window)], False)
 
 

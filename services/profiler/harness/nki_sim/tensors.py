@@ -13,6 +13,7 @@ import numpy as np
 from . import memory
 from .dtypes import Kind, kind_of
 from .errors import CompileError
+from .indirect import indirect_access
 from .tile_ops import EXECUTION, TileOperators
 from .views import View, access_pattern, at_least_2d, check_same_kind, subscript
 
@@ -176,8 +177,7 @@ class Tensor(TileOperators):
         if type(key) is not tuple:
             key = (key,)
         if any(isinstance(k, (Tensor, View)) for k in key):
-            raise CompileError('indirect DMA (indexing a tensor with a tile of indices, a gather/scatter) is not '
-                               'supported by the simulator')
+            return indirect_access(self, key, Tensor)
         nblock = self.nblock
         block = ()
         if nblock:
