@@ -137,11 +137,13 @@ def zeros(shape: Any, dtype: Any, buffer: Any = None, name: Any = '', lazy_initi
     return _declare(shape, dtype, buffer, name, 0)
 
 
-def ones(shape: Any, dtype: Any, buffer: Any = None, name: Any = '', **kwargs: Any) -> Any:
+def ones(shape: Any, dtype: Any, buffer: Any = None, name: Any = '', lazy_initialization: Any = False,
+         **kwargs: Any) -> Any:
     return _declare(shape, dtype, buffer, name, 1)
 
 
-def full(shape: Any, fill_value: Any, dtype: Any, buffer: Any = None, name: Any = '', **kwargs: Any) -> Any:
+def full(shape: Any, fill_value: Any, dtype: Any, buffer: Any = None, name: Any = '', lazy_initialization: Any = False,
+         **kwargs: Any) -> Any:
     return _declare(shape, dtype, buffer, name, fill_value)
 
 

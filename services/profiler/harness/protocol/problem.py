@@ -38,11 +38,14 @@ class Problem:
                 'roofline': self.roofline}
 
 
-def load_module(path, name):
+def load_module(path, name, preset=None):
+    """Import the file at `path` as module `name`; `preset` names are bound in it before its code runs."""
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f'cannot load {path}')
     module = importlib.util.module_from_spec(spec)
+    if preset:
+        vars(module).update(preset)
     spec.loader.exec_module(module)
     return module
 
