@@ -133,6 +133,20 @@ def elementwise(op: str, eng: str, fn: Callable[..., Any], args: Sequence[Any], 
     return pending.tile
 
 
+def deterministic_dropout(name: str, x: Any, rate: Any, dtype: Any, mask_predicate: Any) -> Tensor:
+    """Dropout (zero elements with probability `rate`, no rescaling) at the rates whose result is known: 0 keeps
+    x, 1 zeroes it. A random drop cannot be checked against a reference, so it is refused."""
+    if not isinstance(rate, (int, float, np.number)) or isinstance(rate, bool) or rate not in (0, 1):
+        raise CompileError(f'{name}: a random drop (rate {rate!r}) cannot be checked against a reference; the '
+                           'simulator runs rate 0 (keep all) and 1 (drop all) only')
+    keep = rate == 0
+    return elementwise('activation', 'act', _identity if keep else np.zeros_like, (x,), dtype, mask_predicate)
+
+
+def _identity(values: Any) -> Any:
+    return values
+
+
 def _binary(name, ufunc):
     def operation(x, y, dtype=None, mask=None, **kwargs):
         tiles = [v for v in (x, y) if isinstance(v, (Tensor, View))]

@@ -13,7 +13,7 @@ import numpy as np
 from . import memory
 from .affine import Affine, Predicate
 from .compute import assign as copy_into
-from .compute import copy, elementwise, reduce
+from .compute import copy, deterministic_dropout, elementwise, reduce
 from .call_forms import check_module
 from .dtypes import kind_of
 from .errors import CompileError, missing_api
@@ -464,6 +464,11 @@ def _iota_pattern(target: Any, pattern: Any, offset: Any, channel_multiplier: An
         result = values.reshape(shape).astype(kind.storage)
     pending = issue(run, 'iota', 'pool', [], shape, kind, result)
     return pending.tile
+
+
+def dropout(data: Any, prob: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+    """nisa.dropout: as nl.dropout, deterministic probabilities (0, 1) only."""
+    return deterministic_dropout('nisa.dropout', data, prob, dtype, mask)
 
 
 def affine_select(pred: Any, on_true_tile: Any, on_false_value: Any, dtype: Any = None, mask: Any = None,

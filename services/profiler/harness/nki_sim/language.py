@@ -13,7 +13,7 @@ from .compute import (  # noqa: F401  (re-exported as nl.*)
     add, bitwise_and, bitwise_or, bitwise_xor, broadcast_to, copy, divide, elementwise, equal, full_tile, greater,
     greater_equal, left_shift, less, less_equal, logical_and, logical_or, logical_xor, maximum, minimum, mod,
     multiply, not_equal, power, reduce, reshape_view, right_shift, subtract)
-from .compute import element_count, free_elements
+from .compute import deterministic_dropout, element_count, free_elements
 from .affine import arange, ds, mgrid  # noqa: F401  (re-exported as nl.*)
 from .call_forms import check_module
 from .dtypes import NumericType, bfloat16, float8_e4m3, float8_e5m2, kind_of, tfloat32  # noqa: F401  (nl.* dtypes)
@@ -326,6 +326,12 @@ def softmax(x: Any, axis: Any, dtype: Any = None, compute_dtype: Any = None, mas
     return elementwise('activation', 'act', normalised, (x,), dtype, mask)
 
 
+def dropout(x: Any, rate: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+    """Zeroes elements with probability `rate` (no rescaling). Only the deterministic rates run: 0 keeps x, 1
+    zeroes it; a random drop cannot be checked against a reference."""
+    return deterministic_dropout('nl.dropout', x, rate, dtype, mask)
+
+
 def where(condition: Any, x: Any, y: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     return elementwise('select', 'auto', np.where, (condition, x, y), dtype, mask)
 
@@ -433,7 +439,8 @@ def matmul(x: Any, y: Any, transpose_x: Any = False, mask: Any = None, **kwargs:
 # values for the kernel (ids, shapes) and the execution helpers nisa shares are left as they are.
 check_module('nl', globals(), (__name__, compute.__name__), dst_first=False, skip=frozenset({
     'finfo', 'iinfo', 'program_id', 'num_programs', 'program_ndim', 'spmd_dim', 'nc', 'device_print', 'all_first',
-    'elementwise', 'reduce', 'full_tile', 'reshape_view', 'element_count', 'free_elements'}))
+    'elementwise', 'reduce', 'full_tile', 'reshape_view', 'element_count', 'free_elements',
+    'deterministic_dropout'}))
 
 
 def __getattr__(name: str) -> Any:
