@@ -139,8 +139,8 @@ def deterministic_dropout(name: str, x: Any, rate: Any, dtype: Any, mask_predica
     if not isinstance(rate, (int, float, np.number)) or isinstance(rate, bool) or rate not in (0, 1):
         raise CompileError(f'{name}: a random drop (rate {rate!r}) cannot be checked against a reference; the '
                            'simulator runs rate 0 (keep all) and 1 (drop all) only')
-    keep = rate == 0
-    return elementwise('activation', 'act', _identity if keep else np.zeros_like, (x,), dtype, mask_predicate)
+    operation: Callable[..., Any] = _identity if rate == 0 else np.zeros_like
+    return elementwise('activation', 'act', operation, (x,), dtype, mask_predicate)
 
 
 def _identity(values: Any) -> Any:
