@@ -139,12 +139,16 @@ def deterministic_dropout(name: str, x: Any, rate: Any, dtype: Any, mask_predica
     if not isinstance(rate, (int, float, np.number)) or isinstance(rate, bool) or rate not in (0, 1):
         raise CompileError(f'{name}: a random drop (rate {rate!r}) cannot be checked against a reference; the '
                            'simulator runs rate 0 (keep all) and 1 (drop all) only')
-    operation: Callable[..., Any] = _identity if rate == 0 else np.zeros_like
+    operation = _identity if rate == 0 else _zeros
     return elementwise('activation', 'act', operation, (x,), dtype, mask_predicate)
 
 
 def _identity(values: Any) -> Any:
     return values
+
+
+def _zeros(values: Any) -> Any:
+    return np.zeros_like(values)
 
 
 def _binary(name, ufunc):
