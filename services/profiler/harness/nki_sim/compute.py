@@ -202,6 +202,8 @@ def reduce(ufunc: np.ufunc, x: Any, axis: Any, dtype: Any = None, mask_predicate
     axes = tuple(sorted({a % ndim for a in ((axis,) if isinstance(axis, int) else axis)}))
     kind = result_kind(dtype, [view])
     window, where = _mask(mask_predicate, view.shape)
+    if where is not None:
+        view = view.checked_under(where)
     kept = [a for a in range(ndim) if keepdims or a == 0 or a not in axes]
     shape_list = [1 if a in axes else view.shape[a] for a in kept]
     window_list = None if window is None else [(0, 1) if a in axes else window[a] for a in kept]
@@ -213,9 +215,15 @@ def reduce(ufunc: np.ufunc, x: Any, axis: Any, dtype: Any = None, mask_predicate
     out_window = None if window_list is None else tuple(window_list)
     result = None
     if run.numerics:
-        data = view.array(window)
-        with np.errstate(all='ignore'):
-            result = ufunc.reduce(data, axis=axes, keepdims=True)
+        if where is None:
+            data = view.array(window)
+            with np.errstate(all='ignore'):
+                result = ufunc.reduce(data, axis=axes, keepdims=True)
+        else:       # an elementwise mask: masked-out elements take no part (their indices may be out of bounds)
+            identity = _identity_of(ufunc, view.tensor.kind.storage)
+            data = view.masked_array(where, identity)
+            with np.errstate(all='ignore'):
+                result = ufunc.reduce(data, axis=axes, keepdims=True, initial=identity, where=where)
             if mean:
                 result = result / np.prod([data.shape[a] for a in axes])
             if negate:
@@ -225,6 +233,18 @@ def reduce(ufunc: np.ufunc, x: Any, axis: Any, dtype: Any = None, mask_predicate
                     out_window)
     pending.where = None if where is None else where.any(axis=axes, keepdims=True).reshape(out_shape)
     return pending.tile
+
+
+def _identity_of(ufunc: np.ufunc, dtype: np.dtype) -> Any:
+    """The value a reduction starts from (what a masked-out element contributes)."""
+    if ufunc.identity is not None:
+        return ufunc.identity
+    limits = np.finfo(dtype) if dtype.kind == 'f' else np.iinfo(dtype)
+    if ufunc is np.maximum:
+        return -np.inf if dtype.kind == 'f' else limits.min
+    if ufunc is np.minimum:
+        return np.inf if dtype.kind == 'f' else limits.max
+    raise CompileError(f'a masked {ufunc.__name__} reduction has no starting value')
 
 
 # ----- assignment -----

@@ -219,6 +219,11 @@ def check_bounds(index_map: Any, window: Any) -> None:
             raise CompileError(f'index range [{lo}, {hi}] is out of bounds for a dimension of size {size}')
 
 
+def _within(index_map: Any, shape: Sequence[int]) -> bool:
+    box = index_box(index_map, full_window(shape))
+    return box is None or all(0 <= lo and hi < size for (size, _, _), (lo, hi) in zip(index_map, box))
+
+
 def full_window(shape: Sequence[int]) -> Tuple[Tuple[int, int], ...]:
     return tuple((0, s) for s in shape)
 
@@ -321,6 +326,41 @@ class View(TileOperators):
         if data is None:
             raise _stale(alloc)
         return self.array_over(data, window)
+
+    def outside(self, where: np.ndarray) -> Any:
+        """Under an elementwise mask, the elements whose index is out of bounds (None when none can be): legal
+        only where the mask removes them (e.g. the padding of a pooling window)."""
+        if self.index_map is None or _within(self.index_map, self.shape):
+            return None
+        grid = np.indices(self.shape, sparse=True)
+        bad = np.zeros(self.shape, dtype=bool)
+        for size, c, axes in self.index_map:
+            index = c + sum((coef * grid[axis] for axis, coef in axes), np.zeros(1, dtype=np.int64))
+            bad = bad | (index < 0) | (index >= size)
+        if (bad & where).any():
+            raise CompileError('an index is out of bounds where the mask keeps the element')
+        return bad if bad.any() else None
+
+    def masked_array(self, where: np.ndarray, fill: Any) -> np.ndarray:
+        """The view's elements (a copy) under an elementwise mask; masked-out elements read as `fill`."""
+        bad = self.outside(where)
+        if bad is None:
+            return np.where(where, self.array(), fill)
+        grid = np.indices(self.shape, sparse=True)
+        offsets = self.offset + sum((g * s for g, s in zip(grid, self.strides)), np.zeros(1, dtype=np.int64))
+        data = self.alloc.data
+        if data is None:
+            raise _stale(self.alloc)
+        keep = where & ~bad
+        return np.where(keep, data[np.where(keep, offsets, 0)], fill)
+
+    def checked_under(self, where: np.ndarray) -> 'View':
+        """This view with its bounds verified under an elementwise mask (so instructions do not re-check them)."""
+        if self.in_bounds:
+            return self
+        self.outside(where)
+        return View(self.tensor, self.block, self.offset, self.shape, self.strides, self.index_map, True,
+                    self.tensor_indexed)
 
     def array_over(self, data: np.ndarray, window: Any = None) -> np.ndarray:
         """The window of this view laid over `data`, a flat array of the allocation's size."""
