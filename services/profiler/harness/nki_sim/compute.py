@@ -239,11 +239,11 @@ def _identity_of(ufunc: np.ufunc, dtype: np.dtype) -> Any:
     """The value a reduction starts from (what a masked-out element contributes)."""
     if ufunc.identity is not None:
         return ufunc.identity
-    limits = np.finfo(dtype) if dtype.kind == 'f' else np.iinfo(dtype)
+    floating = dtype.kind == 'f'
     if ufunc is np.maximum:
-        return -np.inf if dtype.kind == 'f' else limits.min
+        return -np.inf if floating else np.iinfo(dtype).min
     if ufunc is np.minimum:
-        return np.inf if dtype.kind == 'f' else limits.max
+        return np.inf if floating else np.iinfo(dtype).max
     raise CompileError(f'a masked {ufunc.__name__} reduction has no starting value')
 
 
