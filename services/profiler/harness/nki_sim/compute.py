@@ -224,10 +224,10 @@ def reduce(ufunc: np.ufunc, x: Any, axis: Any, dtype: Any = None, mask_predicate
             data = view.masked_array(where, identity)
             with np.errstate(all='ignore'):
                 result = ufunc.reduce(data, axis=axes, keepdims=True, initial=identity, where=where)
-            if mean:
-                result = result / np.prod([data.shape[a] for a in axes])
-            if negate:
-                result = -result
+        if mean:
+            result = result / np.prod([data.shape[a] for a in axes])
+        if negate:
+            result = -result
         result = fit(result.reshape(window_shape(out_window, out_shape)), kind, window_shape(out_window, out_shape))
     pending = issue(run, 'tensor_reduce', 'pool' if 0 in axes else eng, [(view, window)], out_shape, kind, result,
                     out_window)
