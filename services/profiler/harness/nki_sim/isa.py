@@ -29,6 +29,7 @@ from .ops import activation as activation_function
 from .ops import alu
 from .runtime import Pending, begin, current, direct, issue, operand, operand_reads
 from .tensors import Tensor
+from .views import View
 
 
 STATIONARY_FREE_LIMIT = 128
@@ -522,8 +523,9 @@ def bn_stats(data: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> A
     window, where = mask_of(mask, view.shape)
     if where is not None:
         raise CompileError('bn_stats: the mask must be a box (per-axis bounds); this one selects scattered elements')
-    if window is not None:
-        view = operand(view[tuple(slice(lo, hi) for lo, hi in window)])
+    if window is not None:          # the masked box (indices outside it may be out of bounds)
+        offset, shape = view.clip(window)
+        view = View(view.tensor, view.block, offset, shape, view.strides)
     return _shaped('bn_stats', view, stats, (view.shape[0], 6), dtype)
 
 
