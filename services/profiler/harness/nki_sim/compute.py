@@ -294,6 +294,31 @@ def _binary_operator(name, x, y):
     return BINARY[name](x, y)
 
 
+def indirect(view: View, index: Any, num_elem: Any = None) -> Tensor:
+    """`data.indirect(idx_tile, num_elem)`, tensor indirection (TI) on the vector engine: within each group of 16
+    partitions starting at row s, output column i of partition p reads data[p, idx[s + i % 16, i // 16]]."""
+    run = begin()
+    data = on_chip(view, '.indirect')
+    offsets = on_chip(operand(index), '.indirect')
+    rows = data.shape[0]
+    count = int(num_elem) if num_elem is not None else offsets.free_size * 16
+    if rows % 16 or offsets.shape[0] != rows or offsets.free_size * 16 < count:
+        raise CompileError(f'.indirect: {rows} data partitions and an index tile of shape {offsets.shape} do not '
+                           f'give {count} offsets per partition (16 per column of each 16-partition group)')
+    result = None
+    if run.numerics:
+        flat = data.array().reshape(rows, -1)
+        idx = offsets.array().reshape(rows, -1).astype(np.int64)
+        column = np.arange(count)
+        source_rows = (np.arange(rows) // 16 * 16)[:, None] + (column % 16)[None, :]
+        picks = idx[source_rows, (column // 16)[None, :]]
+        if picks.size and (picks.min() < 0 or picks.max() >= flat.shape[1]):
+            raise IndexError(f'.indirect: an offset is outside the {flat.shape[1]} elements of a partition')
+        result = np.take_along_axis(flat, picks, axis=1)
+    return issue(run, 'copy', 'dve', [(data, None), (offsets, None)], (rows, count), data.tensor.kind,
+                 result).tile
+
+
 EXECUTION.flush = flush
 EXECUTION.assign = assign
 EXECUTION.accumulate = accumulate
@@ -301,3 +326,4 @@ EXECUTION.binary = _binary_operator
 EXECUTION.negate = negative_tile
 EXECUTION.broadcast_to = broadcast_to
 EXECUTION.reshape = reshape_view
+EXECUTION.indirect = indirect

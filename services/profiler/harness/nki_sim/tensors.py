@@ -206,6 +206,31 @@ class Tensor(TileOperators):
         EXECUTION.accumulate(self.view(), value)
         return self
 
+    # NKI 0.6 view primitives: views of the whole tensor (see View)
+    def permute(self, dims: Any) -> View:
+        return self.view().permute(dims)
+
+    def slice(self, dim: Any, start: Any, end: Any = None, step: Any = 1) -> View:
+        return self.view().slice(dim, start, end, step)
+
+    def select(self, dim: Any, index: Any) -> View:
+        return self.view().select(dim, index)
+
+    def expand_dim(self, dim: Any) -> View:
+        return self.view().expand_dim(dim)
+
+    def squeeze_dim(self, dim: Any) -> View:
+        return self.view().squeeze_dim(dim)
+
+    def broadcast(self, dim: Any, size: Any) -> View:
+        return self.view().broadcast(dim, size)
+
+    def flatten_dims(self, start: Any, end: Any) -> View:
+        return self.view().flatten_dims(start, end)
+
+    def reshape_dim(self, dim: Any, shape: Any) -> View:
+        return self.view().reshape_dim(dim, shape)
+
     # ----- metadata -----
     @property
     def dtype(self) -> Any:
@@ -231,6 +256,9 @@ class Tensor(TileOperators):
 
     def broadcast_to(self, shape: Sequence[int]) -> Any:
         return EXECUTION.broadcast_to(self.view(), shape)
+
+    def indirect(self, index: Any, num_elem: Any = None) -> Any:
+        return EXECUTION.indirect(self.view(), index, num_elem)
 
     def __repr__(self):
         return f'Tensor({self.buffer.name}, shape={self.shape}, dtype={self.kind.public})'

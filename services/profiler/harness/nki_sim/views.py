@@ -413,6 +413,97 @@ class View(TileOperators):
     def ap(self, pattern: Any, offset: Any = 0, **kwargs: Any) -> 'View':
         return access_pattern(self.tensor, self.block, self.offset, pattern, offset, **kwargs)
 
+    # ----- NKI 0.6 view primitives (geometry only: no instruction, no copy) -----
+    def _reshaped(self, shape: List[int], strides: List[int], offset: int = 0) -> 'View':
+        if not self.in_bounds:
+            check_bounds(self.index_map, full_window(self.shape))
+        wide_shape, wide_strides = at_least_2d(shape, strides)
+        return View(self.tensor, self.block, self.offset + offset, wide_shape, wide_strides)
+
+    def _axis(self, dim: Any, name: str, free_only: bool = True) -> int:
+        axis = int(dim) + (len(self.shape) if int(dim) < 0 else 0)
+        if not 0 <= axis < len(self.shape):
+            raise CompileError(f'.{name}: dimension {dim} of a tensor of shape {self.shape}')
+        if free_only and axis == 0 and self.tensor.buffer.on_chip:
+            raise CompileError(f'.{name}: the partition dimension of an on-chip tensor cannot be changed by a view')
+        return axis
+
+    def permute(self, dims: Any) -> 'View':
+        order = [int(d) for d in dims]
+        if sorted(order) != list(range(len(self.shape))) or self.tensor.buffer.on_chip and order[0] != 0:
+            raise CompileError(f'.permute({order}): a permutation of the dimensions of {self.shape} that keeps an '
+                               'on-chip partition dimension first')
+        return self._reshaped([self.shape[d] for d in order], [self.strides[d] for d in order])
+
+    def slice(self, dim: Any, start: Any, end: Any = None, step: Any = 1) -> 'View':
+        axis = self._axis(dim, 'slice', free_only=False)
+        begin, stop, stride = slice(start, end, step).indices(self.shape[axis])
+        shape, strides = list(self.shape), list(self.strides)
+        shape[axis] = len(range(begin, stop, stride))
+        strides[axis] *= stride
+        return self._reshaped(shape, strides, begin * self.strides[axis])
+
+    def select(self, dim: Any, index: Any) -> 'View':
+        axis = self._axis(dim, 'select')
+        position = int(index)
+        if not 0 <= position < self.shape[axis]:
+            raise CompileError(f'.select: index {position} is out of bounds for a dimension of size '
+                               f'{self.shape[axis]}')
+        shape, strides = list(self.shape), list(self.strides)
+        del shape[axis], strides[axis]
+        return self._reshaped(shape, strides, position * self.strides[axis])
+
+    def expand_dim(self, dim: Any) -> 'View':
+        axis = int(dim) + (len(self.shape) + 1 if int(dim) < 0 else 0)
+        if not 1 <= axis <= len(self.shape):
+            raise CompileError(f'.expand_dim: position {dim} for a tensor of shape {self.shape}')
+        return self._reshaped(list(self.shape[:axis]) + [1] + list(self.shape[axis:]),
+                              list(self.strides[:axis]) + [0] + list(self.strides[axis:]))
+
+    def squeeze_dim(self, dim: Any) -> 'View':
+        axis = self._axis(dim, 'squeeze_dim')
+        if self.shape[axis] != 1:
+            raise CompileError(f'.squeeze_dim: dimension {dim} has size {self.shape[axis]}, not 1')
+        shape, strides = list(self.shape), list(self.strides)
+        del shape[axis], strides[axis]
+        return self._reshaped(shape, strides)
+
+    def broadcast(self, dim: Any, size: Any) -> 'View':
+        axis = self._axis(dim, 'broadcast')
+        if self.shape[axis] != 1:
+            raise CompileError(f'.broadcast: dimension {dim} has size {self.shape[axis]}, not 1')
+        shape, strides = list(self.shape), list(self.strides)
+        shape[axis], strides[axis] = int(size), 0
+        return self._reshaped(shape, strides)
+
+    def flatten_dims(self, start: Any, end: Any) -> 'View':
+        first, last = self._axis(start, 'flatten_dims'), self._axis(end, 'flatten_dims')
+        for axis in range(first, last):
+            if self.strides[axis] != self.strides[axis + 1] * self.shape[axis + 1]:
+                raise CompileError(f'.flatten_dims({start}, {end}): the dimensions are not contiguous')
+        merged = 1
+        for n in self.shape[first:last + 1]:
+            merged *= n
+        return self._reshaped(list(self.shape[:first]) + [merged] + list(self.shape[last + 1:]),
+                              list(self.strides[:first]) + [self.strides[last]] + list(self.strides[last + 1:]))
+
+    def reshape_dim(self, dim: Any, shape: Any) -> 'View':
+        axis = self._axis(dim, 'reshape_dim')
+        sizes = [int(n) for n in shape]
+        total = 1
+        for n in sizes:
+            total *= n
+        if total != self.shape[axis]:
+            raise CompileError(f'.reshape_dim: {sizes} does not hold the {self.shape[axis]} elements of dimension '
+                               f'{dim}')
+        strides = []
+        step = self.strides[axis]
+        for n in reversed(sizes):
+            strides.append(step)
+            step *= n
+        return self._reshaped(list(self.shape[:axis]) + sizes + list(self.shape[axis + 1:]),
+                              list(self.strides[:axis]) + strides[::-1] + list(self.strides[axis + 1:]))
+
     def __iadd__(self, value):
         EXECUTION.accumulate(self, value)
         return self
@@ -426,6 +517,9 @@ class View(TileOperators):
 
     def reshape(self, shape: Sequence[int]) -> Any:
         return EXECUTION.reshape(self, shape)
+
+    def indirect(self, index: Any, num_elem: Any = None) -> Any:
+        return EXECUTION.indirect(self, index, num_elem)
 
     def __repr__(self):
         return f'View({self.tensor.name or "tile"}{list(self.block)} shape={self.shape})'
