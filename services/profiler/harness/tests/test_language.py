@@ -181,14 +181,99 @@ class RefusalTest(unittest.TestCase):
                 return x
             ''', 'nisa.dma_compute is not supported by the simulator')
 
-    def test_indirect_dma(self):
+    def test_indirect_index_of_an_on_chip_tile(self):
         self.check('''
             @nki.jit
             def kernel(x):
                 idx = nl.zeros((128, 1), dtype=nl.int32, buffer=nl.sbuf)
+                t = nl.load(x)
+                u = nl.copy(t[idx, 0:64])  # <- here
+                return x
+            ''', 'indexing an on-chip tile with a tile of indices is not supported')
+
+    def test_indirect_dma_needs_integer_indices(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                idx = nl.zeros((128, 1), dtype=nl.float32, buffer=nl.sbuf)
                 t = nl.load(x[idx, 0:64])  # <- here
                 return x
-            ''', 'indirect DMA')
+            ''', 'the indices of an indirect DMA must be integers')
+
+    def test_random_dropout(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                t = nl.load(x)
+                u = nl.dropout(t, 0.1)  # <- here
+                return x
+            ''', 'nl.dropout: a random drop (rate 0.1) cannot be checked against a reference')
+
+    def test_bitcast_view(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                t = nl.load(x)
+                u = nl.copy(t.view(nl.int32))  # <- here
+                return x
+            ''', 'reinterpreting a tensor as another dtype (a bitcast) is not supported')
+
+    def test_dynamic_access_pattern(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                idx = nl.zeros((128, 1), dtype=nl.int32, buffer=nl.sbuf)
+                t = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x.ap(pattern=[[64, 128], [1, 64]], vector_offset=idx))  # <- here
+                return x
+            ''', '.ap(): vector_offset (dynamic or indirect access patterns')
+
+
+class IndirectDmaTest(unittest.TestCase):
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+
+    def test_gather_and_scatter_move_the_indexed_rows(self):
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, ids):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                i_p = nl.arange(64)[:, None]
+                i_f = nl.arange(32)[None, :]
+                idx = nl.load(ids[i_p])
+                rows = nl.load(x[idx[i_p, 0], i_f])
+                nl.store(out[idx[i_p, 0], i_f], value=nl.multiply(rows, 3.0))
+                return out
+            ''')
+        x = np.random.normal(size=(64, 32)).astype(np.float32)
+        ids = np.random.permutation(64).astype(np.int32)
+        outputs, trace = self.ws.run(kernel, x, ids)
+        self.assertLess(rel_l2(outputs, x * 3.0), 1e-6)
+        gather = [line for line in trace.text().splitlines() if ' op=load ' in line and 'bytes=8192' in line]
+        self.assertEqual(len(gather), 1)
+        self.assertIn('in=hbm:128,sbuf:4', gather[0])      # the gather reads the index tile too
+
+    def test_an_index_out_of_bounds_is_a_runtime_error(self):
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, ids):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                idx = nl.load(ids.reshape((64, 1)))
+                nl.store(out, value=nl.load(x[idx, 0:32]))  # <- here
+                return out
+            ''')
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(64, 32)).astype(np.float32), np.full(64, 64, dtype=np.int32)]
+
+
+def forward(x, ids):
+    return x
+''' + STANDARD_TRANSFORMS)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+        self.assertIn('index 64 is out of bounds for a dimension of size 64', result['message'])
 
 
 class GridLaunchTest(unittest.TestCase):
