@@ -159,11 +159,14 @@ def _sbuf_operand(view, what):
 
 
 def _evicted(value):
-    """An unassigned transpose result (still pending, bound for PSUM) feeding a matmul: the compiler copies it
-    to SBUF, as it does for nl.transpose."""
-    pending = getattr(value, 'pending', None)
-    if isinstance(value, Tensor) and pending is not None and pending.op == 'transpose' and \
-            pending.eng == 'pe':
+    """An instruction's PSUM result that no kernel tensor holds (an unassigned transpose or matmul, still pending
+    or flushed to an anonymous PSUM tile) feeding a matmul: the compiler copies it to SBUF, as it does for
+    nl.transpose. A PSUM tensor the kernel declared is its own business (a matmul operand must be in SBUF)."""
+    if not isinstance(value, Tensor) or not value.produced or value.alias is not None:
+        return value
+    pending = value.pending
+    if pending is not None and pending.op == 'transpose' and pending.eng == 'pe' or \
+            pending is None and value.buffer is memory.psum:
         return copy(value)
     return value
 

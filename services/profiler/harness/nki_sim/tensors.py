@@ -49,7 +49,8 @@ def _row_major_strides(dims):
 
 class Tensor(TileOperators):
     __slots__ = ('buffer', 'kind', 'shape', 'nblock', 'inner_shape', 'inner_strides', 'parts', 'free', 'blocks',
-                 'hbm_alloc', 'site', 'name', 'init', 'pending', 'alias', 'numerics', 'whole', 'block_group')
+                 'hbm_alloc', 'site', 'name', 'init', 'pending', 'alias', 'numerics', 'whole', 'block_group',
+                 'produced')
 
     @classmethod
     def tile(cls, buffer: memory.Buffer, kind: Kind, shape: Tuple[int, ...], site: int, numerics: bool) -> 'Tensor':
@@ -57,6 +58,7 @@ class Tensor(TileOperators):
         tile = cls.__new__(cls)
         tile.buffer = buffer
         tile.kind = kind
+        tile.produced = True            # an instruction's result, not a declared tensor
         tile.site = site
         tile.name = ''
         tile.numerics = numerics
@@ -79,6 +81,7 @@ class Tensor(TileOperators):
 
     def __init__(self, buffer, kind, shape, site, name='', numerics=True):
         self.buffer = buffer
+        self.produced = False
         self.kind = kind
         self.site = site
         self.name = name

@@ -286,7 +286,8 @@ class View(TileOperators):
                 else:
                     lo += ext
             box = None
-            if self.tensor_indexed and self.tensor.hbm_alloc.canonical is self.tensor:
+            canonical = self.tensor.hbm_alloc.canonical
+            if self.tensor_indexed and (canonical is self.tensor or canonical.shape == self.tensor.shape):
                 box = index_box(self.index_map, window or full_window(self.shape))
             return 0, 1, lo, hi + 1, box
         p_stride = self.strides[0]
