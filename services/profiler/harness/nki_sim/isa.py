@@ -470,6 +470,46 @@ def _iota_pattern(target: Any, pattern: Any, offset: Any, channel_multiplier: An
     return pending.tile
 
 
+def range_select(on_true_tile: Any, comp_op0: Any, comp_op1: Any, bound0: Any, bound1: Any,
+                 reduce_cmd: Any = reduce_cmd.idle, reduce_res: Any = None, reduce_op: Any = np.maximum,
+                 range_start: Any = 0, on_false_value: Any = None, dtype: Any = None, mask: Any = None,
+                 **kwargs: Any) -> Any:
+    """Keep element (p, j) of on_true_tile where (j + range_start) comp_op0 bound0[p] and (j + range_start) comp_op1
+    bound1[p] (bounds are [P, 1] tiles), else on_false_value (fp32 min by default); optionally reduce the result
+    into reduce_res (the vector engine's accumulation registers)."""
+    first = alu(comp_op0)
+    second = alu(comp_op1)
+    fill = np.finfo(np.float32).min if on_false_value is None or on_false_value is Ellipsis else on_false_value
+    start = float(range_start)
+
+    def select(x, low, high):
+        flat = x.reshape(x.shape[0], -1)
+        position = np.arange(flat.shape[1], dtype=np.float32)[None, :] + start
+        keep = first(position, low.reshape(flat.shape)) & second(position, high.reshape(flat.shape))
+        return np.where(keep, flat, fill).reshape(x.shape)
+    view = on_chip(operand(on_true_tile), 'range_select')
+    low, high = operand(bound0), operand(bound1)
+    tile = elementwise('select', 'dve', select, (view, _per_row(low, view), _per_row(high, view)), dtype, mask)
+    if reduce_res is not None:
+        pending = tile.pending
+        run = current()
+        target = operand(reduce_res)
+        if run.numerics:
+            _accumulate_register(run, reduce_op, pending.result, target,
+                                 reduce_cmd if reduce_cmd != 'idle' else 'reset_reduce')
+        pending.extra_writes = [(target, None)]
+    return tile
+
+
+def _per_row(bound: Any, like: Any) -> Any:
+    """A [P, 1] bound tile broadcast along the free axes of `like` (a stride-0 view, no instruction)."""
+    if bound.free_size != 1 or bound.shape[0] != like.shape[0]:
+        raise CompileError(f'range_select: bounds hold one value per partition ([{like.shape[0]}, 1]), got '
+                           f'{bound.shape}')
+    return View(bound.tensor, bound.block, bound.offset, like.shape,
+                (bound.strides[0],) + (0,) * (len(like.shape) - 1))
+
+
 def dropout(data: Any, prob: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """nisa.dropout: as nl.dropout, deterministic probabilities (0, 1) only."""
     return deterministic_dropout('nisa.dropout', data, prob, dtype, mask)
