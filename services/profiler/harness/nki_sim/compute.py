@@ -4,6 +4,7 @@ reductions, and the assignment forms `dst[...] = value` / `dst[...] += value`.
 nl (`language`) and nisa (`isa`) build on these; `Tensor`/`View` operators reach them through
 `tile_ops.EXECUTION`, which this module installs on import.
 """
+import copy as copy_module
 from typing import Any, Callable, Sequence, Union
 
 import numpy as np
@@ -319,6 +320,21 @@ def indirect(view: View, index: Any, num_elem: Any = None) -> Tensor:
                  result).tile
 
 
+def bitcast(tensor: Tensor, dtype: Any) -> Tensor:
+    """`t.view(dtype)`: the tensor's storage read as `dtype`, an element of the same size (no instruction; the
+    allocations are shared, so dependencies and SBUF use stay those of t)."""
+    kind = kind_of(dtype)
+    if kind.itemsize != tensor.kind.itemsize or kind.storage.itemsize != tensor.kind.storage.itemsize:
+        raise CompileError(f'.view({kind.public}): a bitcast keeps the element size ({tensor.kind.itemsize} bytes '
+                           f'for {tensor.kind.public})')
+    other = copy_module.copy(tensor)
+    other.kind = kind
+    other.whole = None
+    other.pending = None
+    other.alias = None
+    return other
+
+
 EXECUTION.flush = flush
 EXECUTION.assign = assign
 EXECUTION.accumulate = accumulate
@@ -327,3 +343,4 @@ EXECUTION.negate = negative_tile
 EXECUTION.broadcast_to = broadcast_to
 EXECUTION.reshape = reshape_view
 EXECUTION.indirect = indirect
+EXECUTION.bitcast = bitcast

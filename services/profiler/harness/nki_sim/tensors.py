@@ -15,7 +15,7 @@ from .dtypes import Kind, kind_of
 from .errors import CompileError
 from .indirect import indirect_access
 from .tile_ops import EXECUTION, TileOperators
-from .views import View, access_pattern, at_least_2d, check_same_kind, subscript
+from .views import View, access_pattern, at_least_2d, same_kind, subscript
 
 PARTITION_LIMIT = 128
 PSUM_PARTITION_BYTES = 2048
@@ -158,8 +158,10 @@ class Tensor(TileOperators):
 
     def view(self, dtype: Any = None) -> View:
         """The whole tensor (tiles and HBM tensors) as a View; NKI's `t.view(dtype)` reinterprets the bits."""
-        if dtype is not None:
-            check_same_kind(self.kind, dtype)
+        if dtype is not None and not same_kind(self.kind, dtype):
+            if self.alias is not None or self.pending is not None or self.nblock:
+                return self.view().view(dtype) if not self.nblock else EXECUTION.bitcast(self, dtype)
+            return EXECUTION.bitcast(self, dtype)
         if self.alias is not None:
             return self.alias
         if self.pending is not None:

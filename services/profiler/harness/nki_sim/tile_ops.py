@@ -24,6 +24,7 @@ class Execution:
     broadcast_to: Callable[[Any, Any], Any] = staticmethod(_not_installed)
     reshape: Callable[[Any, Any], Any] = staticmethod(_not_installed)
     indirect: Callable[[Any, Any, Any], Any] = staticmethod(_not_installed)
+    bitcast: Callable[[Any, Any], Any] = staticmethod(_not_installed)
 
 
 EXECUTION = Execution

@@ -185,12 +185,9 @@ def access_pattern(tensor: Any, block: Any, base: int, pattern: Any, offset: Any
     return View(tensor, block, start, shape, strides)
 
 
-def check_same_kind(kind: Any, dtype: Any) -> None:
-    """`t.view(dtype)` is accepted only when it changes nothing: a bitcast is not modelled."""
+def same_kind(kind: Any, dtype: Any) -> bool:
     other = kind_of(dtype)
-    if (other.storage, other.itemsize, other.public) != (kind.storage, kind.itemsize, kind.public):
-        raise CompileError(f'.view({getattr(dtype, "__name__", dtype)}): reinterpreting a tensor as another dtype '
-                           '(a bitcast) is not supported by the simulator')
+    return (other.storage, other.itemsize, other.public) == (kind.storage, kind.itemsize, kind.public)
 
 
 def index_box(index_map: Any, window: Any) -> Optional[List[Tuple[int, int]]]:
@@ -326,6 +323,9 @@ class View(TileOperators):
         data = alloc.data
         if data is None:
             raise _stale(alloc)
+        storage = self.tensor.kind.storage
+        if data.dtype != storage:           # a bitcast (t.view(dtype)) of the allocation
+            data = data.view(storage)
         return self.array_over(data, window)
 
     def outside(self, where: np.ndarray) -> Any:
@@ -352,6 +352,7 @@ class View(TileOperators):
         data = self.alloc.data
         if data is None:
             raise _stale(self.alloc)
+        data = data.view(self.tensor.kind.storage)
         keep = where & ~bad
         return np.where(keep, data[np.where(keep, offsets, 0)], fill)
 
@@ -408,8 +409,12 @@ class View(TileOperators):
         EXECUTION.assign(self[key], value)
 
     def view(self, dtype: Any) -> 'View':
-        check_same_kind(self.tensor.kind, dtype)
-        return self
+        """`t.view(dtype)`: the same elements' bits read as `dtype` (same element size)."""
+        if same_kind(self.tensor.kind, dtype):
+            return self
+        other = EXECUTION.bitcast(self.tensor, dtype)
+        return View(other, self.block, self.offset, self.shape, self.strides, self.index_map, self.in_bounds,
+                    self.tensor_indexed)
 
     def ap(self, pattern: Any, offset: Any = 0, **kwargs: Any) -> 'View':
         return access_pattern(self.tensor, self.block, self.offset, pattern, offset, **kwargs)

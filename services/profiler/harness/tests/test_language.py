@@ -209,14 +209,14 @@ class RefusalTest(unittest.TestCase):
                 return x
             ''', 'nl.dropout: a random drop (rate 0.1) cannot be checked against a reference')
 
-    def test_bitcast_view(self):
+    def test_bitcast_to_another_element_size(self):
         self.check('''
             @nki.jit
             def kernel(x):
                 t = nl.load(x)
-                u = nl.copy(t.view(nl.int32))  # <- here
+                u = nl.copy(t.view(nl.float16))  # <- here
                 return x
-            ''', 'reinterpreting a tensor as another dtype (a bitcast) is not supported')
+            ''', 'a bitcast keeps the element size (4 bytes for float32)')
 
     def test_dynamic_access_pattern(self):
         self.check('''
@@ -227,6 +227,24 @@ class RefusalTest(unittest.TestCase):
                 nisa.dma_copy(dst=t, src=x.ap(pattern=[[64, 128], [1, 64]], vector_offset=idx))  # <- here
                 return x
             ''', '.ap(): vector_offset (dynamic or indirect access patterns')
+
+
+class BitcastTest(unittest.TestCase):
+    def test_a_bitcast_reads_the_same_bits_as_another_dtype(self):
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        kernel = ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=nl.int32, buffer=nl.shared_hbm)
+                t = nl.load(x)
+                bits = t.view(nl.int32)
+                nl.store(out, value=nl.right_shift(bits, 23))
+                return out
+            ''')
+        x = np.abs(np.random.normal(size=(128, 16))).astype(np.float32) + 1.0
+        outputs, _ = ws.run(kernel, x)
+        np.testing.assert_array_equal(outputs, x.view(np.int32) >> 23)
 
 
 class IndirectDmaTest(unittest.TestCase):
