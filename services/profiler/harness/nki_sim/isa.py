@@ -44,6 +44,7 @@ class reduce_cmd:
     reset = 'reset'
     reduce = 'reduce'
     reset_reduce = 'reset_reduce'
+    load_reduce = 'load_reduce'
 
 
 class nc_version:
@@ -490,22 +491,92 @@ def range_select(on_true_tile: Any, comp_op0: Any, comp_op1: Any, bound0: Any, b
     view = on_chip(operand(on_true_tile), 'range_select')
     low, high = operand(bound0), operand(bound1)
     tile = elementwise('select', 'dve', select, (view, _per_row(low, view), _per_row(high, view)), dtype, mask)
-    if reduce_res is not None:
-        pending = tile.pending
-        run = current()
-        target = operand(reduce_res)
-        if run.numerics:
-            _accumulate_register(run, reduce_op, pending.result, target,
-                                 reduce_cmd if reduce_cmd != 'idle' else 'reset_reduce')
-        pending.extra_writes = [(target, None)]
+    _reduce_into(tile, reduce_res, reduce_op, reduce_cmd)
     return tile
+
+
+def select_reduce(predicate: Any, on_true: Any, on_false: Any, reduce_res: Any = None,
+                  reduce_cmd: Any = reduce_cmd.idle, reduce_op: Any = np.maximum, reverse_pred: Any = False,
+                  dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+    """np.where(predicate, on_true, on_false) (on_false a scalar or a [P, 1] tile; reverse_pred negates the
+    predicate), optionally reduced (max) along the free axes into reduce_res."""
+    view = on_chip(operand(on_true), 'select_reduce')
+    condition = on_chip(operand(predicate), 'select_reduce')
+    fallback = _per_row(operand(on_false), view) if is_tile(on_false) else on_false
+    flip = bool(reverse_pred)
+
+    def select(keep, values, other):
+        chosen = keep != 0
+        return np.where(~chosen if flip else chosen, values, other)
+    tile = elementwise('select', 'dve', select, (condition, view, fallback), dtype, mask)
+    _reduce_into(tile, reduce_res, reduce_op, reduce_cmd)
+    return tile
+
+
+def exponential(src: Any, max_value: Any = 0.0, reduce_res: Any = None, reduce_cmd: Any = reduce_cmd.idle,
+                reduce_init: Any = 0.0, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+    """exp(src - max_value) on the vector engine (max_value a scalar or a [P, 1] tile), optionally summed along
+    the free axes into reduce_res."""
+    view = on_chip(operand(src), 'exponential')
+    shift = _per_row(operand(max_value), view) if is_tile(max_value) else max_value
+    tile = elementwise('activation', 'dve', lambda x, m: np.exp(x - m), (view, shift), dtype, mask)
+    _reduce_into(tile, reduce_res, np.add, reduce_cmd)
+    return tile
+
+
+def tensor_scalar_cumulative(src: Any, op0: Any, op1: Any, imm0: Any, imm1: Any = None,
+                             reduce_cmd: Any = reduce_cmd.reset_reduce, reverse0: Any = False, dtype: Any = None,
+                             mask: Any = None, **kwargs: Any) -> Any:
+    """reg = op1(op0(src[:, i], imm0), reg); out[:, i] = reg along the free elements of each partition. reg starts
+    from op1's identity (reset_reduce), imm1 (load_reduce) or the vector engine's register (reduce)."""
+    first = alu(op0)
+    second = alu(op1)
+    view = on_chip(operand(src), 'tensor_scalar_cumulative')
+    run = current()
+    start = _cumulative_start(second, reduce_cmd, imm1, run, view.shape[0])
+
+    def scan(x, a):
+        flat = x.reshape(x.shape[0], -1)
+        operand_value = np.reshape(a, flat.shape) if np.ndim(a) else a
+        step = first(operand_value, flat) if reverse0 else first(flat, operand_value)
+        out = np.empty(step.shape, dtype=np.float64)
+        reg = np.broadcast_to(np.asarray(start, dtype=np.float64), (flat.shape[0],)).copy()
+        for i in range(step.shape[1]):
+            reg = second(step[:, i], reg)
+            out[:, i] = reg
+        run.accumulator = reg
+        return out.reshape(x.shape)
+    scalar = _per_row(operand(imm0), view) if is_tile(imm0) else imm0
+    return elementwise('tensor_scalar', 'dve', scan, (view, scalar), dtype, mask)
+
+
+def _cumulative_start(ufunc: Any, command: Any, load: Any, run: Any, rows: int) -> Any:
+    if command == reduce_cmd.load_reduce:
+        return 0.0 if load is None else load
+    if command == reduce_cmd.reduce and run.accumulator is not None and np.size(run.accumulator) == rows:
+        return run.accumulator
+    identities = {np.add: 0.0, np.subtract: 0.0, np.multiply: 1.0, np.maximum: -np.inf, np.minimum: np.inf}
+    return identities.get(ufunc, 0.0)
+
+
+def _reduce_into(tile: Any, reduce_res: Any, reduce_op: Any, command: Any) -> None:
+    """The vector engine's free-axis reduction of an instruction's result into reduce_res."""
+    if reduce_res is None:
+        return
+    pending = tile.pending
+    run = current()
+    target = operand(reduce_res)
+    if run.numerics:
+        _accumulate_register(run, reduce_op, pending.result, target,
+                             command if command not in (None, reduce_cmd.idle) else reduce_cmd.reset_reduce)
+    pending.extra_writes = [(target, None)]
 
 
 def _per_row(bound: Any, like: Any) -> Any:
     """A [P, 1] bound tile broadcast along the free axes of `like` (a stride-0 view, no instruction)."""
     if bound.free_size != 1 or bound.shape[0] != like.shape[0]:
-        raise CompileError(f'range_select: bounds hold one value per partition ([{like.shape[0]}, 1]), got '
-                           f'{bound.shape}')
+        raise CompileError(f'a per-partition operand holds one value per partition ([{like.shape[0]}, 1]), '
+                           f'got {bound.shape}')
     return View(bound.tensor, bound.block, bound.offset, like.shape,
                 (bound.strides[0],) + (0,) * (len(like.shape) - 1))
 
