@@ -49,6 +49,11 @@ class IndirectView(View):
     def scatter_over(self, data: np.ndarray, values: Any, window: Any = None) -> None:
         data[self._offsets(window)] = values
 
+    def combine(self, ufunc: Any, values: Any, window: Any = None) -> None:
+        """data[rows] = ufunc(data[rows], values), applied once per index even where indices repeat (atomic)."""
+        data = self.tensor.alloc_for(self.block).data.view(self.tensor.kind.storage)
+        ufunc.at(data, self._offsets(window), values)
+
     def scatter(self, values: np.ndarray, window: Any = None) -> None:
         self.scatter_over(self.tensor.alloc_for(self.block).data, values, window)
 

@@ -243,6 +243,46 @@ def store(dst: Any, value: Any, mask: Any = None, **kwargs: Any) -> None:
     runtime.direct(run, pending, target, window)
 
 
+def atomic_rmw(dst: Any, value: Any, op: Any, mask: Any = None, **kwargs: Any) -> None:
+    """dst = op(dst, value) on HBM, element by element even where an indirect access repeats a row (the DMA
+    engines' atomic read-modify-write)."""
+    run = begin()
+    target = operand(dst)
+    if target.tensor.buffer.on_chip:
+        raise CompileError('nl.atomic_rmw updates HBM (dst is an HBM tensor, usually indexed with a tile of indices)')
+    combine = alu(op)
+    source = operand(value) if isinstance(value, (Tensor, View)) else None
+    window, where = _mask(mask, target.shape)
+    if where is not None:
+        raise CompileError('nl.atomic_rmw: the mask must be a box (per-axis bounds)')
+    if run.numerics:
+        values = source.array(window) if source is not None else value
+        if isinstance(target, IndirectView):
+            target.combine(combine, np.broadcast_to(values, window_shape(window, target.shape)), window)
+        else:
+            out = target.array(window)
+            out[...] = combine(out, values)
+    reads = ([(source, window)] if source is not None else []) + [(target, window)] + \
+        ([(target.index, None)] if isinstance(target, IndirectView) else [])
+    pending = runtime.Pending('store', 'dma', run.line(), reads, None, None, window)
+    pending.dma = 'store'
+    runtime.direct(run, pending, target, window)
+
+
+def rms_norm(x: Any, w: Any, axis: Any, n: Any, epsilon: Any = 1e-6, dtype: Any = None, compute_dtype: Any = None,
+             mask: Any = None, **kwargs: Any) -> Any:
+    """x / sqrt(sum(x^2 along axis) / n + epsilon) * w."""
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    if 0 in axes:
+        raise CompileError('nl.rms_norm: the simulator normalises along free axes only (not the partition axis)')
+    count = float(n)
+
+    def normalised(values, weight):
+        scale = 1.0 / np.sqrt(np.sum(values * values, axis=axes, keepdims=True) / count + epsilon)
+        return values * scale * weight
+    return elementwise('activation', 'act', normalised, (x, w), dtype or compute_dtype, mask)
+
+
 # ----- elementwise -----
 
 
