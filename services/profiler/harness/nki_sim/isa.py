@@ -57,10 +57,20 @@ def get_nc_version() -> Any:
 
 
 # ----- PE -----
+class matmul_perf_mode:
+    """nc_matmul perf_mode values: the double-row modes contract [K, 2, M] by [K, 2, N] operands (2K rows) at
+    the cost of K."""
+    none = 'none'
+    double_row = 'double_row'
+    double_row_gen3 = 'double_row_gen3'
+    double_row_sw_interleave = 'double_row_sw_interleave'
+
+
 def nc_matmul(stationary: Any, moving: Any, is_stationary_onezero: Any = False, is_moving_onezero: Any = False,
-              is_transpose: Any = False,
+              is_transpose: Any = False, perf_mode: Any = None,
               mask: Any = None, **kwargs: Any) -> Any:
-    """PSUM[M, N] = stationary[K, M].T @ moving[K, N]; is_transpose=True with an identity moving is a PE transpose."""
+    """PSUM[M, N] = stationary[K, M].T @ moving[K, N]; is_transpose=True with an identity moving is a PE transpose.
+    A double-row perf_mode takes [K, 2, M] and [K, 2, N] operands and contracts all 2K rows."""
     stationary = _evicted(stationary)
     moving = _evicted(moving)
     run = begin()
@@ -69,6 +79,12 @@ def nc_matmul(stationary: Any, moving: Any, is_stationary_onezero: Any = False, 
     k = stat.shape[0]
     m = stat.free_size
     n = mov.free_size
+    double = perf_mode is not None and 'double_row' in str(perf_mode)
+    if double:
+        if len(stat.shape) != 3 or len(mov.shape) != 3 or stat.shape[1] != 2 or mov.shape[1] != 2:
+            raise CompileError(f'nc_matmul {perf_mode}: operands are [K, 2, M] and [K, 2, N], got {stat.shape} and '
+                               f'{mov.shape}')
+        m, n = stat.shape[2], mov.shape[2]
     if k != mov.shape[0]:
         raise CompileError(f'nc_matmul: stationary and moving have different partition sizes ({k} vs {mov.shape[0]})')
     if k > PARTITION_LIMIT:
@@ -81,8 +97,12 @@ def nc_matmul(stationary: Any, moving: Any, is_stationary_onezero: Any = False, 
     window, where = mask_of(mask, shape)
     result = None
     if run.numerics:
-        s = stat.array().reshape(k, m)
-        v = mov.array().reshape(k, n)
+        if double:      # rows (k, half) of both operands form one contraction of 2K rows
+            s = np.ascontiguousarray(stat.array().transpose(1, 0, 2)).reshape(2 * k, m)
+            v = np.ascontiguousarray(mov.array().transpose(1, 0, 2)).reshape(2 * k, n)
+        else:
+            s = stat.array().reshape(k, m)
+            v = mov.array().reshape(k, n)
         if window is not None:
             s = s[:, window[0][0]:window[0][1]]
             v = v[:, window[1][0]:window[1][1]]
