@@ -465,11 +465,8 @@ def iota(expr: Any = None, dtype: Any = None, mask: Any = None, dst: Any = None,
 
 
 def _iota_pattern(target: Any, pattern: Any, offset: Any, channel_multiplier: Any, dtype: Any) -> Any:
-    try:
-        pairs = [(int(step), int(count)) for step, count in pattern]
-        base, per_partition = int(offset), int(channel_multiplier)
-    except (TypeError, ValueError):
-        raise CompileError('iota: pattern must be a list of [step, count] pairs of integers') from None
+    pairs = _pattern_pairs(pattern, 'iota')
+    base, per_partition = int(offset), int(channel_multiplier)
     count = 1
     for _, n in pairs:
         count *= n
@@ -482,10 +479,7 @@ def _iota_pattern(target: Any, pattern: Any, offset: Any, channel_multiplier: An
     result = None
     if run.numerics:
         values = np.full((shape[0], 1), base, dtype=np.int64) + per_partition * np.arange(shape[0]).reshape(-1, 1)
-        free = np.zeros(1, dtype=np.int64)
-        for step, n in pairs:
-            free = (free[:, None] + step * np.arange(n, dtype=np.int64)[None, :]).reshape(-1)
-        values = (values + free[None, :]).astype(np.int32)
+        values = (values + _pattern_values(pairs)[None, :]).astype(np.int32)
         result = values.reshape(shape).astype(kind.storage)
     pending = issue(run, 'iota', 'pool', [], shape, kind, result)
     return pending.tile
@@ -606,13 +600,49 @@ def dropout(data: Any, prob: Any, dtype: Any = None, mask: Any = None, **kwargs:
     return deterministic_dropout('nisa.dropout', data, prob, dtype, mask)
 
 
-def affine_select(pred: Any, on_true_tile: Any, on_false_value: Any, dtype: Any = None, mask: Any = None,
-                  **kwargs: Any) -> Any:
+def affine_select(pred: Any = None, on_true_tile: Any = None, on_false_value: Any = None, dtype: Any = None,
+                  mask: Any = None, pattern: Any = None, offset: Any = 0, channel_multiplier: Any = 0,
+                  cmp_op: Any = None, **kwargs: Any) -> Any:
+    """Beta 1: where(pred, on_true_tile, on_false_value) for an affine predicate. Beta 2 (pattern form):
+    the predicate is cmp_op(offset + p * channel_multiplier + sum(step_i * j_i), 0) over pattern [[step, count],
+    ...] (cmp_op defaults to equal), as nisa.iota generates its values."""
+    if isinstance(pred, (list, tuple)):         # Beta 2 positional: (pattern, offset, channel_multiplier, tile, value)
+        pattern, offset, channel_multiplier, on_true_tile, on_false_value = \
+            pred, on_true_tile, on_false_value, dtype, mask
+        pred = dtype = mask = None
+    if pattern is not None:
+        compare = alu(cmp_op if cmp_op is not None else np.equal)
+        steps = _pattern_pairs(pattern, 'affine_select')
+        base, per_partition = int(offset), int(channel_multiplier)
+
+        def select_pattern(x, value):
+            rows = x.shape[0]
+            affine = base + per_partition * np.arange(rows, dtype=np.int64).reshape(-1, 1) + \
+                _pattern_values(steps)[None, :]
+            return np.where(compare(affine, 0).reshape(x.shape), x, value)
+        return elementwise('select', 'pool', select_pattern, (on_true_tile, on_false_value), dtype, mask)
     if not isinstance(pred, Predicate):
-        raise CompileError('affine_select takes an affine predicate (comparisons of nl.arange expressions)')
+        raise CompileError('affine_select takes an affine predicate (comparisons of nl.arange expressions) or, in '
+                           'the Beta 2 form, pattern=, offset= and channel_multiplier=')
+
     def select(x, value):
         return np.where(pred.evaluate(x.shape), x, value)
     return elementwise('select', 'pool', select, (on_true_tile, on_false_value), dtype, mask)
+
+
+def _pattern_pairs(pattern: Any, name: str) -> Any:
+    try:
+        return [(int(step), int(count)) for step, count in pattern]
+    except (TypeError, ValueError):
+        raise CompileError(f'{name}: pattern must be a list of [step, count] pairs of integers') from None
+
+
+def _pattern_values(pairs: Any) -> np.ndarray:
+    """sum(step_i * j_i) over the pattern's index space, flattened row-major."""
+    values = np.zeros(1, dtype=np.int64)
+    for step, count in pairs:
+        values = (values[:, None] + step * np.arange(count, dtype=np.int64)[None, :]).reshape(-1)
+    return values
 
 
 def tensor_tensor_scan(data0: Any, data1: Any, initial: Any, op0: Any, op1: Any, dtype: Any = None, mask: Any = None,
