@@ -80,6 +80,9 @@ def nc_matmul(stationary: Any, moving: Any, is_stationary_onezero: Any = False, 
     m = stat.free_size
     n = mov.free_size
     double = perf_mode is not None and 'double_row' in str(perf_mode)
+    if perf_mode is not None and str(perf_mode) != 'none' and not double:
+        raise CompileError(f'nc_matmul: perf_mode {perf_mode!r} is not supported by the simulator (none and the '
+                           'double-row modes are)')
     if double:
         if len(stat.shape) != 3 or len(mov.shape) != 3 or stat.shape[1] != 2 or mov.shape[1] != 2:
             raise CompileError(f'nc_matmul {perf_mode}: operands are [K, 2, M] and [K, 2, N], got {stat.shape} and '
