@@ -1,5 +1,6 @@
 """nisa instructions that select, find or move elements within partitions (re-exported by isa as nisa.*):
-max8, nc_find_index8, nc_match_replace8, tensor_copy_predicated, nc_stream_shuffle, dma_transpose, core_barrier.
+max8, nc_find_index8, nc_match_replace8, tensor_copy_predicated, nc_stream_shuffle, nc_n_gather, dma_transpose,
+core_barrier.
 
 Each issues one trace instruction of an existing record kind (TRACE_FORMAT.md): the vector-engine searches are
 `tensor_reduce` over the data they scan, the predicated copy a `select`, the quadrant shuffle a `copy`, the DMA
@@ -141,6 +142,23 @@ def nc_stream_shuffle(src: Any, dst: Any, shuffle_mask: Any, dtype: Any = None, 
         result = out.reshape(target.shape).astype(kind.storage)
     pending = issue(run, 'copy', 'dve', [(source, None), (target, None)], target.shape, kind, result)
     assign(target, pending.tile)
+
+
+def nc_n_gather(data: Any, indices: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+    """Within each partition, out[p, j] = data[p, indices[p, j]] over data's flattened free elements (GpSimd)."""
+    source = on_chip(operand(data), 'nc_n_gather')
+    index = on_chip(operand(indices), 'nc_n_gather')
+    if index.shape[0] != source.shape[0]:
+        raise CompileError(f'nc_n_gather: data and indices have {source.shape[0]} and {index.shape[0]} partitions')
+    kind = kind_of(dtype) if dtype is not None else source.tensor.kind
+
+    def gather(values: np.ndarray, picks: np.ndarray) -> np.ndarray:
+        flat = _flat(values)
+        positions = _flat(picks).astype(np.int64)
+        if positions.size and (positions.min() < 0 or positions.max() >= flat.shape[1]):
+            raise IndexError(f'nc_n_gather: an index is outside the {flat.shape[1]} elements of a partition')
+        return np.take_along_axis(flat, positions, axis=1).reshape(picks.shape)
+    return _issue('copy', 'pool', [source, index], index.shape, kind, gather)
 
 
 def dma_transpose(src: Any, axes: Any = None, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:

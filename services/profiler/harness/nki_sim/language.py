@@ -428,21 +428,7 @@ def expand_dims(data: Any, axis: Any, **kwargs: Any) -> Any:
 
 def gather_flattened(data: Any, indices: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """Within each partition, out[p, j] = data[p, indices[p, j]] over data's flattened free elements."""
-    run = begin()
-    source = on_chip(operand(data), 'nl.gather_flattened')
-    index = on_chip(operand(indices), 'nl.gather_flattened')
-    if index.shape[0] != source.shape[0]:
-        raise CompileError(f'nl.gather_flattened: data and indices have {source.shape[0]} and {index.shape[0]} '
-                           'partitions')
-    kind = kind_of(dtype) if dtype is not None else source.tensor.kind
-    result = None
-    if run.numerics:
-        flat = source.array().reshape(source.shape[0], -1)
-        picks = index.array().reshape(index.shape[0], -1).astype(np.int64)
-        if picks.size and (picks.min() < 0 or picks.max() >= flat.shape[1]):
-            raise IndexError(f'nl.gather_flattened: an index is outside the {flat.shape[1]} elements of a partition')
-        result = np.take_along_axis(flat, picks, axis=1).reshape(index.shape).astype(kind.storage)
-    return issue(run, 'copy', 'pool', [(source, None), (index, None)], index.shape, kind, result).tile
+    return isa.nc_n_gather(data=data, indices=indices, dtype=dtype)
 
 
 def shared_identity_matrix(n: Any, dtype: Any = np.uint8, **kwargs: Any) -> Any:
