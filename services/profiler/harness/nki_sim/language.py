@@ -54,6 +54,7 @@ class tile_size:
     gemm_moving_fmax = 512
     bn_stats_fmax = 512
     psum_partition_max = 128
+    total_available_sbuf_size = 192 * 1024      # bytes per partition (24 MiB over 128 partitions)
 
 
 def finfo(dtype: Any) -> Any:

@@ -52,6 +52,10 @@ class Tensor(TileOperators):
                  'hbm_alloc', 'site', 'name', 'init', 'pending', 'alias', 'numerics', 'whole', 'block_group',
                  'produced')
 
+    def __class_getitem__(cls, item: Any) -> Any:
+        """`nt.tensor[128, 512]` in annotations: the tensor type itself."""
+        return cls
+
     @classmethod
     def tile(cls, buffer: memory.Buffer, kind: Kind, shape: Tuple[int, ...], site: int, numerics: bool) -> 'Tensor':
         """An instruction-result tile: no block dims, shape (P, *free) already validated by the instruction."""
