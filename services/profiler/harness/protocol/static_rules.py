@@ -2,10 +2,10 @@
 imports only NKI, numpy and math, touches no private or dunder attribute, mutates no module, and uses none of
 the introspection or dynamic-code builtins. Each violation names its rule:
 
-- import: a module other than nki / neuronxcc.nki (and submodules) / numpy / math / __future__, except
-  `from M import name` of the pure helpers public kernels use (HELPER_NAMES: functools.reduce,
-  operator.mul, dataclasses.dataclass, typing.Tuple, ...); never the whole module (operator.attrgetter reaches
-  private attributes, typing.get_type_hints evaluates strings)
+- import: a module other than nki / neuronxcc.nki (and submodules) / numpy / math / functools / itertools /
+  __future__, except `from M import name` of the pure helpers public kernels use (HELPER_NAMES: operator.mul,
+  dataclasses.dataclass, typing.Tuple, ...); never those whole modules (operator.attrgetter reaches private
+  attributes, typing.get_type_hints evaluates strings)
 - forbidden-module: one of the host-access modules (os, sys, ctypes, subprocess, ...), imported or reached
   through an attribute (numpy.ctypeslib, ...)
 - private-attribute: `x._name` or `x.__name__`-style access, or a dunder name such as `__builtins__`
@@ -18,7 +18,7 @@ the introspection or dynamic-code builtins. Each violation names its rule:
 """
 import ast
 
-ALLOWED_MODULES = ('nki', 'neuronxcc.nki', 'numpy', 'math', '__future__')
+ALLOWED_MODULES = ('nki', 'neuronxcc.nki', 'numpy', 'math', 'functools', 'itertools', '__future__')
 FORBIDDEN_MODULES = frozenset({
     'atexit', 'gc', 'sys', 'os', 'ctypes', 'threading', 'multiprocessing', 'subprocess', 'importlib',
     'builtins', 'inspect', 'ctypeslib', 'f2py', 'distutils', 'posix', '_thread', 'signal', 'socket'})
@@ -28,10 +28,7 @@ FORBIDDEN_BUILTINS = frozenset({
 # Names public kernels import from standard modules for host-side helpers and configuration; none reaches an
 # attribute by name or evaluates code.
 HELPER_NAMES = {
-    'functools': frozenset({'reduce', 'partial', 'lru_cache', 'cache'}),
     'operator': frozenset({'add', 'sub', 'mul', 'truediv', 'floordiv', 'mod', 'neg', 'pow'}),
-    'itertools': frozenset({'product', 'chain', 'accumulate', 'combinations', 'permutations', 'repeat', 'count',
-                            'islice'}),
     'dataclasses': frozenset({'dataclass', 'field'}),
     'typing': frozenset({'Any', 'Callable', 'Dict', 'Iterable', 'Iterator', 'List', 'Literal', 'NamedTuple',
                          'Optional', 'Sequence', 'Tuple', 'TypeVar', 'Union'}),
@@ -91,7 +88,7 @@ class _Checker(ast.NodeVisitor):
                 self.fail('forbidden-module', f'module {module!r} gives access to the host', node)
         if not _allowed(module):
             self.fail('import', f'module {module!r} is not importable in NKI kernels (allowed: nki, '
-                      'neuronxcc.nki, numpy, math)', node)
+                      'neuronxcc.nki, numpy, math, functools, itertools)', node)
 
     def visit_Import(self, node):
         for alias in node.names:

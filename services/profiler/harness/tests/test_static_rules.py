@@ -95,6 +95,7 @@ class StaticRulesTest(unittest.TestCase):
         path = self.ws.kernel('''
             from __future__ import annotations
             import math
+            import functools
             from dataclasses import dataclass
             from functools import reduce
             from operator import mul
