@@ -1,7 +1,9 @@
 """NKI 0.6 tensor views and element selection (`import nki`): permute / select / expand_dim / broadcast views (no
 instruction), tensor indirection (`data.indirect(idx_tile, num_elem)`: a per-partition gather on the vector
-engine), nl.gather_flattened, and nl.shared_identity_matrix feeding an identity matmul.
-x [2, 128, 48], cols [16] (column ids) -> picked[p, j] = x[0, p, cols[j]] + x[1, p, 2 j], moved[p, c, b] = x[b, p, c]."""
+engine), nl.gather_flattened, nl.shared_identity_matrix feeding an identity matmul, and the Beta 2 positional form
+of nisa.nc_stream_shuffle (dst, src, mask: partitions reversed within each quadrant of 32).
+x [2, 128, 48], cols [16] (column ids) -> picked[p, j] = x[0, p, cols[j]] + x[1, p, 2 j], moved[p, c, b] = x[b, p, c],
+shuffled[p] = picked[32 (p // 32) + 31 - p % 32]."""
 import numpy as np
 import nki
 import nki.isa as nisa
@@ -43,4 +45,8 @@ def kernel(x, cols):
     result = nl.ndarray((p, n), dtype=x.dtype, buffer=nl.sbuf)
     nisa.tensor_copy(dst=result, src=product)
     nisa.dma_copy(dst=picked_out, src=result)
-    return picked_out, moved_out
+    shuffled_out = nl.ndarray((p, n), dtype=x.dtype, buffer=nl.shared_hbm)
+    shuffled = nl.ndarray((p, n), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.nc_stream_shuffle(shuffled, result, [31 - i for i in range(32)])
+    nisa.dma_copy(dst=shuffled_out, src=shuffled)
+    return picked_out, moved_out, shuffled_out

@@ -8,7 +8,8 @@ def get_inputs():
 
 def forward(x, cols):
     picked = x[0][:, cols.astype(np.int64)] + x[1][:, 0:32:2]
-    return picked, np.transpose(x, (1, 2, 0))
+    reverse = np.array([(p // 32) * 32 + 31 - p % 32 for p in range(128)])
+    return picked, np.transpose(x, (1, 2, 0)), picked[reverse]
 
 
 def transform_to_nki_inputs(inputs):

@@ -25,7 +25,13 @@ _NESTED = [0]       # > 0 while an nl/nisa function runs: the calls it makes are
 
 def normalized(function: Callable[..., Any], args: Tuple[Any, ...],
                kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
-    """The call in keyword-dst form: a Beta 2 positional destination moved to `dst=`."""
+    """The call in keyword-dst form: a Beta 2 positional destination moved to `dst=`; for a function whose
+    Beta 2 positional order differs from its Beta 1 one (`beta2_order`), every positional argument named."""
+    order = getattr(function, 'beta2_order', None)
+    if order and args and runtime.RUN is not None and runtime.RUN.beta2:
+        kwargs = dict(kwargs)
+        kwargs.update(zip(order, args))
+        return args[len(order):], kwargs
     if getattr(function, 'dst_first', False) and args and 'dst' not in kwargs and runtime.RUN is not None \
             and runtime.RUN.beta2:
         kwargs = dict(kwargs)
@@ -41,6 +47,7 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
                          if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY))
     own_destination = 'dst' in declared
     accumulating = 'accumulate' not in declared
+    beta2_order = getattr(function, 'beta2_order', None)
 
     @functools.wraps(function)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -53,9 +60,9 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
             _NESTED[0] -= 1
 
     def checked_call(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
-        if not kwargs and not (dst_first and runtime.RUN is not None and runtime.RUN.beta2):
+        if not kwargs and not ((dst_first or beta2_order) and runtime.RUN is not None and runtime.RUN.beta2):
             return function(*args)
-        if not own_destination:
+        if not own_destination or beta2_order:
             args, kwargs = normalized(call, args, kwargs)
         for key in kwargs:
             if key not in declared and key not in ACCEPTED_WITHOUT_EFFECT and \
@@ -81,6 +88,7 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
         return None
 
     setattr(call, 'dst_first', dst_first and not own_destination)
+    setattr(call, 'beta2_order', beta2_order)
     return call
 
 

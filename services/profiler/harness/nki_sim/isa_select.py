@@ -96,7 +96,7 @@ def nc_match_replace8(data: Any, vals: Any, imm: Any, dst_idx: Any = None, dtype
     return tile
 
 
-def tensor_copy_predicated(src: Any, dst: Any, predicate: Any, reverse_pred: Any = False, dtype: Any = None,
+def tensor_copy_predicated(dst: Any, src: Any, predicate: Any, reverse_pred: Any = False, dtype: Any = None,
                            mask: Any = None, engine: Any = unknown_engine, **kwargs: Any) -> None:
     """dst = src where predicate is true (false with reverse_pred); dst keeps its values elsewhere."""
     target = on_chip(operand(dst), 'tensor_copy_predicated')
@@ -142,6 +142,9 @@ def nc_stream_shuffle(src: Any, dst: Any, shuffle_mask: Any, dtype: Any = None, 
         result = out.reshape(target.shape).astype(kind.storage)
     pending = issue(run, 'copy', 'dve', [(source, None), (target, None)], target.shape, kind, result)
     assign(target, pending.tile)
+
+
+setattr(nc_stream_shuffle, 'beta2_order', ('dst', 'src', 'shuffle_mask'))     # Beta 1 positional order: src, dst
 
 
 def nc_n_gather(data: Any, indices: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
