@@ -185,3 +185,6 @@ def core_barrier(data: Any, cores: Any, engine: Any = unknown_engine, **kwargs: 
     more (and issues no instruction)."""
     operand(data)
 
+
+setattr(core_barrier, 'beta2_order', ('data', 'cores'))      # no destination in either form
+
