@@ -195,8 +195,9 @@ right_shift = _binary('right_shift', np.right_shift)
 
 # ----- reductions -----
 def reduce(ufunc: np.ufunc, x: Any, axis: Any, dtype: Any = None, mask_predicate: Any = None, keepdims: bool = False,
-           negate: bool = False, mean: bool = False, eng: str = 'auto') -> Tensor:
-    """Reduce a tile over `axis` (free axes: tensor_reduce; axis 0: a partition reduction to one partition)."""
+           negate: bool = False, mean: bool = False, eng: str = 'auto', variance: bool = False) -> Tensor:
+    """Reduce a tile over `axis` (free axes: tensor_reduce; axis 0: a partition reduction to one partition).
+    `variance`: the population variance (as numpy.var) instead of the ufunc's reduction."""
     run = begin()
     view = on_chip(operand(x), 'a reduction')
     ndim = len(view.shape)
@@ -204,6 +205,8 @@ def reduce(ufunc: np.ufunc, x: Any, axis: Any, dtype: Any = None, mask_predicate
     kind = result_kind(dtype, [view])
     window, where = _mask(mask_predicate, view.shape)
     if where is not None:
+        if variance:
+            raise CompileError('nl.var with an elementwise mask is not supported by the simulator (a box mask is)')
         view = view.checked_under(where)
     kept = [a for a in range(ndim) if keepdims or a == 0 or a not in axes]
     shape_list = [1 if a in axes else view.shape[a] for a in kept]
@@ -227,6 +230,9 @@ def reduce(ufunc: np.ufunc, x: Any, axis: Any, dtype: Any = None, mask_predicate
                 result = ufunc.reduce(data, axis=axes, keepdims=True, initial=identity, where=where)
         if mean:
             result = result / np.prod([data.shape[a] for a in axes])
+        if variance:
+            with np.errstate(all='ignore'):
+                result = np.var(data.astype(np.float64), axis=axes, keepdims=True)
         if negate:
             result = -result
         result = fit(result.reshape(window_shape(out_window, out_shape)), kind, window_shape(out_window, out_shape))

@@ -394,6 +394,11 @@ mean = _reduction('mean', np.add, mean=True)
 all = _reduction('all', np.logical_and)
 
 
+def var(x: Any, axis: Any, dtype: Any = None, mask: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
+    """The population variance along the free axis (or axes) `axis` (as numpy.var), one tensor_reduce."""
+    return reduce(np.add, x, axis, dtype, mask, keepdims, variance=True)
+
+
 def loop_reduce(x: Any, op: Any, loop_indices: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """Assigned to dst: at the first iteration of all `loop_indices` dst = x, later dst = op(dst, x)."""
     run = begin()

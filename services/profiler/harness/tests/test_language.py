@@ -247,6 +247,22 @@ class BitcastTest(unittest.TestCase):
         np.testing.assert_array_equal(outputs, x.view(np.int32) >> 23)
 
 
+class VarianceTest(unittest.TestCase):
+    def test_nl_var_is_the_population_variance_along_free_axes(self):
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        kernel = ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.var(nl.load(x), axis=[1, 2]))
+                return out
+            ''')
+        x = np.random.normal(size=(128, 4, 8)).astype(np.float32)
+        outputs, _ = ws.run(kernel, x)
+        np.testing.assert_allclose(outputs, x.var(axis=(1, 2)).reshape(128, 1), rtol=1e-5)
+
+
 class IndirectDmaTest(unittest.TestCase):
     def setUp(self):
         self.ws = Workspace()
