@@ -28,6 +28,8 @@ from .runtime import begin, issue, operand, operand_reads
 from .tensors import PARTITION_LIMIT, Tensor, hbm_declared, hbm_tensor, par_dim  # noqa: F401
 from .views import View
 
+NkiTensor = Tensor          # the tensor type of NKI 0.3+ annotations (`x: nl.NkiTensor`)
+
 
 # ----- buffers and dtypes -----
 sbuf = memory.sbuf

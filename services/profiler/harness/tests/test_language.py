@@ -148,6 +148,17 @@ class Beta2Test(unittest.TestCase):
         self.assertIn('stationary must be in SBUF (it is in psum)', result['message'])
         self.assertIn('Beta 2 form', result['message'])
 
+    def test_nki_tensor_annotations(self):
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(a_t: nl.NkiTensor, b: nl.NkiTensor) -> nl.NkiTensor:
+                out = nl.ndarray((128, 256), dtype=b.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.matmul(nl.load(a_t), nl.load(b), transpose_x=True))
+                return out
+            ''', header=BETA2_HEADER)
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
 
 class RefusalTest(unittest.TestCase):
     def setUp(self):
