@@ -31,6 +31,10 @@ from .views import View
 NkiTensor = Tensor          # the tensor type of NKI 0.3+ annotations (`x: nl.NkiTensor`)
 
 
+class NKIObject:
+    """Base class of NKI 0.3+ kernel dataclasses and configuration objects (a plain Python object here)."""
+
+
 # ----- buffers and dtypes -----
 sbuf = memory.sbuf
 psum = memory.psum

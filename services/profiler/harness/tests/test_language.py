@@ -159,6 +159,37 @@ class Beta2Test(unittest.TestCase):
         result = self.ws.evaluate(self.reference, kernel)
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
+    def test_nki_object_dataclasses_and_nki_tensor_constants(self):
+        header = BETA2_HEADER + 'import nki.tensor as ntensor\nfrom dataclasses import dataclass\n'
+        kernel = self.ws.kernel('''
+            @dataclass
+            class Config(nl.NKIObject):
+                scale: float = 1.0
+
+            @nki.jit
+            def kernel(a_t, b):
+                config = Config()
+                out = nl.ndarray((128, 256), dtype=b.dtype, buffer=nl.shared_hbm)
+                ident = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=ident, src=nl.shared_constant(ntensor.identity(128, nl.float32)))
+                lhs = nl.ndarray((128, 128), dtype=a_t.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=lhs, src=a_t)
+                rhs = nl.ndarray((128, 256), dtype=b.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=rhs, src=b)
+                product = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.psum)
+                nisa.nc_matmul(dst=product, stationary=ident, moving=lhs)     # identity @ a_t = a_t
+                lhs2 = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.activation(dst=lhs2, op=nl.copy, data=product, scale=config.scale)
+                acc = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.psum)
+                nisa.nc_matmul(dst=acc, stationary=lhs2, moving=rhs)
+                res = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.tensor_copy(dst=res, src=acc)
+                nisa.dma_copy(dst=out, src=res)
+                return out
+            ''', header=header)
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
 
 class RefusalTest(unittest.TestCase):
     def setUp(self):
