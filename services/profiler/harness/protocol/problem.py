@@ -26,10 +26,11 @@ class ProblemError(Exception):
 
 
 class Problem:
-    def __init__(self, module, name, tolerance, parameters, roofline):
+    def __init__(self, module, name, tolerance, parameters, roofline, tolerance_set=True):
         self.module = module
         self.name = name
         self.tolerance = tolerance
+        self.tolerance_set = tolerance_set      # False: the default, widened for float16 reference outputs
         self.parameters = parameters
         self.roofline = roofline
 
@@ -70,7 +71,7 @@ def load_problem(reference_path, metadata_path=None):
     except (TypeError, ValueError) as error:
         raise ProblemError(f'problem.yaml: bad tolerance: {error}') from error
     return Problem(module, str(metadata.get('name', stem)), tolerance, parameters,
-                   _roofline(metadata.get('roofline'), parameters))
+                   _roofline(metadata.get('roofline'), parameters), tolerance_set='tolerance' in metadata)
 
 
 def _read_metadata(reference_path, metadata_path):
