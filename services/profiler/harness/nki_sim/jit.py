@@ -158,6 +158,10 @@ def uses_beta2(func: Any) -> bool:
 
 def check_fresh(value: Any, run: runtime.Run) -> None:
     """Raise StaleOutputError when a returned HBM tensor was not created by this run."""
+    if value is None:
+        raise CompileError('the kernel returned nothing: NKI kernels return their outputs (declare them with '
+                           'nl.ndarray(shape, dtype, buffer=nl.shared_hbm) and return them); results written into '
+                           'an argument are not read back')
     if isinstance(value, (tuple, list)):
         for v in value:
             check_fresh(v, run)

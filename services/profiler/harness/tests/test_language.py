@@ -204,6 +204,17 @@ class RefusalTest(unittest.TestCase):
         self.assertIn(expected, result['message'])
         self.assertEqual(result['line'], line_of(kernel, '# <- here'))
 
+    def test_a_kernel_that_returns_nothing(self):
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                nl.store(x, value=nl.load(x))
+            ''')
+        for timing_only in (False, True):
+            result = self.ws.evaluate(self.reference, kernel, timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+            self.assertIn('the kernel returned nothing', result['message'])
+
     def test_scattered_bn_stats_mask(self):
         self.check('''
             @nki.jit
