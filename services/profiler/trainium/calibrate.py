@@ -244,6 +244,38 @@ def rel_err(sim, meas):
     return (sim - meas) / meas
 
 
+COUNTER_FIELDS = ['hbm_read_bytes', 'hbm_write_bytes', 'psum_read_bytes', 'psum_write_bytes', 'sbuf_read_bytes',
+                  'sbuf_write_bytes', 'spill_save_bytes', 'spill_reload_bytes', 'hardware_flops', 'transpose_flops']
+COUNTER_TOLERANCE = 0.10
+COUNTER_NEGLIGIBLE = 1e6   # bytes or FLOPs: a counter both sides below this agrees (e.g. no spilling on either)
+
+
+def counter_agreement(results, measured):
+    """Per counter: the calibration kernels whose simulated value is within COUNTER_TOLERANCE of the measured one,
+    and the others with their relative error. Counters absent from a profile are skipped."""
+    lines = ['Counters within 10% of the measured value (both below 1 MB / 1 MFLOP counts as agreeing):', '']
+    total = agreeing = 0
+    for field in COUNTER_FIELDS:
+        outside = []
+        compared = 0
+        for problem in CALIBRATION:
+            meas = measured[problem].get(field)
+            if not isinstance(meas, float):
+                continue
+            sim = float(results[problem]['counters'][field])
+            compared += 1
+            if max(meas, sim) < COUNTER_NEGLIGIBLE:
+                continue
+            if meas == 0 or abs(sim - meas) > COUNTER_TOLERANCE * meas:
+                outside.append(f"{problem} {'+inf' if meas == 0 else format(rel_err(sim, meas), '+.0%')}")
+        total += compared
+        agreeing += compared - len(outside)
+        lines.append(f"- {field}: {compared - len(outside)} of {compared}"
+                     + (f" (outside: {', '.join(outside)})" if outside else ''))
+    lines += ['', f'All counters: {agreeing} of {total} within 10%.', '']
+    return lines
+
+
 def report(results, measured, held_out):
     lines = ['### Calibration set (fitted against these)', '',
              '| kernel | measured ms | simulated ms | rel. error | ACT active meas/sim | DVE active meas/sim '
@@ -280,6 +312,7 @@ def report(results, measured, held_out):
                      f"{pair('transpose_flops', 1e9)} | {m['hfu_estimated_percent']:.3f} / "
                      f"{c['hfu_estimated_percent']:.3f} |")
     lines.append('')
+    lines += counter_agreement(results, measured)
     if held_out:
         lines += ['### Held-out check (NOT used for fitting; measured = seed latency, accelopt-algorithm.md 8.2)', '',
                   '| kernel | seed ms | simulated ms | rel. error | ACT / DVE / PE active (sim) | HBM read MB (sim) |',

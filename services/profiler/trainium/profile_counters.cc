@@ -36,6 +36,7 @@ ProfileCounters ComputeProfileCounters(const Trace& trace, const Schedule& sched
         const int64_t fp32 = inst.dtype_bytes >= 4 ? 2 : 1;
         c.sbuf_read_bytes += fp32 * InputBytes(inst, Buffer::kSbuf);
         c.psum_write_bytes += fp32 * OutputBytes(inst, Buffer::kPsum);
+        if (schedule.instructions[i].output_to_psum) c.psum_write_bytes += fp32 * OutputBytes(inst, Buffer::kSbuf);
         const double flops = 2.0 * inst.partitions * static_cast<double>(inst.stationary_free) *
                              static_cast<double>(inst.free_elems) * static_cast<double>(fp32);
         c.hardware_flops += flops;

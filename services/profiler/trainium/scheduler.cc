@@ -193,8 +193,8 @@ void ListScheduler::ScheduleInstruction(int32_t index) {
     const DmaQueues::Issued issued = core.dma.Issue(cost, std::max(ReadyTime(inst, Engine::kDma), storage_ready));
     out = {Engine::kDma, issued.start_ns, issued.completion_ns};
   } else {
-    // A DVE binary op reading an ACT output the compiler staged in PSUM runs at one element per
-    // cycle.
+    // A DVE binary op reading an output left in PSUM (see output_to_psum below) runs at one element
+    // per cycle.
     const bool staged_input =
         !inst.inputs.empty() && std::any_of(inst.deps.begin(), inst.deps.end(),
                                             [this](int32_t dep) { return schedule_.instructions[dep].output_to_psum; });
@@ -220,9 +220,14 @@ void ListScheduler::ScheduleInstruction(int32_t index) {
         best_rank = rank;
       }
     }
-    out.output_to_psum = out.engine == Engine::kAct && inst.op != Op::kCopy && feeds_dve_binary_[index] &&
-                         inst.has_output && inst.output.buffer == Buffer::kSbuf &&
-                         static_cast<double>(inst.output.bytes_pp) <= params_.psum_bank_bytes;
+    // Outputs left in PSUM (one bank at most): ACT outputs the compiler stages there for a DVE binary
+    // op, and partition broadcasts, which TensorE can only write to PSUM. A larger broadcast is
+    // evacuated to SBUF, and its readers run at the SBUF rate.
+    const bool fits_bank = inst.has_output && inst.output.buffer == Buffer::kSbuf &&
+                           static_cast<double>(inst.output.bytes_pp) <= params_.psum_bank_bytes;
+    const bool staged_act = out.engine == Engine::kAct && inst.op != Op::kCopy && feeds_dve_binary_[index];
+    const bool pe_broadcast = out.engine == Engine::kPe && inst.op == Op::kBroadcast;
+    out.output_to_psum = fits_bank && (staged_act || pe_broadcast);
     const double duration = out.end_ns - out.start_ns;
     switch (out.engine) {
       case Engine::kPe:

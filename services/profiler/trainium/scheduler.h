@@ -21,7 +21,7 @@ struct ScheduledInstruction {
   Engine engine = Engine::kAuto;  // kAuto when eliminated (cse=1, or a load replaced by re-materialisation)
   double start_ns = 0;
   double end_ns = 0;            // for DMAs: completion including the fixed latency
-  bool output_to_psum = false;  // an ACT output the compiler placed in PSUM for a DVE consumer
+  bool output_to_psum = false;  // an SBUF-declared output left in PSUM (staged ACT output, PE broadcast)
 };
 
 // HBM traffic the compiler adds under SBUF pressure (bytes).

@@ -108,6 +108,21 @@ TEST(SchedulerTest, ActOutputsReadByDveBinaryOpsAreStagedInPsum) {
   EXPECT_DOUBLE_EQ(on.instructions[1].end_ns - on.instructions[1].start_ns, 512);
 }
 
+TEST(SchedulerTest, PartitionBroadcastsThatFitABankStayInPsum) {
+  // TensorE writes only to PSUM: a DVE binary op reading a broadcast of at most one bank runs at one
+  // element per cycle; a larger broadcast is evacuated to SBUF and read at the SBUF rate.
+  const Trace trace = ParseTraceForTest(
+      "I id=0 op=broadcast eng=pe p=128 n=512 in=sbuf:2048 out=sbuf:2048\n"
+      "I id=1 op=tensor_tensor eng=auto p=128 n=512 in=sbuf:2048,sbuf:2048 out=sbuf:2048 dep=0\n"
+      "I id=2 op=broadcast eng=pe p=128 n=1024 in=sbuf:4096 out=sbuf:4096\n"
+      "I id=3 op=tensor_tensor eng=auto p=128 n=1024 in=sbuf:4096,sbuf:4096 out=sbuf:4096 dep=2\n");
+  const Schedule s = ScheduleTrace(trace, SimpleDeviceForTest());
+  EXPECT_TRUE(s.instructions[0].output_to_psum);
+  EXPECT_DOUBLE_EQ(s.instructions[1].end_ns - s.instructions[1].start_ns, 512);
+  EXPECT_FALSE(s.instructions[2].output_to_psum);
+  EXPECT_DOUBLE_EQ(s.instructions[3].end_ns - s.instructions[3].start_ns, 2 * 1024);
+}
+
 // Eight matmul groups fill the PSUM banks; a ninth waits until the first group's eviction has
 // finished.
 std::string PsumPressureTrace() {

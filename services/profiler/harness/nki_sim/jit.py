@@ -14,7 +14,7 @@ import numpy as np
 from . import memory, runtime
 from .errors import CompileError, StaleOutputError
 from .tensors import Tensor, hbm_tensor, shape_only_input
-from .trace import TraceRecorder
+from .trace import TraceRecorder, WriteChecker
 
 
 class InputSpec:
@@ -116,13 +116,15 @@ class RunObserver:
 
 
 def simulate(kernel: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]] = None, timing_only: bool = False,
-             free_plan: Optional[Dict[int, List[int]]] = None,
-             observer: RunObserver = RunObserver()) -> Tuple[Any, TraceRecorder]:
-    """Run one kernel invocation. Returns (outputs as numpy arrays or None in timing-only mode, TraceRecorder)."""
+             free_plan: Optional[Dict[int, List[int]]] = None, observer: RunObserver = RunObserver(),
+             traced: bool = True) -> Tuple[Any, Any]:
+    """Run one kernel invocation. Returns (outputs as numpy arrays or None in timing-only mode, TraceRecorder);
+    with `traced` False the instructions are checked but not traced (the second value is a WriteChecker)."""
     kernel = jit(kernel)
     func = kernel.func
     kernel_file = func.__code__.co_filename
-    recorder = TraceRecorder(os.path.basename(kernel_file), timing_only, free_plan)
+    name = os.path.basename(kernel_file)
+    recorder: Any = TraceRecorder(name, timing_only, free_plan) if traced else WriteChecker(name)
     run = runtime.Run(kernel_file, recorder, numerics=not timing_only)
     run.grid = kernel.grid
     run.core_split = kernel.core_split

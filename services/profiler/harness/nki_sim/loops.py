@@ -23,7 +23,9 @@ def is_first_iteration(index: int) -> bool:
     return index.first if isinstance(index, LoopIndex) else index == 0
 
 
-def _iterate(start, stop, step):
+def _iterate(start, stop, step, unrolled=False):
+    """`unrolled` (nl.static_range): the compiler unrolls the loop, so its iterations are straight-line copies in
+    the enclosing loop's body and share that body's reuse scope (load reuse and CSE, see compute.py)."""
     if stop is None:
         start, stop = 0, start
     run = runtime.RUN
@@ -37,7 +39,7 @@ def _iterate(start, stop, step):
         first = True
         for i in range(start, stop, step):
             run.loop_path = outer + ((loop, i),)
-            run.reuse_scope = outer + (loop,)
+            run.reuse_scope = outer_scope if unrolled else outer + (loop,)
             yield FirstIndex(i) if first else LoopIndex(i)
             first = False
     finally:
@@ -73,4 +75,7 @@ def sequential_range(start: int, stop: Optional[int] = None, step: int = 1,
     return _iterate(start, stop, step)
 
 
-static_range = sequential_range
+def static_range(start: int, stop: Optional[int] = None, step: int = 1,
+                 directives: Any = None) -> Iterator[LoopIndex]:
+    """Unrolled at compile time: runs like sequential_range; reuse is judged in the enclosing loop's body."""
+    return _iterate(start, stop, step, unrolled=True)

@@ -3,7 +3,8 @@
 Recording (`record_program`, in the kernel's sandboxed process): the kernel runs in timing-only mode (it never
 sees input data) while every public nl/nisa call and every tile operator (`dst[...] = t`, `+=`, `+`, ...,
 `.broadcast_to`, `.reshape`) is written as one JSON line: the callee's name, its arguments encoded as values
-(tensor/tile references by id, views by geometry, index expressions, masks, dtypes, buffers, engines, operator
+(tensor/tile references by id, views by geometry (a view of a recorded tensor defined once in a `viewdef`
+line and referred to by number), index expressions, masks, dtypes, buffers, engines, operator
 functions by name, scalar immediates), the kernel line and the id given to its result.
 
 Replaying (`Replay`, in a trusted process that never imports kernel code): the program's calls are executed
@@ -13,6 +14,7 @@ decoder is strict: unknown callees, unknown value kinds, bad ids, wrong input sh
 """
 import functools
 import json
+import operator
 import types
 from typing import IO, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -44,6 +46,8 @@ _NOT_RECORDED = {'finfo', 'iinfo', 'program_id', 'num_programs', 'program_ndim',
                  'elementwise', 'reduce', 'full_tile', 'reshape_view', 'deterministic_dropout'}
 _API_MODULES = {'nl': (language.__name__, compute.__name__), 'nisa': (isa.__name__, isa_select.__name__)}
 _TILE_OPERATORS = ('assign', 'accumulate', 'binary', 'negate', 'broadcast_to', 'reshape', 'indirect', 'bitcast')
+# everything a view is besides its tensor (a new View field is part of the key without further change)
+_view_geometry = operator.attrgetter(*(slot for slot in View.__slots__ if slot != 'tensor'))
 
 
 class ProgramError(Exception):
@@ -95,6 +99,7 @@ class Recorder:
         self.depth = 0
         self.scope: Any = ()
         self.function_names = {id(f): name for name, f in _functions().items()}
+        self.view_numbers: Dict[Tuple[Any, ...], int] = {}
 
     def write(self, entry: Dict[str, Any]) -> None:
         self.out.write(json.dumps(entry, separators=(',', ':'), default=_plain_number) + '\n')
@@ -146,9 +151,7 @@ class Recorder:
                                                  value.strides)),
                     'index': self.encode(value.index), 'row_stride': value.row_stride, 'rows': value.rows}
         if isinstance(value, View):
-            return {'view': self.encode(value.tensor), 'block': list(value.block), 'offset': value.offset,
-                    'shape': list(value.shape), 'strides': list(value.strides), 'index_map': value.index_map,
-                    'in_bounds': value.in_bounds, 'tensor_indexed': value.tensor_indexed}
+            return self._encode_view(value)
         if isinstance(value, Tensor):
             canonical = value.hbm_alloc.canonical if value.hbm_alloc is not None else None
             if canonical is not None and id(canonical) in self.ids:
@@ -185,6 +188,29 @@ class Recorder:
         if callable(value) and id(value) in self.function_names:
             return {'fn': self.function_names[id(value)]}
         raise CompileError(f'cannot pass a {type(value).__name__} to an NKI call')
+
+    def _encode_view(self, value: View) -> Dict[str, Any]:
+        """A view of a recorded tensor is defined once (a `viewdef` line) and then referred to by number: a
+        kernel's loops pass the same views again and again."""
+        key = None
+        ref = self.ids.get(id(value.tensor))
+        if ref is not None:
+            try:
+                key = (ref, _view_geometry(value))
+                number = self.view_numbers.get(key)
+            except TypeError:  # unhashable geometry (lists): not shared
+                key = None
+            else:
+                if number is not None:
+                    return {'vref': number}
+        encoded = {'view': self.encode(value.tensor), 'block': list(value.block), 'offset': value.offset,
+                   'shape': list(value.shape), 'strides': list(value.strides), 'index_map': value.index_map,
+                   'in_bounds': value.in_bounds, 'tensor_indexed': value.tensor_indexed}
+        if key is None:
+            return encoded
+        number = self.view_numbers[key] = len(self.view_numbers)
+        self.write({'viewdef': number, 'of': encoded})
+        return {'vref': number}
 
 
 def _core_split(value: Any) -> Any:
@@ -252,11 +278,13 @@ class Recording:
         self.saved = []
 
 
-def record_program(kernel: Any, args: Sequence[Any], recorder: Recorder) -> TraceRecorder:
-    """Run `kernel` shapes-only on `args` (arrays become shape-only inputs), recording its program.
-    The caller holds a `Recording` open around kernel import and this call. Kernel errors propagate."""
-    _, trace = simulate(kernel, args, timing_only=True, observer=_Observer(recorder))
-    return trace
+def record_program(kernel: Any, args: Sequence[Any], recorder: Recorder) -> int:
+    """Run `kernel` shapes-only on `args` (arrays become shape-only inputs), recording its program; returns the
+    number of instructions. No trace is made (the replay writes the one that counts), but the instructions
+    are checked as when tracing. The caller holds a `Recording` open around kernel import and this call.
+    Kernel errors propagate."""
+    _, checker = simulate(kernel, args, timing_only=True, observer=_Observer(recorder), traced=False)
+    return checker.count
 
 
 # ----- replaying -----
@@ -281,7 +309,10 @@ def _int(value: Any, what: str) -> int:
 def _int_tuple(value: Any, what: str) -> Tuple[int, ...]:
     if not isinstance(value, list):
         raise ProgramError(f'{what} must be a list of integers')
-    return tuple(_int(v, what) for v in value)
+    for v in value:
+        if type(v) is not int:
+            raise ProgramError(f'{what} must be an integer, not {v!r}')
+    return tuple(value)
 
 
 class Program:
@@ -353,7 +384,9 @@ class Replay:
         self.values: List[Any] = []
         self.known: set = set()
         self.run_state: Optional[runtime.Run] = None
-        self.steps = [self._compile_entry(number, entry) for number, entry in enumerate(program.entries)]
+        self.view_table: List[Callable[['Replay'], View]] = []
+        compiled = [self._compile_entry(number, entry) for number, entry in enumerate(program.entries)]
+        self.steps = [step for step in compiled if step is not None]
         if not self.steps or self.steps[-1][0] != 'return':
             raise ProgramError('the program ends without a return entry (truncated?)')
         if any(step[0] == 'return' for step in self.steps[:-1]):
@@ -428,8 +461,11 @@ class Replay:
         return self.values[index]
 
     # ----- compiling -----
-    def _compile_entry(self, number: int, entry: Dict[str, Any]) -> Tuple[Any, ...]:
+    def _compile_entry(self, number: int, entry: Dict[str, Any]) -> Optional[Tuple[Any, ...]]:
         try:
+            if 'viewdef' in entry:
+                self._define_view(entry)
+                return None
             if 'scope' in entry:
                 return ('scope', _scope(entry['scope']))
             if 'spmd' in entry:
@@ -461,6 +497,11 @@ class Replay:
             return True, lambda replay: replay.reference(index)
         if 'view' in value:
             return True, self._view(value)
+        if 'vref' in value:
+            index = _int(value['vref'], 'vref')
+            if not 0 <= index < len(self.view_table):
+                raise ProgramError(f'reference to undefined view {index}')
+            return True, self.view_table[index]
         if 'indirect' in value:
             return True, self._indirect(value)
         if 'hbm_reshape' in value:
@@ -519,6 +560,15 @@ class Replay:
             return _lookup(self.functions, value['fn'], 'function')
         raise ProgramError(f'unknown value kind {sorted(value)}')
 
+    def _define_view(self, entry: Dict[str, Any]) -> None:
+        """A `viewdef` entry: view number n (numbered in order) for later `vref` values."""
+        if _int(entry['viewdef'], 'view number') != len(self.view_table):
+            raise ProgramError(f'view definition {entry["viewdef"]} out of order')
+        of = entry.get('of')
+        if not isinstance(of, dict) or 'view' not in of:
+            raise ProgramError('bad view definition')
+        self.view_table.append(self._view(of))
+
     def _view(self, value: Dict[str, Any]) -> Callable[['Replay'], View]:
         dynamic, tensor_of = self.compile(value['view'])
         if not dynamic:
@@ -529,7 +579,7 @@ class Replay:
         strides = _int_tuple(value.get('strides'), 'strides')
         in_bounds = value.get('in_bounds')
         indexed = value.get('tensor_indexed')
-        if len(shape) != len(strides) or len(shape) < 1 or any(n < 0 for n in shape) \
+        if len(shape) != len(strides) or len(shape) < 1 or min(shape) < 0 \
                 or not isinstance(in_bounds, bool) or not isinstance(indexed, bool):
             raise ProgramError('bad view geometry')
         index_map = _index_map(value.get('index_map'))
@@ -542,20 +592,22 @@ class Replay:
                 raise ProgramError('a view of something that is not a tensor')
             if tensor.pending is not None:
                 runtime.flush()
-            if len(block) != tensor.nblock or any(not 0 <= b < n for b, n in zip(block, tensor.shape)):
+            if len(block) != tensor.nblock:
                 raise ProgramError(f'view block {block} out of range for a tensor of shape {tensor.shape}')
+            for b, n in zip(block, tensor.shape):
+                if not 0 <= b < n:
+                    raise ProgramError(f'view block {block} out of range for a tensor of shape {tensor.shape}')
             if checked and (lo < 0 or hi >= tensor.parts * tensor.free):
                 raise ProgramError(f'view reaches elements [{lo}, {hi}] outside its allocation of '
                                    f'{tensor.parts * tensor.free} elements')
             return View(tensor, block, offset, shape, strides, index_map, in_bounds, indexed)
         return view
 
-
     def _indirect(self, value: Dict[str, Any]) -> Callable[['Replay'], IndirectView]:
         base_value = value['indirect']
-        if not isinstance(base_value, dict) or 'view' not in base_value:
+        if not isinstance(base_value, dict) or not ('view' in base_value or 'vref' in base_value):
             raise ProgramError('an indirect access needs a view')
-        base = self._view(base_value)
+        _, base = self.compile(base_value)
         dynamic, index_of = self.compile(value.get('index'))
         if not dynamic:
             raise ProgramError('the index of an indirect access is not a tile')
@@ -571,6 +623,8 @@ class Replay:
             if not isinstance(index, View) or not index.tensor.buffer.on_chip:
                 raise ProgramError('the index of an indirect access is not an on-chip tile')
             view = base(replay)
+            if not isinstance(view, View):
+                raise ProgramError('an indirect access needs a view')
             lo, hi = _extent(view.offset, view.shape, view.strides)
             if view.tensor.buffer.on_chip or row_stride < 0 or hi + (rows - 1) * row_stride >= view.tensor.free \
                     or lo < 0 or view.shape[0] != index.shape[0] or view.strides[0] != 0:
@@ -604,15 +658,20 @@ def _index_map(value: Any) -> Any:
     """View.index_map: None, or per indexed dimension (size, constant, ((axis, coefficient), ...))."""
     if value is None:
         return None
+    entries = []
     try:
-        entries = tuple((size, c, tuple((axis, coef) for axis, coef in terms)) for size, c, terms in value)
+        for size, c, terms in value:
+            if type(size) is not int or type(c) is not int:
+                raise ProgramError('bad index map')
+            pairs = []
+            for axis, coef in terms:
+                if type(axis) is not int or type(coef) is not int:
+                    raise ProgramError('bad index map')
+                pairs.append((axis, coef))
+            entries.append((size, c, tuple(pairs)))
     except (TypeError, ValueError):
         raise ProgramError('bad index map') from None
-    for size, c, terms in entries:
-        if type(size) is not int or type(c) is not int or \
-                any(type(axis) is not int or type(coef) is not int for axis, coef in terms):
-            raise ProgramError('bad index map')
-    return entries
+    return tuple(entries)
 
 
 def _constant_array(value: Dict[str, Any]) -> np.ndarray:

@@ -306,6 +306,19 @@ def record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes: 
         partitions = max(partitions, shape[0])
         if compute and view.tensor.buffer.on_chip:
             _check_start_partition(region[0], region[1], pending.line)
+    try:
+        if recorder.checks_only:
+            recorder.check(write_regions, run.affine_context)
+            return
+        recorder.record(_fields(pending, reads, writes, free_max, partitions), read_regions, write_regions,
+                        run.affine_context, _extra(run, pending, reads, writes, accumulate), pending.consts)
+    except CompileError as error:
+        error.line = error.line or pending.line
+        raise
+
+
+def _fields(pending, reads, writes, free_max, partitions):
+    """The record's 'op=.. eng=.. p=.. n=..' part."""
     n = pending.n if pending.n is not None else free_max
     p = pending.p if pending.p is not None else partitions
     fields = f'op={pending.op} eng={pending.eng} p={p} n={n}'
@@ -315,6 +328,12 @@ def record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes: 
         dt = _compute_dtype_bytes(pending.op, reads, writes)
         if dt not in (0, 4):
             fields += f' dt={dt}'
+    return fields
+
+
+def _extra(run, pending, reads, writes, accumulate):
+    """The record's trailing fields: acc, cse, line and the DMA description."""
+    recorder = run.recorder
     extra = []
     if accumulate and pending.op in ('matmul', 'transpose'):
         extra.append('acc=1')
@@ -323,11 +342,7 @@ def record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes: 
     extra.append(f'line={pending.line}')
     if pending.dma is not None:
         extra.append(_dma_fields(pending, reads, writes))
-    try:
-        recorder.record(fields, read_regions, write_regions, run.affine_context, ' '.join(extra), pending.consts)
-    except CompileError as error:
-        error.line = error.line or pending.line
-        raise
+    return ' '.join(extra)
 
 
 def _compute_dtype_bytes(op, reads, writes):

@@ -17,6 +17,8 @@ READ_HISTORY_LIMIT = 64
 
 
 class TraceRecorder:
+    checks_only = False
+
     def __init__(self, kernel_name, timing_only, free_plan=None):
         self.kernel_name = kernel_name
         self.timing_only = timing_only
@@ -78,19 +80,7 @@ class TraceRecorder:
                 on_chip_ids.append(alloc.id)
         written_ids = []
         for alloc, region, _, accumulating in writes:
-            kept = []
-            for w in alloc.writes:
-                if _overlap(w[1], region):
-                    deps.append(w[0])
-                    if not (accumulating and w[3]) and _different_affine_iterations(w[2], context):
-                        raise CompileError('Unexpected output dependencies: different iterations of an affine_range '
-                                           'loop write the same location (use nl.sequential_range, or write to '
-                                           'disjoint locations per iteration)')
-                    if _covers(region, w[1]):
-                        continue
-                kept.append(w)
-            kept.append((me, region, context, accumulating))
-            alloc.writes = kept
+            _settle_write(alloc, region, context, accumulating, me, deps)
             if alloc.reads:
                 reads_kept = []
                 for r in alloc.reads:
@@ -101,7 +91,6 @@ class TraceRecorder:
                             continue
                     reads_kept.append(r)
                 alloc.reads = reads_kept
-            alloc.version += 1
             alloc.last_use = me
             if alloc.id >= 0:
                 written_ids.append(alloc.id)
@@ -159,6 +148,51 @@ class TraceRecorder:
     def write(self, path: str) -> None:
         with open(path, 'w') as f:
             f.write(self.text())
+
+
+class WriteChecker:
+    """Stands in for a TraceRecorder where no trace is wanted (recording a program, whose trace the replay
+    writes): keeps the checks instructions must pass (writes of different affine_range iterations to one
+    location) and the instruction count, without dependencies, allocation records or trace lines."""
+    checks_only = True
+
+    def __init__(self, kernel_name: str) -> None:
+        self.kernel_name = kernel_name
+        self.core = 0
+        self.count = 0
+
+    def touch(self, alloc: Alloc) -> None:
+        """Allocations are not traced."""
+
+    def seen_before(self, key: Any) -> bool:
+        return False
+
+    def check(self, writes: List[Tuple[Any, ...]], context: Any) -> None:
+        """Settle one instruction's writes, given as TraceRecorder.record takes them."""
+        for alloc, region, _, accumulating in writes:
+            _settle_write(alloc, region, context, accumulating, self.count, None)
+        self.count += 1
+
+
+def _settle_write(alloc: Alloc, region: Tuple[Any, ...], context: Any, accumulating: bool, me: int,
+                  deps: Any) -> None:
+    """Record instruction `me`'s write of `region`: earlier overlapping writes become dependencies (when `deps` is
+    a list), raise if another iteration of the same affine_range loop wrote there, and drop those it covers."""
+    kept = []
+    for w in alloc.writes:
+        if _overlap(w[1], region):
+            if deps is not None:
+                deps.append(w[0])
+            if not (accumulating and w[3]) and _different_affine_iterations(w[2], context):
+                raise CompileError('Unexpected output dependencies: different iterations of an affine_range '
+                                   'loop write the same location (use nl.sequential_range, or write to '
+                                   'disjoint locations per iteration)')
+            if _covers(region, w[1]):
+                continue
+        kept.append(w)
+    kept.append((me, region, context, accumulating))
+    alloc.writes = kept
+    alloc.version += 1
 
 
 def _id_list(ids):

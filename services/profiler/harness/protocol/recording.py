@@ -5,6 +5,7 @@ step B (protocol/replay.py) executes the program it finds, so a forged or trunca
 program. A kernel failure here (compile error, exception) is written into the program as an `error` entry,
 which step B can only turn into a non-OK verdict.
 """
+import gc
 import json
 
 import numpy as np
@@ -16,9 +17,15 @@ from .evaluation import CHECK_SEEDS
 from .kernel_source import KernelRejected, KernelSource
 from .problem import ProblemError, load_problem
 
+RECORDING_GC_THRESHOLDS = (100_000, 20, 100)
+
 
 def record(reference, kernel, program_out, metadata=None, ban_low_precision=False):
     """Write the program of `kernel` on the problem's input shapes to `program_out`."""
+    # The recorder keeps every recorded tensor and view alive to the end, so the default collector thresholds
+    # traverse an ever larger heap (a quarter of the CPU time of an 85k-instruction kernel). Collect less
+    # often; cycles the kernel makes are still collected.
+    gc.set_threshold(*RECORDING_GC_THRESHOLDS)
     with open(program_out, 'w') as out:
         recorder = Recorder(out)
         try:

@@ -78,6 +78,23 @@ class ForgedProgramTest(unittest.TestCase):
         self.assertEqual(result['verdict'], 'RUNTIME_ERROR')
         self.assertIn('outside its allocation', result['message'])
 
+    def test_view_definitions_are_checked(self):
+        entries = self.calls()
+        self.call_named(entries, 'nl.load')['a'] = [{'vref': 0}]
+        self.assertIn('undefined view 0', self.check(entries)['message'])
+        outside = {'view': {'ref': 0}, 'block': [], 'offset': 8000, 'shape': [128, 64], 'strides': [64, 1],
+                   'index_map': None, 'in_bounds': True, 'tensor_indexed': True}
+        entries = self.calls()
+        entries.insert(1, {'viewdef': 1, 'of': outside})
+        self.assertIn('view definition 1 out of order', self.check(entries)['message'])
+        entries = self.calls()
+        load = self.call_named(entries, 'nl.load')
+        entries.insert(entries.index(load), {'viewdef': 0, 'of': outside})
+        load['a'] = [{'vref': 0}]
+        result = self.check(entries)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR')
+        self.assertIn('outside its allocation', result['message'])
+
     def test_unknown_value_kind_and_dtype(self):
         for bad in ({'pickle': 'x'}, {'dtype': 'object'}, [1, 2]):
             entries = self.calls()

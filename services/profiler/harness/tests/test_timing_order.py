@@ -209,15 +209,20 @@ class FusedMambaTutorialOrderTest(unittest.TestCase):
         self.assertLess(ratio, 1.45 * 1.25)
         self.assertLess(v2['counters']['hbm_read_bytes'], v1['counters']['hbm_read_bytes'] / 8)
 
-    @unittest.expectedFailure
-    def test_sequence_tiling_v3_beats_v2(self):
-        """Open (docs/simulator.md): the tutorial measures v2 8.9 ms and v3 6.6 ms at 4096 channels, seq_len 2048,
-        the gain coming from v2's spill/reload traffic with [128, seq_len] intermediates (SBUF fragmentation at
-        about 50% use); the model has no fragmentation, does not spill v2 and charges v3 its 4x instructions."""
+    def test_sequence_tiling_v3_beats_v2_by_the_documented_factor(self):
+        """Tutorial, 4096 channels, seq_len 2048: v1 slower than v2, v2 8.9 ms, v3 6.6 ms (1.35x). v2's [128, 2048]
+        broadcasts of B and C exceed a PSUM bank, so TensorE's output is evacuated to SBUF and the two products with
+        them run at the SBUF-SBUF rate; v3's [128, 512] chunks keep them in PSUM (the tutorial's scaling table: v2
+        drops to about 72% of linear scaling from seq_len 1024 on, v3 with 512-element chunks stays near 97%)."""
+        v1 = model_result(trace_mamba('v1', 4096, 2048))
         v2 = model_result(trace_mamba('v2', 4096, 2048))
         v3 = model_result(trace_mamba('v3', 4096, 2048))
+        self.assertLess(v2['latency_ns'], v1['latency_ns'])
         self.assertLess(v3['latency_ns'], v2['latency_ns'])
-
+        ratio = v2['latency_ns'] / v3['latency_ns']
+        self.assertGreater(ratio, 1.35 * 0.75)
+        self.assertLess(ratio, 1.35 * 1.25)
+        self.assertEqual(v3['counters']['spill_reload_bytes'], 0)   # tutorial: no spilling DMA in v3's profile
 
 if __name__ == '__main__':
     unittest.main()
