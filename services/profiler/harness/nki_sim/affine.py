@@ -227,15 +227,42 @@ class Predicate:
         """The predicate as a boolean array over an iteration space of `shape`."""
         out = np.ones(shape, dtype=bool)
         for aff, kind in self.atoms:
-            values = _align(aff, len(shape)).evaluate()
+            values = _align(aff, shape).evaluate()
             out &= (values >= 0) if kind == 'ge' else (values != 0)
         return out
 
 
-def _align(aff, ndim):
-    if aff.ndim > ndim:
-        raise CompileError(f'mask has {aff.ndim} index dimensions but the instruction has {ndim}')
-    return Affine(aff.c, aff.terms, ndim)
+def _align(aff, shape):
+    return _fit(aff, shape)
+
+
+def _fit(aff, shape):
+    """The mask expression `aff` over an instruction's iteration space of `shape`. Axes are matched numpy-style
+    (from the right), with two NKI readings where that cannot be meant: an nl.mgrid with more axes than the
+    instruction (its unused axes were dropped from the tile) has its first axis on the partition axis; and a term
+    whose size differs from the axis it lands on belongs to the one axis of its size (an index of a smaller grid
+    next to a larger one: `x[i_p3, i_f2]` with `i_p3` from a 3-axis grid, `i_f2` from a 2-axis one)."""
+    ndim = len(shape)
+    terms = []
+    changed = aff.ndim != ndim
+    for rax, coef, size in aff.terms:
+        if aff.ndim > ndim:
+            if rax == aff.ndim - 1:
+                rax = ndim - 1
+            elif rax >= ndim - 1:
+                raise CompileError(f'mask has {aff.ndim} index dimensions but the instruction has {ndim}')
+        axis = ndim - 1 - rax
+        if axis < 0 or size != 1 and shape[axis] != size:
+            matches = [a for a in range(ndim) if shape[a] == size]
+            if len(matches) == 1:
+                rax = ndim - 1 - matches[0]
+                changed = True
+            elif axis < 0:
+                raise CompileError(f'mask has {aff.ndim} index dimensions but the instruction has {ndim}')
+        terms.append((rax, coef, size))
+    if not changed:
+        return aff
+    return Affine(aff.c, tuple(sorted(terms)), ndim)
 
 
 def mask_window(predicate: Any, shape: Sequence[int]) -> Tuple[Any, Optional[np.ndarray]]:
@@ -247,8 +274,7 @@ def mask_window(predicate: Any, shape: Sequence[int]) -> Tuple[Any, Optional[np.
     ndim = len(shape)
     window = [[0, s] for s in shape]
     for aff, kind in predicate.atoms:
-        if aff.ndim > ndim:
-            raise CompileError(f'mask has {aff.ndim} index dimensions but the instruction has {ndim}')
+        aff = _fit(aff, shape)
         if kind != 'ge' or len(aff.terms) > 1:
             return None, predicate.evaluate(shape)
         if not aff.terms:

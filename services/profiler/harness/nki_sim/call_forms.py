@@ -8,7 +8,9 @@
   Functions that declare their own destination (nisa.dma_copy, nl.store) keep it.
   A matmul into a PSUM dst accumulates (`+=`) unless `accumulate=False` (Beta 2's default, accumulate=None).
 - Beta 2 positional form: in a kernel written against the `nki` namespace (the run's `beta2` flag), a nisa call
-  without `dst=` takes its first positional argument as dst (`nisa.nc_matmul(res_psum, a, b)`).
+  without `dst=` takes its first positional argument as dst (`nisa.nc_matmul(res_psum, a, b)`) when it passes
+  more positional arguments than the required parameters it leaves unnamed; with no more than that it returns its
+  result as in Beta 1 (`v_t = nisa.nc_transpose(v)`, which NKI 0.3 kernels write).
 """
 import functools
 import inspect
@@ -20,17 +22,31 @@ from .errors import CompileError
 from .runtime import operand
 
 ACCEPTED_WITHOUT_EFFECT = frozenset({'name', 'dge_mode'})
+_NESTED = [0]       # > 0 while an nl/nisa function runs: the calls it makes are not the kernel's
 
 
 def normalized(function: Callable[..., Any], args: Tuple[Any, ...],
                kwargs: Dict[str, Any]) -> Tuple[Tuple[Any, ...], Dict[str, Any]]:
-    """The call in keyword-dst form: a Beta 2 positional destination moved to `dst=`."""
+    """The call in keyword-dst form: a Beta 2 positional destination moved to `dst=`; for a function whose
+    Beta 2 positional order differs from its Beta 1 one (`beta2_order`), every positional argument named."""
+    order = getattr(function, 'beta2_order', None)
+    if order and args and runtime.RUN is not None and runtime.RUN.beta2:
+        kwargs = dict(kwargs)
+        kwargs.update(zip(order, args))
+        return args[len(order):], kwargs
     if getattr(function, 'dst_first', False) and args and 'dst' not in kwargs and runtime.RUN is not None \
-            and runtime.RUN.beta2:
+            and runtime.RUN.beta2 and len(args) > _unnamed_required(function, kwargs):
         kwargs = dict(kwargs)
         kwargs['dst'] = args[0]
         args = args[1:]
     return args, kwargs
+
+
+def _unnamed_required(function: Callable[..., Any], kwargs: Dict[str, Any]) -> int:
+    """How many required parameters the call leaves to positional arguments: a call with no more positional
+    arguments than that returns its result (`v_t = nisa.nc_transpose(v)` in an `import nki` kernel), one with more
+    passes its destination first."""
+    return sum(1 for name in getattr(function, 'required', ()) if name not in kwargs)
 
 
 def checked(qualified: str, function: Callable[..., Any], dst_first: bool = False) -> Callable[..., Any]:
@@ -40,12 +56,22 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
                          if p.kind in (inspect.Parameter.POSITIONAL_OR_KEYWORD, inspect.Parameter.KEYWORD_ONLY))
     own_destination = 'dst' in declared
     accumulating = 'accumulate' not in declared
+    beta2_order = getattr(function, 'beta2_order', None)
 
     @functools.wraps(function)
     def call(*args: Any, **kwargs: Any) -> Any:
-        if not kwargs and not (dst_first and runtime.RUN is not None and runtime.RUN.beta2):
+        if _NESTED[0]:              # nl.matmul calling nisa.nc_matmul: the simulator's own spelling, as written
+            return function(*args, **kwargs)
+        _NESTED[0] += 1
+        try:
+            return checked_call(args, kwargs)
+        finally:
+            _NESTED[0] -= 1
+
+    def checked_call(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+        if not kwargs and not ((dst_first or beta2_order) and runtime.RUN is not None and runtime.RUN.beta2):
             return function(*args)
-        if not own_destination:
+        if not own_destination or beta2_order:
             args, kwargs = normalized(call, args, kwargs)
         for key in kwargs:
             if key not in declared and key not in ACCEPTED_WITHOUT_EFFECT and \
@@ -71,6 +97,9 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
         return None
 
     setattr(call, 'dst_first', dst_first and not own_destination)
+    setattr(call, 'required', tuple(name for name, p in parameters.items()
+                                    if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and p.default is p.empty))
+    setattr(call, 'beta2_order', beta2_order)
     return call
 
 

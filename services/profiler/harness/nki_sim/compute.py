@@ -4,6 +4,7 @@ reductions, and the assignment forms `dst[...] = value` / `dst[...] += value`.
 nl (`language`) and nisa (`isa`) build on these; `Tensor`/`View` operators reach them through
 `tile_ops.EXECUTION`, which this module installs on import.
 """
+import copy as copy_module
 from typing import Any, Callable, Sequence, Union
 
 import numpy as np
@@ -133,6 +134,24 @@ def elementwise(op: str, eng: str, fn: Callable[..., Any], args: Sequence[Any], 
     return pending.tile
 
 
+def deterministic_dropout(name: str, x: Any, rate: Any, dtype: Any, mask_predicate: Any) -> Tensor:
+    """Dropout (zero elements with probability `rate`, no rescaling) at the rates whose result is known: 0 keeps
+    x, 1 zeroes it. A random drop cannot be checked against a reference, so it is refused."""
+    if not isinstance(rate, (int, float, np.number)) or isinstance(rate, bool) or rate not in (0, 1):
+        raise CompileError(f'{name}: a random drop (rate {rate!r}) cannot be checked against a reference; the '
+                           'simulator runs rate 0 (keep all) and 1 (drop all) only')
+    operation = _identity if rate == 0 else _zeros
+    return elementwise('activation', 'act', operation, (x,), dtype, mask_predicate)
+
+
+def _identity(values: Any) -> Any:
+    return values
+
+
+def _zeros(values: Any) -> Any:
+    return np.zeros_like(values)
+
+
 def _binary(name, ufunc):
     def operation(x, y, dtype=None, mask=None, **kwargs):
         tiles = [v for v in (x, y) if isinstance(v, (Tensor, View))]
@@ -176,14 +195,19 @@ right_shift = _binary('right_shift', np.right_shift)
 
 # ----- reductions -----
 def reduce(ufunc: np.ufunc, x: Any, axis: Any, dtype: Any = None, mask_predicate: Any = None, keepdims: bool = False,
-           negate: bool = False, mean: bool = False, eng: str = 'auto') -> Tensor:
-    """Reduce a tile over `axis` (free axes: tensor_reduce; axis 0: a partition reduction to one partition)."""
+           negate: bool = False, mean: bool = False, eng: str = 'auto', variance: bool = False) -> Tensor:
+    """Reduce a tile over `axis` (free axes: tensor_reduce; axis 0: a partition reduction to one partition).
+    `variance`: the population variance (as numpy.var) instead of the ufunc's reduction."""
     run = begin()
     view = on_chip(operand(x), 'a reduction')
     ndim = len(view.shape)
     axes = tuple(sorted({a % ndim for a in ((axis,) if isinstance(axis, int) else axis)}))
     kind = result_kind(dtype, [view])
     window, where = _mask(mask_predicate, view.shape)
+    if where is not None:
+        if variance:
+            raise CompileError('nl.var with an elementwise mask is not supported by the simulator (a box mask is)')
+        view = view.checked_under(where)
     kept = [a for a in range(ndim) if keepdims or a == 0 or a not in axes]
     shape_list = [1 if a in axes else view.shape[a] for a in kept]
     window_list = None if window is None else [(0, 1) if a in axes else window[a] for a in kept]
@@ -195,18 +219,39 @@ def reduce(ufunc: np.ufunc, x: Any, axis: Any, dtype: Any = None, mask_predicate
     out_window = None if window_list is None else tuple(window_list)
     result = None
     if run.numerics:
-        data = view.array(window)
-        with np.errstate(all='ignore'):
-            result = ufunc.reduce(data, axis=axes, keepdims=True)
-            if mean:
-                result = result / np.prod([data.shape[a] for a in axes])
-            if negate:
-                result = -result
+        if where is None:
+            data = view.array(window)
+            with np.errstate(all='ignore'):
+                result = ufunc.reduce(data, axis=axes, keepdims=True)
+        else:       # an elementwise mask: masked-out elements take no part (their indices may be out of bounds)
+            identity = _identity_of(ufunc, view.tensor.kind.storage)
+            data = view.masked_array(where, identity)
+            with np.errstate(all='ignore'):
+                result = ufunc.reduce(data, axis=axes, keepdims=True, initial=identity, where=where)
+        if mean:
+            result = result / np.prod([data.shape[a] for a in axes])
+        if variance:
+            with np.errstate(all='ignore'):
+                result = np.var(data.astype(np.float64), axis=axes, keepdims=True)
+        if negate:
+            result = -result
         result = fit(result.reshape(window_shape(out_window, out_shape)), kind, window_shape(out_window, out_shape))
     pending = issue(run, 'tensor_reduce', 'pool' if 0 in axes else eng, [(view, window)], out_shape, kind, result,
                     out_window)
     pending.where = None if where is None else where.any(axis=axes, keepdims=True).reshape(out_shape)
     return pending.tile
+
+
+def _identity_of(ufunc: np.ufunc, dtype: np.dtype) -> Any:
+    """The value a reduction starts from (what a masked-out element contributes)."""
+    if ufunc.identity is not None:
+        return ufunc.identity
+    floating = dtype.kind == 'f'
+    if ufunc is np.maximum:
+        return -np.inf if floating else np.iinfo(dtype).min
+    if ufunc is np.minimum:
+        return np.inf if floating else np.iinfo(dtype).max
+    raise CompileError(f'a masked {ufunc.__name__} reduction has no starting value')
 
 
 # ----- assignment -----
@@ -256,6 +301,46 @@ def _binary_operator(name, x, y):
     return BINARY[name](x, y)
 
 
+def indirect(view: View, index: Any, num_elem: Any = None) -> Tensor:
+    """`data.indirect(idx_tile, num_elem)`, tensor indirection (TI) on the vector engine: within each group of 16
+    partitions starting at row s, output column i of partition p reads data[p, idx[s + i % 16, i // 16]]."""
+    run = begin()
+    data = on_chip(view, '.indirect')
+    offsets = on_chip(operand(index), '.indirect')
+    rows = data.shape[0]
+    count = int(num_elem) if num_elem is not None else offsets.free_size * 16
+    if rows % 16 or offsets.shape[0] != rows or offsets.free_size * 16 < count:
+        raise CompileError(f'.indirect: {rows} data partitions and an index tile of shape {offsets.shape} do not '
+                           f'give {count} offsets per partition (16 per column of each 16-partition group)')
+    result = None
+    if run.numerics:
+        flat = data.array().reshape(rows, -1)
+        idx = offsets.array().reshape(rows, -1).astype(np.int64)
+        column = np.arange(count)
+        source_rows = (np.arange(rows) // 16 * 16)[:, None] + (column % 16)[None, :]
+        picks = idx[source_rows, (column // 16)[None, :]]
+        if picks.size and (picks.min() < 0 or picks.max() >= flat.shape[1]):
+            raise IndexError(f'.indirect: an offset is outside the {flat.shape[1]} elements of a partition')
+        result = np.take_along_axis(flat, picks, axis=1)
+    return issue(run, 'copy', 'dve', [(data, None), (offsets, None)], (rows, count), data.tensor.kind,
+                 result).tile
+
+
+def bitcast(tensor: Tensor, dtype: Any) -> Tensor:
+    """`t.view(dtype)`: the tensor's storage read as `dtype`, an element of the same size (no instruction; the
+    allocations are shared, so dependencies and SBUF use stay those of t)."""
+    kind = kind_of(dtype)
+    if kind.itemsize != tensor.kind.itemsize or kind.storage.itemsize != tensor.kind.storage.itemsize:
+        raise CompileError(f'.view({kind.public}): a bitcast keeps the element size ({tensor.kind.itemsize} bytes '
+                           f'for {tensor.kind.public})')
+    other = copy_module.copy(tensor)
+    other.kind = kind
+    other.whole = None
+    other.pending = None
+    other.alias = None
+    return other
+
+
 EXECUTION.flush = flush
 EXECUTION.assign = assign
 EXECUTION.accumulate = accumulate
@@ -263,3 +348,5 @@ EXECUTION.binary = _binary_operator
 EXECUTION.negate = negative_tile
 EXECUTION.broadcast_to = broadcast_to
 EXECUTION.reshape = reshape_view
+EXECUTION.indirect = indirect
+EXECUTION.bitcast = bitcast

@@ -1,8 +1,9 @@
 """Data types as kernels name them (np.float32, nl.bfloat16, tensor.dtype) and how they are stored.
 
 Every kernel-facing dtype normalises to a `Kind`: the numpy storage dtype and the size the hardware uses.
-Low-precision float formats numpy lacks (bfloat16, tfloat32, fp8) are stored as float32; bfloat16 values are
-rounded to bfloat16 precision when written, the others are kept at float32 precision (a documented gap).
+Low-precision float formats numpy lacks (bfloat16, tfloat32, fp8) are stored as float32 and rounded to their
+precision when written (`Kind.rounding`): bfloat16 and tfloat32 to nearest even, fp8 e4m3 / e5m2 to nearest even
+with the format's subnormals and saturating at its largest finite value (240 for the e4m3 of NeuronCores).
 """
 from typing import Any, Dict
 
@@ -49,14 +50,15 @@ LOW_PRECISION = {t.name: t for t in (bfloat16, tfloat32, float8_e4m3, float8_e5m
 
 
 class Kind:
-    """Storage dtype plus hardware element size of one kernel-facing dtype."""
-    __slots__ = ('public', 'storage', 'itemsize', 'rounds_to_bf16')
+    """Storage dtype plus hardware element size of one kernel-facing dtype; `rounding` (None for numpy dtypes)
+    rounds float32 storage to the format's precision in place."""
+    __slots__ = ('public', 'storage', 'itemsize', 'rounding')
 
-    def __init__(self, public, storage, itemsize, rounds_to_bf16=False):
+    def __init__(self, public, storage, itemsize, rounding=None):
         self.public = public
         self.storage = storage
         self.itemsize = itemsize
-        self.rounds_to_bf16 = rounds_to_bf16
+        self.rounding = rounding
 
 
 _KINDS: Dict[Any, Kind] = {}
@@ -74,7 +76,7 @@ def kind_of(dtype: Any) -> Kind:
     if isinstance(dtype, NumericType):
         return kind_of(dtype.dtype)
     if isinstance(dtype, LowPrecisionType):
-        kind = Kind(dtype, np.dtype(np.float32), dtype.itemsize, dtype is bfloat16)
+        kind = Kind(dtype, np.dtype(np.float32), dtype.itemsize, _ROUNDING[dtype.name])
     else:
         npdt = np.dtype(dtype)
         kind = Kind(npdt, npdt, npdt.itemsize)
@@ -91,3 +93,35 @@ def round_to_bf16(array: np.ndarray) -> np.ndarray:
     bits += np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))
     bits &= np.uint32(0xFFFF0000)
     return array
+
+
+def _round_to_format(array: np.ndarray, mantissa_bits: int, min_exponent: int, largest: float) -> np.ndarray:
+    """Round float32 values in place to a float format with `mantissa_bits` stored mantissa bits, normal numbers
+    from 2**min_exponent (subnormals below, in steps of 2**(min_exponent - mantissa_bits)), ties to even, and
+    saturation at `largest`."""
+    with np.errstate(invalid='ignore', over='ignore'):
+        magnitude = np.abs(array)
+        exponent = np.floor(np.log2(np.maximum(magnitude, np.float32(2.0 ** min_exponent))))
+        step = np.exp2(exponent - mantissa_bits)
+        rounded = np.minimum(np.round(magnitude / step) * step, largest)
+        np.copyto(array, np.where(np.isfinite(array), np.copysign(rounded, array), array), casting='unsafe')
+    return array
+
+
+def round_to_tf32(array: np.ndarray) -> np.ndarray:
+    bits = array.view(np.uint32)
+    bits += np.uint32(0xFFF) + ((bits >> np.uint32(13)) & np.uint32(1))
+    bits &= np.uint32(0xFFFFE000)
+    return array
+
+
+def round_to_fp8_e4m3(array: np.ndarray) -> np.ndarray:
+    return _round_to_format(array, 3, -6, 240.0)
+
+
+def round_to_fp8_e5m2(array: np.ndarray) -> np.ndarray:
+    return _round_to_format(array, 2, -14, 57344.0)
+
+
+_ROUNDING = {'bfloat16': round_to_bf16, 'tfloat32': round_to_tf32, 'float8_e4m3': round_to_fp8_e4m3,
+             'float8_e5m2': round_to_fp8_e5m2}

@@ -13,10 +13,15 @@ import numpy as np
 from . import memory
 from .affine import Affine, Predicate
 from .compute import assign as copy_into
-from .compute import copy, elementwise, reduce
+from .compute import copy, deterministic_dropout, elementwise, reduce
 from .call_forms import check_module
 from .dtypes import kind_of
 from .errors import CompileError, missing_api
+from .indirect import IndirectView
+from . import isa_select
+from .isa_select import (  # noqa: F401  (re-exported as nisa.*)
+    core_barrier, dma_transpose, max8, nc_find_index8, nc_match_replace8, nc_n_gather, nc_stream_shuffle,
+    tensor_copy_predicated)
 from .operands import (  # noqa: F401  (the *_engine values are re-exported as nisa.*)
     SCALARS, engine_name, fit, gpsimd_engine, is_tile, on_chip, per_partition, result_kind, scalar_engine,
     tensor_engine, unknown_engine, vector_engine, window_shape)
@@ -25,6 +30,7 @@ from .ops import activation as activation_function
 from .ops import alu
 from .runtime import Pending, begin, current, direct, issue, operand, operand_reads
 from .tensors import Tensor
+from .views import View
 
 
 STATIONARY_FREE_LIMIT = 128
@@ -39,6 +45,7 @@ class reduce_cmd:
     reset = 'reset'
     reduce = 'reduce'
     reset_reduce = 'reset_reduce'
+    load_reduce = 'load_reduce'
 
 
 class nc_version:
@@ -51,10 +58,20 @@ def get_nc_version() -> Any:
 
 
 # ----- PE -----
+class matmul_perf_mode:
+    """nc_matmul perf_mode values: the double-row modes contract [K, 2, M] by [K, 2, N] operands (2K rows) at
+    the cost of K."""
+    none = 'none'
+    double_row = 'double_row'
+    double_row_gen3 = 'double_row_gen3'
+    double_row_sw_interleave = 'double_row_sw_interleave'
+
+
 def nc_matmul(stationary: Any, moving: Any, is_stationary_onezero: Any = False, is_moving_onezero: Any = False,
-              is_transpose: Any = False,
+              is_transpose: Any = False, perf_mode: Any = None,
               mask: Any = None, **kwargs: Any) -> Any:
-    """PSUM[M, N] = stationary[K, M].T @ moving[K, N]; is_transpose=True with an identity moving is a PE transpose."""
+    """PSUM[M, N] = stationary[K, M].T @ moving[K, N]; is_transpose=True with an identity moving is a PE transpose.
+    A double-row perf_mode takes [K, 2, M] and [K, 2, N] operands and contracts all 2K rows."""
     stationary = _evicted(stationary)
     moving = _evicted(moving)
     run = begin()
@@ -63,6 +80,15 @@ def nc_matmul(stationary: Any, moving: Any, is_stationary_onezero: Any = False, 
     k = stat.shape[0]
     m = stat.free_size
     n = mov.free_size
+    double = perf_mode is not None and 'double_row' in str(perf_mode)
+    if perf_mode is not None and str(perf_mode) != 'none' and not double:
+        raise CompileError(f'nc_matmul: perf_mode {perf_mode!r} is not supported by the simulator (none and the '
+                           'double-row modes are)')
+    if double:
+        if len(stat.shape) != 3 or len(mov.shape) != 3 or stat.shape[1] != 2 or mov.shape[1] != 2:
+            raise CompileError(f'nc_matmul {perf_mode}: operands are [K, 2, M] and [K, 2, N], got {stat.shape} and '
+                               f'{mov.shape}')
+        m, n = stat.shape[2], mov.shape[2]
     if k != mov.shape[0]:
         raise CompileError(f'nc_matmul: stationary and moving have different partition sizes ({k} vs {mov.shape[0]})')
     if k > PARTITION_LIMIT:
@@ -75,8 +101,12 @@ def nc_matmul(stationary: Any, moving: Any, is_stationary_onezero: Any = False, 
     window, where = mask_of(mask, shape)
     result = None
     if run.numerics:
-        s = stat.array().reshape(k, m)
-        v = mov.array().reshape(k, n)
+        if double:      # rows (k, half) of both operands form one contraction of 2K rows
+            s = np.ascontiguousarray(stat.array().transpose(1, 0, 2)).reshape(2 * k, m)
+            v = np.ascontiguousarray(mov.array().transpose(1, 0, 2)).reshape(2 * k, n)
+        else:
+            s = stat.array().reshape(k, m)
+            v = mov.array().reshape(k, n)
         if window is not None:
             s = s[:, window[0][0]:window[0][1]]
             v = v[:, window[1][0]:window[1][1]]
@@ -154,11 +184,14 @@ def _sbuf_operand(view, what):
 
 
 def _evicted(value):
-    """An unassigned transpose result (still pending, bound for PSUM) feeding a matmul: the compiler copies it
-    to SBUF, as it does for nl.transpose."""
-    pending = getattr(value, 'pending', None)
-    if isinstance(value, Tensor) and pending is not None and pending.op == 'transpose' and \
-            pending.eng == 'pe':
+    """An instruction's PSUM result that no kernel tensor holds (an unassigned transpose or matmul, still pending
+    or flushed to an anonymous PSUM tile) feeding a matmul: the compiler copies it to SBUF, as it does for
+    nl.transpose. A PSUM tensor the kernel declared is its own business (a matmul operand must be in SBUF)."""
+    if not isinstance(value, Tensor) or not value.produced or value.alias is not None:
+        return value
+    pending = value.pending
+    if pending is not None and pending.op == 'transpose' and pending.eng == 'pe' or \
+            pending is None and value.buffer is memory.psum:
         return copy(value)
     return value
 
@@ -214,7 +247,7 @@ def activation(op: Any, data: Any, bias: Any = None, scale: Any = 1.0, reduce_op
 
 def activation_reduce(op: Any, data: Any, reduce_op: Any, reduce_res: Any, bias: Any = None, scale: Any = 1.0,
                       dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
-    return activation(op, data, bias=bias, scale=scale, reduce_op=reduce_op, reduce_res=reduce_res,
+    return activation(op=op, data=data, bias=bias, scale=scale, reduce_op=reduce_op, reduce_res=reduce_res,
                       reduce_cmd=reduce_cmd.reset_reduce, dtype=dtype, mask=mask)
 
 
@@ -298,7 +331,7 @@ def tensor_scalar(data: Any, op0: Any, operand0: Any, reverse0: Any = False, op1
 def tensor_scalar_reduce(data: Any, op0: Any, operand0: Any, reduce_op: Any, reduce_res: Any, reverse0: Any = False,
                          dtype: Any = None, mask: Any = None,
                          **kwargs: Any) -> Any:
-    tile = tensor_scalar(data, op0, operand0, reverse0=reverse0, dtype=dtype, mask=mask)
+    tile = tensor_scalar(data=data, op0=op0, operand0=operand0, reverse0=reverse0, dtype=dtype, mask=mask)
     pending = tile.pending
     target = operand(reduce_res)
     run = current()
@@ -406,7 +439,23 @@ def memset(shape: Any = None, value: Any = 0, dtype: Any = None, mask: Any = Non
     return pending.tile
 
 
-def iota(expr: Any, dtype: Any, mask: Any = None, **kwargs: Any) -> Any:
+def iota(expr: Any = None, dtype: Any = None, mask: Any = None, dst: Any = None, pattern: Any = None,
+         offset: Any = 0, channel_multiplier: Any = 0, **kwargs: Any) -> Any:
+    """Beta 1: iota(expr, dtype), the values of an affine expression. Beta 2: iota(dst, pattern, offset,
+    channel_multiplier) writes offset + p * channel_multiplier + sum(step_i * j_i) over pattern [[step, count],
+    ...] into dst (int32 arithmetic, cast to dst's dtype)."""
+    if dst is None and is_tile(expr):
+        dst, expr = expr, None
+        if pattern is None and isinstance(dtype, (list, tuple)):
+            pattern, dtype = dtype, None
+    if dst is not None:
+        if pattern is None or expr is not None or mask is not None:
+            raise CompileError('iota(dst=...) takes pattern=[[step, count], ...], offset and channel_multiplier')
+        target = operand(dst)
+        copy_into(target, _iota_pattern(target, pattern, offset, channel_multiplier, dtype))
+        return None
+    if dtype is None:
+        raise CompileError('iota needs a dtype (or, in the Beta 2 form, a destination tile and a pattern)')
     run = begin()
     if isinstance(expr, int):
         expr = Affine(expr, (), 2)
@@ -419,13 +468,185 @@ def iota(expr: Any, dtype: Any, mask: Any = None, **kwargs: Any) -> Any:
     return pending.tile
 
 
-def affine_select(pred: Any, on_true_tile: Any, on_false_value: Any, dtype: Any = None, mask: Any = None,
-                  **kwargs: Any) -> Any:
+def _iota_pattern(target: Any, pattern: Any, offset: Any, channel_multiplier: Any, dtype: Any) -> Any:
+    pairs = _pattern_pairs(pattern, 'iota')
+    base, per_partition = int(offset), int(channel_multiplier)
+    count = 1
+    for _, n in pairs:
+        count *= n
+    if count != target.free_size:
+        raise CompileError(f'iota: the pattern generates {count} elements per partition; dst holds '
+                           f'{target.free_size}')
+    run = begin()
+    shape = target.shape
+    kind = kind_of(dtype or target.tensor.kind.public)
+    result = None
+    if run.numerics:
+        values = np.full((shape[0], 1), base, dtype=np.int64) + per_partition * np.arange(shape[0]).reshape(-1, 1)
+        values = (values + _pattern_values(pairs)[None, :]).astype(np.int32)
+        result = values.reshape(shape).astype(kind.storage)
+    pending = issue(run, 'iota', 'pool', [], shape, kind, result)
+    return pending.tile
+
+
+def range_select(on_true_tile: Any, comp_op0: Any, comp_op1: Any, bound0: Any, bound1: Any,
+                 reduce_cmd: Any = reduce_cmd.idle, reduce_res: Any = None, reduce_op: Any = np.maximum,
+                 range_start: Any = 0, on_false_value: Any = None, dtype: Any = None, mask: Any = None,
+                 **kwargs: Any) -> Any:
+    """Keep element (p, j) of on_true_tile where (j + range_start) comp_op0 bound0[p] and (j + range_start) comp_op1
+    bound1[p] (bounds are [P, 1] tiles), else on_false_value (fp32 min by default); optionally reduce the result
+    into reduce_res (the vector engine's accumulation registers)."""
+    first = alu(comp_op0)
+    second = alu(comp_op1)
+    fill = np.finfo(np.float32).min if on_false_value is None or on_false_value is Ellipsis else on_false_value
+    start = float(range_start)
+
+    def select(x, low, high):
+        flat = x.reshape(x.shape[0], -1)
+        position = np.arange(flat.shape[1], dtype=np.float32)[None, :] + start
+        keep = first(position, low.reshape(flat.shape)) & second(position, high.reshape(flat.shape))
+        return np.where(keep, flat, fill).reshape(x.shape)
+    view = on_chip(operand(on_true_tile), 'range_select')
+    low, high = operand(bound0), operand(bound1)
+    tile = elementwise('select', 'dve', select, (view, _per_row(low, view), _per_row(high, view)), dtype, mask)
+    _reduce_into(tile, reduce_res, reduce_op, reduce_cmd)
+    return tile
+
+
+def select_reduce(predicate: Any, on_true: Any, on_false: Any, reduce_res: Any = None,
+                  reduce_cmd: Any = reduce_cmd.idle, reduce_op: Any = np.maximum, reverse_pred: Any = False,
+                  dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+    """np.where(predicate, on_true, on_false) (on_false a scalar or a [P, 1] tile; reverse_pred negates the
+    predicate), optionally reduced (max) along the free axes into reduce_res."""
+    view = on_chip(operand(on_true), 'select_reduce')
+    condition = on_chip(operand(predicate), 'select_reduce')
+    fallback = _per_row(operand(on_false), view) if is_tile(on_false) else on_false
+    flip = bool(reverse_pred)
+
+    def select(keep, values, other):
+        chosen = keep != 0
+        return np.where(~chosen if flip else chosen, values, other)
+    tile = elementwise('select', 'dve', select, (condition, view, fallback), dtype, mask)
+    _reduce_into(tile, reduce_res, reduce_op, reduce_cmd)
+    return tile
+
+
+def exponential(src: Any, max_value: Any = 0.0, reduce_res: Any = None, reduce_cmd: Any = reduce_cmd.idle,
+                reduce_init: Any = 0.0, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+    """exp(src - max_value) on the vector engine (max_value a scalar or a [P, 1] tile), optionally summed along
+    the free axes into reduce_res."""
+    view = on_chip(operand(src), 'exponential')
+    shift = _per_row(operand(max_value), view) if is_tile(max_value) else max_value
+    tile = elementwise('activation', 'dve', lambda x, m: np.exp(x - m), (view, shift), dtype, mask)
+    _reduce_into(tile, reduce_res, np.add, reduce_cmd)
+    return tile
+
+
+def tensor_scalar_cumulative(src: Any, op0: Any, op1: Any, imm0: Any, imm1: Any = None,
+                             reduce_cmd: Any = reduce_cmd.reset_reduce, reverse0: Any = False, dtype: Any = None,
+                             mask: Any = None, **kwargs: Any) -> Any:
+    """reg = op1(op0(src[:, i], imm0), reg); out[:, i] = reg along the free elements of each partition. reg starts
+    from op1's identity (reset_reduce), imm1 (load_reduce) or the vector engine's register (reduce)."""
+    first = alu(op0)
+    second = alu(op1)
+    view = on_chip(operand(src), 'tensor_scalar_cumulative')
+    run = current()
+    start = _cumulative_start(second, reduce_cmd, imm1, run, view.shape[0])
+
+    def scan(x, a):
+        flat = x.reshape(x.shape[0], -1)
+        operand_value = np.reshape(a, flat.shape) if np.ndim(a) else a
+        step = first(operand_value, flat) if reverse0 else first(flat, operand_value)
+        out = np.empty(step.shape, dtype=np.float64)
+        reg = np.broadcast_to(np.asarray(start, dtype=np.float64), (flat.shape[0],)).copy()
+        for i in range(step.shape[1]):
+            reg = second(step[:, i], reg)
+            out[:, i] = reg
+        run.accumulator = reg
+        return out.reshape(x.shape)
+    scalar = _per_row(operand(imm0), view) if is_tile(imm0) else imm0
+    return elementwise('tensor_scalar', 'dve', scan, (view, scalar), dtype, mask)
+
+
+def _cumulative_start(ufunc: Any, command: Any, load: Any, run: Any, rows: int) -> Any:
+    if command == reduce_cmd.load_reduce:
+        return 0.0 if load is None else load
+    if command == reduce_cmd.reduce and run.accumulator is not None and np.size(run.accumulator) == rows:
+        return run.accumulator
+    identities = {np.add: 0.0, np.subtract: 0.0, np.multiply: 1.0, np.maximum: -np.inf, np.minimum: np.inf}
+    return identities.get(ufunc, 0.0)
+
+
+def _reduce_into(tile: Any, reduce_res: Any, reduce_op: Any, command: Any) -> None:
+    """The vector engine's free-axis reduction of an instruction's result into reduce_res."""
+    if reduce_res is None:
+        return
+    pending = tile.pending
+    run = current()
+    target = operand(reduce_res)
+    if run.numerics:
+        _accumulate_register(run, reduce_op, pending.result, target,
+                             command if command not in (None, reduce_cmd.idle) else reduce_cmd.reset_reduce)
+    pending.extra_writes = [(target, None)]
+
+
+def _per_row(bound: Any, like: Any) -> Any:
+    """A [P, 1] bound tile broadcast along the free axes of `like` (a stride-0 view, no instruction)."""
+    if bound.free_size != 1 or bound.shape[0] != like.shape[0]:
+        raise CompileError(f'a per-partition operand holds one value per partition ([{like.shape[0]}, 1]), '
+                           f'got {bound.shape}')
+    return View(bound.tensor, bound.block, bound.offset, like.shape,
+                (bound.strides[0],) + (0,) * (len(like.shape) - 1))
+
+
+def dropout(data: Any, prob: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+    """nisa.dropout: as nl.dropout, deterministic probabilities (0, 1) only."""
+    return deterministic_dropout('nisa.dropout', data, prob, dtype, mask)
+
+
+def affine_select(pred: Any = None, on_true_tile: Any = None, on_false_value: Any = None, dtype: Any = None,
+                  mask: Any = None, pattern: Any = None, offset: Any = 0, channel_multiplier: Any = 0,
+                  cmp_op: Any = None, **kwargs: Any) -> Any:
+    """Beta 1: where(pred, on_true_tile, on_false_value) for an affine predicate. Beta 2 (pattern form):
+    the predicate is cmp_op(offset + p * channel_multiplier + sum(step_i * j_i), 0) over pattern [[step, count],
+    ...] (cmp_op defaults to equal), as nisa.iota generates its values."""
+    if isinstance(pred, (list, tuple)):         # Beta 2 positional: (pattern, offset, channel_multiplier, tile, value)
+        pattern, offset, channel_multiplier, on_true_tile, on_false_value = \
+            pred, on_true_tile, on_false_value, dtype, mask
+        pred = dtype = mask = None
+    if pattern is not None:
+        compare = alu(cmp_op if cmp_op is not None else np.equal)
+        steps = _pattern_pairs(pattern, 'affine_select')
+        base, per_partition = int(offset), int(channel_multiplier)
+
+        def select_pattern(x, value):
+            rows = x.shape[0]
+            affine = base + per_partition * np.arange(rows, dtype=np.int64).reshape(-1, 1) + \
+                _pattern_values(steps)[None, :]
+            return np.where(compare(affine, 0).reshape(x.shape), x, value)
+        return elementwise('select', 'pool', select_pattern, (on_true_tile, on_false_value), dtype, mask)
     if not isinstance(pred, Predicate):
-        raise CompileError('affine_select takes an affine predicate (comparisons of nl.arange expressions)')
+        raise CompileError('affine_select takes an affine predicate (comparisons of nl.arange expressions) or, in '
+                           'the Beta 2 form, pattern=, offset= and channel_multiplier=')
+
     def select(x, value):
         return np.where(pred.evaluate(x.shape), x, value)
     return elementwise('select', 'pool', select, (on_true_tile, on_false_value), dtype, mask)
+
+
+def _pattern_pairs(pattern: Any, name: str) -> Any:
+    try:
+        return [(int(step), int(count)) for step, count in pattern]
+    except (TypeError, ValueError):
+        raise CompileError(f'{name}: pattern must be a list of [step, count] pairs of integers') from None
+
+
+def _pattern_values(pairs: Any) -> np.ndarray:
+    """sum(step_i * j_i) over the pattern's index space, flattened row-major."""
+    values = np.zeros(1, dtype=np.int64)
+    for step, count in pairs:
+        values = (values[:, None] + step * np.arange(count, dtype=np.int64)[None, :]).reshape(-1)
+    return values
 
 
 def tensor_tensor_scan(data0: Any, data1: Any, initial: Any, op0: Any, op1: Any, dtype: Any = None, mask: Any = None,
@@ -470,8 +691,9 @@ def bn_stats(data: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> A
     window, where = mask_of(mask, view.shape)
     if where is not None:
         raise CompileError('bn_stats: the mask must be a box (per-axis bounds); this one selects scattered elements')
-    if window is not None:
-        view = operand(view[tuple(slice(lo, hi) for lo, hi in window)])
+    if window is not None:          # the masked box (indices outside it may be out of bounds)
+        offset, shape = view.clip(window)
+        view = View(view.tensor, view.block, offset, shape, view.strides)
     return _shaped('bn_stats', view, stats, (view.shape[0], 6), dtype)
 
 
@@ -501,7 +723,7 @@ def _shaped(op, view, fn, shape, dtype):
 
 
 # ----- DMA -----
-def dma_copy(dst: Any, src: Any, mask: Any = None, **kwargs: Any) -> None:
+def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine: Any = None, **kwargs: Any) -> None:
     run = begin()
     target = operand(dst)
     source = operand(src)
@@ -512,14 +734,44 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, **kwargs: Any) -> None:
         data = source.array(window)
         out = target.array(window if target.shape == source.shape else None)
         out[...] = data.reshape(out.shape)
+        if isinstance(target, IndirectView):      # a scatter: out is the gathered copy
+            target.scatter(out, window if target.shape == source.shape else None)
     direction = 'load' if target.tensor.buffer.on_chip and not source.tensor.buffer.on_chip else \
         'store' if source.tensor.buffer.on_chip and not target.tensor.buffer.on_chip else 'copy'
-    pending = Pending('dma_copy', 'dma', run.line(), [(source, window)], None, None, window)
+    reads = [(source, window)] + [(v.index, None) for v in (source, target) if isinstance(v, IndirectView)]
+    pending = Pending('dma_copy', 'dma', run.line(), reads, None, None, window)
     pending.dma = direction
     direct(run, pending, target, window if target.shape == source.shape else None)
 
 
-check_module('nisa', globals(), (__name__,), dst_first=True,
+class dge_mode:
+    """How DMA descriptors are generated (accepted, no effect on results)."""
+    unknown = 'unknown'
+    swdge = 'swdge'
+    hwdge = 'hwdge'
+    none = 'none'
+
+
+class oob_mode:
+    """Out-of-bounds handling of dynamic DMA: the simulator always raises on an out-of-bounds index."""
+    error = 'error'
+    skip = 'skip'
+
+
+class _Engines:
+    """nisa.engine (Beta 2): nisa.engine.vector is nisa.vector_engine, and so on."""
+    unknown = unknown_engine
+    tensor = tensor_engine
+    vector = vector_engine
+    scalar = scalar_engine
+    activation = scalar_engine
+    gpsimd = gpsimd_engine
+
+
+engine = _Engines()
+
+
+check_module('nisa', globals(), (__name__, isa_select.__name__), dst_first=True,
              skip=frozenset({'get_nc_version', 'pe_transpose'}))
 
 

@@ -160,11 +160,18 @@ def uses_beta2(func: Any) -> bool:
 
 def check_fresh(value: Any, run: runtime.Run) -> None:
     """Raise StaleOutputError when a returned HBM tensor was not created by this run."""
+    if value is None:
+        raise CompileError('the kernel returned nothing: NKI kernels return their outputs (declare them with '
+                           'nl.ndarray(shape, dtype, buffer=nl.shared_hbm) and return them); results written into '
+                           'an argument are not read back')
     if isinstance(value, (tuple, list)):
         for v in value:
             check_fresh(v, run)
     elif isinstance(value, Tensor) and not value.buffer.on_chip and \
             not any(value.hbm_alloc is out.hbm_alloc for out in run.shared_outputs):
+        if value.buffer is not memory.shared_hbm:
+            raise CompileError(f'the kernel returned a tensor in {value.buffer.name} (HBM private to the kernel); '
+                               'outputs are declared with buffer=nl.shared_hbm')
         raise StaleOutputError('the kernel returned an output tensor that this call did not create '
                                '(an output kept from an earlier call?)')
 

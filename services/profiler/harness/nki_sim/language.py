@@ -13,11 +13,12 @@ from .compute import (  # noqa: F401  (re-exported as nl.*)
     add, bitwise_and, bitwise_or, bitwise_xor, broadcast_to, copy, divide, elementwise, equal, full_tile, greater,
     greater_equal, left_shift, less, less_equal, logical_and, logical_or, logical_xor, maximum, minimum, mod,
     multiply, not_equal, power, reduce, reshape_view, right_shift, subtract)
-from .compute import element_count, free_elements
+from .compute import deterministic_dropout, element_count, free_elements
 from .affine import arange, ds, mgrid  # noqa: F401  (re-exported as nl.*)
 from .call_forms import check_module
 from .dtypes import NumericType, bfloat16, float8_e4m3, float8_e5m2, kind_of, tfloat32  # noqa: F401  (nl.* dtypes)
 from .errors import CompileError, missing_api
+from .indirect import IndirectView
 from .loops import affine_range, is_first_iteration, sequential_range, static_range  # noqa: F401
 from .operands import (broadcast_shape, fit, on_chip, padded, result_kind, tile_or_scalar,
                        window_shape)
@@ -26,6 +27,12 @@ from .ops import alu
 from .runtime import begin, issue, operand, operand_reads
 from .tensors import PARTITION_LIMIT, Tensor, hbm_declared, hbm_tensor, par_dim  # noqa: F401
 from .views import View
+
+NkiTensor = Tensor          # the tensor type of NKI 0.3+ annotations (`x: nl.NkiTensor`)
+
+
+class NKIObject:
+    """Base class of NKI 0.3+ kernel dataclasses and configuration objects (a plain Python object here)."""
 
 
 # ----- buffers and dtypes -----
@@ -53,10 +60,15 @@ class tile_size:
     gemm_moving_fmax = 512
     bn_stats_fmax = 512
     psum_partition_max = 128
+    total_available_sbuf_size = 192 * 1024      # bytes per partition (24 MiB over 128 partitions)
 
 
 def finfo(dtype: Any) -> Any:
     return np.finfo(kind_of(dtype).storage)
+
+
+def iinfo(dtype: Any) -> Any:
+    return np.iinfo(kind_of(dtype).storage)
 
 
 # ----- SPMD -----
@@ -132,11 +144,13 @@ def zeros(shape: Any, dtype: Any, buffer: Any = None, name: Any = '', lazy_initi
     return _declare(shape, dtype, buffer, name, 0)
 
 
-def ones(shape: Any, dtype: Any, buffer: Any = None, name: Any = '', **kwargs: Any) -> Any:
+def ones(shape: Any, dtype: Any, buffer: Any = None, name: Any = '', lazy_initialization: Any = False,
+         **kwargs: Any) -> Any:
     return _declare(shape, dtype, buffer, name, 1)
 
 
-def full(shape: Any, fill_value: Any, dtype: Any, buffer: Any = None, name: Any = '', **kwargs: Any) -> Any:
+def full(shape: Any, fill_value: Any, dtype: Any, buffer: Any = None, name: Any = '', lazy_initialization: Any = False,
+         **kwargs: Any) -> Any:
     return _declare(shape, dtype, buffer, name, fill_value)
 
 
@@ -171,6 +185,11 @@ def load(src: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     result = None
     if run.numerics:
         result = view.array(window).astype(kind.storage)
+    if isinstance(view, IndirectView):        # a gather: the DMA also reads the index tile; never a reuse
+        pending = issue(run, 'load', 'dma', [(view, window), (view.index, None)], shape, kind, result, window)
+        pending.where = where
+        pending.dma = 'load'
+        return pending.tile
     pending = issue(run, 'load', 'dma', [(view, window)], shape, kind, result, window)
     pending.where = where
     pending.dma = 'load'
@@ -223,9 +242,52 @@ def store(dst: Any, value: Any, mask: Any = None, **kwargs: Any) -> None:
             np.copyto(out, data, where=where, casting='unsafe')
         else:
             out[...] = data
-    pending = runtime.Pending('store', 'dma', run.line(), [(source, window)], None, None, window)
+        if isinstance(target, IndirectView):      # a scatter: out is the gathered copy
+            target.scatter(out, window)
+    reads = [(source, window)] + ([(target.index, None)] if isinstance(target, IndirectView) else [])
+    pending = runtime.Pending('store', 'dma', run.line(), reads, None, None, window)
     pending.dma = 'store'
     runtime.direct(run, pending, target, window)
+
+
+def atomic_rmw(dst: Any, value: Any, op: Any, mask: Any = None, **kwargs: Any) -> None:
+    """dst = op(dst, value) on HBM, element by element even where an indirect access repeats a row (the DMA
+    engines' atomic read-modify-write)."""
+    run = begin()
+    target = operand(dst)
+    if target.tensor.buffer.on_chip:
+        raise CompileError('nl.atomic_rmw updates HBM (dst is an HBM tensor, usually indexed with a tile of indices)')
+    combine = alu(op)
+    source = operand(value) if isinstance(value, (Tensor, View)) else None
+    window, where = _mask(mask, target.shape)
+    if where is not None:
+        raise CompileError('nl.atomic_rmw: the mask must be a box (per-axis bounds)')
+    if run.numerics:
+        values = source.array(window) if source is not None else value
+        if isinstance(target, IndirectView):
+            target.combine(combine, np.broadcast_to(values, window_shape(window, target.shape)), window)
+        else:
+            out = target.array(window)
+            out[...] = combine(out, values)
+    reads = ([(source, window)] if source is not None else []) + [(target, window)] + \
+        ([(target.index, None)] if isinstance(target, IndirectView) else [])
+    pending = runtime.Pending('store', 'dma', run.line(), reads, None, None, window)
+    pending.dma = 'store'
+    runtime.direct(run, pending, target, window)
+
+
+def rms_norm(x: Any, w: Any, axis: Any, n: Any, epsilon: Any = 1e-6, dtype: Any = None, compute_dtype: Any = None,
+             mask: Any = None, **kwargs: Any) -> Any:
+    """x / sqrt(sum(x^2 along axis) / n + epsilon) * w."""
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    if 0 in axes:
+        raise CompileError('nl.rms_norm: the simulator normalises along free axes only (not the partition axis)')
+    count = float(n)
+
+    def normalised(values, weight):
+        scale = 1.0 / np.sqrt(np.sum(values * values, axis=axes, keepdims=True) / count + epsilon)
+        return values * scale * weight
+    return elementwise('activation', 'act', normalised, (x, w), dtype or compute_dtype, mask)
 
 
 # ----- elementwise -----
@@ -239,14 +301,47 @@ def _gelu_tanh(x):
     return 0.5 * x * (1.0 + np.tanh(np.float32(0.7978845608028654) * (x + np.float32(0.044715) * x * x * x)))
 
 
+def _erf(x):
+    """erf by Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7, under fp32 rounding of the result)."""
+    t = 1.0 / (1.0 + 0.3275911 * np.abs(x))
+    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+    return np.sign(x) * (1.0 - poly * np.exp(-x * x))
+
+
+def _gelu(x):
+    return 0.5 * x * (1.0 + _erf(x * np.float32(0.7071067811865476)))
+
+
+def _gelu_dx(x):
+    return 0.5 * (1.0 + _erf(x * np.float32(0.7071067811865476))) + x * np.exp(-0.5 * x * x) * \
+        np.float32(0.3989422804014327)
+
+
+def _silu_dx(x):
+    s = _sigmoid(x)
+    return s * (1.0 + x * (1.0 - s))
+
+
+def _gelu_sigmoid(x):
+    return x * _sigmoid(np.float32(1.702) * x)
+
+
+def _gelu_sigmoid_dx(x):
+    s = _sigmoid(np.float32(1.702) * x)
+    return s + np.float32(1.702) * x * s * (1.0 - s)
+
+
 _UNARY = {
     'exp': np.exp, 'log': np.log, 'sqrt': np.sqrt, 'rsqrt': lambda x: 1.0 / np.sqrt(x),
     'square': np.square, 'abs': np.abs, 'negative': np.negative, 'tanh': np.tanh, 'sin': np.sin,
     'cos': np.cos, 'arctan': np.arctan, 'sign': np.sign, 'floor': np.floor, 'ceil': np.ceil,
     'trunc': np.trunc, 'reciprocal': lambda x: 1.0 / x, 'sigmoid': _sigmoid,
-    'relu': lambda x: np.maximum(x, 0), 'silu': lambda x: x * _sigmoid(x), 'gelu': _gelu_tanh,
+    'relu': lambda x: np.maximum(x, 0), 'silu': lambda x: x * _sigmoid(x), 'gelu': _gelu,
     'gelu_apprx_tanh': _gelu_tanh, 'softplus': lambda x: np.log1p(np.exp(x)),
-    'erf': None, 'invert': np.invert, 'logical_not': np.logical_not,
+    'erf': _erf, 'erf_dx': lambda x: np.float32(1.1283791670955126) * np.exp(-x * x), 'tan': np.tan,
+    'mish': lambda x: x * np.tanh(np.log1p(np.exp(x))), 'silu_dx': _silu_dx, 'gelu_dx': _gelu_dx,
+    'gelu_apprx_sigmoid': _gelu_sigmoid, 'gelu_apprx_sigmoid_dx': _gelu_sigmoid_dx,
+    'invert': np.invert, 'logical_not': np.logical_not,
 }
 
 
@@ -262,6 +357,26 @@ def _unary(name, fn):
 
 for _name, _fn in _UNARY.items():
     globals()[_name] = _unary(_name, _fn)
+
+
+def softmax(x: Any, axis: Any, dtype: Any = None, compute_dtype: Any = None, mask: Any = None,
+            **kwargs: Any) -> Any:
+    """exp(x - max) / sum(exp(x - max)) along the free axis (or axes) `axis`, one activation instruction (as the
+    compiler lowers it: exp with the row max as bias and the row sum accumulated)."""
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    if 0 in axes:
+        raise CompileError('nl.softmax: the simulator normalises along free axes only (not the partition axis)')
+
+    def normalised(values):
+        shifted = np.exp(values - values.max(axis=axes, keepdims=True))
+        return shifted / shifted.sum(axis=axes, keepdims=True)
+    return elementwise('activation', 'act', normalised, (x,), dtype, mask)
+
+
+def dropout(x: Any, rate: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+    """Zeroes elements with probability `rate` (no rescaling). Only the deterministic rates run: 0 keeps x, 1
+    zeroes it; a random drop cannot be checked against a reference."""
+    return deterministic_dropout('nl.dropout', x, rate, dtype, mask)
 
 
 def where(condition: Any, x: Any, y: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
@@ -283,6 +398,11 @@ min = _reduction('min', np.minimum)
 prod = _reduction('prod', np.multiply)
 mean = _reduction('mean', np.add, mean=True)
 all = _reduction('all', np.logical_and)
+
+
+def var(x: Any, axis: Any, dtype: Any = None, mask: Any = None, keepdims: bool = False, **kwargs: Any) -> Any:
+    """The population variance along the free axis (or axes) `axis` (as numpy.var), one tensor_reduce."""
+    return reduce(np.add, x, axis, dtype, mask, keepdims, variance=True)
 
 
 def loop_reduce(x: Any, op: Any, loop_indices: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
@@ -307,6 +427,33 @@ def all_first(indices: Any) -> Any:
     return True
 
 
+def expand_dims(data: Any, axis: Any, **kwargs: Any) -> Any:
+    """A view of data with a unit free axis inserted at `axis` (no instruction)."""
+    view = operand(data)
+    shape = list(view.shape)
+    position = int(axis) if int(axis) >= 0 else len(shape) + 1 + int(axis)
+    if not 1 <= position <= len(shape):
+        raise CompileError(f'nl.expand_dims: axis {axis} must be a free axis of a tile of shape {view.shape}')
+    shape.insert(position, 1)
+    return reshape_view(view, shape)
+
+
+def gather_flattened(data: Any, indices: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+    """Within each partition, out[p, j] = data[p, indices[p, j]] over data's flattened free elements."""
+    return isa.nc_n_gather(data=data, indices=indices, dtype=dtype)
+
+
+def shared_identity_matrix(n: Any, dtype: Any = np.uint8, **kwargs: Any) -> Any:
+    """An n x n identity tile in SBUF (generated on the GpSimd engine)."""
+    run = begin()
+    size = int(n)
+    if size > PARTITION_LIMIT:
+        raise CompileError(f'nl.shared_identity_matrix: {size} partitions (at most {PARTITION_LIMIT})')
+    kind = kind_of(dtype)
+    result = np.eye(size, dtype=kind.storage) if run.numerics else None
+    return issue(run, 'iota', 'pool', [], (size, size), kind, result).tile
+
+
 # ----- transposes and matmul -----
 def transpose(x: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """x.T; unlike nisa.nc_transpose the result may be assigned to SBUF (the compiler adds the copy)."""
@@ -329,8 +476,9 @@ def matmul(x: Any, y: Any, transpose_x: Any = False, mask: Any = None, **kwargs:
 # Keyword checking and dst= on every public nl function (nki_sim/call_forms.py). Functions that compute Python
 # values for the kernel (ids, shapes) and the execution helpers nisa shares are left as they are.
 check_module('nl', globals(), (__name__, compute.__name__), dst_first=False, skip=frozenset({
-    'finfo', 'program_id', 'num_programs', 'program_ndim', 'spmd_dim', 'nc', 'device_print', 'all_first',
-    'elementwise', 'reduce', 'full_tile', 'reshape_view', 'element_count', 'free_elements'}))
+    'finfo', 'iinfo', 'program_id', 'num_programs', 'program_ndim', 'spmd_dim', 'nc', 'device_print', 'all_first',
+    'elementwise', 'reduce', 'full_tile', 'reshape_view', 'element_count', 'free_elements',
+    'deterministic_dropout'}))
 
 
 def __getattr__(name: str) -> Any:

@@ -20,11 +20,12 @@ from typing import IO, Any, Callable, Dict, Iterable, List, Optional, Sequence, 
 
 import numpy as np
 
-from . import compute, isa, language, memory, runtime
+from . import compute, isa, isa_select, language, memory, runtime
 from .affine import Affine, Predicate
 from .call_forms import normalized
 from .dtypes import LowPrecisionType, NumericType
 from .errors import CompileError
+from .indirect import IndirectView
 from .jit import RunObserver, as_outputs, check_fresh, simulate
 from .loops import FirstIndex, LoopIndex
 from .operands import Engine
@@ -39,12 +40,12 @@ FORMAT = 'accelopt-program 1'
 # Not program calls: functions that compute Python values for the kernel (shapes, ids, iterators, index
 # expressions; their results reach the program only as immediates) and the execution layer's helpers that nl
 # re-exports for nisa (a program may not call them directly).
-_NOT_RECORDED = {'finfo', 'program_id', 'num_programs', 'program_ndim', 'spmd_dim', 'nc', 'device_print',
+_NOT_RECORDED = {'finfo', 'iinfo', 'program_id', 'num_programs', 'program_ndim', 'spmd_dim', 'nc', 'device_print',
                  'affine_range', 'sequential_range', 'static_range', 'arange', 'ds', 'mgrid', 'is_first_iteration',
                  'all_first', 'get_nc_version', 'kind_of', 'element_count', 'free_elements',
-                 'elementwise', 'reduce', 'full_tile', 'reshape_view'}
-_API_MODULES = {'nl': (language.__name__, compute.__name__), 'nisa': (isa.__name__,)}
-_TILE_OPERATORS = ('assign', 'accumulate', 'binary', 'negate', 'broadcast_to', 'reshape')
+                 'elementwise', 'reduce', 'full_tile', 'reshape_view', 'deterministic_dropout'}
+_API_MODULES = {'nl': (language.__name__, compute.__name__), 'nisa': (isa.__name__, isa_select.__name__)}
+_TILE_OPERATORS = ('assign', 'accumulate', 'binary', 'negate', 'broadcast_to', 'reshape', 'indirect', 'bitcast')
 # everything a view is besides its tensor (a new View field is part of the key without further change)
 _view_geometry = operator.attrgetter(*(slot for slot in View.__slots__ if slot != 'tensor'))
 
@@ -145,6 +146,10 @@ class Recorder:
             return value
         if isinstance(value, (Tensor, View)) and id(value) in self.ids:
             return {'ref': self.ids[id(value)]}
+        if isinstance(value, IndirectView):
+            return {'indirect': self.encode(View(value.tensor, value.block, value.offset, value.shape,
+                                                 value.strides)),
+                    'index': self.encode(value.index), 'row_stride': value.row_stride, 'rows': value.rows}
         if isinstance(value, View):
             return self._encode_view(value)
         if isinstance(value, Tensor):
@@ -500,6 +505,8 @@ class Replay:
             if not 0 <= index < len(self.view_table):
                 raise ProgramError(f'reference to undefined view {index}')
             return True, self.view_table[index]
+        if 'indirect' in value:
+            return True, self._indirect(value)
         if 'hbm_reshape' in value:
             _, base = self.compile({'ref': value['hbm_reshape']})
             shape = _int_tuple(value.get('shape'), 'shape')
@@ -598,6 +605,35 @@ class Replay:
                                    f'{tensor.parts * tensor.free} elements')
             return View(tensor, block, offset, shape, strides, index_map, in_bounds, indexed)
         return view
+
+    def _indirect(self, value: Dict[str, Any]) -> Callable[['Replay'], IndirectView]:
+        base_value = value['indirect']
+        if not isinstance(base_value, dict) or not ('view' in base_value or 'vref' in base_value):
+            raise ProgramError('an indirect access needs a view')
+        _, base = self.compile(base_value)
+        dynamic, index_of = self.compile(value.get('index'))
+        if not dynamic:
+            raise ProgramError('the index of an indirect access is not a tile')
+        row_stride = _int(value.get('row_stride'), 'row_stride')
+        rows = _int(value.get('rows'), 'rows')
+        if rows < 1:
+            raise ProgramError('an indirect access needs at least one row')
+
+        def indirect(replay: 'Replay') -> IndirectView:
+            index = index_of(replay)
+            if isinstance(index, Tensor):
+                index = index.view()
+            if not isinstance(index, View) or not index.tensor.buffer.on_chip:
+                raise ProgramError('the index of an indirect access is not an on-chip tile')
+            view = base(replay)
+            if not isinstance(view, View):
+                raise ProgramError('an indirect access needs a view')
+            lo, hi = _extent(view.offset, view.shape, view.strides)
+            if view.tensor.buffer.on_chip or row_stride < 0 or hi + (rows - 1) * row_stride >= view.tensor.free \
+                    or lo < 0 or view.shape[0] != index.shape[0] or view.strides[0] != 0:
+                raise ProgramError('bad indirect access geometry')
+            return IndirectView(view, index, row_stride, rows)
+        return indirect
 
 
 def _scope(value: Any) -> Tuple[Any, ...]:

@@ -14,8 +14,9 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from . import memory
-from .dtypes import Kind, round_to_bf16
+from .dtypes import Kind
 from .errors import CompileError
+from .indirect import IndirectView
 from .tensors import Tensor
 from .views import View, operand_window
 
@@ -178,8 +179,9 @@ def _store(run, pending, dst, accumulate):
             np.copyto(target, result, where=pending.where)
         else:
             target[...] = result
-        if dst.tensor.kind.rounds_to_bf16:
-            round_to_bf16(target)
+        rounding = dst.tensor.kind.rounding
+        if rounding is not None:
+            rounding(target)
     reads = list(pending.reads)
     if accumulate or (pending.combine is not None and not pending.first):
         reads.append((dst, window))
@@ -195,7 +197,7 @@ def _adopted(pending, dst, accumulate):
         return False
     tensor = dst.tensor
     if tensor.hbm_alloc is not None or dst.block in tensor.blocks or dst.offset != 0 \
-            or result.dtype != tensor.kind.storage or tensor.kind.rounds_to_bf16:
+            or result.dtype != tensor.kind.storage or tensor.kind.rounding is not None:
         return False
     if result.size != tensor.parts * tensor.free or dst.shape[0] != tensor.parts or not _row_major(dst):
         return False
@@ -383,7 +385,10 @@ def direct(run: Run, pending: 'Pending', dst: View, window: Any) -> None:
     if run.coverage is not None and not dst.tensor.buffer.on_chip:
         written = run.coverage.get(dst.tensor.hbm_alloc.serial)
         if written is not None:
-            dst.array_over(written, window)[...] = True
+            if isinstance(dst, IndirectView):
+                dst.scatter_over(written, True, window)
+            else:
+                dst.array_over(written, window)[...] = True
     record(run, pending, pending.reads, [(dst, window)], False)
 
 

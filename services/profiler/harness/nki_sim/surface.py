@@ -5,13 +5,36 @@ import sys
 import types
 from typing import Any
 
+import numpy as np
+
 from . import isa, jit, language
+from .dtypes import kind_of
 from .memory import Buffer
 from .tensors import Tensor
 
 
 class _TypingModule(types.ModuleType):
     tensor = Tensor
+
+
+class _TensorModule(types.ModuleType):
+    """`nki.tensor` of NKI 0.3+: trace-time constants for nl.shared_constant (numpy arrays here); subscripting it
+    gives the tensor annotation type, as `nki.tensor[...]` did."""
+
+    def __getitem__(self, item: Any) -> Any:
+        return Tensor.__class_getitem__(item)
+
+    @staticmethod
+    def zeros(shape: Any, dtype: Any = np.float32) -> np.ndarray:
+        return np.zeros(shape, dtype=kind_of(dtype).storage)
+
+    @staticmethod
+    def identity(n: int, dtype: Any = np.float32) -> np.ndarray:
+        return np.identity(n, dtype=kind_of(dtype).storage)
+
+    @staticmethod
+    def arange(start: Any, stop: Any = None, step: Any = 1, dtype: Any = np.float32) -> np.ndarray:
+        return np.arange(start, stop, step).astype(kind_of(dtype).storage)
 
 
 class _Allocation:
@@ -52,4 +75,9 @@ def populate(package: types.ModuleType) -> None:
     for short, module in (('language', language), ('isa', isa), ('typing', typing), ('compiler', compiler)):
         setattr(package, short, module)
         sys.modules[f'{name}.{short}'] = module
-    setattr(package, 'tensor', Tensor)
+    if name == 'nki':           # NKI 0.3+: `import nki.tensor as ntensor` is a module of constant builders
+        tensor = _TensorModule(name + '.tensor')
+        setattr(package, 'tensor', tensor)
+        sys.modules[name + '.tensor'] = tensor
+    else:
+        setattr(package, 'tensor', Tensor)

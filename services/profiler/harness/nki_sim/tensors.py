@@ -13,8 +13,9 @@ import numpy as np
 from . import memory
 from .dtypes import Kind, kind_of
 from .errors import CompileError
+from .indirect import indirect_access
 from .tile_ops import EXECUTION, TileOperators
-from .views import View, at_least_2d, subscript
+from .views import View, access_pattern, at_least_2d, same_kind, subscript
 
 PARTITION_LIMIT = 128
 PSUM_PARTITION_BYTES = 2048
@@ -48,7 +49,12 @@ def _row_major_strides(dims):
 
 class Tensor(TileOperators):
     __slots__ = ('buffer', 'kind', 'shape', 'nblock', 'inner_shape', 'inner_strides', 'parts', 'free', 'blocks',
-                 'hbm_alloc', 'site', 'name', 'init', 'pending', 'alias', 'numerics', 'whole', 'block_group')
+                 'hbm_alloc', 'site', 'name', 'init', 'pending', 'alias', 'numerics', 'whole', 'block_group',
+                 'produced')
+
+    def __class_getitem__(cls, item: Any) -> Any:
+        """`nt.tensor[128, 512]` in annotations: the tensor type itself."""
+        return cls
 
     @classmethod
     def tile(cls, buffer: memory.Buffer, kind: Kind, shape: Tuple[int, ...], site: int, numerics: bool) -> 'Tensor':
@@ -56,6 +62,7 @@ class Tensor(TileOperators):
         tile = cls.__new__(cls)
         tile.buffer = buffer
         tile.kind = kind
+        tile.produced = True            # an instruction's result, not a declared tensor
         tile.site = site
         tile.name = ''
         tile.numerics = numerics
@@ -78,6 +85,7 @@ class Tensor(TileOperators):
 
     def __init__(self, buffer, kind, shape, site, name='', numerics=True):
         self.buffer = buffer
+        self.produced = False
         self.kind = kind
         self.site = site
         self.name = name
@@ -152,8 +160,12 @@ class Tensor(TileOperators):
                                                   self.site)
         self._mark_block(alloc, block)
 
-    def view(self) -> View:
-        """The whole tensor (tiles and HBM tensors) as a View."""
+    def view(self, dtype: Any = None) -> View:
+        """The whole tensor (tiles and HBM tensors) as a View; NKI's `t.view(dtype)` reinterprets the bits."""
+        if dtype is not None and not same_kind(self.kind, dtype):
+            if self.alias is not None or self.pending is not None or self.nblock:
+                return self.view().view(dtype) if not self.nblock else EXECUTION.bitcast(self, dtype)
+            return EXECUTION.bitcast(self, dtype)
         if self.alias is not None:
             return self.alias
         if self.pending is not None:
@@ -174,8 +186,7 @@ class Tensor(TileOperators):
         if type(key) is not tuple:
             key = (key,)
         if any(isinstance(k, (Tensor, View)) for k in key):
-            raise CompileError('indirect DMA (indexing a tensor with a tile of indices, a gather/scatter) is not '
-                               'supported by the simulator')
+            return indirect_access(self, key, Tensor)
         nblock = self.nblock
         block = ()
         if nblock:
@@ -195,9 +206,39 @@ class Tensor(TileOperators):
     def __setitem__(self, key, value):
         EXECUTION.assign(self[key], value)
 
+    def ap(self, pattern: Any, offset: Any = 0, **kwargs: Any) -> View:
+        """NKI Beta 2 access pattern over the whole tensor (see views.access_pattern)."""
+        return access_pattern(self, (), 0, pattern, offset, **kwargs) if self.hbm_alloc is not None \
+            else self.view().ap(pattern, offset, **kwargs)
+
     def __iadd__(self, value):
         EXECUTION.accumulate(self.view(), value)
         return self
+
+    # NKI 0.6 view primitives: views of the whole tensor (see View)
+    def permute(self, dims: Any) -> View:
+        return self.view().permute(dims)
+
+    def slice(self, dim: Any, start: Any, end: Any = None, step: Any = 1) -> View:
+        return self.view().slice(dim, start, end, step)
+
+    def select(self, dim: Any, index: Any) -> View:
+        return self.view().select(dim, index)
+
+    def expand_dim(self, dim: Any) -> View:
+        return self.view().expand_dim(dim)
+
+    def squeeze_dim(self, dim: Any) -> View:
+        return self.view().squeeze_dim(dim)
+
+    def broadcast(self, dim: Any, size: Any) -> View:
+        return self.view().broadcast(dim, size)
+
+    def flatten_dims(self, start: Any, end: Any) -> View:
+        return self.view().flatten_dims(start, end)
+
+    def reshape_dim(self, dim: Any, shape: Any) -> View:
+        return self.view().reshape_dim(dim, shape)
 
     # ----- metadata -----
     @property
@@ -207,6 +248,10 @@ class Tensor(TileOperators):
     @property
     def ndim(self) -> int:
         return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
 
     def reshape(self, shape: Sequence[int]) -> Any:
         if self.buffer.on_chip:
@@ -220,6 +265,9 @@ class Tensor(TileOperators):
 
     def broadcast_to(self, shape: Sequence[int]) -> Any:
         return EXECUTION.broadcast_to(self.view(), shape)
+
+    def indirect(self, index: Any, num_elem: Any = None) -> Any:
+        return EXECUTION.indirect(self.view(), index, num_elem)
 
     def __repr__(self):
         return f'Tensor({self.buffer.name}, shape={self.shape}, dtype={self.kind.public})'

@@ -1,4 +1,4 @@
-"""Tile operators (`+ - * / ** unary-`, `[...] =`, `+=`, `.broadcast_to`, `.reshape`) as seen by the data
+"""Tile operators (`+ - * / ** unary-`, `[...] =`, `+=`, `.broadcast_to`, `.reshape`, `.indirect`) as seen by the data
 types, without the data types importing the execution layer.
 
 `Tensor` and `View` (lower layer) inherit `TileOperators`; every operator forwards to `EXECUTION`, which the
@@ -23,6 +23,8 @@ class Execution:
     negate: Callable[[Any], Any] = staticmethod(_not_installed)
     broadcast_to: Callable[[Any, Any], Any] = staticmethod(_not_installed)
     reshape: Callable[[Any, Any], Any] = staticmethod(_not_installed)
+    indirect: Callable[[Any, Any, Any], Any] = staticmethod(_not_installed)
+    bitcast: Callable[[Any, Any], Any] = staticmethod(_not_installed)
 
 
 EXECUTION = Execution

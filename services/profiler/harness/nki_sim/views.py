@@ -13,6 +13,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .affine import Affine
+from .dtypes import kind_of
 from .errors import CompileError, StaleStateError
 from .tile_ops import EXECUTION, TileOperators
 
@@ -124,7 +125,69 @@ def _advanced(dims, strides, offset, key, ndim):
     if ndim == 1:
         shape.append(1)
         out_strides.append(0)
+    elif ndim > 2:
+        order = _grid_axes(index_map, ndim)
+        if order is not None:
+            shape = [shape[a] for a in order]
+            out_strides = [out_strides[a] for a in order]
+            moved = {a: i for i, a in enumerate(order)}
+            index_map = [(size, c, tuple((moved[a], coef) for a, coef in axes)) for size, c, axes in index_map]
+            if len(order) == 1:
+                shape.append(1)
+                out_strides.append(0)
     return offset, tuple(shape), tuple(out_strides), tuple(index_map), in_bounds
+
+
+def _grid_axes(index_map, ndim):
+    """The axes of an nl.mgrid with more axes than the subscript uses, in subscript order, or None.
+
+    `x[iw, iy]` with `ix, iw, iy = nl.mgrid[0:128, 0:1, 0:n]` is a [1, n] tile (NKI orders a tile's dimensions
+    by the indices that span them, and drops grid axes no index uses), not a [1, 1, n] one.
+    """
+    used = []
+    for _, _, axes in index_map:
+        for axis, _ in sorted(axes):
+            if axis not in used:
+                used.append(axis)
+    if len(used) == ndim:
+        return None
+    return used or None
+
+
+def access_pattern(tensor: Any, block: Any, base: int, pattern: Any, offset: Any = 0, **kwargs: Any) -> 'View':
+    """`t.ap(pattern=[[step, count], ...], offset=o)` (NKI Beta 2 access patterns): the view whose axis i takes
+    `count` elements `step` apart, starting `o` elements after the start of `t`. Steps and offset count elements
+    of the tensor's row-major layout (on chip: partition p starts at p times the partition's size), so the first
+    pair of an on-chip pattern steps over partitions."""
+    refused = sorted(k for k, v in kwargs.items() if v is not None and k != 'dtype' or k == 'dtype' and
+                     v is not None and v != tensor.kind.public)
+    if refused:
+        raise CompileError(f'.ap(): {", ".join(refused)} (dynamic or indirect access patterns, reinterpreting '
+                           'dtypes) is not supported by the simulator')
+    try:
+        pairs = [(int(step), int(count)) for step, count in pattern]
+        start = base + int(offset)
+    except (TypeError, ValueError):
+        raise CompileError('.ap(): pattern must be a list of [step, count] pairs of integers') from None
+    if not pairs or any(count < 1 for _, count in pairs):
+        raise CompileError('.ap(): pattern needs at least one [step, count] pair, every count at least 1')
+    shape, strides = at_least_2d([n for _, n in pairs], [s for s, _ in pairs])
+    lo = hi = start
+    for n, s in zip(shape, strides):
+        lo += min(0, (n - 1) * s)
+        hi += max(0, (n - 1) * s)
+    total = tensor.parts * tensor.free
+    if lo < 0 or hi >= total:
+        raise CompileError(f'.ap(): the pattern reaches elements [{lo}, {hi}] outside the tensor\'s {total}')
+    if tensor.buffer.on_chip and strides[0] % tensor.free:
+        raise CompileError(f'.ap(): the first pair of an on-chip pattern steps over partitions, so its step must '
+                           f'be a multiple of the partition size ({tensor.free} elements), not {strides[0]}')
+    return View(tensor, block, start, shape, strides)
+
+
+def same_kind(kind: Any, dtype: Any) -> bool:
+    other = kind_of(dtype)
+    return (other.storage, other.itemsize, other.public) == (kind.storage, kind.itemsize, kind.public)
 
 
 def index_box(index_map: Any, window: Any) -> Optional[List[Tuple[int, int]]]:
@@ -151,6 +214,11 @@ def check_bounds(index_map: Any, window: Any) -> None:
     for (size, _, _), (lo, hi) in zip(index_map, box):
         if lo < 0 or hi >= size:
             raise CompileError(f'index range [{lo}, {hi}] is out of bounds for a dimension of size {size}')
+
+
+def _within(index_map: Any, shape: Sequence[int]) -> bool:
+    box = index_box(index_map, full_window(shape))
+    return box is None or all(0 <= lo and hi < size for (size, _, _), (lo, hi) in zip(index_map, box))
 
 
 def full_window(shape: Sequence[int]) -> Tuple[Tuple[int, int], ...]:
@@ -215,7 +283,8 @@ class View(TileOperators):
                 else:
                     lo += ext
             box = None
-            if self.tensor_indexed and self.tensor.hbm_alloc.canonical is self.tensor:
+            canonical = self.tensor.hbm_alloc.canonical
+            if self.tensor_indexed and (canonical is self.tensor or canonical.shape == self.tensor.shape):
                 box = index_box(self.index_map, window or full_window(self.shape))
             return 0, 1, lo, hi + 1, box
         p_stride = self.strides[0]
@@ -254,7 +323,46 @@ class View(TileOperators):
         data = alloc.data
         if data is None:
             raise _stale(alloc)
+        storage = self.tensor.kind.storage
+        if data.dtype != storage:           # a bitcast (t.view(dtype)) of the allocation
+            data = data.view(storage)
         return self.array_over(data, window)
+
+    def outside(self, where: np.ndarray) -> Any:
+        """Under an elementwise mask, the elements whose index is out of bounds (None when none can be): legal
+        only where the mask removes them (e.g. the padding of a pooling window)."""
+        if self.index_map is None or _within(self.index_map, self.shape):
+            return None
+        grid = np.indices(self.shape, sparse=True)
+        bad = np.zeros(self.shape, dtype=bool)
+        for size, c, axes in self.index_map:
+            index = c + sum((coef * grid[axis] for axis, coef in axes), np.zeros(1, dtype=np.int64))
+            bad = bad | (index < 0) | (index >= size)
+        if (bad & where).any():
+            raise CompileError('an index is out of bounds where the mask keeps the element')
+        return bad if bad.any() else None
+
+    def masked_array(self, where: np.ndarray, fill: Any) -> np.ndarray:
+        """The view's elements (a copy) under an elementwise mask; masked-out elements read as `fill`."""
+        bad = self.outside(where)
+        if bad is None:
+            return np.where(where, self.array(), fill)
+        grid = np.indices(self.shape, sparse=True)
+        offsets = self.offset + sum((g * s for g, s in zip(grid, self.strides)), np.zeros(1, dtype=np.int64))
+        data = self.alloc.data
+        if data is None:
+            raise _stale(self.alloc)
+        data = data.view(self.tensor.kind.storage)
+        keep = where & ~bad
+        return np.where(keep, data[np.where(keep, offsets, 0)], fill)
+
+    def checked_under(self, where: np.ndarray) -> 'View':
+        """This view with its bounds verified under an elementwise mask (so instructions do not re-check them)."""
+        if self.in_bounds:
+            return self
+        self.outside(where)
+        return View(self.tensor, self.block, self.offset, self.shape, self.strides, self.index_map, True,
+                    self.tensor_indexed)
 
     def array_over(self, data: np.ndarray, window: Any = None) -> np.ndarray:
         """The window of this view laid over `data`, a flat array of the allocation's size."""
@@ -287,6 +395,10 @@ class View(TileOperators):
     def ndim(self) -> int:
         return len(self.shape)
 
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
     def __getitem__(self, key):
         if not self.in_bounds:
             check_bounds(self.index_map, full_window(self.shape))
@@ -295,6 +407,108 @@ class View(TileOperators):
 
     def __setitem__(self, key, value):
         EXECUTION.assign(self[key], value)
+
+    def view(self, dtype: Any) -> 'View':
+        """`t.view(dtype)`: the same elements' bits read as `dtype` (same element size)."""
+        if same_kind(self.tensor.kind, dtype):
+            return self
+        other = EXECUTION.bitcast(self.tensor, dtype)
+        return View(other, self.block, self.offset, self.shape, self.strides, self.index_map, self.in_bounds,
+                    self.tensor_indexed)
+
+    def ap(self, pattern: Any, offset: Any = 0, **kwargs: Any) -> 'View':
+        return access_pattern(self.tensor, self.block, self.offset, pattern, offset, **kwargs)
+
+    # ----- NKI 0.6 view primitives (geometry only: no instruction, no copy) -----
+    def _reshaped(self, shape: List[int], strides: List[int], offset: int = 0) -> 'View':
+        if not self.in_bounds:
+            check_bounds(self.index_map, full_window(self.shape))
+        wide_shape, wide_strides = at_least_2d(shape, strides)
+        return View(self.tensor, self.block, self.offset + offset, wide_shape, wide_strides)
+
+    def _axis(self, dim: Any, name: str, free_only: bool = True) -> int:
+        axis = int(dim) + (len(self.shape) if int(dim) < 0 else 0)
+        if not 0 <= axis < len(self.shape):
+            raise CompileError(f'.{name}: dimension {dim} of a tensor of shape {self.shape}')
+        if free_only and axis == 0 and self.tensor.buffer.on_chip:
+            raise CompileError(f'.{name}: the partition dimension of an on-chip tensor cannot be changed by a view')
+        return axis
+
+    def permute(self, dims: Any) -> 'View':
+        order = [int(d) for d in dims]
+        if sorted(order) != list(range(len(self.shape))) or self.tensor.buffer.on_chip and order[0] != 0:
+            raise CompileError(f'.permute({order}): a permutation of the dimensions of {self.shape} that keeps an '
+                               'on-chip partition dimension first')
+        return self._reshaped([self.shape[d] for d in order], [self.strides[d] for d in order])
+
+    def slice(self, dim: Any, start: Any, end: Any = None, step: Any = 1) -> 'View':
+        axis = self._axis(dim, 'slice', free_only=False)
+        begin, stop, stride = slice(start, end, step).indices(self.shape[axis])
+        shape, strides = list(self.shape), list(self.strides)
+        shape[axis] = len(range(begin, stop, stride))
+        strides[axis] *= stride
+        return self._reshaped(shape, strides, begin * self.strides[axis])
+
+    def select(self, dim: Any, index: Any) -> 'View':
+        axis = self._axis(dim, 'select')
+        position = int(index)
+        if not 0 <= position < self.shape[axis]:
+            raise CompileError(f'.select: index {position} is out of bounds for a dimension of size '
+                               f'{self.shape[axis]}')
+        shape, strides = list(self.shape), list(self.strides)
+        del shape[axis], strides[axis]
+        return self._reshaped(shape, strides, position * self.strides[axis])
+
+    def expand_dim(self, dim: Any) -> 'View':
+        axis = int(dim) + (len(self.shape) + 1 if int(dim) < 0 else 0)
+        if not 1 <= axis <= len(self.shape):
+            raise CompileError(f'.expand_dim: position {dim} for a tensor of shape {self.shape}')
+        return self._reshaped(list(self.shape[:axis]) + [1] + list(self.shape[axis:]),
+                              list(self.strides[:axis]) + [0] + list(self.strides[axis:]))
+
+    def squeeze_dim(self, dim: Any) -> 'View':
+        axis = self._axis(dim, 'squeeze_dim')
+        if self.shape[axis] != 1:
+            raise CompileError(f'.squeeze_dim: dimension {dim} has size {self.shape[axis]}, not 1')
+        shape, strides = list(self.shape), list(self.strides)
+        del shape[axis], strides[axis]
+        return self._reshaped(shape, strides)
+
+    def broadcast(self, dim: Any, size: Any) -> 'View':
+        axis = self._axis(dim, 'broadcast')
+        if self.shape[axis] != 1:
+            raise CompileError(f'.broadcast: dimension {dim} has size {self.shape[axis]}, not 1')
+        shape, strides = list(self.shape), list(self.strides)
+        shape[axis], strides[axis] = int(size), 0
+        return self._reshaped(shape, strides)
+
+    def flatten_dims(self, start: Any, end: Any) -> 'View':
+        first, last = self._axis(start, 'flatten_dims'), self._axis(end, 'flatten_dims')
+        for axis in range(first, last):
+            if self.strides[axis] != self.strides[axis + 1] * self.shape[axis + 1]:
+                raise CompileError(f'.flatten_dims({start}, {end}): the dimensions are not contiguous')
+        merged = 1
+        for n in self.shape[first:last + 1]:
+            merged *= n
+        return self._reshaped(list(self.shape[:first]) + [merged] + list(self.shape[last + 1:]),
+                              list(self.strides[:first]) + [self.strides[last]] + list(self.strides[last + 1:]))
+
+    def reshape_dim(self, dim: Any, shape: Any) -> 'View':
+        axis = self._axis(dim, 'reshape_dim')
+        sizes = [int(n) for n in shape]
+        total = 1
+        for n in sizes:
+            total *= n
+        if total != self.shape[axis]:
+            raise CompileError(f'.reshape_dim: {sizes} does not hold the {self.shape[axis]} elements of dimension '
+                               f'{dim}')
+        strides = []
+        step = self.strides[axis]
+        for n in reversed(sizes):
+            strides.append(step)
+            step *= n
+        return self._reshaped(list(self.shape[:axis]) + sizes + list(self.shape[axis + 1:]),
+                              list(self.strides[:axis]) + strides[::-1] + list(self.strides[axis + 1:]))
 
     def __iadd__(self, value):
         EXECUTION.accumulate(self, value)
@@ -309,6 +523,9 @@ class View(TileOperators):
 
     def reshape(self, shape: Sequence[int]) -> Any:
         return EXECUTION.reshape(self, shape)
+
+    def indirect(self, index: Any, num_elem: Any = None) -> Any:
+        return EXECUTION.indirect(self, index, num_elem)
 
     def __repr__(self):
         return f'View({self.tensor.name or "tile"}{list(self.block)} shape={self.shape})'

@@ -1,7 +1,10 @@
 """Output checking: kernel outputs against reference outputs by relative L2 error in float64.
 
 Output counts and shapes must match; NaN or Inf in a kernel output fails explicitly; non-float outputs must
-match exactly; a float output passes when ||k - r||_2 <= tolerance * ||r||_2.
+match exactly; a float output passes when ||k - r||_2 <= tolerance * ||r||_2. With the default tolerance
+(`widen`), a reference output in a float format narrower than float32 (float16) is compared at no less than
+4 machine epsilons of that format: a kernel cannot match it better than the format's rounding. The reference's
+dtype decides, never the kernel's.
 """
 import numpy as np
 
@@ -17,7 +20,7 @@ def as_tuple(value):
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 
 
-def compare(kernel_outputs, reference_outputs, transform, tolerance):
+def compare(kernel_outputs, reference_outputs, transform, tolerance, widen=False):
     """Convert the kernel outputs with the problem's transform_nki_outputs, then check each one."""
     references = as_tuple(reference_outputs)
     produced = as_tuple(kernel_outputs)
@@ -32,11 +35,20 @@ def compare(kernel_outputs, reference_outputs, transform, tolerance):
                                        f'layout: {type(error).__name__}: {error}')
     worst = 0.0
     for index, (got, want) in enumerate(zip(converted, references)):
-        result = _compare_one(index, got, want, tolerance)
+        result = _compare_one(index, got, want, output_tolerance(tolerance, want) if widen else tolerance)
         if not result.ok:
             return result
         worst = max(worst, result.rel_l2 or 0.0)
     return Comparison(True, worst)
+
+
+def output_tolerance(tolerance, want):
+    """The default bound for one reference output: at least 4 machine epsilons of a float format narrower than
+    float32 (float16: 3.9e-3)."""
+    dtype = np.asarray(want).dtype
+    if dtype.kind == 'f' and dtype.itemsize < 4:
+        return max(tolerance, 4 * float(np.finfo(dtype).eps))
+    return tolerance
 
 
 def _compare_one(index, got, want, tolerance):

@@ -77,7 +77,8 @@ class KernelSource:
         linecache.checkcache(self.path)
         self.check_static_rules()
         try:
-            module = load_module(self.path, 'accelopt_candidate_kernel')
+            module = load_module(self.path, 'accelopt_candidate_kernel',
+                                 {'getattr': static_rules.public_getattr})
         except SyntaxError as error:
             line = error.lineno or 0
             raise KernelRejected(f'{self.where(line)}\nSyntaxError: {error.msg}', line) from error

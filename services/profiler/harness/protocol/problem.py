@@ -26,10 +26,11 @@ class ProblemError(Exception):
 
 
 class Problem:
-    def __init__(self, module, name, tolerance, parameters, roofline):
+    def __init__(self, module, name, tolerance, parameters, roofline, tolerance_set=True):
         self.module = module
         self.name = name
         self.tolerance = tolerance
+        self.tolerance_set = tolerance_set      # False: the default, widened for float16 reference outputs
         self.parameters = parameters
         self.roofline = roofline
 
@@ -38,11 +39,14 @@ class Problem:
                 'roofline': self.roofline}
 
 
-def load_module(path, name):
+def load_module(path, name, preset=None):
+    """Import the file at `path` as module `name`; `preset` names are bound in it before its code runs."""
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None or spec.loader is None:
         raise ImportError(f'cannot load {path}')
     module = importlib.util.module_from_spec(spec)
+    if preset:
+        vars(module).update(preset)
     spec.loader.exec_module(module)
     return module
 
@@ -67,7 +71,7 @@ def load_problem(reference_path, metadata_path=None):
     except (TypeError, ValueError) as error:
         raise ProblemError(f'problem.yaml: bad tolerance: {error}') from error
     return Problem(module, str(metadata.get('name', stem)), tolerance, parameters,
-                   _roofline(metadata.get('roofline'), parameters))
+                   _roofline(metadata.get('roofline'), parameters), tolerance_set='tolerance' in metadata)
 
 
 def _read_metadata(reference_path, metadata_path):

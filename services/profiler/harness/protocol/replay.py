@@ -35,6 +35,7 @@ class ReplayCheck:
         self.metadata = metadata
         self.seeds = CHECK_SEEDS[:max(0, seeds)]
         self.tolerance = tolerance
+        self.widen = False
         self.timing_only = timing_only
         self.trace_out = trace_out
         self.problem = None
@@ -55,6 +56,7 @@ class ReplayCheck:
             self.problem = load_problem(self.reference, self.metadata)
         except ProblemError as error:
             raise Verdict('PROBLEM_ERROR', f'problem: {error}') from error
+        self.widen = self.tolerance is None and not self.problem.tolerance_set
         if self.tolerance is None:
             self.tolerance = self.problem.tolerance
         self.result['problem'] = self.problem.summary(self.tolerance)
@@ -146,7 +148,8 @@ class ReplayCheck:
                                for index, count in unwritten)
             raise Verdict('INCORRECT', f'{which}: {detail}')
         try:
-            comparison = compare(outputs, reference, self.problem.module.transform_nki_outputs, self.tolerance)
+            comparison = compare(outputs, reference, self.problem.module.transform_nki_outputs, self.tolerance,
+                                 widen=self.widen)
         except MemoryError as error:
             raise Verdict('OUT_OF_MEMORY', 'comparing the outputs ran out of memory') from error
         if comparison.rel_l2 is not None:

@@ -2,25 +2,47 @@
 imports only NKI, numpy and math, touches no private or dunder attribute, mutates no module, and uses none of
 the introspection or dynamic-code builtins. Each violation names its rule:
 
-- import: a module other than nki / neuronxcc.nki (and submodules) / numpy / math / __future__
+- import: a module other than nki / neuronxcc.nki (and submodules) / numpy / math / functools / itertools /
+  __future__, except `from M import name` of the pure helpers public kernels use (HELPER_NAMES: operator.mul,
+  dataclasses.dataclass, typing.Tuple, ...); never those whole modules (operator.attrgetter reaches private
+  attributes, typing.get_type_hints evaluates strings)
 - forbidden-module: one of the host-access modules (os, sys, ctypes, subprocess, ...), imported or reached
   through an attribute (numpy.ctypeslib, ...)
 - private-attribute: `x._name` or `x.__name__`-style access, or a dunder name such as `__builtins__`
 - module-mutation: assigning, augmenting or deleting an attribute of an imported module or name
-- forbidden-builtin: exec, eval, compile, __import__, open, globals, locals, vars, getattr, setattr, delattr,
-  input, breakpoint
+- forbidden-builtin: exec, eval, compile, __import__, open, globals, locals, vars, setattr, delattr, input,
+  breakpoint
+- getattr (public kernels read configuration with `getattr(nl, dtype_name)`) never reaches a private name: a
+  literal name starting with `_` is a private-attribute violation here, and the kernel's module gets
+  `public_getattr`, which refuses such names at run time
 """
 import ast
 
-ALLOWED_MODULES = ('nki', 'neuronxcc.nki', 'numpy', 'math', '__future__')
+ALLOWED_MODULES = ('nki', 'neuronxcc.nki', 'numpy', 'math', 'functools', 'itertools', '__future__')
 FORBIDDEN_MODULES = frozenset({
     'atexit', 'gc', 'sys', 'os', 'ctypes', 'threading', 'multiprocessing', 'subprocess', 'importlib',
     'builtins', 'inspect', 'ctypeslib', 'f2py', 'distutils', 'posix', '_thread', 'signal', 'socket'})
 FORBIDDEN_BUILTINS = frozenset({
-    'exec', 'eval', 'compile', '__import__', 'open', 'globals', 'locals', 'vars', 'getattr', 'setattr',
-    'delattr', 'breakpoint'})
+    'exec', 'eval', 'compile', '__import__', 'open', 'globals', 'locals', 'vars', 'setattr', 'delattr',
+    'breakpoint'})
+# Names public kernels import from standard modules for host-side helpers and configuration; none reaches an
+# attribute by name or evaluates code.
+HELPER_NAMES = {
+    'operator': frozenset({'add', 'sub', 'mul', 'truediv', 'floordiv', 'mod', 'neg', 'pow'}),
+    'dataclasses': frozenset({'dataclass', 'field'}),
+    'typing': frozenset({'Any', 'Callable', 'Dict', 'Iterable', 'Iterator', 'List', 'Literal', 'NamedTuple',
+                         'Optional', 'Sequence', 'Tuple', 'TypeVar', 'Union'}),
+    'enum': frozenset({'Enum', 'IntEnum'}),
+}
 # `input` is a common kernel parameter name: forbidden only where the kernel never binds it itself.
 SHADOWABLE_BUILTINS = frozenset({'input'})
+
+
+def public_getattr(value, name, *default):
+    """The kernel module's getattr: built-in getattr for public names only."""
+    if not isinstance(name, str) or name.startswith('_'):
+        raise AttributeError(f'NKI kernels cannot read the attribute {name!r} (private or not a name)')
+    return getattr(value, name, *default)
 
 
 class RuleViolation(Exception):
@@ -66,7 +88,7 @@ class _Checker(ast.NodeVisitor):
                 self.fail('forbidden-module', f'module {module!r} gives access to the host', node)
         if not _allowed(module):
             self.fail('import', f'module {module!r} is not importable in NKI kernels (allowed: nki, '
-                      'neuronxcc.nki, numpy, math)', node)
+                      'neuronxcc.nki, numpy, math, functools, itertools)', node)
 
     def visit_Import(self, node):
         for alias in node.names:
@@ -76,9 +98,16 @@ class _Checker(ast.NodeVisitor):
     def visit_ImportFrom(self, node):
         if node.level:
             self.fail('import', 'relative imports are not allowed in NKI kernels', node)
+        helpers = HELPER_NAMES.get(node.module or '')
         for alias in node.names:
             if alias.name == '*':
                 self.fail('import', f'from {node.module} import * is not allowed', node)
+            if helpers is not None:
+                if alias.name not in helpers:
+                    self.fail('import', f'from {node.module} import {alias.name}: only {", ".join(sorted(helpers))} '
+                              f'may be imported from {node.module} in NKI kernels', node)
+                self.imported.add(alias.asname or alias.name)
+                continue
             module = node.module if node.module != 'neuronxcc' else f'neuronxcc.{alias.name}'
             self.check_module(module, node)
             if _is_dunder_or_private(alias.name) and node.module != '__future__':
@@ -99,6 +128,13 @@ class _Checker(ast.NodeVisitor):
             self.fail('forbidden-builtin', f'{node.id!r} is not available in NKI kernels', node)
         if node.id.startswith('__') and node.id.endswith('__') and node.id != '__name__':
             self.fail('private-attribute', f'access to {node.id!r}', node)
+        self.generic_visit(node)
+
+    def visit_Call(self, node):
+        if isinstance(node.func, ast.Name) and node.func.id == 'getattr' and len(node.args) >= 2 and \
+                isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str) and \
+                _is_dunder_or_private(node.args[1].value):
+            self.fail('private-attribute', f'access to private attribute {node.args[1].value!r}', node)
         self.generic_visit(node)
 
     def check_target(self, target, verb):

@@ -148,6 +148,48 @@ class Beta2Test(unittest.TestCase):
         self.assertIn('stationary must be in SBUF (it is in psum)', result['message'])
         self.assertIn('Beta 2 form', result['message'])
 
+    def test_nki_tensor_annotations(self):
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(a_t: nl.NkiTensor, b: nl.NkiTensor) -> nl.NkiTensor:
+                out = nl.ndarray((128, 256), dtype=b.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.matmul(nl.load(a_t), nl.load(b), transpose_x=True))
+                return out
+            ''', header=BETA2_HEADER)
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_nki_object_dataclasses_and_nki_tensor_constants(self):
+        header = BETA2_HEADER + 'import nki.tensor as ntensor\nfrom dataclasses import dataclass\n'
+        kernel = self.ws.kernel('''
+            @dataclass
+            class Config(nl.NKIObject):
+                scale: float = 1.0
+
+            @nki.jit
+            def kernel(a_t, b):
+                config = Config()
+                out = nl.ndarray((128, 256), dtype=b.dtype, buffer=nl.shared_hbm)
+                ident = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=ident, src=nl.shared_constant(ntensor.identity(128, nl.float32)))
+                lhs = nl.ndarray((128, 128), dtype=a_t.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=lhs, src=a_t)
+                rhs = nl.ndarray((128, 256), dtype=b.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=rhs, src=b)
+                product = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.psum)
+                nisa.nc_matmul(dst=product, stationary=ident, moving=lhs)     # identity @ a_t = a_t
+                lhs2 = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.activation(dst=lhs2, op=nl.copy, data=product, scale=config.scale)
+                acc = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.psum)
+                nisa.nc_matmul(dst=acc, stationary=lhs2, moving=rhs)
+                res = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.tensor_copy(dst=res, src=acc)
+                nisa.dma_copy(dst=out, src=res)
+                return out
+            ''', header=header)
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
 
 class RefusalTest(unittest.TestCase):
     def setUp(self):
@@ -161,6 +203,17 @@ class RefusalTest(unittest.TestCase):
         self.assertEqual(result['verdict'], 'COMPILE_ERROR')
         self.assertIn(expected, result['message'])
         self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+
+    def test_a_kernel_that_returns_nothing(self):
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                nl.store(x, value=nl.load(x))
+            ''')
+        for timing_only in (False, True):
+            result = self.ws.evaluate(self.reference, kernel, timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+            self.assertIn('the kernel returned nothing', result['message'])
 
     def test_scattered_bn_stats_mask(self):
         self.check('''
@@ -181,14 +234,133 @@ class RefusalTest(unittest.TestCase):
                 return x
             ''', 'nisa.dma_compute is not supported by the simulator')
 
-    def test_indirect_dma(self):
+    def test_indirect_index_of_an_on_chip_tile(self):
         self.check('''
             @nki.jit
             def kernel(x):
                 idx = nl.zeros((128, 1), dtype=nl.int32, buffer=nl.sbuf)
+                t = nl.load(x)
+                u = nl.copy(t[idx, 0:64])  # <- here
+                return x
+            ''', 'indexing an on-chip tile with a tile of indices is not supported')
+
+    def test_indirect_dma_needs_integer_indices(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                idx = nl.zeros((128, 1), dtype=nl.float32, buffer=nl.sbuf)
                 t = nl.load(x[idx, 0:64])  # <- here
                 return x
-            ''', 'indirect DMA')
+            ''', 'the indices of an indirect DMA must be integers')
+
+    def test_random_dropout(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                t = nl.load(x)
+                u = nl.dropout(t, 0.1)  # <- here
+                return x
+            ''', 'nl.dropout: a random drop (rate 0.1) cannot be checked against a reference')
+
+    def test_bitcast_to_another_element_size(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                t = nl.load(x)
+                u = nl.copy(t.view(nl.float16))  # <- here
+                return x
+            ''', 'a bitcast keeps the element size (4 bytes for float32)')
+
+    def test_dynamic_access_pattern(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                idx = nl.zeros((128, 1), dtype=nl.int32, buffer=nl.sbuf)
+                t = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x.ap(pattern=[[64, 128], [1, 64]], vector_offset=idx))  # <- here
+                return x
+            ''', '.ap(): vector_offset (dynamic or indirect access patterns')
+
+
+class BitcastTest(unittest.TestCase):
+    def test_a_bitcast_reads_the_same_bits_as_another_dtype(self):
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        kernel = ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=nl.int32, buffer=nl.shared_hbm)
+                t = nl.load(x)
+                bits = t.view(nl.int32)
+                nl.store(out, value=nl.right_shift(bits, 23))
+                return out
+            ''')
+        x = np.abs(np.random.normal(size=(128, 16))).astype(np.float32) + 1.0
+        outputs, _ = ws.run(kernel, x)
+        np.testing.assert_array_equal(outputs, x.view(np.int32) >> 23)
+
+
+class VarianceTest(unittest.TestCase):
+    def test_nl_var_is_the_population_variance_along_free_axes(self):
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        kernel = ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.var(nl.load(x), axis=[1, 2]))
+                return out
+            ''')
+        x = np.random.normal(size=(128, 4, 8)).astype(np.float32)
+        outputs, _ = ws.run(kernel, x)
+        np.testing.assert_allclose(outputs, x.var(axis=(1, 2)).reshape(128, 1), rtol=1e-5)
+
+
+class IndirectDmaTest(unittest.TestCase):
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+
+    def test_gather_and_scatter_move_the_indexed_rows(self):
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, ids):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                i_p = nl.arange(64)[:, None]
+                i_f = nl.arange(32)[None, :]
+                idx = nl.load(ids[i_p])
+                rows = nl.load(x[idx[i_p, 0], i_f])
+                nl.store(out[idx[i_p, 0], i_f], value=nl.multiply(rows, 3.0))
+                return out
+            ''')
+        x = np.random.normal(size=(64, 32)).astype(np.float32)
+        ids = np.random.permutation(64).astype(np.int32)
+        outputs, trace = self.ws.run(kernel, x, ids)
+        self.assertLess(rel_l2(outputs, x * 3.0), 1e-6)
+        gather = [line for line in trace.text().splitlines() if ' op=load ' in line and 'bytes=8192' in line]
+        self.assertEqual(len(gather), 1)
+        self.assertIn('in=hbm:128,sbuf:4', gather[0])      # the gather reads the index tile too
+
+    def test_an_index_out_of_bounds_is_a_runtime_error(self):
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, ids):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                idx = nl.load(ids.reshape((64, 1)))
+                nl.store(out, value=nl.load(x[idx, 0:32]))  # <- here
+                return out
+            ''')
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(64, 32)).astype(np.float32), np.full(64, 64, dtype=np.int32)]
+
+
+def forward(x, ids):
+    return x
+''' + STANDARD_TRANSFORMS)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+        self.assertIn('index 64 is out of bounds for a dimension of size 64', result['message'])
 
 
 class GridLaunchTest(unittest.TestCase):

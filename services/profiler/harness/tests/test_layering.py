@@ -76,10 +76,10 @@ def find_cycle(graph):
 # Layers, lowest first: a module may import only modules of its own or a lower layer.
 LAYERS = (
     {'errors', 'dtypes', 'affine', 'memory', 'allocator', 'ops', 'tile_ops'},  # core data types
-    {'views', 'tensors'},                                                          # memory and views
+    {'views', 'indirect', 'tensors'},                                              # memory and views
     {'trace'},                                                                     # instruction records
     {'runtime', 'loops', 'operands', 'compute', 'call_forms'},                     # execution
-    {'isa', 'language'},                                                           # NKI API
+    {'isa_select', 'isa', 'language'},                                             # NKI API
     {'jit', 'surface', '__init__', 'program'},                                     # entry points, programs
 )
 

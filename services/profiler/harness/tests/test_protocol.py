@@ -172,3 +172,20 @@ class ProtocolTest(unittest.TestCase):
 
 if __name__ == '__main__':
     sys.exit(unittest.main())
+
+
+class LowPrecisionToleranceTest(unittest.TestCase):
+    """The default tolerance widens to 4 machine epsilons for a float16 reference output (the reference's dtype
+    decides, never the kernel's); an explicit tolerance is kept."""
+
+    def test_float16_reference_output(self):
+        import numpy as np
+        from protocol.comparison import compare
+        want = np.linspace(1, 2, 4096).astype(np.float16)
+        close = (want.astype(np.float64) * (1 + 1e-3)).astype(np.float32)
+        far = (want.astype(np.float64) * (1 + 1e-2)).astype(np.float32)
+        keep = (lambda k, r: k)
+        self.assertTrue(compare(close, want, keep, 2e-5, widen=True).ok)
+        self.assertFalse(compare(close, want, keep, 2e-5).ok)
+        self.assertFalse(compare(far, want, keep, 2e-5, widen=True).ok)
+        self.assertFalse(compare(close.astype(np.float16), want.astype(np.float32), keep, 2e-5, widen=True).ok)

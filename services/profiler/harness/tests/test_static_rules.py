@@ -13,6 +13,9 @@ VIOLATIONS = {
     'import_json': ('import json  # <- here\n', 'import'),
     'import_relative': ('from . import helper  # <- here\n', 'import'),
     'import_os': ('import os  # <- here\n', 'forbidden-module'),
+    'import_operator_module': ('import operator  # <- here\n', 'import'),
+    'from_operator_attrgetter': ('from operator import attrgetter  # <- here\n', 'import'),
+    'from_typing_get_type_hints': ('from typing import get_type_hints  # <- here\n', 'import'),
     'import_sys_inside_function': ('def kernel(x):\n    import sys  # <- here\n    return x\n', 'forbidden-module'),
     'from_os_path': ('from os import path  # <- here\n', 'forbidden-module'),
     'numpy_ctypeslib': ('from numpy import ctypeslib  # <- here\n', 'forbidden-module'),
@@ -31,7 +34,7 @@ VIOLATIONS = {
     'compile': ('code = compile("1", "f", "eval")  # <- here\n', 'forbidden-builtin'),
     'dunder_import': ('m = __import__("os")  # <- here\n', 'forbidden-builtin'),
     'open': ('data = open("/etc/passwd").read()  # <- here\n', 'forbidden-builtin'),
-    'getattr': ('load = getattr(nl, "load")  # <- here\n', 'forbidden-builtin'),
+    'getattr_private': ('g = getattr(nl, "__dict__")  # <- here\n', 'private-attribute'),
     'setattr': ('setattr(nl, "load", None)  # <- here\n', 'forbidden-builtin'),
     'globals': ('g = globals()  # <- here\n', 'forbidden-builtin'),
     'vars': ('v = vars(nl)  # <- here\n', 'forbidden-builtin'),
@@ -67,11 +70,41 @@ class StaticRulesTest(unittest.TestCase):
         self.assertEqual(result['verdict'], 'COMPILE_ERROR')
         self.assertFalse(os.path.exists(marker + '.npy'))
 
+    def test_getattr_reaches_public_names_only(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                name = "__" + "dict" + "__"
+                getattr(nl, name)  # <- here
+                return x
+            ''')
+        result = self.ws.evaluate(self.reference, path)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+        self.assertIn("cannot read the attribute '__dict__'", result['message'])
+        self.assertEqual(result['line'], line_of(path, '# <- here'))
+        public = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=getattr(nl, "float32"), buffer=nl.shared_hbm)
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+                return out
+            ''')
+        self.assertEqual(self.ws.evaluate(self.reference, public)['verdict'], 'OK')
+
     def test_honest_constructs_pass(self):
         path = self.ws.kernel('''
             from __future__ import annotations
             import math
+            import functools
+            from dataclasses import dataclass
+            from functools import reduce
+            from operator import mul
+            from typing import Tuple
             from neuronxcc import nki as nki2
+
+            @dataclass(frozen=True)
+            class Config:
+                tile: int = 128
 
             def helper(input, scale=math.sqrt(2.0)):
                 return input

@@ -1,0 +1,190 @@
+"""nisa instructions that select, find or move elements within partitions (re-exported by isa as nisa.*):
+max8, nc_find_index8, nc_match_replace8, tensor_copy_predicated, nc_stream_shuffle, nc_n_gather, dma_transpose,
+core_barrier.
+
+Each issues one trace instruction of an existing record kind (TRACE_FORMAT.md): the vector-engine searches are
+`tensor_reduce` over the data they scan, the predicated copy a `select`, the quadrant shuffle a `copy`, the DMA
+transpose a DMA `load`/`copy`.
+"""
+from typing import Any, Callable, List
+
+import numpy as np
+
+from .compute import assign
+from .dtypes import kind_of
+from .errors import CompileError
+from .operands import engine_name, fit, on_chip, unknown_engine
+from .runtime import begin, issue, operand
+from .tensors import PARTITION_LIMIT
+from .views import View
+
+TOP = 8
+
+
+def _flat(array: np.ndarray) -> np.ndarray:
+    return array.reshape(array.shape[0], -1)
+
+
+def _issue(op: str, eng: str, views: List[View], shape: Any, kind: Any, compute: Callable[..., np.ndarray]) -> Any:
+    run = begin()
+    result = fit(compute(*[v.array() for v in views]), kind, shape) if run.numerics else None
+    return issue(run, op, eng, [(v, None) for v in views], tuple(shape), kind, result).tile
+
+
+def max8(src: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+    """The 8 largest values of each partition, in descending order ([P, 8])."""
+    view = on_chip(operand(src), 'max8')
+    if view.free_size < TOP:
+        raise CompileError(f'max8 needs at least {TOP} elements per partition, got {view.free_size}')
+    kind = kind_of(dtype) if dtype is not None else view.tensor.kind
+
+    def top(x: np.ndarray) -> np.ndarray:
+        return -np.sort(-_flat(x), axis=1)[:, :TOP]
+    return _issue('tensor_reduce', 'dve', [view], (view.shape[0], TOP), kind, top)
+
+
+def _first_positions(data: np.ndarray, vals: np.ndarray) -> np.ndarray:
+    """Per partition, the flat position of the first element equal to each of the 8 values (distinct matches
+    for repeated values, as the hardware marks each match found); the element count when a value is absent."""
+    rows = _flat(data)
+    wanted = _flat(vals)
+    out = np.full(wanted.shape, rows.shape[1], dtype=np.int64)
+    for p in range(rows.shape[0]):
+        taken = set()
+        for j in range(wanted.shape[1]):
+            for position in np.flatnonzero(rows[p] == wanted[p, j]):
+                if position not in taken:
+                    taken.add(int(position))
+                    out[p, j] = position
+                    break
+    return out
+
+
+def _search_operands(data: Any, vals: Any, name: str) -> List[View]:
+    views = [on_chip(operand(data), name), on_chip(operand(vals), name)]
+    if views[1].free_size != TOP or views[1].shape[0] != views[0].shape[0]:
+        raise CompileError(f'{name}: vals must hold {TOP} values per partition of data ([P, {TOP}]), '
+                           f'got {views[1].shape}')
+    return views
+
+
+def nc_find_index8(data: Any, vals: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+    """Per partition, the index of the first occurrence of each of the 8 vals in data ([P, 8], uint32)."""
+    views = _search_operands(data, vals, 'nc_find_index8')
+    kind = kind_of(dtype if dtype is not None else np.uint32)
+    return _issue('tensor_reduce', 'dve', views, (views[0].shape[0], TOP), kind, _first_positions)
+
+
+def nc_match_replace8(data: Any, vals: Any, imm: Any, dst_idx: Any = None, dtype: Any = None, mask: Any = None,
+                      **kwargs: Any) -> Any:
+    """data with the first occurrence of each of the 8 vals (per partition) replaced by imm; with dst_idx, the
+    replaced positions are also written there ([P, 8])."""
+    views = _search_operands(data, vals, 'nc_match_replace8')
+    kind = kind_of(dtype) if dtype is not None else views[0].tensor.kind
+    value = float(imm)
+
+    def replace(x: np.ndarray, v: np.ndarray) -> np.ndarray:
+        rows = _flat(x).copy()
+        positions = _first_positions(x, v)
+        for p in range(rows.shape[0]):
+            hit = positions[p][positions[p] < rows.shape[1]]
+            rows[p, hit] = value
+        return rows.reshape(x.shape)
+    tile = _issue('tensor_reduce', 'dve', views, views[0].shape, kind, replace)
+    if dst_idx is not None:
+        assign(operand(dst_idx), nc_find_index8(data=data, vals=vals))
+    return tile
+
+
+def tensor_copy_predicated(dst: Any, src: Any, predicate: Any, reverse_pred: Any = False, dtype: Any = None,
+                           mask: Any = None, engine: Any = unknown_engine, **kwargs: Any) -> None:
+    """dst = src where predicate is true (false with reverse_pred); dst keeps its values elsewhere."""
+    target = on_chip(operand(dst), 'tensor_copy_predicated')
+    source = on_chip(operand(src), 'tensor_copy_predicated')
+    condition = on_chip(operand(predicate), 'tensor_copy_predicated')
+    run = begin()
+    kind = target.tensor.kind
+    result = None
+    if run.numerics:
+        chosen = _flat(condition.array()) != 0
+        if reverse_pred:
+            chosen = ~chosen
+        values = np.broadcast_to(_flat(source.array()), chosen.shape)
+        result = np.where(chosen, values, _flat(target.array())).reshape(target.shape).astype(kind.storage)
+    pending = issue(run, 'select', engine_name(engine), [(source, None), (condition, None), (target, None)],
+                    target.shape, kind, result)
+    assign(target, pending.tile)
+
+
+def nc_stream_shuffle(src: Any, dst: Any, shuffle_mask: Any, dtype: Any = None, mask: Any = None,
+                      **kwargs: Any) -> None:
+    """Within each quadrant of 32 partitions, output partition i copies input partition shuffle_mask[i];
+    255 leaves output partition i unchanged."""
+    source = on_chip(operand(src), 'nc_stream_shuffle')
+    target = on_chip(operand(dst), 'nc_stream_shuffle')
+    order = [int(m) for m in shuffle_mask]
+    if len(order) != 32 or any(not (0 <= m < 32 or m == 255) for m in order):
+        raise CompileError('nc_stream_shuffle: shuffle_mask is 32 partition numbers below 32 (or 255 to skip)')
+    if source.free_size != target.free_size:
+        raise CompileError(f'nc_stream_shuffle: src and dst hold {source.free_size} and {target.free_size} '
+                           'elements per partition')
+    run = begin()
+    kind = target.tensor.kind
+    result = None
+    if run.numerics:
+        data = _flat(source.array())
+        out = _flat(target.array()).copy()
+        for p in range(target.shape[0]):
+            pick = order[p % 32]
+            row = (p // 32) * 32 + pick
+            if pick != 255 and row < data.shape[0]:
+                out[p] = data[row]
+        result = out.reshape(target.shape).astype(kind.storage)
+    pending = issue(run, 'copy', 'dve', [(source, None), (target, None)], target.shape, kind, result)
+    assign(target, pending.tile)
+
+
+setattr(nc_stream_shuffle, 'beta2_order', ('dst', 'src', 'shuffle_mask'))     # Beta 1 positional order: src, dst
+
+
+def nc_n_gather(data: Any, indices: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+    """Within each partition, out[p, j] = data[p, indices[p, j]] over data's flattened free elements (GpSimd)."""
+    source = on_chip(operand(data), 'nc_n_gather')
+    index = on_chip(operand(indices), 'nc_n_gather')
+    if index.shape[0] != source.shape[0]:
+        raise CompileError(f'nc_n_gather: data and indices have {source.shape[0]} and {index.shape[0]} partitions')
+    kind = kind_of(dtype) if dtype is not None else source.tensor.kind
+
+    def gather(values: np.ndarray, picks: np.ndarray) -> np.ndarray:
+        flat = _flat(values)
+        positions = _flat(picks).astype(np.int64)
+        if positions.size and (positions.min() < 0 or positions.max() >= flat.shape[1]):
+            raise IndexError(f'nc_n_gather: an index is outside the {flat.shape[1]} elements of a partition')
+        return np.take_along_axis(flat, positions, axis=1).reshape(picks.shape)
+    return _issue('copy', 'pool', [source, index], index.shape, kind, gather)
+
+
+def dma_transpose(src: Any, axes: Any = None, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+    """The 2-D transpose of src (partition and free axes swapped) by the DMA engines, into a new SBUF tile."""
+    view = operand(src)
+    if len(view.shape) != 2 or axes not in (None, (1, 0), [1, 0]):
+        raise CompileError('dma_transpose: the simulator transposes 2-D tiles (axes=(1, 0)) only')
+    if view.shape[1] > PARTITION_LIMIT:
+        raise CompileError(f'dma_transpose: the result has {view.shape[1]} partitions (at most {PARTITION_LIMIT})')
+    run = begin()
+    kind = kind_of(dtype) if dtype is not None else view.tensor.kind
+    result = np.ascontiguousarray(view.array().T).astype(kind.storage) if run.numerics else None
+    pending = issue(run, 'load' if not view.tensor.buffer.on_chip else 'dma_copy', 'dma', [(view, None)],
+                    (view.shape[1], view.shape[0]), kind, result)
+    pending.dma = 'load' if not view.tensor.buffer.on_chip else 'copy'
+    return pending.tile
+
+
+def core_barrier(data: Any, cores: Any, engine: Any = unknown_engine, **kwargs: Any) -> None:
+    """A barrier between the NeuronCores of a launch: the simulator runs programs in order, so it orders nothing
+    more (and issues no instruction)."""
+    operand(data)
+
+
+setattr(core_barrier, 'beta2_order', ('data', 'cores'))      # no destination in either form
+
