@@ -13,8 +13,9 @@ the introspection or dynamic-code builtins. Each violation names its rule:
 - forbidden-builtin: exec, eval, compile, __import__, open, globals, locals, vars, setattr, delattr, input,
   breakpoint
 - getattr (public kernels read configuration with `getattr(nl, dtype_name)`) never reaches a private name: a
-  literal name starting with `_` is a private-attribute violation here, and the kernel's module gets
-  `public_getattr`, which refuses such names at run time
+  literal name starting with `_` is a private-attribute violation here (a forbidden module's name, such as
+  `getattr(np, 'ctypeslib')`, a forbidden-module one), and the kernel's module gets `public_getattr`, which
+  refuses both kinds of name at run time
 """
 import ast
 
@@ -39,9 +40,11 @@ SHADOWABLE_BUILTINS = frozenset({'input'})
 
 
 def public_getattr(value, name, *default):
-    """The kernel module's getattr: built-in getattr for public names only."""
+    """The kernel module's getattr: built-in getattr for public names that reach no host-access module."""
     if not isinstance(name, str) or name.startswith('_'):
         raise AttributeError(f'NKI kernels cannot read the attribute {name!r} (private or not a name)')
+    if name in FORBIDDEN_MODULES:
+        raise AttributeError(f'NKI kernels cannot read the attribute {name!r} (it gives access to the host)')
     return getattr(value, name, *default)
 
 
@@ -135,6 +138,9 @@ class _Checker(ast.NodeVisitor):
                 isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str) and \
                 _is_dunder_or_private(node.args[1].value):
             self.fail('private-attribute', f'access to private attribute {node.args[1].value!r}', node)
+        if isinstance(node.func, ast.Name) and node.func.id == 'getattr' and len(node.args) >= 2 and \
+                isinstance(node.args[1], ast.Constant) and node.args[1].value in FORBIDDEN_MODULES:
+            self.fail('forbidden-module', f'attribute {node.args[1].value!r} gives access to the host', node)
         self.generic_visit(node)
 
     def check_target(self, target, verb):

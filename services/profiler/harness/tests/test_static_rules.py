@@ -35,6 +35,7 @@ VIOLATIONS = {
     'dunder_import': ('m = __import__("os")  # <- here\n', 'forbidden-builtin'),
     'open': ('data = open("/etc/passwd").read()  # <- here\n', 'forbidden-builtin'),
     'getattr_private': ('g = getattr(nl, "__dict__")  # <- here\n', 'private-attribute'),
+    'getattr_host_module': ('c = getattr(np, "ctypeslib")  # <- here\n', 'forbidden-module'),
     'setattr': ('setattr(nl, "load", None)  # <- here\n', 'forbidden-builtin'),
     'globals': ('g = globals()  # <- here\n', 'forbidden-builtin'),
     'vars': ('v = vars(nl)  # <- here\n', 'forbidden-builtin'),
@@ -82,6 +83,16 @@ class StaticRulesTest(unittest.TestCase):
         self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
         self.assertIn("cannot read the attribute '__dict__'", result['message'])
         self.assertEqual(result['line'], line_of(path, '# <- here'))
+        host = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                name = "ctypes" + "lib"
+                getattr(np, name).load_library("libc.so.6", "/")  # <- here
+                return x
+            ''')
+        result = self.ws.evaluate(self.reference, host)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+        self.assertIn("cannot read the attribute 'ctypeslib' (it gives access to the host)", result['message'])
         public = self.ws.kernel('''
             @nki.jit
             def kernel(x):
