@@ -121,7 +121,7 @@ def nc_matmul(stationary: Any, moving: Any, is_stationary_onezero: Any = False, 
     pending.psum_only = True
     pending.window_free = True
     if is_transpose:
-        pending.cse_key = ('transpose', _identity_key(stat), _identity_key(mov))
+        pending.cse_key = ('transpose', _value_key(stat), _value_key(mov))
     return pending.tile
 
 
@@ -161,6 +161,17 @@ _CONTRACTION = None
 
 def _identity_key(view):
     alloc = view.alloc
+    return alloc.serial, alloc.version, view.offset, view.shape, view.strides
+
+
+def _value_key(view):
+    """What a view holds, for CSE: a part of a tile loaded from HBM is named by the load's source (two tiles
+    loaded from the same unchanged region hold the same value, in whichever buffers), anything else by its
+    allocation and version."""
+    alloc = view.alloc
+    origin = alloc.origin
+    if origin is not None and origin[2] == alloc.version:
+        return origin[0], origin[1], view.offset, view.shape, view.strides
     return alloc.serial, alloc.version, view.offset, view.shape, view.strides
 
 
@@ -210,7 +221,7 @@ def pe_transpose(view: Any) -> Any:
                     out_buffer=memory.psum)
     pending.p, pending.n, pending.nstat = p, p, f
     pending.psum_only = True
-    pending.cse_key = ('transpose', _identity_key(view))     # a repeated transpose of unchanged data: CSE
+    pending.cse_key = ('transpose', _value_key(view))     # a repeated transpose of the same data: CSE
     return pending.tile
 
 

@@ -197,8 +197,9 @@ def load(src: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     # iteration of the innermost enclosing loop only (the compiler hoists a load invariant in its innermost loop;
     # it does not keep tiles across iterations of outer loops, which is why hoisting loads by hand pays in the NKI
     # matmul tutorial).
-    pending.cse_key = ('load', view.alloc.serial, view.alloc.version, view.offset, view.shape, view.strides,
-                       kind.public, window, run.reuse_scope)
+    pending.value_key = ('load', view.alloc.serial, view.alloc.version, view.offset, view.shape, view.strides,
+                         kind.public, window)
+    pending.cse_key = pending.value_key + (run.reuse_scope,)
     return pending.tile
 
 

@@ -91,7 +91,8 @@ class Run:
 class Pending:
     """An executed instruction whose output location is not decided yet."""
     __slots__ = ('op', 'eng', 'line', 'reads', 'consts', 'n', 'nstat', 'p', 'tile', 'result', 'window', 'where',
-                 'cse_key', 'combine', 'first', 'accumulating', 'extra_writes', 'dma', 'psum_only', 'window_free')
+                 'cse_key', 'value_key', 'combine', 'first', 'accumulating', 'extra_writes', 'dma', 'psum_only',
+                 'window_free')
 
     def __init__(self, op, eng, line, reads, tile, result, window):
         self.op = op
@@ -107,6 +108,7 @@ class Pending:
         self.p = None
         self.where = None
         self.cse_key = None
+        self.value_key = None        # a load: what it reads (HBM region and version), wherever it lands
         self.combine = None
         self.first = True
         self.accumulating = False
@@ -312,6 +314,9 @@ def record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes: 
             return
         recorder.record(_fields(pending, reads, writes, free_max, partitions), read_regions, write_regions,
                         run.affine_context, _extra(run, pending, reads, writes, accumulate), pending.consts)
+        if pending.value_key is not None and len(write_regions) == 1 and not pending.accumulating:
+            alloc, region = write_regions[0][0], write_regions[0][1]
+            alloc.origin = (pending.value_key, region, alloc.version)
     except CompileError as error:
         error.line = error.line or pending.line
         raise
