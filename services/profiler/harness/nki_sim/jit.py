@@ -169,9 +169,11 @@ def check_fresh(value: Any, run: runtime.Run) -> None:
             check_fresh(v, run)
     elif isinstance(value, Tensor) and not value.buffer.on_chip and \
             not any(value.hbm_alloc is out.hbm_alloc for out in run.shared_outputs):
-        if value.buffer is not memory.shared_hbm:
-            raise CompileError(f'the kernel returned a tensor in {value.buffer.name} (HBM private to the kernel); '
-                               'outputs are declared with buffer=nl.shared_hbm')
+        # nl.hbm (an alias of nl.private_hbm) outputs are the form of the current NKI tutorials: an output of
+        # the program that declared it
+        if any(value.hbm_alloc is out.hbm_alloc for out in run.private_hbm):
+            run.recorder.mark_output(value.hbm_alloc)
+            return
         raise StaleOutputError('the kernel returned an output tensor that this call did not create '
                                '(an output kept from an earlier call?)')
 

@@ -132,6 +132,8 @@ def _declare(shape, dtype, buffer, name, fill):
         tensor.hbm_alloc.data[...] = fill
     if buffer is memory.shared_hbm:
         run.shared_outputs.append(tensor)
+    else:
+        run.private_hbm.append(tensor)
     return tensor
 
 

@@ -82,6 +82,7 @@ def _functions() -> Dict[str, Any]:
     return named
 
 
+_OUTPUT_BUFFERS = (memory.shared_hbm, memory.hbm, memory.private_hbm)    # where a returned tensor can live
 _BUFFERS = {b.name: b for b in (memory.sbuf, memory.psum, memory.hbm, memory.shared_hbm, memory.private_hbm,
                                 memory.constant_hbm)}
 _ENGINES = {e.name: e for e in vars(isa).values() if isinstance(e, Engine)}
@@ -451,7 +452,7 @@ class Replay:
                 self.known.add(id(value))
                 self.values.append(value)
                 coverage = self.run_state.coverage if self.run_state is not None else None
-                if coverage is not None and isinstance(value, Tensor) and value.buffer is memory.shared_hbm \
+                if coverage is not None and isinstance(value, Tensor) and value.buffer in _OUTPUT_BUFFERS \
                         and value.hbm_alloc.serial not in coverage:
                     coverage[value.hbm_alloc.serial] = np.zeros(value.free, bool)
         elif isinstance(value, (tuple, list)):

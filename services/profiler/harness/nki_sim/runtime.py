@@ -54,6 +54,7 @@ class Run:
         self.grid = ()
         self.core_split: Any = None   # (grid axis, cores) of a launch spread over NeuronCores, else None
         self.shared_outputs = []
+        self.private_hbm: List[Any] = []    # nl.hbm / nl.private_hbm tensors this run declared (may be returned)
         self.shared_ordinal = 0
         self.identity_cache = {}      # is this moving operand an identity matrix? (PE transposes)
         self.accumulator = None       # ACT/DVE reduction registers (activation/tensor_scalar reduce_res)
@@ -314,6 +315,13 @@ def record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes: 
             return
         recorder.record(_fields(pending, reads, writes, free_max, partitions), read_regions, write_regions,
                         run.affine_context, _extra(run, pending, reads, writes, accumulate), pending.consts)
+        if pending.dma is not None:
+            for alloc, _, _ in read_regions:
+                if alloc.buffer.scratch:
+                    recorder.note_scratch_dma(alloc)
+            for alloc, _, _, _ in write_regions:
+                if alloc.buffer.scratch:
+                    recorder.note_scratch_dma(alloc)
         if pending.value_key is not None and len(write_regions) == 1 and not pending.accumulating:
             alloc, region = write_regions[0][0], write_regions[0][1]
             alloc.origin = (pending.value_key, region, alloc.version)

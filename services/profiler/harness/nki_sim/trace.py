@@ -28,6 +28,7 @@ class TraceRecorder:
         self.count = 0
         self.allocs = []
         self.cse_keys = set()
+        self.scratch_dmas: Dict[int, List[int]] = {}   # HBM scratch allocation serial -> its DMA trace lines
 
     # ----- allocations -----
     def touch(self, alloc: Alloc) -> None:
@@ -47,6 +48,17 @@ class TraceRecorder:
             if self.core:
                 line += f' core={self.core}'
             self.lines.append(line)
+
+    def note_scratch_dma(self, alloc: Alloc) -> None:
+        """The instruction just recorded is a DMA of an `nl.hbm` tensor (traced `hbm=scratch`)."""
+        lines = self.scratch_dmas.setdefault(alloc.serial, [])
+        if not lines or lines[-1] != len(self.lines) - 1:
+            lines.append(len(self.lines) - 1)
+
+    def mark_output(self, alloc: Alloc) -> None:
+        """An `nl.hbm` tensor the kernel returned is an output: its DMAs are kernel I/O, not spill traffic."""
+        for index in self.scratch_dmas.pop(alloc.serial, ()):
+            self.lines[index] = self.lines[index].replace(' hbm=scratch', ' hbm=io')
 
     def seen_before(self, key: Any) -> bool:
         """CSE: has an identical instruction (same key, inputs unchanged) been recorded already?"""
@@ -166,6 +178,12 @@ class WriteChecker:
 
     def seen_before(self, key: Any) -> bool:
         return False
+
+    def note_scratch_dma(self, alloc: Alloc) -> None:
+        """No trace lines to mark."""
+
+    def mark_output(self, alloc: Alloc) -> None:
+        """No trace lines to mark."""
 
     def check(self, writes: List[Tuple[Any, ...]], context: Any) -> None:
         """Settle one instruction's writes, given as TraceRecorder.record takes them."""

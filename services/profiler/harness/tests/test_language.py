@@ -105,6 +105,40 @@ class KeywordTest(unittest.TestCase):
         outputs, _ = self.ws.run(kernel, x)
         self.assertLess(rel_l2(outputs, x * 2.0), 1e-6)
 
+    def test_an_output_declared_in_nl_hbm(self):
+        # nl.hbm (an alias of nl.private_hbm) is how the current NKI tutorials declare outputs
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.hbm)
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+                return out
+            ''')
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        x = np.random.normal(size=(128, 64)).astype(np.float32)
+        outputs, recorder = self.ws.run(kernel, x)
+        self.assertLess(rel_l2(outputs, x * 2.0), 1e-6)
+        stores = [line for line in recorder.lines if 'dir=store' in line]
+        self.assertEqual(len(stores), 1)
+        self.assertIn('hbm=io', stores[0])     # an output's store is kernel I/O, not spill traffic
+
+    def test_an_nl_hbm_scratch_stays_scratch(self):
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                spill = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.hbm)
+                nl.store(spill, value=nl.load(x))
+                nl.store(out, value=nl.load(spill))
+                return out
+            ''')
+        x = np.random.normal(size=(128, 64)).astype(np.float32)
+        outputs, recorder = self.ws.run(kernel, x)
+        self.assertLess(rel_l2(outputs, x), 1e-6)
+        scratch = [line for line in recorder.lines if 'hbm=scratch' in line]
+        self.assertEqual(len(scratch), 2)
+
 
 class Beta2Test(unittest.TestCase):
     def setUp(self):
