@@ -234,6 +234,29 @@ class RefusalTest(unittest.TestCase):
                 return x
             ''', 'nisa.dma_compute is not supported by the simulator')
 
+    def test_collectives_are_refused_naming_the_cause(self):
+        self.check('''
+            import nki.collectives as ncc
+
+            @nki.jit
+            def kernel(x):
+                t = nl.load(x)
+                ncc.all_gather(srcs=[x], dsts=[x], replica_group=None)  # <- here
+                return x
+            ''', 'nki.collectives.all_gather is not supported by the simulator: collectives')
+
+    def test_an_nki_module_the_simulator_lacks_is_named(self):
+        kernel = self.ws.kernel('''
+            import neuronxcc.nki.kernels.attention as attention
+
+            @nki.jit
+            def kernel(x):
+                return x
+            ''')
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+        self.assertIn("module 'neuronxcc.nki.kernels' is not provided by the simulator", result['message'])
+
     def test_indirect_index_of_an_on_chip_tile(self):
         self.check('''
             @nki.jit
