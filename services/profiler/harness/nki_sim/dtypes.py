@@ -13,15 +13,17 @@ import numpy as np
 class LowPrecisionType:
     """A dtype numpy does not provide; instances are the values of nl.bfloat16 and friends.
 
-    `np.dtype(nl.bfloat16)` is float32 storage tagged with the type's name (metadata {'nki': name}), which
-    `kind_of` maps back; `.min`/`.max` are the format's finite limits."""
+    `np.dtype(nl.bfloat16)` is a one-field record dtype of float32 storage named and tagged after the type
+    (metadata {'nki': name}), which `kind_of` maps back; as a record it compares unequal to float32 and to the
+    other formats, so `t.dtype == nl.bfloat16` is False for a float32 tensor (a plain float32 dtype with metadata
+    would compare equal: numpy ignores metadata in ==). `.min`/`.max` are the format's finite limits."""
 
     def __init__(self, name, itemsize, limit):
         self.name = name
         self.itemsize = itemsize
         self.max = limit
         self.min = -limit
-        self.dtype = np.dtype(np.float32, metadata={'nki': name})
+        self.dtype = np.dtype([(name, np.float32)], metadata={'nki': name})
 
     def __repr__(self):
         return self.name
@@ -67,7 +69,7 @@ _KINDS: Dict[Any, Kind] = {}
 def kind_of(dtype: Any) -> Kind:
     """Normalise any accepted dtype spelling to its Kind (cached)."""
     tag = dtype.metadata.get('nki') if isinstance(dtype, np.dtype) and dtype.metadata else None
-    if tag in LOW_PRECISION:          # np.dtype(nl.bfloat16); equal to (and hashed as) float32, so never cached
+    if tag in LOW_PRECISION:          # np.dtype(nl.bfloat16), see LowPrecisionType
         return kind_of(LOW_PRECISION[tag])
     try:
         return _KINDS[dtype]

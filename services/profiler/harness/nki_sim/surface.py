@@ -9,6 +9,7 @@ import numpy as np
 
 from . import isa, jit, language
 from .dtypes import kind_of
+from .errors import UnsupportedApi
 from .memory import Buffer
 from .tensors import Tensor
 
@@ -52,6 +53,17 @@ class _Allocation:
     auto_alloc = alloc
 
 
+class _CollectivesModule(types.ModuleType):
+    """`nki.collectives`: communication between ranks (all-gather, collective permutes, ...) is not modelled (one
+    NeuronCore runs, or two sharing HBM); every name is refused, naming the cause."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith('__'):
+            raise AttributeError(name)
+        raise UnsupportedApi(f'{self.__name__}.{name} is not supported by the simulator: collectives '
+                             '(communication between ranks or devices) are not modelled')
+
+
 def _compiler_module(name):
     module = types.ModuleType(name)
     module.sbuf = _Allocation(language.sbuf)
@@ -72,7 +84,9 @@ def populate(package: types.ModuleType) -> None:
         setattr(package, attribute, getattr(jit, attribute))
     typing = _TypingModule(name + '.typing')
     compiler = _compiler_module(name + '.compiler')
-    for short, module in (('language', language), ('isa', isa), ('typing', typing), ('compiler', compiler)):
+    collectives = _CollectivesModule(name + '.collectives')
+    for short, module in (('language', language), ('isa', isa), ('typing', typing), ('compiler', compiler),
+                          ('collectives', collectives)):
         setattr(package, short, module)
         sys.modules[f'{name}.{short}'] = module
     if name == 'nki':           # NKI 0.3+: `import nki.tensor as ntensor` is a module of constant builders

@@ -85,6 +85,13 @@ class KernelSource:
         except CompileError as error:
             line = error.line or self.line_of(error)
             raise KernelRejected(f'{self.where(line)}\n{error.message}', line) from error
+        except ModuleNotFoundError as error:
+            line = self.line_of(error)
+            if (error.name or '').split('.')[0] in ('nki', 'neuronxcc'):
+                raise KernelRejected(f'{self.where(line)}\nmodule {error.name!r} is not provided by the simulator '
+                                     '(docs/simulator.md lists the NKI modules and names it supports)', line) from error
+            raise KernelRejected(f'{self.where(line)}\nimporting the kernel failed: {type(error).__name__}: '
+                                 f'{error}', line) from error
         except Exception as error:
             line = self.line_of(error)
             raise KernelRejected(f'{self.where(line)}\nimporting the kernel failed: {type(error).__name__}: '

@@ -268,6 +268,29 @@ class RefusalTest(unittest.TestCase):
                 return x
             ''', 'nisa.dma_compute is not supported by the simulator')
 
+    def test_collectives_are_refused_naming_the_cause(self):
+        self.check('''
+            import nki.collectives as ncc
+
+            @nki.jit
+            def kernel(x):
+                t = nl.load(x)
+                ncc.all_gather(srcs=[x], dsts=[x], replica_group=None)  # <- here
+                return x
+            ''', 'nki.collectives.all_gather is not supported by the simulator: collectives')
+
+    def test_an_nki_module_the_simulator_lacks_is_named(self):
+        kernel = self.ws.kernel('''
+            import neuronxcc.nki.kernels.attention as attention
+
+            @nki.jit
+            def kernel(x):
+                return x
+            ''')
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+        self.assertIn("module 'neuronxcc.nki.kernels' is not provided by the simulator", result['message'])
+
     def test_indirect_index_of_an_on_chip_tile(self):
         self.check('''
             @nki.jit
@@ -314,6 +337,36 @@ class RefusalTest(unittest.TestCase):
                 nisa.dma_copy(dst=t, src=x.ap(pattern=[[64, 128], [1, 64]], vector_offset=idx))  # <- here
                 return x
             ''', '.ap(): vector_offset (dynamic or indirect access patterns')
+
+
+class DtypeIdentityTest(unittest.TestCase):
+    def test_float32_is_not_a_low_precision_dtype(self):
+        """numpy's dtype == ignores metadata, so a float32 dtype tagged bfloat16 compared equal to float32: a
+        kernel branching on `x.dtype == nl.bfloat16` (or asserting fp8 inputs) took the wrong branch."""
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        kernel = ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.load(x)
+                low = nl.ndarray(x.shape, dtype=nl.bfloat16, buffer=nl.sbuf)
+                low[...] = nl.copy(t)
+                scale = 1.0
+                if x.dtype == nl.bfloat16 or x.dtype == nl.float8_e4m3 or x.dtype == nl.tfloat32:
+                    scale += 1.0
+                if np.dtype(x.dtype) == np.dtype(nl.bfloat16) or nl.bfloat16 == np.dtype(np.float32):
+                    scale += 10.0
+                if low.dtype == np.dtype(np.float32) or low.dtype != nl.bfloat16 or nl.bfloat16 == nl.float8_e5m2:
+                    scale += 100.0
+                if np.dtype(nl.bfloat16) != nl.bfloat16 or np.dtype(nl.bfloat16).itemsize != 4:
+                    scale += 1000.0
+                nl.store(out, value=nl.multiply(t, scale))
+                return out
+            ''')
+        x = np.random.normal(size=(128, 16)).astype(np.float32)
+        outputs, _ = ws.run(kernel, x)
+        np.testing.assert_array_equal(outputs, x)
 
 
 class BitcastTest(unittest.TestCase):
