@@ -52,16 +52,36 @@ class _Allocation:
     auto_alloc = alloc
 
 
+def _compiler_hint(*args: Any, **kwargs: Any) -> Any:
+    """A compilation hint decorator (`nki.compiler.enable_stack_allocator`, ...) with or without arguments: the
+    decorated kernel is returned unchanged (`@hint` and `@hint(...)` both)."""
+    if len(args) == 1 and not kwargs and callable(args[0]):
+        return args[0]
+    return lambda func: func
+
+
 def _compiler_module(name):
     module = types.ModuleType(name)
     module.sbuf = _Allocation(language.sbuf)
     module.psum = _Allocation(language.psum)
-    module.skip_middle_end_transformations = lambda func: func
-    module.enable_stack_allocator = lambda *a, **k: (lambda func: func)
-    module.force_auto_alloc = lambda func: func
+    module.skip_middle_end_transformations = _compiler_hint
+    module.enable_stack_allocator = _compiler_hint
+    module.force_auto_alloc = _compiler_hint
     module.no_reorder = contextlib.nullcontext
     module.multi_buffer = lambda count: ('multi_buffer', count)      # loop directives: scheduling hints only
     module.tile_position = lambda *args, **kwargs: ('tile_position', args)
+    return module
+
+
+def sizeinbytes(dtype: Any) -> int:
+    """`nki.language.constants.sizeinbytes(dtype)`: the element size of an NKI dtype (bfloat16 2, fp8 1), not of
+    the float32 storage the simulator keeps low-precision data in."""
+    return int(kind_of(dtype).itemsize)
+
+
+def _language_constants_module(name):
+    module = types.ModuleType(name)
+    module.sizeinbytes = sizeinbytes
     return module
 
 
@@ -75,6 +95,7 @@ def populate(package: types.ModuleType) -> None:
     for short, module in (('language', language), ('isa', isa), ('typing', typing), ('compiler', compiler)):
         setattr(package, short, module)
         sys.modules[f'{name}.{short}'] = module
+    sys.modules[f'{name}.language.constants'] = _language_constants_module(f'{name}.language.constants')
     if name == 'nki':           # NKI 0.3+: `import nki.tensor as ntensor` is a module of constant builders
         tensor = _TensorModule(name + '.tensor')
         setattr(package, 'tensor', tensor)
