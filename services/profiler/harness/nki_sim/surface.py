@@ -9,6 +9,7 @@ import numpy as np
 
 from . import isa, jit, language
 from .dtypes import kind_of
+from .errors import CompileError
 from .memory import Buffer
 from .tensors import Tensor
 
@@ -79,6 +80,18 @@ def sizeinbytes(dtype: Any) -> int:
     return int(kind_of(dtype).itemsize)
 
 
+class _CollectivesModule(types.ModuleType):
+    """`nki.nccl` (and `nki.nccl.collectives`): collectives between NeuronCores are not modelled; naming any of
+    them is a CompileError that says so (not an AttributeError, which `from ... import` would turn into a
+    misleading ImportError)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith('__'):
+            raise AttributeError(name)
+        raise CompileError(f'{self.__name__}.{name}: collectives (all_reduce, all_gather, collective_permute, ...) '
+                           'are not modelled by the simulator')
+
+
 def _language_constants_module(name):
     module = types.ModuleType(name)
     module.sizeinbytes = sizeinbytes
@@ -96,6 +109,10 @@ def populate(package: types.ModuleType) -> None:
         setattr(package, short, module)
         sys.modules[f'{name}.{short}'] = module
     sys.modules[f'{name}.language.constants'] = _language_constants_module(f'{name}.language.constants')
+    nccl = _CollectivesModule(f'{name}.nccl')
+    setattr(package, 'nccl', nccl)
+    sys.modules[f'{name}.nccl'] = nccl
+    sys.modules[f'{name}.nccl.collectives'] = _CollectivesModule(f'{name}.nccl.collectives')
     if name == 'nki':           # NKI 0.3+: `import nki.tensor as ntensor` is a module of constant builders
         tensor = _TensorModule(name + '.tensor')
         setattr(package, 'tensor', tensor)
