@@ -34,7 +34,7 @@ HELPER_NAMES = {
     'operator': frozenset({'add', 'sub', 'mul', 'truediv', 'floordiv', 'mod', 'neg', 'pow'}),
     'dataclasses': frozenset({'dataclass', 'field'}),
     'typing': frozenset({'Any', 'Callable', 'Dict', 'Iterable', 'Iterator', 'List', 'Literal', 'NamedTuple',
-                         'Optional', 'Sequence', 'Tuple', 'TypeVar', 'Union'}),
+                         'Optional', 'Sequence', 'Set', 'Tuple', 'TypeVar', 'Union'}),
     'enum': frozenset({'Enum', 'IntEnum'}),
     'collections': frozenset({'Counter', 'OrderedDict', 'defaultdict', 'deque', 'namedtuple'}),
 }
