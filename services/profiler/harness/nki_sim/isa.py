@@ -299,7 +299,7 @@ def _scale_bias_op(op, eng, fn, data, bias, scale, dtype, mask_predicate, reduce
                 x = x + b
             result = fit(fn(x), kind, window_shape(window, shape))
         if reduce_target is not None:
-            _accumulate_register(run, reduce_op, result, reduce_target, command)
+            _accumulate_register(run, reduce_op, result, reduce_target, command, window)
     pending = issue(run, op, eng, reads, shape, kind, result, window)
     pending.where = where
     pending.consts = consts
@@ -308,8 +308,9 @@ def _scale_bias_op(op, eng, fn, data, bias, scale, dtype, mask_predicate, reduce
     return pending.tile
 
 
-def _accumulate_register(run, reduce_op, result, target, command):
-    """The ACT/DVE accumulation registers: reset and/or reduce this instruction's output along free axes."""
+def _accumulate_register(run, reduce_op, result, target, command, window=None):
+    """The ACT/DVE accumulation registers: reset and/or reduce this instruction's output along free axes. Under a
+    mask the result holds only the window's partitions, and only those rows of the target are written."""
     ufunc = alu(reduce_op)
     partial = ufunc.reduce(result.reshape(result.shape[0], -1), axis=1)
     register = run.accumulator
@@ -318,6 +319,8 @@ def _accumulate_register(run, reduce_op, result, target, command):
     if command != reduce_cmd.idle:
         run.accumulator = partial
     out = target.array()
+    if window is not None and out.ndim and out.shape[0] > partial.shape[0] == window[0][1] - window[0][0]:
+        out = out[window[0][0]:window[0][1]]
     if out.size != partial.size:
         raise CompileError(f'reduce_res must hold one value per partition ([{partial.size}, 1]), got {out.shape}')
     out[...] = partial.reshape(out.shape)
@@ -328,8 +331,8 @@ def tensor_scalar(data: Any, op0: Any, operand0: Any, reverse0: Any = False, op1
                   reverse1: Any = False, dtype: Any = None,
                   mask: Any = None, engine: Any = unknown_engine, **kwargs: Any) -> Any:
     """(data op0 operand0) op1 operand1; operands are scalars or [P, 1] tiles; reverse swaps the operand order."""
-    first = alu(op0)
-    second = alu(op1) if op1 is not None else None
+    first = alu(op0, operand0)
+    second = alu(op1, operand1) if op1 is not None else None
 
     def compute(x, a, b):
         y = first(a, x) if reverse0 else first(x, a)
@@ -347,7 +350,7 @@ def tensor_scalar_reduce(data: Any, op0: Any, operand0: Any, reduce_op: Any, red
     target = operand(reduce_res)
     run = current()
     if run.numerics:
-        _accumulate_register(run, reduce_op, pending.result, target, reduce_cmd.reset_reduce)
+        _accumulate_register(run, reduce_op, pending.result, target, reduce_cmd.reset_reduce, pending.window)
     pending.extra_writes = [(target, None)]
     return tile
 
@@ -597,7 +600,8 @@ def _reduce_into(tile: Any, reduce_res: Any, reduce_op: Any, command: Any) -> No
     target = operand(reduce_res)
     if run.numerics:
         _accumulate_register(run, reduce_op, pending.result, target,
-                             command if command not in (None, reduce_cmd.idle) else reduce_cmd.reset_reduce)
+                             command if command not in (None, reduce_cmd.idle) else reduce_cmd.reset_reduce,
+                             pending.window)
     pending.extra_writes = [(target, None)]
 
 

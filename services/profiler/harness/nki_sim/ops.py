@@ -18,8 +18,18 @@ NUMPY_ALU = {
     np.left_shift: np.left_shift, np.right_shift: np.right_shift, np.equal: np.equal,
     np.not_equal: np.not_equal, np.greater: np.greater, np.greater_equal: np.greater_equal,
     np.less: np.less, np.less_equal: np.less_equal, np.logical_and: np.logical_and,
-    np.logical_or: np.logical_or, np.logical_xor: np.logical_xor, np.abs: np.abs,
+    np.logical_or: np.logical_or, np.logical_xor: np.logical_xor,
 }
+_NO_OPERAND = object()
+
+
+def _magnitude(x: Any, operand: Any) -> Any:
+    """The ALU `abs` operator with operand 0: |x| (kernels write `op0=nl.abs, operand0=0.0`)."""
+    return np.abs(x)
+
+
+def _is_abs(op: Any) -> bool:
+    return op is np.abs or getattr(op, 'activation', None) is np.abs
 
 NUMPY_ACTIVATION = {
     np.exp: np.exp, np.log: np.log, np.sqrt: np.sqrt, np.tanh: np.tanh, np.square: np.square,
@@ -27,8 +37,18 @@ NUMPY_ACTIVATION = {
 }
 
 
-def alu(op: Any) -> Any:
-    """The numpy binary ufunc for an ALU operator argument."""
+def alu(op: Any, operand: Any = _NO_OPERAND) -> Any:
+    """The numpy binary ufunc for an ALU operator argument. `abs` (nl.abs / np.abs) is an ALU operator only with a
+    scalar operand 0 (`tensor_scalar(data, op0=nl.abs, operand0=0.0)`: |data|); the simulator refuses any other
+    operand rather than ignore it."""
+    if _is_abs(op):
+        if operand is _NO_OPERAND or isinstance(operand, bool) or not isinstance(operand, (int, float, np.number)) \
+                or operand != 0:
+            shown = 'a tile' if operand is not _NO_OPERAND and not isinstance(operand, (int, float, np.number)) \
+                else operand
+            raise CompileError('abs as an ALU operator is modelled as |x| with the scalar operand 0 only ('
+                               f'tensor_scalar(..., op0=nl.abs, operand0=0.0)); got operand {"none" if shown is _NO_OPERAND else shown}')
+        return _magnitude
     fn = getattr(op, 'alu', None)
     if fn is None:
         try:

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import isa, jit, language
 from .dtypes import kind_of
-from .errors import UnsupportedApi
+from .errors import CompileError
 from .memory import Buffer
 from .tensors import Tensor
 
@@ -53,27 +53,48 @@ class _Allocation:
     auto_alloc = alloc
 
 
-class _CollectivesModule(types.ModuleType):
-    """`nki.collectives`: communication between ranks (all-gather, collective permutes, ...) is not modelled (one
-    NeuronCore runs, or two sharing HBM); every name is refused, naming the cause."""
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith('__'):
-            raise AttributeError(name)
-        raise UnsupportedApi(f'{self.__name__}.{name} is not supported by the simulator: collectives '
-                             '(communication between ranks or devices) are not modelled')
+def _compiler_hint(*args: Any, **kwargs: Any) -> Any:
+    """A compilation hint decorator (`nki.compiler.enable_stack_allocator`, ...) with or without arguments: the
+    decorated kernel is returned unchanged (`@hint` and `@hint(...)` both)."""
+    if len(args) == 1 and not kwargs and callable(args[0]):
+        return args[0]
+    return lambda func: func
 
 
 def _compiler_module(name):
     module = types.ModuleType(name)
     module.sbuf = _Allocation(language.sbuf)
     module.psum = _Allocation(language.psum)
-    module.skip_middle_end_transformations = lambda func: func
-    module.enable_stack_allocator = lambda *a, **k: (lambda func: func)
-    module.force_auto_alloc = lambda func: func
+    module.skip_middle_end_transformations = _compiler_hint
+    module.enable_stack_allocator = _compiler_hint
+    module.force_auto_alloc = _compiler_hint
     module.no_reorder = contextlib.nullcontext
     module.multi_buffer = lambda count: ('multi_buffer', count)      # loop directives: scheduling hints only
     module.tile_position = lambda *args, **kwargs: ('tile_position', args)
+    return module
+
+
+def sizeinbytes(dtype: Any) -> int:
+    """`nki.language.constants.sizeinbytes(dtype)`: the element size of an NKI dtype (bfloat16 2, fp8 1), not of
+    the float32 storage the simulator keeps low-precision data in."""
+    return int(kind_of(dtype).itemsize)
+
+
+class _CollectivesModule(types.ModuleType):
+    """`nki.collectives`, `nki.nccl` (and `nki.nccl.collectives`): collectives between NeuronCores are not
+    modelled; naming any of them is a CompileError that says so (not an AttributeError, which `from ... import`
+    would turn into a misleading ImportError)."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith('__'):
+            raise AttributeError(name)
+        raise CompileError(f'{self.__name__}.{name} is not supported by the simulator: collectives (all_reduce, '
+                           'all_gather, collective_permute, ...) are not modelled')
+
+
+def _language_constants_module(name):
+    module = types.ModuleType(name)
+    module.sizeinbytes = sizeinbytes
     return module
 
 
@@ -89,6 +110,11 @@ def populate(package: types.ModuleType) -> None:
                           ('collectives', collectives)):
         setattr(package, short, module)
         sys.modules[f'{name}.{short}'] = module
+    sys.modules[f'{name}.language.constants'] = _language_constants_module(f'{name}.language.constants')
+    nccl = _CollectivesModule(f'{name}.nccl')
+    setattr(package, 'nccl', nccl)
+    sys.modules[f'{name}.nccl'] = nccl
+    sys.modules[f'{name}.nccl.collectives'] = _CollectivesModule(f'{name}.nccl.collectives')
     if name == 'nki':           # NKI 0.3+: `import nki.tensor as ntensor` is a module of constant builders
         tensor = _TensorModule(name + '.tensor')
         setattr(package, 'tensor', tensor)

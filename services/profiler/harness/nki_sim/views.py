@@ -59,12 +59,18 @@ def _basic(dims, strides, offset, key):
     shape = []
     out_strides = []
     index_map = []
+    in_bounds = True
     for d, size in enumerate(dims):
         k = key[d] if d < len(key) else slice(None)
         if isinstance(k, slice):
-            if k.stop is not None and k.stop > size or k.start is not None and k.start < 0:
+            if k.start is not None and k.start < 0 or k.stop is not None and k.stop < 0:
                 raise CompileError(f'slice {k.start}:{k.stop} is out of bounds for a dimension of size {size}')
-            start, stop, step = k.indices(size)
+            if k.stop is not None and k.stop > size and (k.step or 1) > 0:
+                # nl.ds(start, n) past the end: allowed when a mask removes the excess (checked at the use)
+                start, stop, step = k.start or 0, k.stop, k.step or 1
+                in_bounds = False
+            else:
+                start, stop, step = k.indices(size)
             count = len(range(start, stop, step))
             offset += start * strides[d]
             index_map.append((size, start, ((len(shape), step),)))
@@ -76,7 +82,7 @@ def _basic(dims, strides, offset, key):
                 raise CompileError(f'index {k} is out of bounds for a dimension of size {size}')
             offset += k * strides[d]
             index_map.append((size, k, ()))
-    return (offset, *at_least_2d(shape, out_strides), tuple(index_map), True)
+    return (offset, *at_least_2d(shape, out_strides), tuple(index_map), in_bounds)
 
 
 def at_least_2d(shape: List[int], strides: List[int]) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:

@@ -8,7 +8,9 @@ the introspection or dynamic-code builtins. Each violation names its rule:
   attributes, typing.get_type_hints evaluates strings)
 - forbidden-module: one of the host-access modules (os, sys, ctypes, subprocess, ...), imported or reached
   through an attribute (numpy.ctypeslib, ...)
-- private-attribute: `x._name` or `x.__name__`-style access, or a dunder name such as `__builtins__`
+- private-attribute: `x._name` or `x.__name__`-style access (except `__getitem__`, `__len__`, `__contains__`,
+  which restate `x[i]`, `len(x)`, `in`), a dunder name such as `__builtins__`, or an import from a private
+  module (`neuronxcc.nki._private.private_api`)
 - module-mutation: assigning, augmenting or deleting an attribute of an imported module or name
 - forbidden-builtin: exec, eval, compile, __import__, open, globals, locals, vars, setattr, delattr, input,
   breakpoint
@@ -32,9 +34,12 @@ HELPER_NAMES = {
     'operator': frozenset({'add', 'sub', 'mul', 'truediv', 'floordiv', 'mod', 'neg', 'pow'}),
     'dataclasses': frozenset({'dataclass', 'field'}),
     'typing': frozenset({'Any', 'Callable', 'Dict', 'Iterable', 'Iterator', 'List', 'Literal', 'NamedTuple',
-                         'Optional', 'Sequence', 'Tuple', 'TypeVar', 'Union'}),
+                         'Optional', 'Sequence', 'Set', 'Tuple', 'TypeVar', 'Union'}),
     'enum': frozenset({'Enum', 'IntEnum'}),
+    'collections': frozenset({'Counter', 'OrderedDict', 'defaultdict', 'deque', 'namedtuple'}),
 }
+# Dunder methods that only restate an operator kernels may use anyway (`key=seq.__getitem__` is `seq[i]`).
+OPERATOR_DUNDERS = frozenset({'__getitem__', '__len__', '__contains__'})
 # `input` is a common kernel parameter name: forbidden only where the kernel never binds it itself.
 SHADOWABLE_BUILTINS = frozenset({'input'})
 
@@ -89,6 +94,10 @@ class _Checker(ast.NodeVisitor):
         for part in module.split('.'):
             if part in FORBIDDEN_MODULES:
                 self.fail('forbidden-module', f'module {module!r} gives access to the host', node)
+        private = [part for part in module.split('.') if _is_dunder_or_private(part)]
+        if private and module != '__future__':
+            self.fail('private-attribute', f'module {module!r} is the compiler\'s private API ({private[0]}), not '
+                      'part of NKI; the simulator does not model it', node)
         if not _allowed(module):
             self.fail('import', f'module {module!r} is not importable in NKI kernels (allowed: nki, '
                       'neuronxcc.nki, numpy, math, functools, itertools)', node)
@@ -120,7 +129,7 @@ class _Checker(ast.NodeVisitor):
             self.imported.add(alias.asname or alias.name)
 
     def visit_Attribute(self, node):
-        if _is_dunder_or_private(node.attr):
+        if _is_dunder_or_private(node.attr) and node.attr not in OPERATOR_DUNDERS:
             self.fail('private-attribute', f'access to private attribute {node.attr!r}', node)
         if node.attr in FORBIDDEN_MODULES:
             self.fail('forbidden-module', f'attribute {node.attr!r} gives access to the host', node)

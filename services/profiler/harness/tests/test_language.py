@@ -277,7 +277,7 @@ class RefusalTest(unittest.TestCase):
                 t = nl.load(x)
                 ncc.all_gather(srcs=[x], dsts=[x], replica_group=None)  # <- here
                 return x
-            ''', 'nki.collectives.all_gather is not supported by the simulator: collectives')
+            ''', 'nki.collectives.all_gather is not supported by the simulator: collectives (')
 
     def test_an_nki_module_the_simulator_lacks_is_named(self):
         kernel = self.ws.kernel('''
@@ -327,6 +327,26 @@ class RefusalTest(unittest.TestCase):
                 u = nl.copy(t.view(nl.float16))  # <- here
                 return x
             ''', 'a bitcast keeps the element size (4 bytes for float32)')
+
+    def test_abs_as_an_alu_operator_needs_operand_zero(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                t = nl.load(x)
+                u = nisa.tensor_scalar(data=t, op0=nl.abs, operand0=2.0)  # <- here
+                return x
+            ''', 'abs as an ALU operator is modelled as |x| with the scalar operand 0 only')
+
+    def test_collectives_are_refused_by_name(self):
+        self.check('''
+            import neuronxcc.nki.nccl as nccl
+
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nccl.all_gather(srcs=[x], dsts=[out], replica_groups=[[0, 1]])  # <- here
+                return out
+            ''', 'nccl.all_gather is not supported by the simulator: collectives (all_reduce, all_gather, collective_permute, ...) are not modelled')
 
     def test_dynamic_access_pattern(self):
         self.check('''
