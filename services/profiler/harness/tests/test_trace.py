@@ -112,6 +112,32 @@ class TraceTest(unittest.TestCase):
         self.assertEqual([f.get('cse') for f in loads], [None, None, '1', None, '1'])
         self.assertEqual([f.get('cse') for f in transposes], [None, '1'] * 4)
 
+    def test_transposes_of_the_same_loaded_data_are_cse_in_any_buffer(self):
+        # bmm/swiglu form: a load invariant in an outer loop lands in that iteration's own block; its transpose
+        # repeats the first one (the compiler's CSE: the measured transpose counters), unless the source changed
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, ident):
+                out = nl.ndarray((128, 128), dtype=x.dtype, buffer=nl.shared_hbm)
+                eye = nl.load(ident)
+                tiles = nl.ndarray((3, nl.par_dim(128), 128), dtype=np.float32, buffer=nl.sbuf)
+                acc = nl.zeros((128, 128), dtype=np.float32, buffer=nl.sbuf)
+                for i in nl.sequential_range(3):
+                    if i == 2:
+                        nl.store(x, value=nl.add(eye, 1.0))        # the source changes before the last load
+                    tiles[i, nl.arange(128)[:, None], nl.arange(128)[None, :]] = nl.load(x)
+                    t = nisa.nc_matmul(tiles[i, nl.arange(128)[:, None], nl.arange(128)[None, :]], eye,
+                                       is_transpose=True, is_moving_onezero=True)
+                    acc[...] = nl.add(acc, nl.copy(t))
+                nl.store(out, value=acc)
+                return out
+            ''')
+        _, recorder = self.ws.run(kernel, np.ones((128, 128), np.float32), np.eye(128, dtype=np.float32),
+                                  timing_only=True)
+        _, records = parse(recorder.text())
+        transposes = [f for kind, f in records if kind == 'I' and f['op'] == 'transpose']
+        self.assertEqual([f.get('cse') for f in transposes], [None, '1', None])
+
     def test_blocks_of_a_tensor_name_their_tensor(self):
         _, recorder = self.ws.run(self.path, self.x, self.ident, timing_only=True)
         _, records = parse(recorder.text())
