@@ -24,6 +24,7 @@ NUMPY_ALU = {
 NUMPY_ACTIVATION = {
     np.exp: np.exp, np.log: np.log, np.sqrt: np.sqrt, np.tanh: np.tanh, np.square: np.square,
     np.abs: np.abs, np.sin: np.sin, np.cos: np.cos, np.negative: np.negative,
+    np.copy: np.copy,      # the identity (nl.copy), as the NKI attention samples spell it: nisa.activation(np.copy, x)
 }
 
 

@@ -187,6 +187,10 @@ class Recorder:
             return {'array': value.dtype.name, 'shape': list(value.shape), 'data': value.reshape(-1).tolist()}
         if callable(value) and id(value) in self.function_names:
             return {'fn': self.function_names[id(value)]}
+        if callable(value):
+            name = f"{getattr(value, '__module__', None) or ''}.{getattr(value, '__name__', type(value).__name__)}"
+            raise CompileError(f'{name.lstrip(".")} is not an ALU operator or activation function the simulator '
+                               'supports (docs/simulator.md lists them)')
         raise CompileError(f'cannot pass a {type(value).__name__} to an NKI call')
 
     def _encode_view(self, value: View) -> Dict[str, Any]:

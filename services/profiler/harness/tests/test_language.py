@@ -215,6 +215,15 @@ class RefusalTest(unittest.TestCase):
             self.assertEqual(result['verdict'], 'COMPILE_ERROR')
             self.assertIn('the kernel returned nothing', result['message'])
 
+    def test_an_unsupported_numpy_function_is_named(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                t = nl.load(x)
+                u = nisa.activation(op=np.cumsum, data=t)  # <- here
+                return x
+            ''', 'numpy.cumsum is not an ALU operator or activation function the simulator supports')
+
     def test_scattered_bn_stats_mask(self):
         self.check('''
             @nki.jit
