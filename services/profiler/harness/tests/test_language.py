@@ -224,6 +224,17 @@ class RefusalTest(unittest.TestCase):
                 return x
             ''', 'numpy.cumsum is not an ALU operator or activation function the simulator supports')
 
+    def test_an_in_place_update_that_is_no_reduction_is_still_an_affine_dependence(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                acc = nl.zeros((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+                for i in nl.affine_range(2):
+                    t = nl.load(x)
+                    nisa.tensor_tensor(dst=acc, data1=acc, data2=t, op=nl.subtract)  # <- here
+                return x
+            ''', 'Unexpected output dependencies')
+
     def test_scattered_bn_stats_mask(self):
         self.check('''
             @nki.jit
