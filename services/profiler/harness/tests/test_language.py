@@ -215,6 +215,17 @@ class RefusalTest(unittest.TestCase):
             self.assertEqual(result['verdict'], 'COMPILE_ERROR')
             self.assertIn('the kernel returned nothing', result['message'])
 
+    def test_a_launch_grid_of_zero_programs(self):
+        self.check('''
+            @nki.jit
+            def tiles(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.load(x))
+                return out
+
+            kernel = tiles[0]  # <- here
+            ''', 'tiles[0]: a launch grid has at least one program on every axis')
+
     def test_an_unsupported_numpy_function_is_named(self):
         self.check('''
             @nki.jit
