@@ -226,6 +226,16 @@ class RefusalTest(unittest.TestCase):
             kernel = tiles[0]  # <- here
             ''', 'tiles[0]: a launch grid has at least one program on every axis')
 
+    def test_an_unknown_keyword_of_a_loop_iterator(self):
+        for loop in ('affine_range', 'sequential_range', 'static_range'):
+            self.check(f'''
+                @nki.jit
+                def kernel(x):
+                    for i in nl.{loop}(2, precise_schedule=True):  # <- here
+                        t = nl.load(x)
+                    return x
+                ''', f"nl.{loop}() got an unexpected keyword argument 'precise_schedule'")
+
     def test_an_unsupported_numpy_function_is_named(self):
         self.check('''
             @nki.jit
