@@ -400,7 +400,7 @@ class Replay:
             raise ProgramError('entries after the return')
 
     def run(self, arrays: Sequence[np.ndarray], timing_only: bool, free_plan: Optional[Dict[int, List[int]]] = None,
-            check_coverage: bool = True) -> Tuple[Any, TraceRecorder, List[Tuple[int, int]]]:
+            check_coverage: bool = True) -> Tuple[Any, TraceRecorder, List[Tuple[int, int, np.ndarray]]]:
         """(outputs or None in timing-only mode, trace, [(output index, elements never written)])."""
         program = self.program
         declared = [(tuple(a.shape), a.dtype) for a in arrays]
@@ -725,7 +725,8 @@ def _extent(offset: int, shape: Tuple[int, ...], strides: Tuple[int, ...]) -> Tu
     return lo, hi
 
 
-def _unwritten(returned: Any, coverage: Dict[int, np.ndarray]) -> List[Tuple[int, int]]:
+def _unwritten(returned: Any, coverage: Dict[int, np.ndarray]) -> List[Tuple[int, int, np.ndarray]]:
+    """(output index, count, mask of the elements no instruction wrote, in the output's shape) per output."""
     outputs = returned if isinstance(returned, (tuple, list)) else (returned,)
     missing = []
     for index, value in enumerate(outputs):
@@ -733,5 +734,9 @@ def _unwritten(returned: Any, coverage: Dict[int, np.ndarray]) -> List[Tuple[int
             written = coverage.get(value.hbm_alloc.serial)
             count = value.free if written is None else int(written.size - np.count_nonzero(written))
             if count:
-                missing.append((index, count))
+                if written is None or written.size != value.free:
+                    mask = np.ones(value.shape, bool)
+                else:
+                    mask = ~written.reshape(value.shape)
+                missing.append((index, count, mask))
     return missing

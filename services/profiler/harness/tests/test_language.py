@@ -404,6 +404,55 @@ def forward(x, ids):
         self.assertIn('index 64 is out of bounds for a dimension of size 64', result['message'])
 
 
+class PartialOutputTest(unittest.TestCase):
+    """Output elements no instruction wrote fail the check only when the problem's transform_nki_outputs keeps
+    them for the comparison (corpus/padded_rows.py drops them: OK)."""
+    KERNEL = '''
+        @nki.jit
+        def kernel(x):
+            out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+            i_p, i_f = nl.mgrid[0:128, 0:64]
+            t = nl.load(x[i_p, i_f], mask=(i_p < 100))
+            nl.store(out[i_p, i_f], value=nl.multiply(t, 2.0, mask=(i_p < 100)), mask=(i_p < 100))
+            return out
+        '''
+
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+        self.kernel = self.ws.kernel(self.KERNEL)
+
+    def test_unwritten_elements_the_comparison_keeps_are_incorrect(self):
+        result = self.ws.evaluate(self.ws.reference(SIMPLE_REFERENCE), self.kernel)
+        self.assertEqual(result['verdict'], 'INCORRECT')
+        self.assertIn('output 0: 1792 element(s) never written by any instruction', result['message'])
+
+    def test_unwritten_elements_the_transform_drops_are_not_compared(self):
+        reference = self.ws.reference('''
+            def get_inputs():
+                return [np.random.normal(size=(128, 64)).astype(np.float32)]
+
+
+            def forward(x):
+                return x[:100] * 2.0
+
+
+            def transform_to_nki_inputs(inputs):
+                return inputs
+
+
+            def transform_nki_outputs(k_res, ref):
+                return [np.asarray(k_res)[:100]]
+            ''')
+        result = self.ws.evaluate(reference, self.kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        with open(reference) as f:
+            dropped_too_few = self.ws.reference(f.read().replace('[:100]]', '[:101]]'))
+        result = self.ws.evaluate(dropped_too_few, self.kernel)
+        self.assertEqual(result['verdict'], 'INCORRECT')
+        self.assertIn('never written', result['message'])
+
+
 class GridLaunchTest(unittest.TestCase):
     def test_every_program_of_an_inner_launch_is_traced(self):
         ws = Workspace()
