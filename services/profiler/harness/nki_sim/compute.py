@@ -12,6 +12,7 @@ import numpy as np
 from . import memory
 from .dtypes import kind_of
 from .errors import CompileError
+from .ops import ASSOCIATIVE_ALU
 from .operands import broadcast_shape, fit, on_chip, padded, result_kind, tile_or_scalar, window_shape
 from .operands import mask as _mask
 from .runtime import begin, bind, current, flush, issue, operand, operand_reads
@@ -98,10 +99,12 @@ def element_count(shape: Sequence[int]) -> int:
 
 
 def elementwise(op: str, eng: str, fn: Callable[..., Any], args: Sequence[Any], dtype: Any,
-                mask_predicate: Any, cse_key: Any = None) -> Tensor:
+                mask_predicate: Any, cse_key: Any = None, folds: Sequence[int] = ()) -> Tensor:
     """Issue an elementwise instruction over tiles/scalars broadcast partition-first. `cse_key` (the operation and
     its operands' identities) marks a repeat of the same computation on unchanged inputs within the load-reuse
-    scope as `cse=1`: the compiler computes a loop-invariant result once."""
+    scope as `cse=1`: the compiler computes a loop-invariant result once. `folds`: positions in `args` of the
+    operands of the last, associative operation; written back in place, the instruction is a reduction
+    (`acc = max(acc, x)`), which different iterations of an affine_range loop may repeat."""
     run = begin()
     values = [tile_or_scalar(a) for a in args]
     views = [v for v in values if isinstance(v, View)]
@@ -129,6 +132,9 @@ def elementwise(op: str, eng: str, fn: Callable[..., Any], args: Sequence[Any], 
     pending = issue(run, op, eng, reads, shape, kind, result, window)
     pending.where = where
     pending.consts = len(values) - len(views)
+    if folds:
+        positions = [i for i, v in enumerate(values) if isinstance(v, View)]
+        pending.folds = tuple(reads[positions.index(i)] for i in folds if i in positions)
     if cse_key is not None:
         pending.cse_key = cse_key + (kind.public, window, run.reuse_scope)
     return pending.tile
@@ -159,10 +165,15 @@ def _binary(name, ufunc):
         if len(tiles) < 2 or any(free_elements(operand(t)) == 1 for t in tiles) and \
                 free_elements(operand(tiles[0])) != free_elements(operand(tiles[1])):
             op = 'tensor_scalar'
-        return elementwise(op, 'auto', ufunc, (x, y), dtype, mask)
+        return elementwise(op, 'auto', ufunc, (x, y), dtype, mask, folds=fold_positions(ufunc, 0, 1))
     operation.__name__ = name
     operation.alu = ufunc
     return operation
+
+
+def fold_positions(ufunc: Any, *positions: int) -> Sequence[int]:
+    """The operand positions that make an in-place write a reduction, if `ufunc` is associative."""
+    return positions if ufunc in ASSOCIATIVE_ALU else ()
 
 
 def free_elements(view: View) -> int:

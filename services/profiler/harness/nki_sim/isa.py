@@ -13,7 +13,7 @@ import numpy as np
 from . import memory
 from .affine import Affine, Predicate
 from .compute import assign as copy_into
-from .compute import copy, deterministic_dropout, elementwise, reduce
+from .compute import copy, deterministic_dropout, elementwise, fold_positions, reduce
 from .call_forms import check_module
 from .dtypes import kind_of
 from .errors import CompileError, missing_api
@@ -396,7 +396,8 @@ def tensor_tensor(data1: Any, data2: Any, op: Any, dtype: Any = None, mask: Any 
         raise CompileError('the GpSimd engine cannot access PSUM')
     # a repeat on unchanged inputs (loop-invariant in the innermost loop) is computed once (cse=1)
     key = ('tensor_tensor', op, eng, _identity_key(a), _identity_key(b))
-    return elementwise('tensor_tensor', eng, alu(op), (a, b), dtype, mask, cse_key=key)
+    fn = alu(op)
+    return elementwise('tensor_tensor', eng, fn, (a, b), dtype, mask, cse_key=key, folds=fold_positions(fn, 0, 1))
 
 
 def scalar_tensor_tensor(data: Any, op0: Any, operand0: Any, op1: Any, operand1: Any, reverse0: Any = False,
@@ -409,7 +410,8 @@ def scalar_tensor_tensor(data: Any, op0: Any, operand0: Any, op1: Any, operand1:
     def compute(x, scalar, other):
         y = first(scalar, x) if reverse0 else first(x, scalar)
         return second(other, y) if reverse1 else second(y, other)
-    return elementwise('tensor_tensor', engine_name(engine), compute, (data, operand0, operand1), dtype, mask)
+    return elementwise('tensor_tensor', engine_name(engine), compute, (data, operand0, operand1), dtype, mask,
+                       folds=fold_positions(second, 2))
 
 
 def tensor_reduce(op: Any, data: Any, axis: Any, negate: Any = False, keepdims: Any = False, dtype: Any = None,

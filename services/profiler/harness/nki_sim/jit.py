@@ -41,7 +41,11 @@ class Kernel:
         spread = [(axis, getattr(g, 'cores', 1)) for axis, g in enumerate(grid) if getattr(g, 'cores', 1) > 1]
         if len(spread) > 1:
             raise CompileError('only one launch-grid axis can be spread over NeuronCores (nl.nc)')
-        return Kernel(self.func, tuple(int(g) for g in grid), spread[0] if spread else None)
+        extents = tuple(int(g) for g in grid)
+        if any(g < 1 for g in extents):
+            raise CompileError(f'{self.__name__}[{", ".join(map(str, extents))}]: a launch grid has at least one '
+                               'program on every axis (a grid of 0 programs runs nothing and returns nothing)')
+        return Kernel(self.func, extents, spread[0] if spread else None)
 
     def __call__(self, *args, **kwargs):
         run = runtime.RUN

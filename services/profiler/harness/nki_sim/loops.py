@@ -4,9 +4,10 @@ All run eagerly in order. Each yields int subclasses that know whether they are 
 (nl.loop_reduce needs that). affine_range also maintains the run's affine loop context, which the trace recorder
 uses to reject writes of the same location from different iterations of one affine loop.
 """
-from typing import Any, Iterator, Optional
+from typing import Any, Dict, Iterator, Optional
 
 from . import runtime
+from .errors import CompileError
 
 
 class LoopIndex(int):
@@ -53,9 +54,15 @@ def _plain(start, stop, step):
         first = False
 
 
-def affine_range(start: int, stop: Optional[int] = None, step: int = 1, directives: Any = None) -> Iterator[LoopIndex]:
+def affine_range(start: int, stop: Optional[int] = None, step: int = 1, directives: Any = None,
+                 **options: Any) -> Iterator[LoopIndex]:
     """Iterations with no loop-carried dependence (except accumulation). `directives` (compiler scheduling hints,
     e.g. nki.compiler.multi_buffer) do not change results and are accepted."""
+    _refuse_options('affine_range', options)
+    return _affine(start, stop, step)
+
+
+def _affine(start, stop, step):
     run = runtime.RUN
     if run is None:
         yield from _iterate(start, stop, step)
@@ -71,11 +78,21 @@ def affine_range(start: int, stop: Optional[int] = None, step: int = 1, directiv
 
 
 def sequential_range(start: int, stop: Optional[int] = None, step: int = 1,
-                     directives: Any = None) -> Iterator[LoopIndex]:
+                     directives: Any = None, **options: Any) -> Iterator[LoopIndex]:
+    _refuse_options('sequential_range', options)
     return _iterate(start, stop, step)
 
 
 def static_range(start: int, stop: Optional[int] = None, step: int = 1,
-                 directives: Any = None) -> Iterator[LoopIndex]:
+                 directives: Any = None, **options: Any) -> Iterator[LoopIndex]:
     """Unrolled at compile time: runs like sequential_range; reuse is judged in the enclosing loop's body."""
+    _refuse_options('static_range', options)
     return _iterate(start, stop, step, unrolled=True)
+
+
+def _refuse_options(name: str, options: Dict[str, Any]) -> None:
+    """A keyword a loop iterator does not declare is refused like any other nl call's (not a Python TypeError):
+    the simulator does not accept arguments it would otherwise ignore."""
+    for key in options:
+        raise CompileError(f'nl.{name}() got an unexpected keyword argument {key!r} (the simulator refuses '
+                           'arguments it would otherwise ignore)')

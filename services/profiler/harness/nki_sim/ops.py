@@ -31,9 +31,15 @@ def _magnitude(x: Any, operand: Any) -> Any:
 def _is_abs(op: Any) -> bool:
     return op is np.abs or getattr(op, 'activation', None) is np.abs
 
+# ALU operators whose repeated in-place application `acc = op(acc, x)` is an associative (and commutative)
+# reduction: NKI does not count such a fold as a loop-carried dependence of an affine_range loop.
+ASSOCIATIVE_ALU = frozenset((np.add, np.multiply, np.maximum, np.minimum, np.bitwise_and, np.bitwise_or,
+                             np.bitwise_xor, np.logical_and, np.logical_or, np.logical_xor))
+
 NUMPY_ACTIVATION = {
     np.exp: np.exp, np.log: np.log, np.sqrt: np.sqrt, np.tanh: np.tanh, np.square: np.square,
     np.abs: np.abs, np.sin: np.sin, np.cos: np.cos, np.negative: np.negative,
+    np.copy: np.copy,      # the identity (nl.copy), as the NKI attention samples spell it: nisa.activation(np.copy, x)
 }
 
 

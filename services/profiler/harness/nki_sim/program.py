@@ -188,6 +188,10 @@ class Recorder:
             return {'array': value.dtype.name, 'shape': list(value.shape), 'data': value.reshape(-1).tolist()}
         if callable(value) and id(value) in self.function_names:
             return {'fn': self.function_names[id(value)]}
+        if callable(value):
+            name = f"{getattr(value, '__module__', None) or ''}.{getattr(value, '__name__', type(value).__name__)}"
+            raise CompileError(f'{name.lstrip(".")} is not an ALU operator or activation function the simulator '
+                               'supports (docs/simulator.md lists them)')
         raise CompileError(f'cannot pass a {type(value).__name__} to an NKI call')
 
     def _encode_view(self, value: View) -> Dict[str, Any]:
@@ -397,7 +401,7 @@ class Replay:
             raise ProgramError('entries after the return')
 
     def run(self, arrays: Sequence[np.ndarray], timing_only: bool, free_plan: Optional[Dict[int, List[int]]] = None,
-            check_coverage: bool = True) -> Tuple[Any, TraceRecorder, List[Tuple[int, int]]]:
+            check_coverage: bool = True) -> Tuple[Any, TraceRecorder, List[Tuple[int, int, np.ndarray]]]:
         """(outputs or None in timing-only mode, trace, [(output index, elements never written)])."""
         program = self.program
         declared = [(tuple(a.shape), a.dtype) for a in arrays]
@@ -722,7 +726,8 @@ def _extent(offset: int, shape: Tuple[int, ...], strides: Tuple[int, ...]) -> Tu
     return lo, hi
 
 
-def _unwritten(returned: Any, coverage: Dict[int, np.ndarray]) -> List[Tuple[int, int]]:
+def _unwritten(returned: Any, coverage: Dict[int, np.ndarray]) -> List[Tuple[int, int, np.ndarray]]:
+    """(output index, count, mask of the elements no instruction wrote, in the output's shape) per output."""
     outputs = returned if isinstance(returned, (tuple, list)) else (returned,)
     missing = []
     for index, value in enumerate(outputs):
@@ -730,5 +735,9 @@ def _unwritten(returned: Any, coverage: Dict[int, np.ndarray]) -> List[Tuple[int
             written = coverage.get(value.hbm_alloc.serial)
             count = value.free if written is None else int(written.size - np.count_nonzero(written))
             if count:
-                missing.append((index, count))
+                if written is None or written.size != value.free:
+                    mask = np.ones(value.shape, bool)
+                else:
+                    mask = ~written.reshape(value.shape)
+                missing.append((index, count, mask))
     return missing

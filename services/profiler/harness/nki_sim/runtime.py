@@ -93,7 +93,7 @@ class Pending:
     """An executed instruction whose output location is not decided yet."""
     __slots__ = ('op', 'eng', 'line', 'reads', 'consts', 'n', 'nstat', 'p', 'tile', 'result', 'window', 'where',
                  'cse_key', 'value_key', 'combine', 'first', 'accumulating', 'extra_writes', 'dma', 'psum_only',
-                 'window_free')
+                 'window_free', 'folds')
 
     def __init__(self, op, eng, line, reads, tile, result, window):
         self.op = op
@@ -117,6 +117,7 @@ class Pending:
         self.dma = None
         self.psum_only = False
         self.window_free = False
+        self.folds = ()               # (view, window) operands of an associative op: written in place, a reduction
 
 
 def begin() -> 'Run':
@@ -188,7 +189,20 @@ def _store(run, pending, dst, accumulate):
     reads = list(pending.reads)
     if accumulate or (pending.combine is not None and not pending.first):
         reads.append((dst, window))
+    if pending.folds and _folds_into(pending.folds, dst, window):
+        pending.accumulating = True
     record(run, pending, reads, [(dst, window)], accumulate)
+
+
+def _folds_into(folds, dst, window):
+    """Is the destination one of the operands of an associative op, element for element (`acc = max(acc, x)`)?
+    Such an in-place fold is an associative reduction, which an affine_range loop may carry."""
+    place = dst.clip(window)
+    for view, w in folds:
+        if view.tensor is dst.tensor and view.block == dst.block and view.strides == dst.strides \
+                and view.clip(w) == place:
+            return True
+    return False
 
 
 def _adopted(pending, dst, accumulate):

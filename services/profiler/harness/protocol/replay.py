@@ -143,9 +143,10 @@ class ReplayCheck:
         reference = self._reference(seed, inputs)
         outputs, recorder, unwritten = self._execute(arrays, timing_only=False, plan=plan)
         which = f'fresh inputs (seed {seed}) of the final traced run' if fresh else f'seed {seed}'
+        unwritten = self._compared(outputs, reference, unwritten)
         if unwritten:
             detail = '; '.join(f'output {index}: {count} element(s) never written by any instruction'
-                               for index, count in unwritten)
+                               for index, count, _ in unwritten)
             raise Verdict('INCORRECT', f'{which}: {detail}')
         try:
             comparison = compare(outputs, reference, self.problem.module.transform_nki_outputs, self.tolerance,
@@ -159,6 +160,42 @@ class ReplayCheck:
             raise Verdict('INCORRECT', f'{which}: {comparison.message}')
         self.result['output_bytes'] = _output_bytes(outputs)
         return recorder
+
+
+    def _compared(self, outputs, reference, unwritten):
+        """The unwritten outputs whose unwritten elements reach the comparison. A kernel may leave elements
+        undefined that the problem's transform_nki_outputs drops (padding rows a masked store skips): each float
+        output with unwritten elements is passed through the transform once more with those elements NaN; if no
+        NaN appears that the real outputs do not have, they were dropped. Other outputs count in full."""
+        if not unwritten:
+            return unwritten
+        arrays = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
+        if not all(isinstance(a, np.ndarray) and a.dtype.kind == 'f' for a in arrays):
+            return unwritten
+        poisoned = [a.copy() for a in arrays]
+        for index, _, mask in unwritten:
+            poisoned[index][mask] = np.nan
+        transform = self.problem.module.transform_nki_outputs
+        try:
+            with np.errstate(all='ignore'):
+                real = _float_list(transform(outputs, reference))
+                probe = _float_list(transform(tuple(poisoned) if isinstance(outputs, (tuple, list)) else poisoned[0],
+                                              reference))
+        except Exception:   # the comparison reports a failing transform; here it only means: count in full
+            return unwritten
+        if real is None or probe is None or len(real) != len(probe):
+            return unwritten
+        for r, p in zip(real, probe):
+            if r.shape != p.shape or np.any(np.isnan(p) & ~np.isnan(r)):
+                return unwritten
+        return []
+
+
+def _float_list(value):
+    """The transformed outputs as a list of float arrays, or None when one is not float."""
+    items = value if isinstance(value, (tuple, list)) else [value]
+    arrays = [np.asarray(v) for v in items]
+    return arrays if all(a.dtype.kind == 'f' for a in arrays) else None
 
 
 def _output_bytes(outputs):

@@ -249,6 +249,47 @@ class RefusalTest(unittest.TestCase):
             self.assertEqual(result['verdict'], 'COMPILE_ERROR')
             self.assertIn('the kernel returned nothing', result['message'])
 
+    def test_a_launch_grid_of_zero_programs(self):
+        self.check('''
+            @nki.jit
+            def tiles(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.load(x))
+                return out
+
+            kernel = tiles[0]  # <- here
+            ''', 'tiles[0]: a launch grid has at least one program on every axis')
+
+    def test_an_unknown_keyword_of_a_loop_iterator(self):
+        for loop in ('affine_range', 'sequential_range', 'static_range'):
+            self.check(f'''
+                @nki.jit
+                def kernel(x):
+                    for i in nl.{loop}(2, precise_schedule=True):  # <- here
+                        t = nl.load(x)
+                    return x
+                ''', f"nl.{loop}() got an unexpected keyword argument 'precise_schedule'")
+
+    def test_an_unsupported_numpy_function_is_named(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                t = nl.load(x)
+                u = nisa.activation(op=np.cumsum, data=t)  # <- here
+                return x
+            ''', 'numpy.cumsum is not an ALU operator or activation function the simulator supports')
+
+    def test_an_in_place_update_that_is_no_reduction_is_still_an_affine_dependence(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                acc = nl.zeros((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+                for i in nl.affine_range(2):
+                    t = nl.load(x)
+                    nisa.tensor_tensor(dst=acc, data1=acc, data2=t, op=nl.subtract)  # <- here
+                return x
+            ''', 'Unexpected output dependencies')
+
     def test_scattered_bn_stats_mask(self):
         self.check('''
             @nki.jit
@@ -468,6 +509,55 @@ def forward(x, ids):
         result = self.ws.evaluate(reference, kernel)
         self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
         self.assertIn('index 64 is out of bounds for a dimension of size 64', result['message'])
+
+
+class PartialOutputTest(unittest.TestCase):
+    """Output elements no instruction wrote fail the check only when the problem's transform_nki_outputs keeps
+    them for the comparison (corpus/padded_rows.py drops them: OK)."""
+    KERNEL = '''
+        @nki.jit
+        def kernel(x):
+            out = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+            i_p, i_f = nl.mgrid[0:128, 0:64]
+            t = nl.load(x[i_p, i_f], mask=(i_p < 100))
+            nl.store(out[i_p, i_f], value=nl.multiply(t, 2.0, mask=(i_p < 100)), mask=(i_p < 100))
+            return out
+        '''
+
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+        self.kernel = self.ws.kernel(self.KERNEL)
+
+    def test_unwritten_elements_the_comparison_keeps_are_incorrect(self):
+        result = self.ws.evaluate(self.ws.reference(SIMPLE_REFERENCE), self.kernel)
+        self.assertEqual(result['verdict'], 'INCORRECT')
+        self.assertIn('output 0: 1792 element(s) never written by any instruction', result['message'])
+
+    def test_unwritten_elements_the_transform_drops_are_not_compared(self):
+        reference = self.ws.reference('''
+            def get_inputs():
+                return [np.random.normal(size=(128, 64)).astype(np.float32)]
+
+
+            def forward(x):
+                return x[:100] * 2.0
+
+
+            def transform_to_nki_inputs(inputs):
+                return inputs
+
+
+            def transform_nki_outputs(k_res, ref):
+                return [np.asarray(k_res)[:100]]
+            ''')
+        result = self.ws.evaluate(reference, self.kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        with open(reference) as f:
+            dropped_too_few = self.ws.reference(f.read().replace('[:100]]', '[:101]]'))
+        result = self.ws.evaluate(dropped_too_few, self.kernel)
+        self.assertEqual(result['verdict'], 'INCORRECT')
+        self.assertIn('never written', result['message'])
 
 
 class GridLaunchTest(unittest.TestCase):
