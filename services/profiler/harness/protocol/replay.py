@@ -161,7 +161,6 @@ class ReplayCheck:
         self.result['output_bytes'] = _output_bytes(outputs)
         return recorder
 
-
     def _compared(self, outputs, reference, unwritten):
         """The unwritten outputs whose unwritten elements reach the comparison. A kernel may leave elements
         undefined that the problem's transform_nki_outputs drops (padding rows a masked store skips): each float
