@@ -1,29 +1,56 @@
 #include "services/profiler/trainium/buffer_rings.h"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 
 namespace accelopt::trainium {
 
 BufferRings::BufferRings(const Trace& trace, int depth, double capacity_bytes_pp, int core) : trace_(trace) {
-  // Bytes per partition of each SBUF tensor instance, then per site: (instances, largest instance).
-  absl::flat_hash_map<std::pair<int, int64_t>, int64_t> tensors;  // (site, tensor) -> bytes_pp
+  // Bytes per partition and live range (from its first allocation to its `F`, in instruction
+  // positions) of each SBUF tensor instance, then per site: (instances, largest instance).
+  struct Instance {
+    int64_t bytes_pp = 0;
+    int32_t first = INT32_MAX;
+    int32_t last = -1;
+  };
+  absl::flat_hash_map<std::pair<int, int64_t>, Instance> tensors;  // (site, tensor)
   for (const Allocation& alloc : trace.allocations) {
-    if (alloc.buffer == Buffer::kSbuf && alloc.core == core) tensors[{alloc.site, alloc.tensor}] += alloc.bytes_pp;
+    if (alloc.buffer != Buffer::kSbuf || alloc.core != core) continue;
+    Instance& instance = tensors[{alloc.site, alloc.tensor}];
+    instance.bytes_pp += alloc.bytes_pp;
+    instance.first = std::min(instance.first, alloc.alloc_at);
+    instance.last = std::max(instance.last, alloc.free_at);
   }
   absl::flat_hash_map<int, std::pair<int64_t, int64_t>> sites;
-  for (const auto& [key, bytes] : tensors) {
+  absl::flat_hash_map<int, std::vector<std::pair<int32_t, int>>> events;  // site -> (position, +1 / -1)
+  for (const auto& [key, instance] : tensors) {
     auto& [count, largest] = sites[key.first];
     ++count;
-    largest = std::max(largest, bytes);
+    largest = std::max(largest, instance.bytes_pp);
+    events[key.first].emplace_back(instance.first, 1);
+    events[key.first].emplace_back(std::max(instance.last, instance.first), -1);  // live in [first, last)
   }
-  // Ring sites in a fixed order, each starting with `depth` buffers.
+  // Ring sites in a fixed order, each starting with `depth` buffers per instance the site keeps live
+  // at once: a site that allocates a group of tiles per iteration (a Python list of K-tiles) gets
+  // `depth` groups, as a site of one tile per iteration gets `depth` tiles.
   std::vector<std::pair<int, int64_t>> ring_sites;  // (site, largest bytes_pp)
+  std::vector<int> depths;
   for (const auto& [site, stats] : sites) {
     if (stats.first >= 2) ring_sites.emplace_back(site, stats.second);
   }
   std::sort(ring_sites.begin(), ring_sites.end());
-  std::vector<int> depths(ring_sites.size(), std::max(depth, 1));
+  for (const auto& [site, bytes] : ring_sites) {
+    std::vector<std::pair<int32_t, int>>& site_events = events[site];
+    std::sort(site_events.begin(), site_events.end());  // at one position, releases (-1) first
+    int live = 0;
+    int most = 0;
+    for (const auto& [position, change] : site_events) {
+      live += change;
+      most = std::max(most, live);
+    }
+    depths.push_back(std::max(depth, 1) * std::max(most, 1));
+  }
   double total = 0;
   for (size_t k = 0; k < ring_sites.size(); ++k) total += static_cast<double>(ring_sites[k].second) * depths[k];
   // While the rings do not fit, take one buffer from the site whose ring is largest (ties: lowest
@@ -42,11 +69,8 @@ BufferRings::BufferRings(const Trace& trace, int depth, double capacity_bytes_pp
     --depths[largest];
     total -= static_cast<double>(ring_sites[largest].second);
   }
-  min_depth_ = std::max(depth, 1);
-  for (size_t k = 0; k < ring_sites.size(); ++k) {
-    rings_[ring_sites[k].first].depth = depths[k];
-    min_depth_ = std::min(min_depth_, depths[k]);
-  }
+  min_depth_ = depths.empty() ? std::max(depth, 1) : *std::min_element(depths.begin(), depths.end());
+  for (size_t k = 0; k < ring_sites.size(); ++k) rings_[ring_sites[k].first].depth = depths[k];
 }
 
 double BufferRings::Place(int32_t alloc) {

@@ -65,5 +65,36 @@ TEST(BufferRingsTest, RingSizeCountsWholeTensors) {
   EXPECT_EQ(BufferRings(trace, 2, 399).min_depth(), 1);
 }
 
+// A site that allocates a group of two tiles per iteration (a Python list of K-tiles), both read by
+// the iteration's instructions: two iterations, so four instances of the site, two live at a time.
+constexpr char kTileGroups[] =
+    "A id=0 buf=sbuf bytes_pp=100 parts=128 site=1\n"
+    "A id=1 buf=sbuf bytes_pp=100 parts=128 site=1\n"
+    "I id=0 op=copy eng=act p=128 n=25 in=sbuf:100,sbuf:100 out=sbuf:100 ra=0,1 wa=0\n"
+    "F id=0\n"
+    "F id=1\n"
+    "A id=2 buf=sbuf bytes_pp=100 parts=128 site=1\n"
+    "A id=3 buf=sbuf bytes_pp=100 parts=128 site=1\n"
+    "I id=1 op=copy eng=act p=128 n=25 in=sbuf:100,sbuf:100 out=sbuf:100 ra=2,3 wa=2\n"
+    "F id=2\n"
+    "F id=3\n";
+
+TEST(BufferRingsTest, AGroupOfTilesLiveAtOnceIsDoubleBuffered) {
+  const Trace trace = ParseTraceForTest(kTileGroups);
+  // `depth` groups of two tiles
+  EXPECT_EQ(BufferRings(trace, 1, 1e6).min_depth(), 2);
+  EXPECT_EQ(BufferRings(trace, 3, 1e6).min_depth(), 6);
+  // with two groups, the next iteration's tiles do not wait for this iteration's
+  BufferRings rings(trace, 2, 1e6);
+  EXPECT_DOUBLE_EQ(rings.Place(0), 0);
+  EXPECT_DOUBLE_EQ(rings.Place(1), 0);
+  rings.Release(0, 500);
+  rings.Release(1, 600);
+  EXPECT_DOUBLE_EQ(rings.Place(2), 0);
+  EXPECT_DOUBLE_EQ(rings.Place(3), 0);
+  // the capacity still bounds the rings: 4 x 100 B do not fit in 350 B
+  EXPECT_EQ(BufferRings(trace, 2, 350).min_depth(), 3);
+}
+
 }  // namespace
 }  // namespace accelopt::trainium
