@@ -225,6 +225,60 @@ class Beta2Test(unittest.TestCase):
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
 
+    def test_memory_keywords_only_in_beta2_kernels(self):
+        body = '''
+            @nki.jit
+            def kernel(a_t, b):
+                out = hbm.view(dtype=b.dtype, shape=(128, 256))  # <- here
+                lhs = sbuf.view(dtype=a_t.dtype, shape=(128, 128))
+                rhs = sbuf.view(dtype=b.dtype, shape=(128, 256))
+                nisa.dma_copy(dst=lhs, src=a_t)
+                nisa.dma_copy(dst=rhs, src=b)
+                acc = psum.view(dtype=nl.float32, shape=(128, 256))
+                nisa.nc_matmul(dst=acc, stationary=lhs, moving=rhs)
+                res = sbuf.view(nl.float32, (128, 256))
+                nisa.tensor_copy(dst=res, src=acc)
+                nisa.dma_copy(dst=out, src=res)
+                return out
+            '''
+        result = self.ws.evaluate(self.reference, self.ws.kernel(body, header=BETA2_HEADER), seeds=2)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        header = BETA2_HEADER.replace('import nki\n', 'import neuronxcc.nki as nki\n')
+        header = header.replace('import nki.', 'import neuronxcc.nki.')
+        kernel = self.ws.kernel(body, header=header)
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR')
+        self.assertIn("name 'hbm' is not defined", result['message'])
+        self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+
+    def test_affine_range_may_rewrite_a_tile_in_beta2_only(self):
+        body = '''
+            @nki.jit
+            def kernel(a_t, b):
+                out = nl.ndarray((128, 256), dtype=b.dtype, buffer=nl.shared_hbm)
+                lhs = nl.ndarray((128, 128), dtype=a_t.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=lhs, src=a_t)
+                rhs = nl.ndarray((128, 128), dtype=b.dtype, buffer=nl.sbuf)
+                for j in nl.affine_range(2):
+                    nisa.dma_copy(dst=rhs, src=b[:, j * 128:(j + 1) * 128])  # <- here
+                    acc = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.psum)
+                    nisa.nc_matmul(dst=acc, stationary=lhs, moving=rhs)
+                    res = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+                    nisa.tensor_copy(dst=res, src=acc)
+                    nisa.dma_copy(dst=out[:, j * 128:(j + 1) * 128], src=res)
+                return out
+            '''
+        result = self.ws.evaluate(self.reference, self.ws.kernel(body, header=BETA2_HEADER), seeds=2)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        header = BETA2_HEADER.replace('import nki\n', 'import neuronxcc.nki as nki\n')
+        header = header.replace('import nki.', 'import neuronxcc.nki.')
+        kernel = self.ws.kernel(body, header=header)
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+        self.assertIn('different iterations of an affine_range loop write the same location', result['message'])
+        self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+
+
 class RefusalTest(unittest.TestCase):
     def setUp(self):
         self.ws = Workspace()
