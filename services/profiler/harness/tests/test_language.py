@@ -443,6 +443,31 @@ class DtypeIdentityTest(unittest.TestCase):
         np.testing.assert_array_equal(outputs, x)
 
 
+    def test_a_dtype_given_by_name(self):
+        """`sbuf.view(dtype="bfloat16", ...)` (the NKI DMA overview's form), here through nl.ndarray: the name is the NKI format, as
+        nl.bfloat16 is (before: numpy's TypeError "data type 'bfloat16' not understood")."""
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        kernel = ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype="float32", buffer=nl.shared_hbm)
+                t = nl.ndarray(x.shape, dtype="float32", buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                low = nl.ndarray(x.shape, dtype="bfloat16", buffer=nl.sbuf)
+                nisa.tensor_copy(dst=low, src=t)
+                assert low.dtype == nl.bfloat16
+                nisa.dma_copy(dst=out, src=low)
+                return out
+            ''', header=BETA2_HEADER)
+        x = np.random.normal(size=(128, 16)).astype(np.float32)
+        outputs, _ = ws.run(kernel, x)
+        bits = x.view(np.uint32)
+        rounded = ((bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000))
+        np.testing.assert_array_equal(outputs, rounded.view(np.float32))
+        self.assertFalse(np.array_equal(outputs, x))
+
+
 class BitcastTest(unittest.TestCase):
     def test_a_bitcast_reads_the_same_bits_as_another_dtype(self):
         ws = Workspace()
