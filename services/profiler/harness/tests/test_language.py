@@ -467,6 +467,25 @@ class DtypeIdentityTest(unittest.TestCase):
         np.testing.assert_array_equal(outputs, rounded.view(np.float32))
         self.assertFalse(np.array_equal(outputs, x))
 
+    def test_dma_copy_casts_to_a_low_precision_destination(self):
+        """nisa.dma_copy into a bfloat16 tile rounds like any other write (before: the float32 values were kept)."""
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        kernel = ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+                low = nl.ndarray(x.shape, dtype=nl.bfloat16, buffer=nl.sbuf)
+                nisa.dma_copy(dst=low, src=x)
+                nisa.dma_copy(dst=out, src=low)
+                return out
+            ''', header=BETA2_HEADER)
+        x = np.random.normal(size=(128, 16)).astype(np.float32)
+        outputs, _ = ws.run(kernel, x)
+        bits = x.view(np.uint32)
+        rounded = ((bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000))
+        np.testing.assert_array_equal(outputs, rounded.view(np.float32))
+
 
 class BitcastTest(unittest.TestCase):
     def test_a_bitcast_reads_the_same_bits_as_another_dtype(self):
