@@ -303,6 +303,22 @@ class RefusalTest(unittest.TestCase):
             self.assertEqual(result['verdict'], 'COMPILE_ERROR')
             self.assertIn('the kernel returned nothing', result['message'])
 
+    def test_a_kernel_that_returns_its_argument(self):
+        """Updating an argument in place and returning it was INCORRECT "an output kept from an earlier call?"."""
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=2.0)
+                nisa.dma_copy(dst=x, src=t)
+                return x
+            ''', header=BETA2_HEADER)
+        for timing_only in (False, True):
+            result = self.ws.evaluate(self.reference, kernel, timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+            self.assertIn('the kernel returned its argument 0 (an input updated in place)', result['message'])
+
     def test_scattered_bn_stats_mask(self):
         self.check('''
             @nki.jit
