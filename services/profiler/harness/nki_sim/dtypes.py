@@ -71,6 +71,8 @@ def kind_of(dtype: Any) -> Kind:
     tag = dtype.metadata.get('nki') if isinstance(dtype, np.dtype) and dtype.metadata else None
     if tag in LOW_PRECISION:          # np.dtype(nl.bfloat16), see LowPrecisionType
         return kind_of(LOW_PRECISION[tag])
+    if isinstance(dtype, str) and dtype in LOW_PRECISION:     # a dtype by name, dtype="bfloat16" (Beta 2 examples)
+        return kind_of(LOW_PRECISION[dtype])
     try:
         return _KINDS[dtype]
     except (KeyError, TypeError):

@@ -751,6 +751,9 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
         data = source.array(window)
         out = target.array(window if target.shape == source.shape else None)
         out[...] = data.reshape(out.shape)
+        rounding = target.tensor.kind.rounding    # the DMA casts to dst's format (bfloat16, fp8, ...)
+        if rounding is not None:
+            rounding(out)
         if isinstance(target, IndirectView):      # a scatter: out is the gathered copy
             target.scatter(out, window if target.shape == source.shape else None)
     direction = 'load' if target.tensor.buffer.on_chip and not source.tensor.buffer.on_chip else \

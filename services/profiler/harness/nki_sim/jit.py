@@ -149,7 +149,7 @@ def simulate(kernel: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]] 
                 returned = value
         runtime.flush()
         observer.finish(returned)
-        check_fresh(returned, run)
+        check_fresh(returned, run, inputs)
     finally:
         runtime.RUN = previous
     return as_outputs(returned, timing_only), recorder
@@ -162,15 +162,16 @@ def uses_beta2(func: Any) -> bool:
     return 'nki' in names and not any(n and n.startswith('neuronxcc') for n in names)
 
 
-def check_fresh(value: Any, run: runtime.Run) -> None:
-    """Raise StaleOutputError when a returned HBM tensor was not created by this run."""
+def check_fresh(value: Any, run: runtime.Run, inputs: Sequence[Any] = ()) -> None:
+    """Raise StaleOutputError when a returned HBM tensor was not created by this run; CompileError when it is one
+    of the kernel's `inputs` (an argument updated in place, which is not read back as an output)."""
     if value is None:
         raise CompileError('the kernel returned nothing: NKI kernels return their outputs (declare them with '
                            'nl.ndarray(shape, dtype, buffer=nl.shared_hbm) and return them); results written into '
                            'an argument are not read back')
     if isinstance(value, (tuple, list)):
         for v in value:
-            check_fresh(v, run)
+            check_fresh(v, run, inputs)
     elif isinstance(value, Tensor) and not value.buffer.on_chip and \
             not any(value.hbm_alloc is out.hbm_alloc for out in run.shared_outputs):
         # nl.hbm (an alias of nl.private_hbm) outputs are the form of the current NKI tutorials: an output of
@@ -178,6 +179,11 @@ def check_fresh(value: Any, run: runtime.Run) -> None:
         if any(value.hbm_alloc is out.hbm_alloc for out in run.private_hbm):
             run.recorder.mark_output(value.hbm_alloc)
             return
+        for position, argument in enumerate(inputs):
+            if isinstance(argument, Tensor) and value.hbm_alloc is argument.hbm_alloc:
+                raise CompileError(f'the kernel returned its argument {position} (an input updated in place): '
+                                   'arguments are not read back as outputs; declare each output in the kernel '
+                                   '(nl.ndarray(shape, dtype, buffer=nl.shared_hbm)), write it and return it')
         raise StaleOutputError('the kernel returned an output tensor that this call did not create '
                                '(an output kept from an earlier call?)')
 

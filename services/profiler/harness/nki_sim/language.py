@@ -476,6 +476,28 @@ def matmul(x: Any, y: Any, transpose_x: Any = False, mask: Any = None, **kwargs:
     return isa.nc_matmul(stationary, y, mask=mask)
 
 
+# ----- NKI memory keywords (Beta 2) -----
+class MemoryKeyword:
+    """The names `sbuf`, `psum` and `hbm` that the NKI compiler (Beta 2, `import nki`) provides in every kernel
+    without an import: `sbuf.view(dtype, shape)` declares a tensor there, as nl.ndarray(shape, dtype, buffer=sbuf)
+    does (the NKI quickstart's form; the compiler's own nl.ndarray is written as `buffer.view(dtype, shape, name)`).
+    The protocol binds them in Beta 2 kernel modules only (protocol/kernel_source.py)."""
+    __slots__ = ('buffer',)
+
+    def __init__(self, buffer: Any) -> None:
+        self.buffer = buffer
+
+    def view(self, dtype: Any, shape: Any, name: Any = '') -> Any:
+        return ndarray(shape, dtype, buffer=self.buffer, name=name)
+
+    def __repr__(self) -> str:
+        return self.buffer.name
+
+
+MEMORY_KEYWORDS = {'sbuf': MemoryKeyword(memory.sbuf), 'psum': MemoryKeyword(memory.psum),
+                   'hbm': MemoryKeyword(memory.hbm)}
+
+
 # Keyword checking and dst= on every public nl function (nki_sim/call_forms.py). Functions that compute Python
 # values for the kernel (ids, shapes) and the execution helpers nisa shares are left as they are.
 check_module('nl', globals(), (__name__, compute.__name__), dst_first=False, skip=frozenset({

@@ -1,8 +1,8 @@
 """Loop iterators: nl.affine_range, nl.sequential_range, nl.static_range.
 
 All run eagerly in order. Each yields int subclasses that know whether they are the loop's first iteration
-(nl.loop_reduce needs that). affine_range also maintains the run's affine loop context, which the trace recorder
-uses to reject writes of the same location from different iterations of one affine loop.
+(nl.loop_reduce needs that). In Beta 1 kernels affine_range also maintains the run's affine loop context, which the
+trace recorder uses to reject writes of the same location from different iterations of one affine loop.
 """
 from typing import Any, Dict, Iterator, Optional
 
@@ -57,14 +57,16 @@ def _plain(start, stop, step):
 def affine_range(start: int, stop: Optional[int] = None, step: int = 1, directives: Any = None,
                  **options: Any) -> Iterator[LoopIndex]:
     """Iterations with no loop-carried dependence (except accumulation). `directives` (compiler scheduling hints,
-    e.g. nki.compiler.multi_buffer) do not change results and are accepted."""
+    e.g. nki.compiler.multi_buffer) do not change results and are accepted. In a Beta 2 kernel (`import nki`)
+    affine_range is an alias of range (a sequential, unrolled loop; the NKI API page deprecates it), so iterations
+    may rewrite a location and no affine loop context is kept."""
     _refuse_options('affine_range', options)
     return _affine(start, stop, step)
 
 
 def _affine(start, stop, step):
     run = runtime.RUN
-    if run is None:
+    if run is None or run.beta2:
         yield from _iterate(start, stop, step)
         return
     loop = run.new_loop()

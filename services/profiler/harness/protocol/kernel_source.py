@@ -9,12 +9,25 @@ import tokenize
 import traceback
 
 from nki_sim.errors import CompileError
+from nki_sim.language import MEMORY_KEYWORDS
 
 from . import static_rules
 from .problem import load_module
 
 ENTRY_POINTS = ('kernel', 'optimized_kernel')
 LOW_PRECISION = re.compile(r'bfloat16|float16|\bbf16\b|\bfp16\b')
+
+
+def imports_beta2(tree):
+    """The module imports the Beta 2 `nki` package and nothing of the Beta 1 `neuronxcc` one: its kernels get the
+    NKI compiler's memory keywords `sbuf`, `psum`, `hbm` (`sbuf.view(dtype, shape)`) without an import."""
+    roots = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            roots.update(alias.name.split('.')[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            roots.add(node.module.split('.')[0])
+    return 'nki' in roots and 'neuronxcc' not in roots
 
 
 class KernelRejected(Exception):
@@ -77,8 +90,10 @@ class KernelSource:
         linecache.checkcache(self.path)
         self.check_static_rules()
         try:
-            module = load_module(self.path, 'accelopt_candidate_kernel',
-                                 {'getattr': static_rules.public_getattr})
+            preset = {'getattr': static_rules.public_getattr}
+            if imports_beta2(ast.parse(self.text(), filename=self.path)):
+                preset.update(MEMORY_KEYWORDS)
+            module = load_module(self.path, 'accelopt_candidate_kernel', preset)
         except SyntaxError as error:
             line = error.lineno or 0
             raise KernelRejected(f'{self.where(line)}\nSyntaxError: {error.msg}', line) from error

@@ -225,6 +225,60 @@ class Beta2Test(unittest.TestCase):
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
 
+    def test_memory_keywords_only_in_beta2_kernels(self):
+        body = '''
+            @nki.jit
+            def kernel(a_t, b):
+                out = hbm.view(dtype=b.dtype, shape=(128, 256))  # <- here
+                lhs = sbuf.view(dtype=a_t.dtype, shape=(128, 128))
+                rhs = sbuf.view(dtype=b.dtype, shape=(128, 256))
+                nisa.dma_copy(dst=lhs, src=a_t)
+                nisa.dma_copy(dst=rhs, src=b)
+                acc = psum.view(dtype=nl.float32, shape=(128, 256))
+                nisa.nc_matmul(dst=acc, stationary=lhs, moving=rhs)
+                res = sbuf.view(nl.float32, (128, 256))
+                nisa.tensor_copy(dst=res, src=acc)
+                nisa.dma_copy(dst=out, src=res)
+                return out
+            '''
+        result = self.ws.evaluate(self.reference, self.ws.kernel(body, header=BETA2_HEADER), seeds=2)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        header = BETA2_HEADER.replace('import nki\n', 'import neuronxcc.nki as nki\n')
+        header = header.replace('import nki.', 'import neuronxcc.nki.')
+        kernel = self.ws.kernel(body, header=header)
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR')
+        self.assertIn("name 'hbm' is not defined", result['message'])
+        self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+
+    def test_affine_range_may_rewrite_a_tile_in_beta2_only(self):
+        body = '''
+            @nki.jit
+            def kernel(a_t, b):
+                out = nl.ndarray((128, 256), dtype=b.dtype, buffer=nl.shared_hbm)
+                lhs = nl.ndarray((128, 128), dtype=a_t.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=lhs, src=a_t)
+                rhs = nl.ndarray((128, 128), dtype=b.dtype, buffer=nl.sbuf)
+                for j in nl.affine_range(2):
+                    nisa.dma_copy(dst=rhs, src=b[:, j * 128:(j + 1) * 128])  # <- here
+                    acc = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.psum)
+                    nisa.nc_matmul(dst=acc, stationary=lhs, moving=rhs)
+                    res = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+                    nisa.tensor_copy(dst=res, src=acc)
+                    nisa.dma_copy(dst=out[:, j * 128:(j + 1) * 128], src=res)
+                return out
+            '''
+        result = self.ws.evaluate(self.reference, self.ws.kernel(body, header=BETA2_HEADER), seeds=2)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        header = BETA2_HEADER.replace('import nki\n', 'import neuronxcc.nki as nki\n')
+        header = header.replace('import nki.', 'import neuronxcc.nki.')
+        kernel = self.ws.kernel(body, header=header)
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+        self.assertIn('different iterations of an affine_range loop write the same location', result['message'])
+        self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+
+
 class RefusalTest(unittest.TestCase):
     def setUp(self):
         self.ws = Workspace()
@@ -289,6 +343,22 @@ class RefusalTest(unittest.TestCase):
                     nisa.tensor_tensor(dst=acc, data1=acc, data2=t, op=nl.subtract)  # <- here
                 return x
             ''', 'Unexpected output dependencies')
+
+    def test_a_kernel_that_returns_its_argument(self):
+        """Updating an argument in place and returning it was INCORRECT "an output kept from an earlier call?"."""
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=2.0)
+                nisa.dma_copy(dst=x, src=t)
+                return x
+            ''', header=BETA2_HEADER)
+        for timing_only in (False, True):
+            result = self.ws.evaluate(self.reference, kernel, timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+            self.assertIn('the kernel returned its argument 0 (an input updated in place)', result['message'])
 
     def test_scattered_bn_stats_mask(self):
         self.check('''
@@ -428,6 +498,50 @@ class DtypeIdentityTest(unittest.TestCase):
         x = np.random.normal(size=(128, 16)).astype(np.float32)
         outputs, _ = ws.run(kernel, x)
         np.testing.assert_array_equal(outputs, x)
+
+
+    def test_a_dtype_given_by_name(self):
+        """`sbuf.view(dtype="bfloat16", ...)` (the NKI DMA overview's form), here through nl.ndarray: the name is the NKI format, as
+        nl.bfloat16 is (before: numpy's TypeError "data type 'bfloat16' not understood")."""
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        kernel = ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype="float32", buffer=nl.shared_hbm)
+                t = nl.ndarray(x.shape, dtype="float32", buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                low = nl.ndarray(x.shape, dtype="bfloat16", buffer=nl.sbuf)
+                nisa.tensor_copy(dst=low, src=t)
+                assert low.dtype == nl.bfloat16
+                nisa.dma_copy(dst=out, src=low)
+                return out
+            ''', header=BETA2_HEADER)
+        x = np.random.normal(size=(128, 16)).astype(np.float32)
+        outputs, _ = ws.run(kernel, x)
+        bits = x.view(np.uint32)
+        rounded = ((bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000))
+        np.testing.assert_array_equal(outputs, rounded.view(np.float32))
+        self.assertFalse(np.array_equal(outputs, x))
+
+    def test_dma_copy_casts_to_a_low_precision_destination(self):
+        """nisa.dma_copy into a bfloat16 tile rounds like any other write (before: the float32 values were kept)."""
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        kernel = ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+                low = nl.ndarray(x.shape, dtype=nl.bfloat16, buffer=nl.sbuf)
+                nisa.dma_copy(dst=low, src=x)
+                nisa.dma_copy(dst=out, src=low)
+                return out
+            ''', header=BETA2_HEADER)
+        x = np.random.normal(size=(128, 16)).astype(np.float32)
+        outputs, _ = ws.run(kernel, x)
+        bits = x.view(np.uint32)
+        rounded = ((bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000))
+        np.testing.assert_array_equal(outputs, rounded.view(np.float32))
 
 
 class BitcastTest(unittest.TestCase):
