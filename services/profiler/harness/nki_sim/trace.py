@@ -83,11 +83,14 @@ class TraceRecorder:
             _settle_write(alloc, region, context, accumulating, me, deps)
             if alloc.reads:
                 reads_kept = []
+                p0, p1, f0, f1, box = region
                 for r in alloc.reads:
-                    if _overlap(r[1], region):
+                    o = r[1]
+                    if o[0] < p1 and p0 < o[1] and o[2] < f1 and f0 < o[3] and (box is None and o[4] is None
+                                                                              or _boxes_overlap(o[4], box)):
                         if r[0] != me:
                             deps.append(r[0])
-                        if _covers(region, r[1]):
+                        if _covers(region, o):
                             continue
                     reads_kept.append(r)
                 alloc.reads = reads_kept
@@ -179,8 +182,11 @@ def _settle_write(alloc: Alloc, region: Tuple[Any, ...], context: Any, accumulat
     """Record instruction `me`'s write of `region`: earlier overlapping writes become dependencies (when `deps` is
     a list), raise if another iteration of the same affine_range loop wrote there, and drop those it covers."""
     kept = []
+    p0, p1, f0, f1, box = region
     for w in alloc.writes:
-        if _overlap(w[1], region):
+        o = w[1]
+        if o[0] < p1 and p0 < o[1] and o[2] < f1 and f0 < o[3] and (box is None and o[4] is None
+                                                                  or _boxes_overlap(o[4], box)):
             if deps is not None:
                 deps.append(w[0])
             if not (accumulating and w[3]) and _different_affine_iterations(w[2], context):
