@@ -14,6 +14,7 @@ decoder is strict: unknown callees, unknown value kinds, bad ids, wrong input sh
 """
 import functools
 import json
+import re
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 import operator
 import types
@@ -128,6 +129,9 @@ class Recorder:
         prefix = '{"c":' + _ENCODE(name) + ',"a":['
         text = self.text
         key_text = self.key_text
+        key_texts = self.key_texts
+        # normalized() leaves calls of a function without Beta 2 call forms as they are
+        beta2_forms = bool(getattr(function, 'beta2_order', None)) or bool(getattr(function, 'dst_first', False))
 
         @functools.wraps(function)
         def recorded(*args: Any, **kwargs: Any) -> Any:
@@ -137,11 +141,12 @@ class Recorder:
             if run.reuse_scope != self.scope:
                 self.scope = run.reuse_scope
                 self.write({'scope': run.reuse_scope})
-            args, kwargs = normalized(function, args, kwargs)
+            if beta2_forms:
+                args, kwargs = normalized(function, args, kwargs)
             # the entry {"c", "a", "k", "l", "r"} as JSON text, encoded before the call (as _ENCODE would write it)
             head = ''.join((prefix, ','.join([text(a) for a in args]), '],"k":{',
-                            ','.join([key_text(k) + text(v) for k, v in kwargs.items()]), '},"l":',
-                            str(run.line()), ',"r":'))
+                            ','.join([(key_texts.get(k) or key_text(k)) + text(v) for k, v in kwargs.items()]),
+                            '},"l":', str(run.line()), ',"r":'))
             self.depth += 1
             try:
                 result = function(*args, **kwargs)
@@ -176,9 +181,18 @@ class Recorder:
         return encoded
 
     def _view_text(self, value: View) -> str:
-        ref = self.ids.get(id(value))
+        ids = self.ids
+        ref = ids.get(id(value))
         if ref is not None:
             return '{"ref":%d}' % ref
+        ref = ids.get(id(value.tensor))
+        if ref is not None:     # a view defined before: as _encode_view finds it
+            try:
+                number = self.view_numbers.get((ref, _view_geometry(value)))
+            except TypeError:
+                number = None
+            if number is not None:
+                return '{"vref":%d}' % number
         encoded = self._encode_view(value)
         number = encoded.get('vref')
         return '{"vref":%d}' % number if number is not None else _ENCODE(encoded)
@@ -277,8 +291,39 @@ class Recorder:
         if key is None:
             return encoded
         number = self.view_numbers[key] = len(self.view_numbers)
-        self.write({'viewdef': number, 'of': encoded})
+        text = _viewdef_text(number, key[0], value)
+        if text is None:
+            self.write({'viewdef': number, 'of': encoded})
+        else:
+            self.out.write(text)
         return {'vref': number}
+
+
+_INT_TEXT_CHARS = str.maketrans('', '', '0123456789-,[]')
+
+
+def _int_tuples_text(value: Any) -> Optional[str]:
+    """JSON text of (nested) tuples or lists of integers, from repr; None if anything else is inside."""
+    text = repr(value).replace('(', '[').replace(')', ']').replace(' ', '').replace(',]', ']')
+    return None if text.translate(_INT_TEXT_CHARS) else text
+
+
+def _viewdef_text(number: int, ref: int, value: View) -> Optional[str]:
+    """The `viewdef` line of `value` as `_ENCODE` writes it, or None (then the caller encodes it)."""
+    geometry = _int_tuples_text((value.block, value.offset, value.shape, value.strides))
+    index_map = 'null' if value.index_map is None else _int_tuples_text(value.index_map)
+    parts = _GEOMETRY_PARTS.fullmatch(geometry) if geometry is not None else None
+    if parts is None or index_map is None or type(value.in_bounds) is not bool \
+            or type(value.tensor_indexed) is not bool:
+        return None
+    block, offset, shape, strides = parts.groups()
+    return ''.join(('{"viewdef":', str(number), ',"of":{"view":{"ref":', str(ref), '},"block":', block, ',"offset":',
+                    offset, ',"shape":', shape, ',"strides":', strides, ',"index_map":', index_map,
+                    ',"in_bounds":', 'true' if value.in_bounds else 'false', ',"tensor_indexed":',
+                    'true' if value.tensor_indexed else 'false', '}}\n'))
+
+
+_GEOMETRY_PARTS = re.compile(r'\[(\[[^]]*\]),(-?\d+),(\[[^]]*\]),(\[[^]]*\])\]')
 
 
 def _core_split(value: Any) -> Any:
@@ -485,6 +530,8 @@ def parse_program(lines: Iterable[str]) -> Program:
     return Program(header, entries, error)
 
 
+_NO_KEYWORDS: Dict[str, Any] = {}   # passed as **_NO_KEYWORDS (never modified)
+
 # A compiled value: (False, the value) for constants, (True, function of the Replay) for values that depend on
 # the run (references to tensors and tiles, views of them, fresh lists and constant arrays).
 Compiled = Tuple[bool, Any]
@@ -602,12 +649,24 @@ class Replay:
             args, kwargs = entry.get('a', []), entry.get('k', {})
             if not isinstance(args, list) or not isinstance(kwargs, dict):
                 raise ProgramError('bad arguments')
-            compiled_args = [self.compile(a) for a in args]
-            compiled_kwargs = {str(k): self.compile(v) for k, v in kwargs.items()}
-            # arguments without run-dependent values are built once
-            static_args = None if any(dynamic for dynamic, _ in compiled_args) else [v for _, v in compiled_args]
-            static_kwargs = None if any(dynamic for dynamic, _ in compiled_kwargs.values()) else \
-                {k: v for k, (_, v) in compiled_kwargs.items()}
+            # arguments without run-dependent values are built once (static_args, static_kwargs)
+            compile = self.compile
+            compiled_args = []
+            constant = True
+            for a in args:
+                compiled = compile(a)
+                compiled_args.append(compiled)
+                if compiled[0]:
+                    constant = False
+            static_args = [v for _, v in compiled_args] if constant else None
+            compiled_kwargs = {}
+            constant = True
+            for k, v in kwargs.items():
+                compiled = compiled_kwargs[str(k)] = compile(v)
+                if compiled[0]:
+                    constant = False
+            static_kwargs = _NO_KEYWORDS if not compiled_kwargs else \
+                {k: v for k, (_, v) in compiled_kwargs.items()} if constant else None
             return ('call', function, _int(entry.get('l', 0), 'line'), compiled_args, compiled_kwargs, static_args,
                     static_kwargs)
         except ProgramError as error:
@@ -715,7 +774,8 @@ class Replay:
         checked = in_bounds or index_map is None
         # A view of a run value (`ref`: alive for the whole run, so its id is its own) is checked against it once
         # per run: (run, id of the tensor) it was last checked against.
-        memo: List[Any] = [None, None] if isinstance(value['view'], dict) and list(value['view']) == ['ref'] else []
+        source = value['view']
+        memo: List[Any] = [None, None] if len(source) == 1 and 'ref' in source else []
 
         def view(replay: 'Replay') -> View:
             tensor = tensor_of(replay)

@@ -185,8 +185,10 @@ class Tensor(TileOperators):
             EXECUTION.flush()
         if type(key) is not tuple:
             key = (key,)
-        if any(isinstance(k, (Tensor, View)) for k in key):
-            return indirect_access(self, key, Tensor)
+        tiles = (Tensor, View)
+        for k in key:
+            if isinstance(k, tiles):
+                return indirect_access(self, key, Tensor)
         nblock = self.nblock
         block = ()
         if nblock:
