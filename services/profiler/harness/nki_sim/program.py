@@ -14,7 +14,6 @@ decoder is strict: unknown callees, unknown value kinds, bad ids, wrong input sh
 """
 import functools
 import json
-import re
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 import operator
 import types
@@ -285,45 +284,15 @@ class Recorder:
             else:
                 if number is not None:
                     return {'vref': number}
-        encoded = {'view': self.encode(value.tensor), 'block': list(value.block), 'offset': value.offset,
-                   'shape': list(value.shape), 'strides': list(value.strides), 'index_map': value.index_map,
+        # tuples are encoded as lists
+        encoded = {'view': self.encode(value.tensor), 'block': value.block, 'offset': value.offset,
+                   'shape': value.shape, 'strides': value.strides, 'index_map': value.index_map,
                    'in_bounds': value.in_bounds, 'tensor_indexed': value.tensor_indexed}
         if key is None:
             return encoded
         number = self.view_numbers[key] = len(self.view_numbers)
-        text = _viewdef_text(number, key[0], value)
-        if text is None:
-            self.write({'viewdef': number, 'of': encoded})
-        else:
-            self.out.write(text)
+        self.write({'viewdef': number, 'of': encoded})
         return {'vref': number}
-
-
-_INT_TEXT_CHARS = str.maketrans('', '', '0123456789-,[]')
-
-
-def _int_tuples_text(value: Any) -> Optional[str]:
-    """JSON text of (nested) tuples or lists of integers, from repr; None if anything else is inside."""
-    text = repr(value).replace('(', '[').replace(')', ']').replace(' ', '').replace(',]', ']')
-    return None if text.translate(_INT_TEXT_CHARS) else text
-
-
-def _viewdef_text(number: int, ref: int, value: View) -> Optional[str]:
-    """The `viewdef` line of `value` as `_ENCODE` writes it, or None (then the caller encodes it)."""
-    geometry = _int_tuples_text((value.block, value.offset, value.shape, value.strides))
-    index_map = 'null' if value.index_map is None else _int_tuples_text(value.index_map)
-    parts = _GEOMETRY_PARTS.fullmatch(geometry) if geometry is not None else None
-    if parts is None or index_map is None or type(value.in_bounds) is not bool \
-            or type(value.tensor_indexed) is not bool:
-        return None
-    block, offset, shape, strides = parts.groups()
-    return ''.join(('{"viewdef":', str(number), ',"of":{"view":{"ref":', str(ref), '},"block":', block, ',"offset":',
-                    offset, ',"shape":', shape, ',"strides":', strides, ',"index_map":', index_map,
-                    ',"in_bounds":', 'true' if value.in_bounds else 'false', ',"tensor_indexed":',
-                    'true' if value.tensor_indexed else 'false', '}}\n'))
-
-
-_GEOMETRY_PARTS = re.compile(r'\[(\[[^]]*\]),(-?\d+),(\[[^]]*\]),(\[[^]]*\])\]')
 
 
 def _core_split(value: Any) -> Any:

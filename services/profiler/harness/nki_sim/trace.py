@@ -97,24 +97,24 @@ class TraceRecorder:
             alloc.last_use = me
             if alloc.id >= 0:
                 written_ids.append(alloc.id)
-        tokens = [r[2] for r in reads]
-        if consts:
-            tokens += ['const:0'] * consts
-        line = f'I id={me} {fields}'
-        if tokens:
-            line += ' in=' + ','.join(tokens)
-        line += ' out=' + ','.join([w[2] for w in writes])
+        parts = ['I id=', str(me), ' ', fields]
+        if reads or consts:
+            tokens = [r[2] for r in reads]
+            if consts:
+                tokens += ['const:0'] * consts
+            parts += (' in=', ','.join(tokens))
+        parts += (' out=', ','.join([w[2] for w in writes]))
         if deps:
-            line += ' dep=' + _id_list(deps)
+            parts += (' dep=', str(deps[0]) if len(deps) == 1 else _id_list(deps))
         if on_chip_ids:
-            line += ' ra=' + _id_list(on_chip_ids)
+            parts += (' ra=', str(on_chip_ids[0]) if len(on_chip_ids) == 1 else _id_list(on_chip_ids))
         if written_ids:
-            line += ' wa=' + _id_list(written_ids)
+            parts += (' wa=', str(written_ids[0]) if len(written_ids) == 1 else _id_list(written_ids))
         if extra:
-            line += ' ' + extra
+            parts += (' ', extra)
         if self.core:
-            line += f' core={self.core}'
-        self.lines.append(line)
+            parts += (' core=', str(self.core))
+        self.lines.append(''.join(parts))
         self.count = me + 1
         dead = self.free_plan.get(me)
         if dead:
