@@ -144,7 +144,9 @@ class Recorder:
                 args, kwargs = normalized(function, args, kwargs)
             # the entry {"c", "a", "k", "l", "r"} as JSON text, encoded before the call (as _ENCODE would write it)
             head = ''.join((prefix, ','.join([text(a) for a in args]), '],"k":{',
-                            ','.join([(key_texts.get(k) or key_text(k)) + text(v) for k, v in kwargs.items()]),
+                            ','.join([(key_texts.get(k) or key_text(k)) + ('null' if v is None else 'true' if v is True
+                                                                         else 'false' if v is False else text(v))
+                                      for k, v in kwargs.items()]),
                             '},"l":', str(run.line()), ',"r":'))
             self.depth += 1
             try:
@@ -185,16 +187,20 @@ class Recorder:
         if ref is not None:
             return '{"ref":%d}' % ref
         ref = ids.get(id(value.tensor))
-        if ref is not None:     # a view defined before: as _encode_view finds it
-            try:
-                number = self.view_numbers.get((ref, _view_geometry(value)))
-            except TypeError:
-                number = None
-            if number is not None:
-                return '{"vref":%d}' % number
-        encoded = self._encode_view(value)
-        number = encoded.get('vref')
-        return '{"vref":%d}' % number if number is not None else _ENCODE(encoded)
+        if ref is None:
+            return _ENCODE(self._encode_view(value))
+        try:    # as _encode_view numbers it
+            key = (ref, _view_geometry(value))
+            number = self.view_numbers.get(key)
+        except TypeError:
+            return _ENCODE(self._encode_view(value))
+        if number is None:
+            number = self.view_numbers[key] = len(self.view_numbers)
+            self.out.write(''.join(('{"viewdef":', str(number), ',"of":{"view":{"ref":', str(ref), '},',
+                                    _ENCODE_FIELDS((value.block, value.offset, value.shape, value.strides,
+                                                    value.index_map, value.in_bounds, value.tensor_indexed)),
+                                    '}}\n')))
+        return '{"vref":%d}' % number
 
     def _tensor_text(self, value: Tensor) -> str:
         ref = self.ids.get(id(value))
@@ -319,6 +325,14 @@ _C_ENCODER = c_make_encoder(None, _plain_number, encode_basestring_ascii, None, 
 
 def _ENCODE(value: Any) -> str:
     return ''.join(_C_ENCODER(value, 0))
+
+
+def _ENCODE_FIELDS(geometry: Tuple[Any, ...]) -> str:
+    """The fields of a view definition after "view" (_encode_view's order), as JSON object members."""
+    return ''.join(_C_ENCODER(dict(zip(_VIEW_FIELDS, geometry)), 0))[1:-1]
+
+
+_VIEW_FIELDS = ('block', 'offset', 'shape', 'strides', 'index_map', 'in_bounds', 'tensor_indexed')
 
 
 _FLOAT_REPR = float.__repr__
@@ -500,6 +514,7 @@ def parse_program(lines: Iterable[str]) -> Program:
 
 
 _NO_KEYWORDS: Dict[str, Any] = {}   # passed as **_NO_KEYWORDS (never modified)
+_NO_ARGUMENTS: List[Any] = []      # never modified
 
 # A compiled value: (False, the value) for constants, (True, function of the Replay) for values that depend on
 # the run (references to tensors and tiles, views of them, fresh lists and constant arrays).
@@ -519,6 +534,7 @@ class Replay:
         self.run_state: Optional[runtime.Run] = None
         self.run_token = object()    # a fresh object per run
         self.view_table: List[Callable[['Replay'], View]] = []
+        self.references: Dict[int, Callable[['Replay'], Any]] = {}    # compiled {"ref": n} by n
         compiled = [self._compile_entry(number, entry) for number, entry in enumerate(program.entries)]
         self.steps = [step for step in compiled if step is not None]
         if not self.steps or self.steps[-1][0] != 'return':
@@ -615,7 +631,7 @@ class Replay:
             function = self.api.get(name) if isinstance(name, str) else None
             if function is None:
                 raise ProgramError(f'unknown call {name!r}')
-            args, kwargs = entry.get('a', []), entry.get('k', {})
+            args, kwargs = entry.get('a', _NO_ARGUMENTS), entry.get('k', _NO_KEYWORDS)
             if not isinstance(args, list) or not isinstance(kwargs, dict):
                 raise ProgramError('bad arguments')
             # arguments without run-dependent values are built once (static_args, static_kwargs)
@@ -650,7 +666,10 @@ class Replay:
             index = _int(value['ref'], 'ref')
             if index < 0:
                 raise ProgramError(f'reference to unknown value {index}')
-            return True, functools.partial(_reference, index)
+            reference = self.references.get(index)
+            if reference is None:
+                reference = self.references[index] = functools.partial(_reference, index)
+            return True, reference
         if 'view' in value:
             return True, self._view(value)
         if 'vref' in value:
