@@ -58,6 +58,7 @@ class Run:
         self.identity_cache = {}      # is this moving operand an identity matrix? (PE transposes)
         self.accumulator = None       # ACT/DVE reduction registers (activation/tensor_scalar reduce_res)
         self.fixed_line = None        # replay: the kernel line of the program call being executed
+        self.line_cache: Dict[Tuple[Any, int], int] = {}     # line(): kernel line by (code, instruction offset)
         self.coverage = None          # replay: {HBM alloc serial: bool array of elements written by an instruction}
         self.observer: Any = None     # jit.RunObserver of the run (program recording)
         self.loop_serial = 0          # loops entered so far (any kind)
@@ -78,8 +79,15 @@ class Run:
         frame: Optional[FrameType] = sys._getframe(1)
         kernel_file = self.kernel_file
         while frame is not None:
-            if frame.f_code.co_filename == kernel_file:
-                return frame.f_lineno
+            code = frame.f_code
+            if code.co_filename == kernel_file:
+                # f_lineno decodes the code's line table up to the current instruction (slow in a long kernel
+                # function): the line of an instruction offset is memoised
+                key = (code, frame.f_lasti)
+                line = self.line_cache.get(key)
+                if line is None:
+                    line = self.line_cache[key] = frame.f_lineno
+                return line
             frame = frame.f_back
         return 0
 
