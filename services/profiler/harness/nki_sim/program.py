@@ -482,7 +482,7 @@ def parse_program(lines: Iterable[str]) -> Program:
     entries: List[Dict[str, Any]] = []
     error = None
     for number, text in enumerate(lines, 1):
-        if not text.strip():
+        if not text or text.isspace():    # (not text.strip(), without copying the line)
             continue
         try:
             entry, end = _SCAN(text, 0)
