@@ -43,6 +43,7 @@ class ReplayCheck:
         self.trace_out = trace_out
         self.problem = None
         self.replay = None
+        self.recorder = None
         self.result = empty_result()
 
     def run(self):
@@ -91,6 +92,7 @@ class ReplayCheck:
             if first_seed != FRESH_SEED:
                 inputs, arrays = self._inputs(FRESH_SEED)
             recorder = self._check(FRESH_SEED, inputs, arrays, plan, fresh=True)
+        self.recorder = recorder
         if self.trace_out:
             recorder.write(self.trace_out)
             self.result['trace'] = self.trace_out
@@ -182,5 +184,10 @@ def _recorded_failure(error):
                    line if type(line) is int and line >= 0 else 0)
 
 
-def replay_check(**options):
-    return ReplayCheck(**options).run()
+def replay_check(retain=None, **options):
+    """Run the replay check; with `retain` (a list), the ReplayCheck (program, last run, trace) is appended to it
+    instead of being freed on return (replay_check.py then exits without freeing it object by object)."""
+    check = ReplayCheck(**options)
+    if retain is not None:
+        retain.append(check)
+    return check.run()
