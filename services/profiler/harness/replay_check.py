@@ -30,13 +30,20 @@ def parse_arguments(argv):
     return parser.parse_args(argv)
 
 
-def main(argv=None):
+def main(argv=None, retain=None):
     args = parse_arguments(argv)
     return report(lambda: replay_check(reference=args.problem, program=args.program, metadata=args.metadata,
                                        seeds=args.seeds, tolerance=args.tolerance, timing_only=args.timing_only,
-                                       trace_out=args.trace_out),
+                                       trace_out=args.trace_out, retain=retain),
                   args.result_out)
 
 
 if __name__ == '__main__':
-    sys.exit(main())
+    # The result and the trace are written and closed when main returns. The replay (parsed program, the runs'
+    # tensors, the trace) is kept and the process exits without freeing it object by object (about 0.5 s CPU for
+    # an 85k-instruction kernel); this process never runs kernel code, so no exit hook of a kernel is skipped.
+    retained: list = []
+    status = main(retain=retained)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)

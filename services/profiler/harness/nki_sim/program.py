@@ -14,6 +14,7 @@ decoder is strict: unknown callees, unknown value kinds, bad ids, wrong input sh
 """
 import functools
 import json
+from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 import operator
 import types
 from typing import IO, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -101,6 +102,15 @@ class Recorder:
         self.scope: Any = ()
         self.function_names = {id(f): name for name, f in _functions().items()}
         self.view_numbers: Dict[Tuple[Any, ...], int] = {}
+        self.key_texts: Dict[str, str] = {}
+        self.constant_texts: Dict[int, Tuple[Any, str]] = {}
+        self.fast_text: Dict[type, Callable[[Any], str]] = {
+            type(None): _null_text, bool: _bool_text, int: int.__repr__, float: _float_text,
+            str: encode_basestring_ascii, View: self._view_text, Tensor: self._tensor_text,
+            tuple: self._sequence_text, list: self._sequence_text, Affine: self._affine_text,
+            LoopIndex: _loop_text, FirstIndex: _loop_text}
+        for scalar in _NUMPY_SCALARS:
+            self.fast_text[scalar] = self._numpy_scalar_text
 
     def write(self, entry: Dict[str, Any]) -> None:
         self.out.write(_ENCODE(entry) + '\n')
@@ -116,6 +126,13 @@ class Recorder:
         return None
 
     def wrap(self, name: str, function: Callable[..., Any]) -> Callable[..., Any]:
+        prefix = '{"c":' + _ENCODE(name) + ',"a":['
+        text = self.text
+        key_text = self.key_text
+        key_texts = self.key_texts
+        # normalized() leaves calls of a function without Beta 2 call forms as they are
+        beta2_forms = bool(getattr(function, 'beta2_order', None)) or bool(getattr(function, 'dst_first', False))
+
         @functools.wraps(function)
         def recorded(*args: Any, **kwargs: Any) -> Any:
             if self.depth:
@@ -124,19 +141,89 @@ class Recorder:
             if run.reuse_scope != self.scope:
                 self.scope = run.reuse_scope
                 self.write({'scope': run.reuse_scope})
-            args, kwargs = normalized(function, args, kwargs)
-            entry = {'c': name, 'a': [self.encode(a) for a in args],
-                     'k': {k: self.encode(v) for k, v in kwargs.items()}, 'l': run.line()}
+            if beta2_forms:
+                args, kwargs = normalized(function, args, kwargs)
+            # the entry {"c", "a", "k", "l", "r"} as JSON text, encoded before the call (as _ENCODE would write it)
+            head = ''.join((prefix, ','.join([text(a) for a in args]), '],"k":{',
+                            ','.join([(key_texts.get(k) or key_text(k)) + ('null' if v is None else 'true' if v is True
+                                                                         else 'false' if v is False else text(v))
+                                      for k, v in kwargs.items()]),
+                            '},"l":', str(run.line()), ',"r":'))
             self.depth += 1
             try:
                 result = function(*args, **kwargs)
             finally:
                 self.depth -= 1
-            entry['r'] = self.register(result)
-            self.write(entry)
+            registered = self.register(result)
+            self.out.write(''.join((head, 'null' if registered is None else str(registered) if type(registered) is int
+                                    else _ENCODE(registered), '}\n')))
             return result
         self.function_names[id(recorded)] = self.function_names.get(id(function), name)
         return recorded
+
+    def key_text(self, key: str) -> str:
+        """A keyword argument's name as the JSON text of an object key ("name":)."""
+        found = self.key_texts.get(key)
+        if found is None:
+            found = self.key_texts[key] = _ENCODE(str(key)) + ':'
+        return found
+
+    def text(self, value: Any) -> str:
+        """`_ENCODE(self.encode(value))`, with fast paths for the common value types (exact types only) and the
+        encodings of constant objects (buffers, engines, dtypes, functions) kept."""
+        fast = self.fast_text.get(type(value))
+        if fast is not None:
+            return fast(value)
+        known = self.constant_texts.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1]
+        encoded = _ENCODE(self.encode(value))
+        if isinstance(value, _CONSTANT_TYPES):
+            self.constant_texts[id(value)] = (value, encoded)   # kept alive: its id stays its own
+        return encoded
+
+    def _view_text(self, value: View) -> str:
+        ids = self.ids
+        ref = ids.get(id(value))
+        if ref is not None:
+            return '{"ref":%d}' % ref
+        ref = ids.get(id(value.tensor))
+        if ref is None:
+            return _ENCODE(self._encode_view(value))
+        try:    # as _encode_view numbers it
+            key = (ref, _view_geometry(value))
+            number = self.view_numbers.get(key)
+        except TypeError:
+            return _ENCODE(self._encode_view(value))
+        if number is None:
+            number = self.view_numbers[key] = len(self.view_numbers)
+            self.out.write(''.join(('{"viewdef":', str(number), ',"of":{"view":{"ref":', str(ref), '},',
+                                    _ENCODE_FIELDS((value.block, value.offset, value.shape, value.strides,
+                                                    value.index_map, value.in_bounds, value.tensor_indexed)),
+                                    '}}\n')))
+        return '{"vref":%d}' % number
+
+    def _tensor_text(self, value: Tensor) -> str:
+        ref = self.ids.get(id(value))
+        if ref is not None:
+            return '{"ref":%d}' % ref
+        return _ENCODE(self.encode(value))
+
+    def _sequence_text(self, value: Any) -> str:
+        text = self.text
+        return ''.join(('{"tuple":[' if type(value) is tuple else '{"list":[', ','.join([text(v) for v in value]),
+                        ']}'))
+
+    def _numpy_scalar_text(self, value: Any) -> str:
+        item = value.item()
+        return ''.join(('{"np":"', _NUMPY_NAMES[type(value)], '","v":', self.fast_text[type(item)](item), '}'))
+
+    def _affine_text(self, value: Affine) -> str:
+        if type(value.c) is int and type(value.ndim) is int and \
+                all(len(t) == 3 and all(type(x) is int for x in t) for t in value.terms):
+            return '{"affine":[%d,[%s],%d]}' % (value.c, ','.join(['[%d,%d,%d]' % tuple(t) for t in value.terms]),
+                                                 value.ndim)
+        return _ENCODE(self.encode(value))
 
     def encode(self, value: Any) -> Any:
         if value is None or isinstance(value, (bool, str)):
@@ -208,8 +295,9 @@ class Recorder:
             else:
                 if number is not None:
                     return {'vref': number}
-        encoded = {'view': self.encode(value.tensor), 'block': list(value.block), 'offset': value.offset,
-                   'shape': list(value.shape), 'strides': list(value.strides), 'index_map': value.index_map,
+        # tuples are encoded as lists
+        encoded = {'view': self.encode(value.tensor), 'block': value.block, 'offset': value.offset,
+                   'shape': value.shape, 'strides': value.strides, 'index_map': value.index_map,
                    'in_bounds': value.in_bounds, 'tensor_indexed': value.tensor_indexed}
         if key is None:
             return encoded
@@ -235,7 +323,50 @@ def _plain_number(value: Any) -> Any:
     raise TypeError(f'cannot record a {type(value).__name__}')
 
 
-_ENCODE = json.JSONEncoder(separators=(',', ':'), default=_plain_number).encode
+# json.JSONEncoder(separators=(',', ':'), default=_plain_number).encode, without building a new C encoder for
+# every value (no circular-reference check: encoded values come from Recorder.encode, which recursion-limits them)
+_C_ENCODER = c_make_encoder(None, _plain_number, encode_basestring_ascii, None, ':', ',', False, False, True)
+
+
+def _ENCODE(value: Any) -> str:
+    return ''.join(_C_ENCODER(value, 0))
+
+
+def _ENCODE_FIELDS(geometry: Tuple[Any, ...]) -> str:
+    """The fields of a view definition after "view" (_encode_view's order), as JSON object members."""
+    return ''.join(_C_ENCODER(dict(zip(_VIEW_FIELDS, geometry)), 0))[1:-1]
+
+
+_VIEW_FIELDS = ('block', 'offset', 'shape', 'strides', 'index_map', 'in_bounds', 'tensor_indexed')
+
+
+_FLOAT_REPR = float.__repr__
+_INFINITY = float('inf')
+# values whose encoding never changes (Recorder.text keeps it by identity)
+_CONSTANT_TYPES = (memory.Buffer, Engine, LowPrecisionType, NumericType, np.dtype, type, types.FunctionType,
+                   types.BuiltinFunctionType, np.ufunc)
+# numpy scalar types encoded as {"np": dtype name, "v": item} whose item() is a bool, int or float
+_NUMPY_SCALARS = (np.float16, np.float32, np.float64, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16,
+                  np.uint32, np.uint64, np.bool_)
+_NUMPY_NAMES = {scalar: np.dtype(scalar).name for scalar in _NUMPY_SCALARS}
+
+
+def _null_text(value: Any) -> str:
+    return 'null'
+
+
+def _bool_text(value: bool) -> str:
+    return 'true' if value else 'false'
+
+
+def _float_text(value: float) -> str:
+    if -_INFINITY < value < _INFINITY:
+        return _FLOAT_REPR(value)
+    return _ENCODE(value)   # NaN, Infinity
+
+
+def _loop_text(value: LoopIndex) -> str:
+    return '{"loop":%d,"first":%s}' % (value, 'true' if value.first else 'false')
 
 
 class _Observer(RunObserver):
@@ -345,18 +476,29 @@ class Program:
             self.inputs.append((_int_tuple(item[0], 'input shape'), _numeric_dtype(item[1])))
 
 
+# json.loads without its per-call wrapper: the C scanner of a default decoder (a line it does not take whole goes
+# through json.loads)
+_SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
 def parse_program(lines: Iterable[str]) -> Program:
     """Parse a program file's lines; a step-A failure entry ({"error": ...}) is kept, not raised."""
     header: Optional[Dict[str, Any]] = None
     entries: List[Dict[str, Any]] = []
     error = None
     for number, text in enumerate(lines, 1):
-        if not text.strip():
+        if not text or text.isspace():    # (not text.strip(), without copying the line)
             continue
         try:
-            entry = json.loads(text)
-        except ValueError as failure:
-            raise ProgramError(f'program line {number} is not JSON: {failure}') from None
+            entry, end = _SCAN(text, 0)
+            if end != len(text) and text[end:] != '\n':
+                raise ValueError
+        except (StopIteration, ValueError):
+            # anything else (leading whitespace, trailing data, not JSON): exactly as json.loads decides
+            try:
+                entry = json.loads(text)
+            except ValueError as failure:
+                raise ProgramError(f'program line {number} is not JSON: {failure}') from None
         if not isinstance(entry, dict):
             raise ProgramError(f'program line {number} is not an object')
         if 'error' in entry:
@@ -376,6 +518,9 @@ def parse_program(lines: Iterable[str]) -> Program:
     return Program(header, entries, error)
 
 
+_NO_KEYWORDS: Dict[str, Any] = {}   # passed as **_NO_KEYWORDS (never modified)
+_NO_ARGUMENTS: List[Any] = []      # never modified
+
 # A compiled value: (False, the value) for constants, (True, function of the Replay) for values that depend on
 # the run (references to tensors and tiles, views of them, fresh lists and constant arrays).
 Compiled = Tuple[bool, Any]
@@ -392,7 +537,9 @@ class Replay:
         self.values: List[Any] = []
         self.known: set = set()
         self.run_state: Optional[runtime.Run] = None
+        self.run_token = object()    # a fresh object per run
         self.view_table: List[Callable[['Replay'], View]] = []
+        self.references: Dict[int, Callable[['Replay'], Any]] = {}    # compiled {"ref": n} by n
         compiled = [self._compile_entry(number, entry) for number, entry in enumerate(program.entries)]
         self.steps = [step for step in compiled if step is not None]
         if not self.steps or self.steps[-1][0] != 'return':
@@ -414,6 +561,7 @@ class Replay:
         run.fixed_line = 0
         self.values = []
         self.known = set()
+        self.run_token = object()
         self.run_state = run
         for array in arrays:
             self.register(shape_only_input(array.shape, array.dtype) if timing_only
@@ -427,11 +575,14 @@ class Replay:
             for step in self.steps:
                 kind = step[0]
                 if kind == 'call':
-                    _, function, line, args, kwargs = step
+                    _, function, line, args, kwargs, static_args, static_kwargs = step
                     run.fixed_line = line
-                    result = function(*[v(self) if dynamic else v for dynamic, v in args],
-                                      **{k: v(self) if dynamic else v for k, (dynamic, v) in kwargs.items()})
-                    self.register(result)
+                    result = function(*(static_args if static_args is not None else
+                                        [v(self) if dynamic else v for dynamic, v in args]),
+                                      **(static_kwargs if static_kwargs is not None else
+                                         {k: v(self) if dynamic else v for k, (dynamic, v) in kwargs.items()}))
+                    if result is not None:
+                        self.register(result)
                 elif kind == 'scope':
                     run.reuse_scope = step[1]
                 elif kind == 'spmd':
@@ -485,11 +636,29 @@ class Replay:
             function = self.api.get(name) if isinstance(name, str) else None
             if function is None:
                 raise ProgramError(f'unknown call {name!r}')
-            args, kwargs = entry.get('a', []), entry.get('k', {})
+            args, kwargs = entry.get('a', _NO_ARGUMENTS), entry.get('k', _NO_KEYWORDS)
             if not isinstance(args, list) or not isinstance(kwargs, dict):
                 raise ProgramError('bad arguments')
-            return ('call', function, _int(entry.get('l', 0), 'line'), [self.compile(a) for a in args],
-                    {str(k): self.compile(v) for k, v in kwargs.items()})
+            # arguments without run-dependent values are built once (static_args, static_kwargs)
+            compile = self.compile
+            compiled_args = []
+            constant = True
+            for a in args:
+                compiled = compile(a)
+                compiled_args.append(compiled)
+                if compiled[0]:
+                    constant = False
+            static_args = [v for _, v in compiled_args] if constant else None
+            compiled_kwargs = {}
+            constant = True
+            for k, v in kwargs.items():
+                compiled = compiled_kwargs[str(k)] = compile(v)
+                if compiled[0]:
+                    constant = False
+            static_kwargs = _NO_KEYWORDS if not compiled_kwargs else \
+                {k: v for k, (_, v) in compiled_kwargs.items()} if constant else None
+            return ('call', function, _int(entry.get('l', 0), 'line'), compiled_args, compiled_kwargs, static_args,
+                    static_kwargs)
         except ProgramError as error:
             raise ProgramError(f'program entry {number}: {error}') from None
 
@@ -502,7 +671,10 @@ class Replay:
             index = _int(value['ref'], 'ref')
             if index < 0:
                 raise ProgramError(f'reference to unknown value {index}')
-            return True, lambda replay: replay.reference(index)
+            reference = self.references.get(index)
+            if reference is None:
+                reference = self.references[index] = functools.partial(_reference, index)
+            return True, reference
         if 'view' in value:
             return True, self._view(value)
         if 'vref' in value:
@@ -593,9 +765,17 @@ class Replay:
         index_map = _index_map(value.get('index_map'))
         lo, hi = _extent(offset, shape, strides)
         checked = in_bounds or index_map is None
+        # A view of a run value (`ref`: alive for the whole run, so its id is its own) is checked against it once
+        # per run: (run, id of the tensor) it was last checked against.
+        source = value['view']
+        memo: List[Any] = [None, None] if len(source) == 1 and 'ref' in source else []
 
         def view(replay: 'Replay') -> View:
             tensor = tensor_of(replay)
+            if memo and memo[0] is replay.run_token and memo[1] == id(tensor):
+                if tensor.pending is not None:
+                    runtime.flush()
+                return View(tensor, block, offset, shape, strides, index_map, in_bounds, indexed)
             if not isinstance(tensor, Tensor):
                 raise ProgramError('a view of something that is not a tensor')
             if tensor.pending is not None:
@@ -608,6 +788,8 @@ class Replay:
             if checked and (lo < 0 or hi >= tensor.parts * tensor.free):
                 raise ProgramError(f'view reaches elements [{lo}, {hi}] outside its allocation of '
                                    f'{tensor.parts * tensor.free} elements')
+            if memo:
+                memo[0], memo[1] = replay.run_token, id(tensor)
             return View(tensor, block, offset, shape, strides, index_map, in_bounds, indexed)
         return view
 
@@ -639,6 +821,14 @@ class Replay:
                 raise ProgramError('bad indirect access geometry')
             return IndirectView(view, index, row_stride, rows)
         return indirect
+
+
+def _reference(index: int, replay: Replay) -> Any:
+    """Value `index` of the run (Replay.reference)."""
+    values = replay.values
+    if index >= len(values):
+        raise ProgramError(f'reference to unknown value {index}')
+    return values[index]
 
 
 def _scope(value: Any) -> Tuple[Any, ...]:

@@ -59,6 +59,7 @@ class Run:
         self.identity_cache = {}      # is this moving operand an identity matrix? (PE transposes)
         self.accumulator = None       # ACT/DVE reduction registers (activation/tensor_scalar reduce_res)
         self.fixed_line = None        # replay: the kernel line of the program call being executed
+        self.line_cache: Dict[Tuple[Any, int], int] = {}     # line(): kernel line by (code, instruction offset)
         self.coverage = None          # replay: {HBM alloc serial: bool array of elements written by an instruction}
         self.observer: Any = None     # jit.RunObserver of the run (program recording)
         self.loop_serial = 0          # loops entered so far (any kind)
@@ -79,8 +80,15 @@ class Run:
         frame: Optional[FrameType] = sys._getframe(1)
         kernel_file = self.kernel_file
         while frame is not None:
-            if frame.f_code.co_filename == kernel_file:
-                return frame.f_lineno
+            code = frame.f_code
+            if code.co_filename == kernel_file:
+                # f_lineno decodes the code's line table up to the current instruction (slow in a long kernel
+                # function): the line of an instruction offset is memoised
+                key = (code, frame.f_lasti)
+                line = self.line_cache.get(key)
+                if line is None:
+                    line = self.line_cache[key] = frame.f_lineno
+                return line
             frame = frame.f_back
         return 0
 
@@ -263,23 +271,23 @@ _ON_CHIP_REGIONS: Dict[tuple, tuple] = {}
 
 
 def _region(view, window, recorder):
-    """(alloc, region, trace token, clipped shape) of an operand; on-chip geometry is memoised because the same
-    block-relative access repeats across blocks and iterations."""
+    """(alloc, (region, trace token, free elements, partitions, start partition allowed)) of an operand, the last
+    three of the clipped shape; on-chip geometry is memoised because the same block-relative access repeats across
+    blocks and iterations."""
     tensor = view.tensor
     alloc = tensor.hbm_alloc
     if alloc is None:
         alloc = tensor.blocks.get(view.block) or tensor.alloc_for(view.block)
-    recorder.touch(alloc)
-    if tensor.buffer.on_chip and view.in_bounds:
-        key = (alloc.free, tensor.kind.itemsize, tensor.buffer.trace_name, view.offset, view.shape, view.strides,
-               window)
+    if alloc.id < 0 or alloc.freed:
+        recorder.touch(alloc)
+    buffer = tensor.buffer
+    if buffer.on_chip and view.in_bounds:
+        key = (alloc.free, tensor.kind.itemsize, buffer.trace_name, view.offset, view.shape, view.strides, window)
         known = _ON_CHIP_REGIONS.get(key)
         if known is None:
             known = _ON_CHIP_REGIONS[key] = _describe(view, window, alloc)
-        region, token, shape = known
-        return alloc, region, token, shape
-    region, token, shape = _describe(view, window, alloc)
-    return alloc, region, token, shape
+        return alloc, known
+    return alloc, _describe(view, window, alloc)
 
 
 def _describe(view, window, alloc):
@@ -289,7 +297,14 @@ def _describe(view, window, alloc):
     for n, s in zip(shape[1:], view.strides[1:]):
         if s:
             per_partition *= n
-    return region, f'{view.tensor.buffer.trace_name}:{per_partition * view.tensor.kind.itemsize}', shape
+    token = f'{view.tensor.buffer.trace_name}:{per_partition * view.tensor.kind.itemsize}'
+    start_allowed = not view.tensor.buffer.on_chip or _start_partition_allowed(region[0], region[1])
+    return region, token, _elements(shape[1:]), shape[0], start_allowed
+
+
+def _start_partition_allowed(p0, p1):
+    count = p1 - p0
+    return p0 in ((0,) if count > 64 else (0, 64) if count > 32 else (0, 32, 64, 96))
 
 
 def _check_start_partition(p0, p1, line):
@@ -309,19 +324,23 @@ def record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes: 
     free_max = 0
     compute = pending.eng != 'dma'
     for view, window in reads:
-        alloc, region, token, shape = _region(view, None if full else window, recorder)
+        alloc, (region, token, free, _, start_allowed) = _region(view, None if full else window, recorder)
         read_regions.append((alloc, region, token))
-        free_max = max(free_max, _elements(shape[1:]))
-        if compute and view.tensor.buffer.on_chip:
+        if free > free_max:
+            free_max = free
+        if compute and not start_allowed:
             _check_start_partition(region[0], region[1], pending.line)
     write_regions = []
     partitions = 1
-    for view, window in list(writes) + list(pending.extra_writes):
-        alloc, region, token, shape = _region(view, None if full else window, recorder)
-        write_regions.append((alloc, region, token, pending.accumulating))
-        free_max = max(free_max, _elements(shape[1:]))
-        partitions = max(partitions, shape[0])
-        if compute and view.tensor.buffer.on_chip:
+    accumulating = pending.accumulating
+    for view, window in (list(writes) + list(pending.extra_writes)) if pending.extra_writes else writes:
+        alloc, (region, token, free, parts, start_allowed) = _region(view, None if full else window, recorder)
+        write_regions.append((alloc, region, token, accumulating))
+        if free > free_max:
+            free_max = free
+        if parts > partitions:
+            partitions = parts
+        if compute and not start_allowed:
             _check_start_partition(region[0], region[1], pending.line)
     try:
         if recorder.checks_only:

@@ -6,7 +6,7 @@ without par_dim the first dim is the partition dim. A tile returned by an instru
 no block dims; until it is assigned somewhere it is `pending` (see runtime), after being assigned into a
 destination it becomes an alias of that destination view.
 """
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -36,6 +36,9 @@ class par_dim:
 
     def __repr__(self):
         return f'par_dim({self.size})'
+
+
+_TILE_STRIDES: Dict[Tuple[int, ...], Tuple[int, ...]] = {}   # Tensor.tile: row-major strides by shape
 
 
 def _row_major_strides(dims):
@@ -74,7 +77,12 @@ class Tensor(TileOperators):
         tile.whole = None
         tile.shape = tile.inner_shape = shape
         tile.nblock = 0
-        tile.inner_strides = _row_major_strides(shape)
+        strides = _TILE_STRIDES.get(shape) if type(shape) is tuple else None
+        if strides is None:
+            strides = _row_major_strides(shape)
+            if type(shape) is tuple:
+                _TILE_STRIDES[shape] = strides
+        tile.inner_strides = strides
         tile.parts = shape[0]
         free = 1
         for d in shape[1:]:
@@ -185,8 +193,10 @@ class Tensor(TileOperators):
             EXECUTION.flush()
         if type(key) is not tuple:
             key = (key,)
-        if any(isinstance(k, (Tensor, View)) for k in key):
-            return indirect_access(self, key, Tensor)
+        tiles = (Tensor, View)
+        for k in key:
+            if isinstance(k, tiles):
+                return indirect_access(self, key, Tensor)
         nblock = self.nblock
         block = ()
         if nblock:

@@ -95,35 +95,38 @@ class TraceRecorder:
             _settle_write(alloc, region, context, accumulating, me, deps)
             if alloc.reads:
                 reads_kept = []
+                p0, p1, f0, f1, box = region
                 for r in alloc.reads:
-                    if _overlap(r[1], region):
+                    o = r[1]
+                    if o[0] < p1 and p0 < o[1] and o[2] < f1 and f0 < o[3] and (box is None and o[4] is None
+                                                                              or _boxes_overlap(o[4], box)):
                         if r[0] != me:
                             deps.append(r[0])
-                        if _covers(region, r[1]):
+                        if _covers(region, o):
                             continue
                     reads_kept.append(r)
                 alloc.reads = reads_kept
             alloc.last_use = me
             if alloc.id >= 0:
                 written_ids.append(alloc.id)
-        tokens = [r[2] for r in reads]
-        if consts:
-            tokens += ['const:0'] * consts
-        line = f'I id={me} {fields}'
-        if tokens:
-            line += ' in=' + ','.join(tokens)
-        line += ' out=' + ','.join([w[2] for w in writes])
+        parts = ['I id=', str(me), ' ', fields]
+        if reads or consts:
+            tokens = [r[2] for r in reads]
+            if consts:
+                tokens += ['const:0'] * consts
+            parts += (' in=', ','.join(tokens))
+        parts += (' out=', ','.join([w[2] for w in writes]))
         if deps:
-            line += ' dep=' + _id_list(deps)
+            parts += (' dep=', str(deps[0]) if len(deps) == 1 else _id_list(deps))
         if on_chip_ids:
-            line += ' ra=' + _id_list(on_chip_ids)
+            parts += (' ra=', str(on_chip_ids[0]) if len(on_chip_ids) == 1 else _id_list(on_chip_ids))
         if written_ids:
-            line += ' wa=' + _id_list(written_ids)
+            parts += (' wa=', str(written_ids[0]) if len(written_ids) == 1 else _id_list(written_ids))
         if extra:
-            line += ' ' + extra
+            parts += (' ', extra)
         if self.core:
-            line += f' core={self.core}'
-        self.lines.append(line)
+            parts += (' core=', str(self.core))
+        self.lines.append(''.join(parts))
         self.count = me + 1
         dead = self.free_plan.get(me)
         if dead:
@@ -197,8 +200,11 @@ def _settle_write(alloc: Alloc, region: Tuple[Any, ...], context: Any, accumulat
     """Record instruction `me`'s write of `region`: earlier overlapping writes become dependencies (when `deps` is
     a list), raise if another iteration of the same affine_range loop wrote there, and drop those it covers."""
     kept = []
+    p0, p1, f0, f1, box = region
     for w in alloc.writes:
-        if _overlap(w[1], region):
+        o = w[1]
+        if o[0] < p1 and p0 < o[1] and o[2] < f1 and f0 < o[3] and (box is None and o[4] is None
+                                                                  or _boxes_overlap(o[4], box)):
             if deps is not None:
                 deps.append(w[0])
             if not (accumulating and w[3]) and _different_affine_iterations(w[2], context):

@@ -25,6 +25,9 @@ from .evaluation import CHECK_SEEDS, FRESH_SEED, KERNEL_VERDICTS, Verdict, empty
 from .problem import ProblemError, load_problem
 
 KERNEL_NAME = 'kernel.py'
+# Every run keeps its tensors, views and allocations (and the trace its lines) to the end, so the default
+# collector thresholds traverse an ever larger heap (a sixth of gqa_full's trace pass). Collect less often.
+REPLAY_GC_THRESHOLDS = (100_000, 20, 100)
 
 
 class ReplayCheck:
@@ -40,6 +43,7 @@ class ReplayCheck:
         self.trace_out = trace_out
         self.problem = None
         self.replay = None
+        self.recorder = None
         self.result = empty_result()
 
     def run(self):
@@ -60,6 +64,7 @@ class ReplayCheck:
         if self.tolerance is None:
             self.tolerance = self.problem.tolerance
         self.result['problem'] = self.problem.summary(self.tolerance)
+        gc.set_threshold(*REPLAY_GC_THRESHOLDS)
         first_seed = self.seeds[0] if self.seeds else FRESH_SEED
         inputs, arrays = self._inputs(first_seed)
         # The parsed program is millions of small objects that live to the end: keep the cyclic collector from
@@ -87,6 +92,7 @@ class ReplayCheck:
             if first_seed != FRESH_SEED:
                 inputs, arrays = self._inputs(FRESH_SEED)
             recorder = self._check(FRESH_SEED, inputs, arrays, plan, fresh=True)
+        self.recorder = recorder
         if self.trace_out:
             recorder.write(self.trace_out)
             self.result['trace'] = self.trace_out
@@ -214,5 +220,10 @@ def _recorded_failure(error):
                    line if type(line) is int and line >= 0 else 0)
 
 
-def replay_check(**options):
-    return ReplayCheck(**options).run()
+def replay_check(retain=None, **options):
+    """Run the replay check; with `retain` (a list), the ReplayCheck (program, last run, trace) is appended to it
+    instead of being freed on return (replay_check.py then exits without freeing it object by object)."""
+    check = ReplayCheck(**options)
+    if retain is not None:
+        retain.append(check)
+    return check.run()
