@@ -84,9 +84,9 @@ class MatmulTutorialOrderTest(unittest.TestCase):
         for slower, faster in zip(latencies, latencies[1:]):
             self.assertLess(faster, slower, latencies)
         # data reuse, not noise (the documentation gives no latencies for these steps): hoisting saves at least
-        # 10%, blocking the free dimensions a further 20%
+        # 10%, blocking the free dimensions a further 15%
         self.assertLess(latencies[1], 0.9 * latencies[0])
-        self.assertLess(latencies[2], 0.8 * latencies[1])
+        self.assertLess(latencies[2], 0.85 * latencies[1])
 
     def test_all_four_steps_ordered_in_the_tutorials_setting(self):
         """The tutorial sizes its fully optimized blocks for BF16 and blocks K because a full-K block limits the
@@ -103,6 +103,15 @@ class MatmulTutorialOrderTest(unittest.TestCase):
         self.assertEqual(block_free['dve'], 0)
         self.assertGreater(optimized['dve'], 0.05)
         self.assertGreater(optimized['pe'], max(optimized['dve'], optimized['act'], optimized['dma']))
+
+    def test_last_step_with_lists_of_tiles_is_faster_than_block_free(self):
+        """The current tutorial keeps each K-block as Python lists of separately declared tiles (one declaration
+        site allocating 8 tiles per iteration); the compiler gives such a site buffers for whole groups, so the
+        next K-block loads while this one multiplies (with 6 buffers for 8 live tiles it waited: slower than
+        block-free)."""
+        block_free = self.timed('block_free', (4096, M, N), nl.bfloat16)['latency_ns']
+        lists = self.timed('optimized_tile_lists', (4096, M, N), nl.bfloat16)['latency_ns']
+        self.assertLess(lists, 0.95 * block_free)
 
 
 def model_result(trace_text, *extra):

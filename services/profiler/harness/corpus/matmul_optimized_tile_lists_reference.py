@@ -1,0 +1,1 @@
+matmul_tiled_reference.py
