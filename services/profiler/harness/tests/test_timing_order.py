@@ -84,9 +84,9 @@ class MatmulTutorialOrderTest(unittest.TestCase):
         for slower, faster in zip(latencies, latencies[1:]):
             self.assertLess(faster, slower, latencies)
         # data reuse, not noise (the documentation gives no latencies for these steps): hoisting saves at least
-        # 10%, blocking the free dimensions a further 15%
+        # 10%, blocking the free dimensions a further 20%
         self.assertLess(latencies[1], 0.9 * latencies[0])
-        self.assertLess(latencies[2], 0.85 * latencies[1])
+        self.assertLess(latencies[2], 0.8 * latencies[1])
 
     def test_all_four_steps_ordered_in_the_tutorials_setting(self):
         """The tutorial sizes its fully optimized blocks for BF16 and blocks K because a full-K block limits the
