@@ -148,6 +148,8 @@ def simulate(kernel: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]] 
             if index == 0:
                 returned = value
         runtime.flush()
+        if returned is None:
+            returned = written_arguments(inputs)
         observer.finish(returned)
         check_fresh(returned, run, inputs)
     finally:
@@ -162,13 +164,22 @@ def uses_beta2(func: Any) -> bool:
     return 'nki' in names and not any(n and n.startswith('neuronxcc') for n in names)
 
 
+def written_arguments(inputs: Sequence[Any]) -> Any:
+    """The outputs of a kernel that returns nothing (the pre-return NKI form, and in-place updates): the arguments
+    it wrote, in argument order (one alone, several as a tuple); None when it wrote none."""
+    written = [a for a in inputs if isinstance(a, Tensor) and a.hbm_alloc is not None and a.hbm_alloc.writes]
+    if not written:
+        return None
+    return written[0] if len(written) == 1 else tuple(written)
+
+
 def check_fresh(value: Any, run: runtime.Run, inputs: Sequence[Any] = ()) -> None:
-    """Raise StaleOutputError when a returned HBM tensor was not created by this run; CompileError when it is one
-    of the kernel's `inputs` (an argument updated in place, which is not read back as an output)."""
+    """Raise StaleOutputError when a returned HBM tensor is neither created by this run nor one of the kernel's
+    `inputs` (an argument updated in place); CompileError when nothing is returned."""
     if value is None:
-        raise CompileError('the kernel returned nothing: NKI kernels return their outputs (declare them with '
-                           'nl.ndarray(shape, dtype, buffer=nl.shared_hbm) and return them); results written into '
-                           'an argument are not read back')
+        raise CompileError('the kernel returned nothing and wrote none of its arguments: NKI kernels return their '
+                           'outputs (declare them with nl.ndarray(shape, dtype, buffer=nl.shared_hbm) and return '
+                           'them) or write them into arguments')
     if isinstance(value, (tuple, list)):
         for v in value:
             check_fresh(v, run, inputs)
@@ -179,11 +190,8 @@ def check_fresh(value: Any, run: runtime.Run, inputs: Sequence[Any] = ()) -> Non
         if any(value.hbm_alloc is out.hbm_alloc for out in run.private_hbm):
             run.recorder.mark_output(value.hbm_alloc)
             return
-        for position, argument in enumerate(inputs):
-            if isinstance(argument, Tensor) and value.hbm_alloc is argument.hbm_alloc:
-                raise CompileError(f'the kernel returned its argument {position} (an input updated in place): '
-                                   'arguments are not read back as outputs; declare each output in the kernel '
-                                   '(nl.ndarray(shape, dtype, buffer=nl.shared_hbm)), write it and return it')
+        if any(isinstance(argument, Tensor) and value.hbm_alloc is argument.hbm_alloc for argument in inputs):
+            return      # an argument updated in place and returned (torch-neuronx's mutates_args form)
         raise StaleOutputError('the kernel returned an output tensor that this call did not create '
                                '(an output kept from an earlier call?)')
 

@@ -563,9 +563,12 @@ class Replay:
         self.known = set()
         self.run_token = object()
         self.run_state = run
-        for array in arrays:
-            self.register(shape_only_input(array.shape, array.dtype) if timing_only
-                          else hbm_tensor(array, memory.shared_hbm, name='input'))
+        # a copy of each input: a kernel may update an argument in place, and the reference's outputs may share
+        # memory with its inputs
+        arguments = [shape_only_input(array.shape, array.dtype) if timing_only
+                     else hbm_tensor(np.array(array, copy=True), memory.shared_hbm, name='input') for array in arrays]
+        for argument in arguments:
+            self.register(argument)
         if not timing_only and check_coverage:
             run.coverage = {}
         previous = runtime.RUN
@@ -594,11 +597,11 @@ class Replay:
                     dynamic, value = step[1]
                     returned = value(self) if dynamic else value
             runtime.flush()
-            check_fresh(returned, run)
+            check_fresh(returned, run, arguments)
         finally:
             runtime.RUN = previous
         outputs = as_outputs(returned, timing_only)
-        unwritten = _unwritten(returned, run.coverage) if run.coverage is not None else []
+        unwritten = _unwritten(returned, run.coverage, arguments) if run.coverage is not None else []
         return outputs, recorder, unwritten
 
     def register(self, value: Any) -> None:
@@ -916,12 +919,15 @@ def _extent(offset: int, shape: Tuple[int, ...], strides: Tuple[int, ...]) -> Tu
     return lo, hi
 
 
-def _unwritten(returned: Any, coverage: Dict[int, np.ndarray]) -> List[Tuple[int, int, np.ndarray]]:
-    """(output index, count, mask of the elements no instruction wrote, in the output's shape) per output."""
+def _unwritten(returned: Any, coverage: Dict[int, np.ndarray],
+               arguments: Sequence[Tensor]) -> List[Tuple[int, int, np.ndarray]]:
+    """(output index, count, mask of the elements no instruction wrote, in the output's shape) per output. An
+    argument updated in place keeps the problem's own data where the kernel did not write: never counted."""
     outputs = returned if isinstance(returned, (tuple, list)) else (returned,)
     missing = []
     for index, value in enumerate(outputs):
-        if isinstance(value, Tensor) and value.hbm_alloc is not None:
+        if isinstance(value, Tensor) and value.hbm_alloc is not None \
+                and not any(value.hbm_alloc is argument.hbm_alloc for argument in arguments):
             written = coverage.get(value.hbm_alloc.serial)
             count = value.free if written is None else int(written.size - np.count_nonzero(written))
             if count:

@@ -289,16 +289,16 @@ class RefusalTest(unittest.TestCase):
         self.assertIn(expected, result['message'])
         self.assertEqual(result['line'], line_of(kernel, '# <- here'))
 
-    def test_a_kernel_that_returns_nothing(self):
+    def test_a_kernel_that_returns_nothing_and_writes_no_argument(self):
         kernel = self.ws.kernel('''
             @nki.jit
             def kernel(x):
-                nl.store(x, value=nl.load(x))
+                t = nl.load(x)
             ''')
         for timing_only in (False, True):
             result = self.ws.evaluate(self.reference, kernel, timing_only=timing_only)
             self.assertEqual(result['verdict'], 'COMPILE_ERROR')
-            self.assertIn('the kernel returned nothing', result['message'])
+            self.assertIn('the kernel returned nothing and wrote none of its arguments', result['message'])
 
     def test_a_launch_grid_of_zero_programs(self):
         self.check('''
@@ -341,21 +341,48 @@ class RefusalTest(unittest.TestCase):
                 return x
             ''', 'Unexpected output dependencies')
 
-    def test_a_kernel_that_returns_its_argument(self):
-        """Updating an argument in place and returning it was INCORRECT "an output kept from an earlier call?"."""
+    def test_an_argument_updated_in_place_is_an_output(self):
+        """Returned (torch-neuronx's mutates_args form) or not (the pre-return NKI form): the argument the kernel
+        wrote is its output. Before: a COMPILE_ERROR ("returned nothing") or INCORRECT ("an output kept from an
+        earlier call?")."""
+        for tail, factor, verdict in (('return x', 2.0, 'OK'), ('', 2.0, 'OK'), ('return x', 3.0, 'INCORRECT')):
+            kernel = self.ws.kernel(f'''
+                @nki.jit
+                def kernel(x):
+                    t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+                    nisa.dma_copy(dst=t, src=x)
+                    nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0={factor})
+                    nisa.dma_copy(dst=x, src=t)
+                    {tail}
+                ''', header=BETA2_HEADER)
+            result = self.ws.evaluate(self.reference, kernel, seeds=2)
+            self.assertEqual(result['verdict'], verdict, (tail, factor, result['message']))
+            self.assertEqual(self.ws.evaluate(self.reference, kernel, timing_only=True)['verdict'], 'OK')
+
+    def test_an_output_argument_written_by_a_kernel_that_returns_nothing(self):
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(128, 64)).astype(np.float32)]
+
+
+def forward(x):
+    return x + 1.0
+
+
+def transform_to_nki_inputs(inputs):
+    return [inputs[0], np.zeros_like(inputs[0])]
+
+
+def transform_nki_outputs(k_res, ref):
+    return [np.reshape(k_res, ref.shape)]
+''')
         kernel = self.ws.kernel('''
             @nki.jit
-            def kernel(x):
-                t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
-                nisa.dma_copy(dst=t, src=x)
-                nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=2.0)
-                nisa.dma_copy(dst=x, src=t)
-                return x
-            ''', header=BETA2_HEADER)
-        for timing_only in (False, True):
-            result = self.ws.evaluate(self.reference, kernel, timing_only=timing_only)
-            self.assertEqual(result['verdict'], 'COMPILE_ERROR')
-            self.assertIn('the kernel returned its argument 0 (an input updated in place)', result['message'])
+            def kernel(x, out):
+                nl.store(out, value=nl.add(nl.load(x), 1.0))
+            ''')
+        result = self.ws.evaluate(reference, kernel, seeds=2)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
 
     def test_scattered_bn_stats_mask(self):
         self.check('''
