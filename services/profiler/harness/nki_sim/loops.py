@@ -8,6 +8,7 @@ from typing import Any, Dict, Iterator, Optional
 
 from . import runtime
 from .errors import CompileError
+from .tensors import INDEX_INT_TYPES
 
 
 class LoopIndex(int):
@@ -18,6 +19,9 @@ class LoopIndex(int):
 class FirstIndex(LoopIndex):
     __slots__ = ()
     first = True
+
+
+INDEX_INT_TYPES.update((LoopIndex, FirstIndex))
 
 
 def is_first_iteration(index: int) -> bool:

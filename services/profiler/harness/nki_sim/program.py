@@ -104,6 +104,8 @@ class Recorder:
         self.view_numbers: Dict[Tuple[Any, ...], int] = {}
         self.key_texts: Dict[str, str] = {}
         self.constant_texts: Dict[int, Tuple[Any, str]] = {}
+        # id(index map) -> (index map, shape, strides, in_bounds, tensor_indexed, their text) (_geometry_text)
+        self.geometry_texts: Dict[int, Tuple[Any, ...]] = {}
         self.fast_text: Dict[type, Callable[[Any], str]] = {
             type(None): _null_text, bool: _bool_text, int: int.__repr__, float: _float_text,
             str: encode_basestring_ascii, View: self._view_text, Tensor: self._tensor_text,
@@ -198,10 +200,26 @@ class Recorder:
         if number is None:
             number = self.view_numbers[key] = len(self.view_numbers)
             self.out.write(''.join(('{"viewdef":', str(number), ',"of":{"view":{"ref":', str(ref), '},',
-                                    _ENCODE_FIELDS((value.block, value.offset, value.shape, value.strides,
-                                                    value.index_map, value.in_bounds, value.tensor_indexed)),
-                                    '}}\n')))
+                                    self._geometry_text(value), '}}\n')))
         return '{"vref":%d}' % number
+
+    def _geometry_text(self, value: View) -> str:
+        """_ENCODE_FIELDS of a view's geometry. Views of one subscript share their shape, strides and index map
+        (tensors.py memoises them), so the text of those fields is kept per index map object (and reused only for
+        the very same objects); an int block and offset are written inline."""
+        block, offset, index_map = value.block, value.offset, value.index_map
+        if type(offset) is not int or type(block) is not tuple or any([type(b) is not int for b in block]):
+            return _ENCODE_FIELDS((block, offset, value.shape, value.strides, index_map, value.in_bounds,
+                                   value.tensor_indexed))
+        kept = self.geometry_texts.get(id(index_map))
+        if kept is None or kept[0] is not index_map or kept[1] is not value.shape or kept[2] is not value.strides \
+                or kept[3] is not value.in_bounds or kept[4] is not value.tensor_indexed:
+            kept = (index_map, value.shape, value.strides, value.in_bounds, value.tensor_indexed,
+                    _ENCODE_FIELDS((block, offset, value.shape, value.strides, index_map, value.in_bounds,
+                                    value.tensor_indexed)).split(',"shape":', 1)[1])
+            self.geometry_texts[id(index_map)] = kept
+        return ''.join(('"block":[', ','.join([str(b) for b in block]), '],"offset":', str(offset), ',"shape":',
+                        kept[5]))
 
     def _tensor_text(self, value: Tensor) -> str:
         ref = self.ids.get(id(value))

@@ -11,6 +11,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import memory
+from .affine import Affine
 from .dtypes import Kind, kind_of
 from .errors import CompileError
 from .indirect import indirect_access
@@ -193,6 +194,32 @@ class Tensor(TileOperators):
             EXECUTION.flush()
         if type(key) is not tuple:
             key = (key,)
+        # A kernel's loops index its tensors with equal subscripts again and again: a view's geometry within one
+        # block is memoised by (the tensor's inner shape, the values of the subscript after the block indices) for
+        # subscripts of loop indices, ints and index expressions only (see _subscript_signature), with in-range
+        # int block indices; any other key, and every subscript that raises, takes the full path.
+        nblock = self.nblock
+        if len(key) >= nblock:
+            inner = key[nblock:] if nblock else key
+            signature = _subscript_signature(inner)
+            if signature is not None:
+                block = _block_indices(key, nblock, self.shape)
+                if block is not None:
+                    memo_key = (self.inner_shape, signature)
+                    try:
+                        found = _SUBSCRIPTS.get(memo_key)
+                    except TypeError:      # an unhashable shape
+                        return self._subscript(key)
+                    if found is not None:
+                        return View(self, block, *found)
+                    view = self._subscript(key)
+                    if type(view) is View and _plain_subscript(self.inner_shape, inner):
+                        _SUBSCRIPTS[memo_key] = (view.offset, view.shape, view.strides, view.index_map,
+                                                 view.in_bounds, view.tensor_indexed)
+                    return view
+        return self._subscript(key)
+
+    def _subscript(self, key):
         tiles = (Tensor, View)
         for k in key:
             if isinstance(k, tiles):
@@ -281,6 +308,62 @@ class Tensor(TileOperators):
 
     def __repr__(self):
         return f'Tensor({self.buffer.name}, shape={self.shape}, dtype={self.kind.public})'
+
+
+# Integer index types a subscript signature takes as their value (loops.py adds its loop indices, int subclasses).
+INDEX_INT_TYPES = {int}
+# (inner shape, subscript signature) -> a view's geometry after its tensor and block (View's order)
+_SUBSCRIPTS: Dict[Tuple[Any, ...], Tuple[Any, ...]] = {}
+
+
+def _subscript_signature(key: Tuple[Any, ...]) -> Optional[Tuple[Any, ...]]:
+    """The values of a subscript of ints, loop indices and index expressions (with a Python int constant), or
+    None for any other key."""
+    signature = []
+    for k in key:
+        t = type(k)
+        if t is Affine:
+            if type(k.c) is not int:
+                return None
+            signature.append((k.c, k.terms, k.ndim))
+        elif t in INDEX_INT_TYPES:
+            signature.append(k)
+        else:
+            return None
+    return tuple(signature)
+
+
+def _block_indices(key: Tuple[Any, ...], nblock: int, shape: Tuple[int, ...]) -> Optional[Tuple[int, ...]]:
+    """The block indices of a subscript if they are in-range ints or loop indices, else None."""
+    if not nblock:
+        return ()
+    block = []
+    for i in range(nblock):
+        k = key[i]
+        if type(k) not in INDEX_INT_TYPES:
+            return None
+        b = int(k)
+        if b < 0 or b >= shape[i]:
+            return None
+        block.append(b)
+    return tuple(block)
+
+
+def _plain_subscript(shape: Tuple[Any, ...], key: Tuple[Any, ...]) -> bool:
+    """Whether a tensor shape and a subscript (of a signature) hold only Python ints, so that the view's geometry
+    does too (numpy integers in the terms of an nl.arange would make it numpy integers)."""
+    for d in shape:
+        if type(d) is not int:
+            return False
+    for k in key:
+        if type(k) is Affine:
+            if type(k.ndim) is not int:
+                return False
+            for term in k.terms:
+                for x in term:
+                    if type(x) is not int:
+                        return False
+    return True
 
 
 class BlockPrefix:
