@@ -1,8 +1,8 @@
 #include "services/profiler/trainium/buffer_rings.h"
 
 #include <algorithm>
-#include <climits>
 #include <cmath>
+#include <limits>
 
 namespace accelopt::trainium {
 
@@ -11,7 +11,7 @@ BufferRings::BufferRings(const Trace& trace, int depth, double capacity_bytes_pp
   // positions) of each SBUF tensor instance, then per site: (instances, largest instance).
   struct Instance {
     int64_t bytes_pp = 0;
-    int32_t first = INT32_MAX;
+    int32_t first = std::numeric_limits<int32_t>::max();
     int32_t last = -1;
   };
   absl::flat_hash_map<std::pair<int, int64_t>, Instance> tensors;  // (site, tensor)

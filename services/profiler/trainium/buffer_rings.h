@@ -19,9 +19,10 @@ namespace accelopt::trainium {
 // Not thread-safe; used by one scheduling pass.
 class BufferRings {
  public:
-  // Sites with at least two SBUF tensor instances get a ring of `depth` buffers, reduced (largest
-  // ring first) while the rings of all such sites (depth x largest tensor of the site) would not fit
-  // in `capacity_bytes_pp`. Only the allocations of NeuronCore `core` are placed in these rings.
+  // Sites with at least two SBUF tensor instances get a ring of `depth` buffers per instance they
+  // keep live at once, reduced (largest ring first) while the rings of all such sites (buffers x
+  // largest tensor of the site) would not fit in `capacity_bytes_pp`. Only the allocations of
+  // NeuronCore `core` are placed in these rings.
   BufferRings(const Trace& trace, int depth, double capacity_bytes_pp, int core = 0);
 
   // Places SBUF allocation `alloc` in its site's ring. Returns the time (ns) from which its slot is

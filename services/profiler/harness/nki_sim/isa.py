@@ -172,7 +172,7 @@ def _value_key(view):
     origin = alloc.origin
     if origin is not None and origin[2] == alloc.version:
         return origin[0], origin[1], view.offset, view.shape, view.strides
-    return alloc.serial, alloc.version, view.offset, view.shape, view.strides
+    return _identity_key(view)
 
 
 def _is_identity(run, view, array):

@@ -31,6 +31,7 @@ def _magnitude(x: Any, operand: Any) -> Any:
 def _is_abs(op: Any) -> bool:
     return op is np.abs or getattr(op, 'activation', None) is np.abs
 
+
 # ALU operators whose repeated in-place application `acc = op(acc, x)` is an associative (and commutative)
 # reduction: NKI does not count such a fold as a loop-carried dependence of an affine_range loop.
 ASSOCIATIVE_ALU = frozenset((np.add, np.multiply, np.maximum, np.minimum, np.bitwise_and, np.bitwise_or,
@@ -48,13 +49,16 @@ def alu(op: Any, operand: Any = _NO_OPERAND) -> Any:
     scalar operand 0 (`tensor_scalar(data, op0=nl.abs, operand0=0.0)`: |data|); the simulator refuses any other
     operand rather than ignore it."""
     if _is_abs(op):
-        if operand is _NO_OPERAND or isinstance(operand, bool) or not isinstance(operand, (int, float, np.number)) \
-                or operand != 0:
-            shown = 'a tile' if operand is not _NO_OPERAND and not isinstance(operand, (int, float, np.number)) \
-                else operand
-            raise CompileError('abs as an ALU operator is modelled as |x| with the scalar operand 0 only ('
-                               f'tensor_scalar(..., op0=nl.abs, operand0=0.0)); got operand {"none" if shown is _NO_OPERAND else shown}')
-        return _magnitude
+        if operand is _NO_OPERAND:
+            shown: Any = 'none'
+        elif not isinstance(operand, (int, float, np.number)):
+            shown = 'a tile'
+        elif isinstance(operand, bool) or operand != 0:
+            shown = operand
+        else:
+            return _magnitude
+        raise CompileError('abs as an ALU operator is modelled as |x| with the scalar operand 0 only ('
+                           f'tensor_scalar(..., op0=nl.abs, operand0=0.0)); got operand {shown}')
     fn = getattr(op, 'alu', None)
     if fn is None:
         try:

@@ -73,7 +73,7 @@ class KernelSource:
                                      'kernels must compute in float32 (fp16/bf16 are banned)', line)
 
     def check_static_rules(self):
-        """NKI's static rules (static_rules.py) on the syntax tree, before any kernel code runs."""
+        """NKI's static rules (static_rules.py) on the syntax tree, before any kernel code runs; returns the tree."""
         try:
             tree = ast.parse(self.text(), filename=self.path)
         except SyntaxError as error:
@@ -84,14 +84,15 @@ class KernelSource:
         except static_rules.RuleViolation as violation:
             raise KernelRejected(f'{self.where(violation.line)}\nNKI static rule {violation.rule}: '
                                  f'{violation.detail}', violation.line) from violation
+        return tree
 
     def load_entry_point(self):
         """Check the static rules, import the module and return its `kernel` (or `optimized_kernel`)."""
         linecache.checkcache(self.path)
-        self.check_static_rules()
+        tree = self.check_static_rules()
         try:
             preset = {'getattr': static_rules.public_getattr}
-            if imports_beta2(ast.parse(self.text(), filename=self.path)):
+            if imports_beta2(tree):
                 preset.update(MEMORY_KEYWORDS)
             module = load_module(self.path, 'accelopt_candidate_kernel', preset)
         except SyntaxError as error:
