@@ -12,17 +12,19 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import memory, runtime
+from .dtypes import LowPrecisionType
 from .errors import CompileError, StaleOutputError
 from .tensors import Tensor, hbm_tensor, shape_only_input
 from .trace import TraceRecorder, WriteChecker
 
 
 class InputSpec:
-    """Shape and dtype of a kernel input, for timing-only runs without data."""
+    """Shape and dtype of a kernel input, for timing-only runs without data; the dtype may be a format numpy lacks
+    (nl.bfloat16, nl.float8_e4m3, ...)."""
 
     def __init__(self, shape, dtype):
         self.shape = tuple(shape)
-        self.dtype = np.dtype(dtype)
+        self.dtype = dtype if isinstance(dtype, LowPrecisionType) else np.dtype(dtype)
 
 
 class Kernel:

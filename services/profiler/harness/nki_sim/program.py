@@ -457,6 +457,13 @@ def _numeric_dtype(name: Any) -> np.dtype:
     return np.dtype(name)
 
 
+def _input_format(name: Any) -> str:
+    """An input declaration's dtype name: a numpy dtype or an NKI format numpy lacks (bfloat16, fp8, ...)."""
+    if not isinstance(name, str) or name not in _NUMERIC_DTYPES and name not in _LOW_PRECISION:
+        raise ProgramError(f'unknown input dtype {name!r}')
+    return name
+
+
 def _int(value: Any, what: str) -> int:
     if type(value) is not int:
         raise ProgramError(f'{what} must be an integer, not {value!r}')
@@ -491,7 +498,7 @@ class Program:
         for item in inputs:
             if not isinstance(item, list) or len(item) != 2:
                 raise ProgramError(f'bad input declaration {item!r}')
-            self.inputs.append((_int_tuple(item[0], 'input shape'), _numeric_dtype(item[1])))
+            self.inputs.append((_int_tuple(item[0], 'input shape'), _input_format(item[1])))
 
 
 # json.loads without its per-call wrapper: the C scanner of a default decoder (a line it does not take whole goes
@@ -566,10 +573,17 @@ class Replay:
             raise ProgramError('entries after the return')
 
     def run(self, arrays: Sequence[np.ndarray], timing_only: bool, free_plan: Optional[Dict[int, List[int]]] = None,
-            check_coverage: bool = True) -> Tuple[Any, TraceRecorder, List[Tuple[int, int, np.ndarray]]]:
-        """(outputs or None in timing-only mode, trace, [(output index, elements never written)])."""
+            check_coverage: bool = True, formats: Optional[Sequence[Optional[LowPrecisionType]]] = None
+            ) -> Tuple[Any, TraceRecorder, List[Tuple[int, int, np.ndarray]]]:
+        """(outputs or None in timing-only mode, trace, [(output index, elements never written)]). `formats`: per
+        input, the NKI format numpy lacks that the caller (the problem) gives it, None for the array's own dtype
+        (then that array is the float32 storage, values on the format's grid). The program's declarations are
+        only checked against them, never used to build an input."""
         program = self.program
-        declared = [(tuple(a.shape), a.dtype) for a in arrays]
+        formats = list(formats) if formats is not None else [None] * len(arrays)
+        if len(formats) != len(arrays):
+            raise ValueError('one input format (or None) per input array')
+        declared = [(tuple(a.shape), a.dtype.name if f is None else f.name) for a, f in zip(arrays, formats)]
         if declared != program.inputs:
             raise ProgramError(f'the program declares inputs {_describe(program.inputs)}; the problem has '
                                f'{_describe(declared)}')
@@ -583,8 +597,9 @@ class Replay:
         self.run_state = run
         # a copy of each input: a kernel may update an argument in place, and the reference's outputs may share
         # memory with its inputs
-        arguments = [shape_only_input(array.shape, array.dtype) if timing_only
-                     else hbm_tensor(np.array(array, copy=True), memory.shared_hbm, name='input') for array in arrays]
+        arguments = [shape_only_input(array.shape, array.dtype if f is None else f) if timing_only
+                     else hbm_tensor(np.array(array, copy=True), memory.shared_hbm, name='input', dtype=f)
+                     for array, f in zip(arrays, formats)]
         for argument in arguments:
             self.register(argument)
         if not timing_only and check_coverage:
@@ -905,7 +920,7 @@ def _constant_array(value: Dict[str, Any]) -> np.ndarray:
         raise ProgramError(f'bad constant array: {failure}') from None
 
 
-def _describe(inputs: Sequence[Tuple[Tuple[int, ...], np.dtype]]) -> str:
+def _describe(inputs: Sequence[Tuple[Tuple[int, ...], str]]) -> str:
     return ', '.join(f'{list(shape)} {dtype}' for shape, dtype in inputs) or 'none'
 
 

@@ -388,9 +388,15 @@ class BlockPrefix:
         return self.tensor.shape[len(self.prefix):]
 
 
-def hbm_tensor(array: np.ndarray, buffer: memory.Buffer, site: int = 0, name: str = '') -> Tensor:
-    """Wrap a numpy array (kernel input/output or constant) as an HBM tensor sharing its memory."""
-    kind = kind_of(array.dtype)
+def hbm_tensor(array: np.ndarray, buffer: memory.Buffer, site: int = 0, name: str = '', dtype: Any = None) -> Tensor:
+    """Wrap a numpy array (kernel input/output or constant) as an HBM tensor sharing its memory. With `dtype` a
+    format numpy lacks (nl.float8_e4m3, nl.bfloat16, ...), `array` is its float32 storage and is rounded to the
+    format in place."""
+    kind = kind_of(array.dtype if dtype is None else dtype)
+    if array.dtype != kind.storage:
+        raise TypeError(f'a {kind.public} tensor is stored as {kind.storage}, not {array.dtype}')
+    if kind.rounding is not None:
+        kind.rounding(array)
     tensor = Tensor(buffer, kind, array.shape, site, name)
     data = np.ascontiguousarray(array).reshape(-1)
     tensor.hbm_alloc = memory.Alloc(buffer, 1, tensor.free, kind.itemsize, data, site)

@@ -7,6 +7,8 @@ problem.yaml (beside the module as problem.yaml or <module stem>.yaml, or given 
   parameters: {NAME: number}     default: {}
   tolerance: float               default: 2e-5 (relative L2 error bound)
   roofline: {vector_flops, matmul_flops, hbm_bytes}   numbers, or arithmetic over parameter names
+  nki_input_dtypes: [name or null, ...]   the NKI format of each array kernel input (see kernel_arrays);
+                                 also a module constant NKI_INPUT_DTYPES in the reference (not both)
 Any failure here is the problem's fault, never the kernel's: ProblemError.
 """
 import ast
@@ -14,11 +16,19 @@ import importlib.util
 import operator
 import os
 
+import numpy as np
 import yaml
+
+from nki_sim.dtypes import LOW_PRECISION, kind_of
 
 DEFAULT_TOLERANCE = 2e-5
 REQUIRED_FUNCTIONS = ('get_inputs', 'forward', 'transform_to_nki_inputs', 'transform_nki_outputs')
 ROOFLINE_KEYS = ('vector_flops', 'matmul_flops', 'hbm_bytes')
+INPUT_DTYPES_KEY = 'nki_input_dtypes'           # problem.yaml
+INPUT_DTYPES_CONSTANT = 'NKI_INPUT_DTYPES'      # the reference module
+# numpy formats a declaration may name: the array must already have it (the entry only documents it)
+NUMPY_INPUT_DTYPES = ('bool', 'int8', 'int16', 'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'float16',
+                      'float32', 'float64')
 
 
 class ProblemError(Exception):
@@ -26,13 +36,45 @@ class ProblemError(Exception):
 
 
 class Problem:
-    def __init__(self, module, name, tolerance, parameters, roofline, tolerance_set=True):
+    def __init__(self, module, name, tolerance, parameters, roofline, tolerance_set=True, input_dtypes=None):
         self.module = module
         self.name = name
         self.tolerance = tolerance
         self.tolerance_set = tolerance_set      # False: the default, widened for float16 reference outputs
         self.parameters = parameters
         self.roofline = roofline
+        self.input_dtypes = input_dtypes        # None, or one dtype name (or None: as given) per array input
+
+    def kernel_arrays(self, nki_inputs):
+        """The array kernel inputs among transform_to_nki_inputs' values (other values, such as tile counts, are
+        the kernel's Python arguments) and the NKI format of each: (arrays, formats), a format being a
+        LowPrecisionType (nl.bfloat16, nl.float8_e4m3, ...) or None for the array's own numpy dtype.
+
+        An input declared in a format numpy lacks is rounded onto that format's grid (the simulator's own
+        rounding: to nearest even, saturating as the format does) and stored as float32. A float32 array is
+        rounded in place (so a reference input that is this array, or that it views, reaches `forward` rounded:
+        the reference computes on the values the kernel gets); another float array is rounded in a float32 copy,
+        written back into it when its dtype holds the rounded values exactly. Call before `forward`."""
+        arrays = [a for a in nki_inputs if isinstance(a, np.ndarray)]
+        if self.input_dtypes is None:
+            return arrays, [None] * len(arrays)
+        if len(self.input_dtypes) != len(arrays):
+            raise ProblemError(f'problem {self.name}: {INPUT_DTYPES_KEY} declares {len(self.input_dtypes)} '
+                               f'input format(s); transform_to_nki_inputs returned {len(arrays)} array(s)')
+        formats = []
+        for index, (array, name) in enumerate(zip(arrays, self.input_dtypes)):
+            if name in LOW_PRECISION:
+                if array.dtype.kind != 'f':
+                    raise ProblemError(f'problem {self.name}: {INPUT_DTYPES_KEY}: input {index} is declared {name} '
+                                       f'but is a {array.dtype} array (a float array is rounded to the format)')
+                arrays[index] = _rounded(array, name)
+                formats.append(LOW_PRECISION[name])
+                continue
+            if name is not None and np.dtype(name) != array.dtype:
+                raise ProblemError(f'problem {self.name}: {INPUT_DTYPES_KEY}: input {index} is declared {name} '
+                                   f'but is a {array.dtype} array')
+            formats.append(None)
+        return arrays, formats
 
     def summary(self, tolerance=None):
         return {'name': self.name, 'tolerance': self.tolerance if tolerance is None else tolerance,
@@ -70,8 +112,43 @@ def load_problem(reference_path, metadata_path=None):
         tolerance = float(metadata.get('tolerance', DEFAULT_TOLERANCE))
     except (TypeError, ValueError) as error:
         raise ProblemError(f'problem.yaml: bad tolerance: {error}') from error
-    return Problem(module, str(metadata.get('name', stem)), tolerance, parameters,
-                   _roofline(metadata.get('roofline'), parameters), tolerance_set='tolerance' in metadata)
+    name = str(metadata.get('name', stem))
+    return Problem(module, name, tolerance, parameters, _roofline(metadata.get('roofline'), parameters),
+                   tolerance_set='tolerance' in metadata, input_dtypes=_input_dtypes(metadata, module, name))
+
+
+def _input_dtypes(metadata, module, name):
+    """The problem's declared kernel input formats: a list of dtype names (or None) or None when undeclared."""
+    in_yaml = metadata.get(INPUT_DTYPES_KEY)
+    in_module = getattr(module, INPUT_DTYPES_CONSTANT, None)
+    if in_yaml is not None and in_module is not None:
+        raise ProblemError(f'problem {name}: the input formats are declared twice (problem.yaml '
+                           f'{INPUT_DTYPES_KEY} and the reference\'s {INPUT_DTYPES_CONSTANT}); keep one')
+    declared, where = (in_yaml, f'problem.yaml {INPUT_DTYPES_KEY}') if in_yaml is not None else \
+        (in_module, f'reference {INPUT_DTYPES_CONSTANT}')
+    if declared is None:
+        return None
+    if not isinstance(declared, (list, tuple)):
+        raise ProblemError(f'problem {name}: {where} must be a list with one dtype name (or null) per array kernel '
+                           f'input, not {declared!r}')
+    known = tuple(LOW_PRECISION) + NUMPY_INPUT_DTYPES
+    for entry in declared:
+        if entry is not None and (not isinstance(entry, str) or entry not in known):
+            raise ProblemError(f'problem {name}: {where}: unknown dtype {entry!r} (known: {", ".join(known)})')
+    return tuple(declared)
+
+
+def _rounded(array, name):
+    """`array`'s values on the grid of the NKI format `name`, as float32 (see Problem.kernel_arrays)."""
+    rounding = kind_of(LOW_PRECISION[name]).rounding
+    if array.dtype == np.float32 and array.flags.writeable:
+        return rounding(array)
+    stored = rounding(array.astype(np.float32))
+    if array.flags.writeable:
+        back = stored.astype(array.dtype)
+        if np.array_equal(back.astype(np.float32), stored, equal_nan=True):
+            array[...] = back
+    return stored
 
 
 def _read_metadata(reference_path, metadata_path):

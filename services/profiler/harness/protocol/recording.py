@@ -11,6 +11,7 @@ import json
 import numpy as np
 
 from nki_sim.errors import CompileError, StaleOutputError
+from nki_sim.jit import InputSpec
 from nki_sim.program import Recorder, Recording, record_program
 
 from .evaluation import CHECK_SEEDS
@@ -51,10 +52,15 @@ def record(reference, kernel, program_out, metadata=None, ban_low_precision=Fals
 
 
 def _input_shapes(reference, metadata):
-    """The problem's kernel inputs (first check seed); only their shapes and dtypes reach the kernel."""
+    """The problem's kernel inputs (first check seed); only their shapes and formats reach the kernel: each array
+    becomes an InputSpec in the format the problem declares for it (problem.yaml nki_input_dtypes), else its own
+    dtype. Other values (tile counts, flags) pass as they are."""
     problem = load_problem(reference, metadata)
     np.random.seed(CHECK_SEEDS[0])
-    return problem.module.transform_to_nki_inputs(problem.module.get_inputs())
+    nki_inputs = problem.module.transform_to_nki_inputs(problem.module.get_inputs())
+    arrays, formats = problem.kernel_arrays(nki_inputs)
+    specs = iter([InputSpec(a.shape, a.dtype if f is None else f) for a, f in zip(arrays, formats)])
+    return [next(specs) if isinstance(value, np.ndarray) else value for value in nki_inputs]
 
 
 def _error(out, verdict, message, line=0):

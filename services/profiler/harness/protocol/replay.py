@@ -66,7 +66,7 @@ class ReplayCheck:
         self.result['problem'] = self.problem.summary(self.tolerance)
         gc.set_threshold(*REPLAY_GC_THRESHOLDS)
         first_seed = self.seeds[0] if self.seeds else FRESH_SEED
-        inputs, arrays = self._inputs(first_seed)
+        inputs, arrays, formats = self._inputs(first_seed)
         # The parsed program is millions of small objects that live to the end: keep the cyclic collector from
         # traversing them again and again while they are built (and afterwards).
         gc.disable()
@@ -78,7 +78,7 @@ class ReplayCheck:
             gc.freeze()
             gc.enable()
         began, began_cpu = time.monotonic(), time.process_time()
-        _, recorder, _ = self._execute(arrays, timing_only=True)
+        _, recorder, _ = self._execute(arrays, formats, timing_only=True)
         self.result['trace_seconds'] = round(time.monotonic() - began, 3)
         self.result['trace_cpu_seconds'] = round(time.process_time() - began_cpu, 3)
         self.result['instructions'] = recorder.count
@@ -86,12 +86,12 @@ class ReplayCheck:
             plan = recorder.liveness_plan()
             for seed in self.seeds:
                 if seed != first_seed:
-                    inputs, arrays = self._inputs(seed)
-                self._check(seed, inputs, arrays, plan)
+                    inputs, arrays, formats = self._inputs(seed)
+                self._check(seed, inputs, arrays, formats, plan)
                 self.result['seeds_checked'] += 1
             if first_seed != FRESH_SEED:
-                inputs, arrays = self._inputs(FRESH_SEED)
-            recorder = self._check(FRESH_SEED, inputs, arrays, plan, fresh=True)
+                inputs, arrays, formats = self._inputs(FRESH_SEED)
+            recorder = self._check(FRESH_SEED, inputs, arrays, formats, plan, fresh=True)
         self.recorder = recorder
         if self.trace_out:
             recorder.write(self.trace_out)
@@ -110,6 +110,9 @@ class ReplayCheck:
         return program
 
     def _inputs(self, seed):
+        """(the reference's inputs, the kernel's input arrays, their NKI formats). The formats come from the
+        problem's declaration (problem.yaml nki_input_dtypes), never from the program: the program's input
+        declarations are only checked against them."""
         module = self.problem.module
         try:
             np.random.seed(seed)
@@ -120,7 +123,11 @@ class ReplayCheck:
         except Exception as error:
             raise Verdict('PROBLEM_ERROR', f'problem: get_inputs/transform_to_nki_inputs failed (seed {seed}): '
                                          f'{type(error).__name__}: {error}') from error
-        return inputs, [a for a in nki_inputs if isinstance(a, np.ndarray)]
+        try:
+            arrays, formats = self.problem.kernel_arrays(nki_inputs)
+        except ProblemError as error:
+            raise Verdict('PROBLEM_ERROR', f'problem: {error}') from error
+        return inputs, arrays, formats
 
     def _reference(self, seed, inputs):
         try:
@@ -131,9 +138,9 @@ class ReplayCheck:
             raise Verdict('PROBLEM_ERROR', f'problem: forward failed (seed {seed}): {type(error).__name__}: '
                                          f'{error}') from error
 
-    def _execute(self, arrays, timing_only, plan=None):
+    def _execute(self, arrays, formats, timing_only, plan=None):
         try:
-            return self.replay.run(arrays, timing_only, plan)
+            return self.replay.run(arrays, timing_only, plan, formats=formats)
         except ProgramError as error:
             raise Verdict('RUNTIME_ERROR', f'malformed program: {error}') from error
         except StaleOutputError as error:
@@ -145,9 +152,9 @@ class ReplayCheck:
                 'OUT_OF_MEMORY' if isinstance(error, MemoryError) else 'RUNTIME_ERROR'
             raise Verdict(verdict, f'{KERNEL_NAME}:{line}: {detail}', line) from error
 
-    def _check(self, seed, inputs, arrays, plan, fresh=False):
+    def _check(self, seed, inputs, arrays, formats, plan, fresh=False):
         reference = self._reference(seed, inputs)
-        outputs, recorder, unwritten = self._execute(arrays, timing_only=False, plan=plan)
+        outputs, recorder, unwritten = self._execute(arrays, formats, timing_only=False, plan=plan)
         which = f'fresh inputs (seed {seed}) of the final traced run' if fresh else f'seed {seed}'
         unwritten = self._compared(outputs, reference, unwritten)
         if unwritten:
