@@ -16,7 +16,7 @@ from .ops import ASSOCIATIVE_ALU
 from .operands import broadcast_shape, fit, on_chip, padded, result_kind, tile_or_scalar, window_shape
 from .operands import mask as _mask
 from .runtime import begin, bind, current, flush, issue, operand, operand_reads
-from .tensors import PARTITION_LIMIT, Tensor
+from .tensors import PARTITION_LIMIT, Tensor, row_major_strides
 from .tile_ops import EXECUTION
 from .views import View
 
@@ -338,17 +338,41 @@ def indirect(view: View, index: Any, num_elem: Any = None) -> Tensor:
 
 
 def bitcast(tensor: Tensor, dtype: Any) -> Tensor:
-    """`t.view(dtype)`: the tensor's storage read as `dtype`, an element of the same size (no instruction; the
-    allocations are shared, so dependencies and SBUF use stay those of t)."""
+    """`t.view(dtype)`: the tensor's storage read as `dtype` (no instruction; the allocations are shared, so
+    dependencies and SBUF use stay those of t). Between formats of one storage size (float32 / int32 / tfloat32)
+    the bits are read directly. Otherwise (another element size, such as float32 scales read as 4 float8_e4m3
+    bytes each, or a format numpy lacks, whose storage is float32) the tensor's innermost dimension holds the same
+    bytes in more or fewer elements, and reads decode the allocation's bit patterns exactly (dtypes.to_bytes /
+    from_bytes); such a view of an on-chip tensor can be read but not written (views.destination)."""
     kind = kind_of(dtype)
-    if kind.itemsize != tensor.kind.itemsize or kind.storage.itemsize != tensor.kind.storage.itemsize:
-        raise CompileError(f'.view({kind.public}): a bitcast keeps the element size ({tensor.kind.itemsize} bytes '
-                           f'for {tensor.kind.public})')
+    source = tensor.source if tensor.source is not None else tensor
+    if kind.itemsize == tensor.kind.itemsize and kind.storage.itemsize == source.kind.storage.itemsize \
+            and tensor.source is None:
+        other = copy_module.copy(tensor)
+        other.kind = kind
+        other.whole = None
+        other.pending = None
+        other.alias = None
+        return other
+    if not tensor.buffer.on_chip:
+        raise CompileError(f'.view({kind.public}) of an HBM tensor of {tensor.kind.public}: a bitcast to another '
+                           'element size is supported for SBUF/PSUM tensors only (the simulator stores '
+                           f'{tensor.kind.public} as {tensor.kind.storage})')
+    old, new = tensor.kind.itemsize, kind.itemsize
+    inner = tensor.inner_shape
+    if len(inner) < 2 or (inner[-1] * old) % new:
+        raise CompileError(f'.view({kind.public}): the innermost dimension of a {tensor.kind.public} tensor of '
+                           f'shape {tensor.shape} does not hold a whole number of {new}-byte elements')
     other = copy_module.copy(tensor)
     other.kind = kind
+    other.source = source
     other.whole = None
     other.pending = None
     other.alias = None
+    other.inner_shape = inner[:-1] + (inner[-1] * old // new,)
+    other.shape = tensor.shape[:tensor.nblock] + other.inner_shape
+    other.inner_strides = row_major_strides(other.inner_shape)
+    other.free = tensor.free * old // new
     return other
 
 

@@ -129,3 +129,65 @@ def round_to_fp8_e5m2(array: np.ndarray) -> np.ndarray:
 
 _ROUNDING = {'bfloat16': round_to_bf16, 'tfloat32': round_to_tf32, 'float8_e4m3': round_to_fp8_e4m3,
              'float8_e5m2': round_to_fp8_e5m2}
+
+
+# ----- bit patterns (bitcasts between element sizes, t.view(dtype)) -----
+def _e4m3_table() -> np.ndarray:
+    """The value of each float8_e4m3 bit pattern (bias 7, 3 mantissa bits, subnormals; exponent field 15 is
+    infinity or NaN, so 240 is the largest finite value, as the rounding above saturates). A NaN pattern decodes to
+    a float32 NaN carrying the pattern in its low byte (0x7FC000xx, sign bit as the pattern's), so that encoding it
+    again gives the same byte."""
+    codes = np.arange(256)
+    exponent = (codes >> 3) & 0xF
+    mantissa = (codes & 7).astype(np.float64)
+    magnitude = np.where(exponent == 0, mantissa * 2.0 ** -9, (1 + mantissa / 8) * np.exp2(exponent - 7.0))
+    magnitude = np.where(exponent == 15, np.inf, magnitude)
+    table = np.where(codes >= 128, -magnitude, magnitude).astype(np.float32)
+    nan = (exponent == 15) & (mantissa > 0)
+    bits = table.view(np.uint32)
+    bits[nan] = np.uint32(0x7FC00000) | codes[nan].astype(np.uint32) | \
+        np.where(codes[nan] >= 128, np.uint32(0x80000000), np.uint32(0))
+    return table
+
+
+_E4M3 = _e4m3_table()
+_E4M3_FINITE = _E4M3[:0x78]         # the non-negative finite values, ascending with their codes
+
+
+def _e4m3_codes(values: np.ndarray) -> np.ndarray:
+    magnitude = np.abs(values)
+    codes = np.searchsorted(_E4M3_FINITE, np.where(np.isfinite(magnitude), magnitude, 0)).astype(np.uint8)
+    bits = values.view(np.uint32)
+    carried = (bits & np.uint32(0x7FFFFF00)) == np.uint32(0x7FC00000)       # a NaN decoded from a pattern
+    nan_codes = np.where(carried, (bits & np.uint32(0x7F)).astype(np.uint8) | np.uint8(0x78), np.uint8(0x7F))
+    codes = np.where(np.isinf(magnitude), np.uint8(0x78), np.where(np.isnan(magnitude), nan_codes, codes))
+    return (codes | (np.signbit(values).astype(np.uint8) << 7)).astype(np.uint8)
+
+
+def to_bytes(values: np.ndarray, kind: Kind) -> np.ndarray:
+    """The little-endian bit patterns of `values` (a flat array of `kind`'s storage) in `kind`'s format, as uint8:
+    `kind.itemsize` bytes per element. Exact for values of the format (storage rounded to it)."""
+    name = getattr(kind.public, 'name', None)
+    if kind.rounding is not None:
+        values = kind.rounding(np.array(values, np.float32))     # on the grid (it already is: idempotent)
+    if name == 'bfloat16':
+        return (values.view(np.uint32) >> np.uint32(16)).astype(np.uint16).view(np.uint8)
+    if name == 'float8_e5m2':        # the upper byte of the float16 of the same value
+        return (values.astype(np.float16).view(np.uint16) >> np.uint16(8)).astype(np.uint8)
+    if name == 'float8_e4m3':
+        return _e4m3_codes(values)
+    return np.ascontiguousarray(values, kind.storage).view(np.uint8)     # numpy formats, tfloat32 (float32 bits)
+
+
+def from_bytes(raw: np.ndarray, kind: Kind) -> np.ndarray:
+    """The inverse of `to_bytes`: uint8 bit patterns read as `kind`'s format, in its storage dtype (any pattern,
+    including the format's infinities and NaNs)."""
+    name = getattr(kind.public, 'name', None)
+    raw = np.ascontiguousarray(raw, np.uint8)
+    if name == 'bfloat16':
+        return (raw.view(np.uint16).astype(np.uint32) << np.uint32(16)).view(np.float32)
+    if name == 'float8_e5m2':
+        return (raw.astype(np.uint16) << np.uint16(8)).view(np.float16).astype(np.float32)
+    if name == 'float8_e4m3':
+        return _E4M3[raw]
+    return raw.view(kind.storage).copy()

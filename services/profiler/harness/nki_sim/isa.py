@@ -30,7 +30,7 @@ from .ops import activation as activation_function
 from .ops import alu
 from .runtime import Pending, begin, current, direct, issue, operand, operand_reads
 from .tensors import Tensor
-from .views import View
+from .views import View, destination
 
 
 STATIONARY_FREE_LIMIT = 128
@@ -279,7 +279,7 @@ def _scale_bias_op(op, eng, fn, data, bias, scale, dtype, mask_predicate, reduce
     result = None
     reduce_target = None
     if reduce_res is not None:
-        reduce_target = operand(reduce_res)
+        reduce_target = destination(operand(reduce_res))
     if run.numerics:
         ndim = len(shape)
         x = reads[0][0].array(reads[0][1])
@@ -347,7 +347,7 @@ def tensor_scalar_reduce(data: Any, op0: Any, operand0: Any, reduce_op: Any, red
                          **kwargs: Any) -> Any:
     tile = tensor_scalar(data=data, op0=op0, operand0=operand0, reverse0=reverse0, dtype=dtype, mask=mask)
     pending = tile.pending
-    target = operand(reduce_res)
+    target = destination(operand(reduce_res))
     run = current()
     if run.numerics:
         _accumulate_register(run, reduce_op, pending.result, target, reduce_cmd.reset_reduce, pending.window)
@@ -599,7 +599,7 @@ def _reduce_into(tile: Any, reduce_res: Any, reduce_op: Any, command: Any) -> No
         return
     pending = tile.pending
     run = current()
-    target = operand(reduce_res)
+    target = destination(operand(reduce_res))
     if run.numerics:
         _accumulate_register(run, reduce_op, pending.result, target,
                              command if command not in (None, reduce_cmd.idle) else reduce_cmd.reset_reduce,
@@ -742,7 +742,7 @@ def _shaped(op, view, fn, shape, dtype):
 # ----- DMA -----
 def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine: Any = None, **kwargs: Any) -> None:
     run = begin()
-    target = operand(dst)
+    target = destination(operand(dst))
     source = operand(src)
     if target.shape != source.shape and target.free_size * target.shape[0] != source.free_size * source.shape[0]:
         raise CompileError(f'dma_copy: source shape {source.shape} does not match destination {target.shape}')

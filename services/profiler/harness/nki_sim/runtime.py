@@ -18,7 +18,7 @@ from .dtypes import Kind
 from .errors import CompileError
 from .indirect import IndirectView
 from .tensors import Tensor
-from .views import View, operand_window
+from .views import View, destination, operand_window
 
 RUN: Optional["Run"] = None
 
@@ -240,6 +240,7 @@ def _row_major(view):
 
 
 def bind(run: Run, pending: 'Pending', dst: View, accumulate: bool) -> None:
+    destination(dst)
     if not dst.tensor.buffer.on_chip:
         raise CompileError('HBM tensors are written with nl.store or nisa.dma_copy, not by assignment', pending.line)
     run.pending = None
@@ -281,6 +282,8 @@ def _region(view, window, recorder):
     if alloc.id < 0 or alloc.freed:
         recorder.touch(alloc)
     buffer = tensor.buffer
+    if tensor.source is not None:       # a bitcast to another element size
+        return alloc, _describe(view, window, alloc)
     if buffer.on_chip and view.in_bounds:
         key = (alloc.free, tensor.kind.itemsize, buffer.trace_name, view.offset, view.shape, view.strides, window)
         known = _ON_CHIP_REGIONS.get(key)
@@ -291,7 +294,13 @@ def _region(view, window, recorder):
 
 
 def _describe(view, window, alloc):
-    region = view.region(window, alloc.free)
+    source = view.tensor.source
+    if source is None:
+        region = view.region(window, alloc.free)
+    else:   # a bitcast to another element size: the region in the view's elements, then in the allocation's
+        p0, p1, f0, f1, box = view.region(window, view.tensor.free)
+        new, old = view.tensor.kind.itemsize, source.kind.itemsize
+        region = p0, p1, f0 * new // old, -(-f1 * new // old), box
     _, shape = view.clip(window)
     per_partition = 1
     for n, s in zip(shape[1:], view.strides[1:]):

@@ -42,7 +42,7 @@ class par_dim:
 _TILE_STRIDES: Dict[Tuple[int, ...], Tuple[int, ...]] = {}   # Tensor.tile: row-major strides by shape
 
 
-def _row_major_strides(dims):
+def row_major_strides(dims):
     strides = []
     acc = 1
     for d in reversed(dims):
@@ -54,7 +54,7 @@ def _row_major_strides(dims):
 class Tensor(TileOperators):
     __slots__ = ('buffer', 'kind', 'shape', 'nblock', 'inner_shape', 'inner_strides', 'parts', 'free', 'blocks',
                  'hbm_alloc', 'site', 'name', 'init', 'pending', 'alias', 'numerics', 'whole', 'block_group',
-                 'produced')
+                 'produced', 'source')
 
     def __class_getitem__(cls, item: Any) -> Any:
         """`nt.tensor[128, 512]` in annotations: the tensor type itself."""
@@ -67,6 +67,7 @@ class Tensor(TileOperators):
         tile.buffer = buffer
         tile.kind = kind
         tile.produced = True            # an instruction's result, not a declared tensor
+        tile.source = None
         tile.site = site
         tile.name = ''
         tile.numerics = numerics
@@ -80,7 +81,7 @@ class Tensor(TileOperators):
         tile.nblock = 0
         strides = _TILE_STRIDES.get(shape) if type(shape) is tuple else None
         if strides is None:
-            strides = _row_major_strides(shape)
+            strides = row_major_strides(shape)
             if type(shape) is tuple:
                 _TILE_STRIDES[shape] = strides
         tile.inner_strides = strides
@@ -95,6 +96,9 @@ class Tensor(TileOperators):
     def __init__(self, buffer, kind, shape, site, name='', numerics=True):
         self.buffer = buffer
         self.produced = False
+        # a bitcast to another element size (t.view(dtype), compute.bitcast): the tensor whose allocations this one
+        # reads as `kind` (the root: its kind is the allocations' storage); None for every other tensor
+        self.source: Optional['Tensor'] = None
         self.kind = kind
         self.site = site
         self.name = name
@@ -115,7 +119,7 @@ class Tensor(TileOperators):
         self.shape = tuple(int(d) for d in shape)
         self.nblock = nblock
         self.inner_shape = self.shape[nblock:]
-        self.inner_strides = _row_major_strides(self.inner_shape)
+        self.inner_strides = row_major_strides(self.inner_shape)
         if buffer.on_chip:
             if not self.inner_shape:
                 raise CompileError('an on-chip tensor needs a partition dimension')
@@ -135,6 +139,8 @@ class Tensor(TileOperators):
     def alloc_for(self, block: Tuple[int, ...]) -> memory.Alloc:
         if self.hbm_alloc is not None:
             return self.hbm_alloc
+        if self.source is not None:
+            return self.source.alloc_for(block)
         alloc = self.blocks.get(block)
         if alloc is None:
             data = None

@@ -13,7 +13,7 @@ from typing import Any, List, Optional, Sequence, Tuple
 import numpy as np
 
 from .affine import Affine
-from .dtypes import kind_of
+from .dtypes import from_bytes, kind_of, to_bytes
 from .errors import CompileError, StaleStateError
 from .tile_ops import EXECUTION, TileOperators
 
@@ -191,6 +191,17 @@ def access_pattern(tensor: Any, block: Any, base: int, pattern: Any, offset: Any
     return View(tensor, block, start, shape, strides)
 
 
+def destination(view: Any) -> Any:
+    """`view` as an instruction's destination: a bitcast to another element size is read-only in the simulator
+    (its values are decoded from the bits of the tensor it views)."""
+    source = view.tensor.source
+    if source is not None:
+        raise CompileError(f'writing through .view({view.tensor.kind.public}) of a {source.kind.public} tensor (a '
+                           'bitcast to another element size) is not supported by the simulator; such a view can be '
+                           f'read (loaded, stored, computed on); write the {source.kind.public} tensor itself')
+    return view
+
+
 def same_kind(kind: Any, dtype: Any) -> bool:
     other = kind_of(dtype)
     return (other.storage, other.itemsize, other.public) == (kind.storage, kind.itemsize, kind.public)
@@ -324,15 +335,28 @@ class View(TileOperators):
         return run
 
     def array(self, window: Any = None) -> np.ndarray:
-        """The numpy view of the window (shares memory with the allocation)."""
+        """The numpy view of the window (shares memory with the allocation; read-only decoded values for a bitcast
+        to another element size)."""
+        return self.array_over(self.storage(), window)
+
+    def storage(self) -> np.ndarray:
+        """The allocation's flat data as this view's tensor reads it: its own storage, the same bits as another
+        dtype of the same size (t.view(dtype)), or, for a bitcast to another element size, the allocation's bit
+        patterns decoded in this tensor's format (a read-only copy: such views are never written, see
+        `destination`)."""
         alloc = self.tensor.alloc_for(self.block)
         data = alloc.data
         if data is None:
             raise _stale(alloc)
+        source = self.tensor.source
+        if source is not None:
+            data = from_bytes(to_bytes(data, source.kind), self.tensor.kind)
+            data.flags.writeable = False
+            return data
         storage = self.tensor.kind.storage
         if data.dtype != storage:           # a bitcast (t.view(dtype)) of the allocation
             data = data.view(storage)
-        return self.array_over(data, window)
+        return data
 
     def outside(self, where: np.ndarray) -> Any:
         """Under an elementwise mask, the elements whose index is out of bounds (None when none can be): legal
@@ -355,10 +379,7 @@ class View(TileOperators):
             return np.where(where, self.array(), fill)
         grid = np.indices(self.shape, sparse=True)
         offsets = self.offset + sum((g * s for g, s in zip(grid, self.strides)), np.zeros(1, dtype=np.int64))
-        data = self.alloc.data
-        if data is None:
-            raise _stale(self.alloc)
-        data = data.view(self.tensor.kind.storage)
+        data = self.storage()
         keep = where & ~bad
         return np.where(keep, data[np.where(keep, offsets, 0)], fill)
 
@@ -415,12 +436,24 @@ class View(TileOperators):
         EXECUTION.assign(self[key], value)
 
     def view(self, dtype: Any) -> 'View':
-        """`t.view(dtype)`: the same elements' bits read as `dtype` (same element size)."""
+        """`t.view(dtype)`: the same elements' bits read as `dtype`; for another element size the innermost
+        dimension holds the same bytes in more (or fewer) elements, and it must be contiguous."""
         if same_kind(self.tensor.kind, dtype):
             return self
         other = EXECUTION.bitcast(self.tensor, dtype)
-        return View(other, self.block, self.offset, self.shape, self.strides, self.index_map, self.in_bounds,
-                    self.tensor_indexed)
+        if other.source is None:
+            return View(other, self.block, self.offset, self.shape, self.strides, self.index_map, self.in_bounds,
+                        self.tensor_indexed)
+        old, new = self.tensor.kind.itemsize, other.kind.itemsize
+        shape, strides = list(self.shape), list(self.strides)
+        if not self.in_bounds or strides[-1] != 1 and shape[-1] != 1 or (shape[-1] * old) % new \
+                or any((s * old) % new for s in strides[:-1]) or (self.offset * old) % new:
+            raise CompileError(f'.view({other.kind.public}) of this {self.tensor.kind.public} view: a bitcast to '
+                               'another element size needs a contiguous innermost dimension whose bytes fill whole '
+                               f'{other.kind.public} elements')
+        shape[-1] = shape[-1] * old // new
+        return View(other, self.block, self.offset * old // new, tuple(shape),
+                    tuple(s * old // new for s in strides[:-1]) + (1,), None, True, False)
 
     def ap(self, pattern: Any, offset: Any = 0, **kwargs: Any) -> 'View':
         return access_pattern(self.tensor, self.block, self.offset, pattern, offset, **kwargs)

@@ -7,6 +7,7 @@ import unittest
 
 import numpy as np
 
+from nki_sim.dtypes import round_to_fp8_e4m3
 from tests.support import SIMPLE_REFERENCE, STANDARD_TRANSFORMS, Workspace, line_of, rel_l2
 
 CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'corpus')
@@ -454,14 +455,42 @@ def transform_nki_outputs(k_res, ref):
                 return x
             ''', 'nl.dropout: a random drop (rate 0.1) cannot be checked against a reference')
 
-    def test_bitcast_to_another_element_size(self):
+    def test_writing_through_a_bitcast_to_another_element_size(self):
         self.check('''
             @nki.jit
             def kernel(x):
                 t = nl.load(x)
-                u = nl.copy(t.view(nl.float16))  # <- here
+                q = t.view(nl.float8_e4m3)
+                q[...] = nl.zeros((128, 256), dtype=nl.float8_e4m3, buffer=nl.sbuf)  # <- here
                 return x
-            ''', 'a bitcast keeps the element size (4 bytes for float32)')
+            ''', 'writing through .view(float8_e4m3) of a float32 tensor (a bitcast to another element size) '
+                 'is not supported')
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                t = nl.load(x)
+                nisa.dma_copy(dst=t.view(nl.bfloat16), src=x.view(nl.int32))  # <- here
+                return x
+            ''', 'writing through .view(bfloat16) of a float32 tensor')
+
+    def test_bitcast_of_an_hbm_tensor_to_another_element_size(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                t = nl.load(x.view(nl.float16))  # <- here
+                return x
+            ''', '.view(float16) of an HBM tensor of float32: a bitcast to another element size is supported for '
+                 'SBUF/PSUM tensors only')
+
+    def test_bitcast_that_splits_an_element(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                t = nl.load(x)
+                q = nl.copy(t.view(nl.float8_e4m3))
+                u = nl.copy(q[:, 0:3].view(nl.float32))  # <- here
+                return x
+            ''', 'a bitcast to another element size needs a contiguous innermost dimension whose bytes fill whole')
 
     def test_abs_as_an_alu_operator_needs_operand_zero(self):
         self.check('''
@@ -584,6 +613,79 @@ class BitcastTest(unittest.TestCase):
         x = np.abs(np.random.normal(size=(128, 16))).astype(np.float32) + 1.0
         outputs, _ = ws.run(kernel, x)
         np.testing.assert_array_equal(outputs, x.view(np.int32) >> 23)
+
+
+class BitcastAcrossElementSizesTest(unittest.TestCase):
+    """t.view(dtype) to another element size (or to a format numpy lacks, stored as float32): the same bytes, decoded
+    exactly; checked against numpy's own view and against the formats' bit layouts written out independently."""
+
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+
+    @staticmethod
+    def e4m3_of(byte):
+        sign = -1.0 if byte & 0x80 else 1.0
+        exponent, mantissa = (byte >> 3) & 0xF, byte & 7
+        if exponent == 15:
+            return sign * np.inf if mantissa == 0 else np.nan
+        if exponent == 0:
+            return sign * mantissa * 2.0 ** -9
+        return sign * (1 + mantissa / 8) * 2.0 ** (exponent - 7)
+
+    def test_float32_tiles_read_as_fp8_float16_bfloat16_bytes_and_back(self):
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                e4 = nl.ndarray((128, 64), dtype=nl.float8_e4m3, buffer=nl.shared_hbm)
+                e5 = nl.ndarray((128, 64), dtype=nl.float8_e5m2, buffer=nl.shared_hbm)
+                half = nl.ndarray((128, 32), dtype=nl.float16, buffer=nl.shared_hbm)
+                bf = nl.ndarray((128, 32), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+                back = nl.ndarray((128, 16), dtype=nl.float32, buffer=nl.shared_hbm)
+                scales = nl.ndarray((2, nl.par_dim(128), 16), dtype=nl.float32, buffer=nl.sbuf)
+                scales[1] = nl.load(x)
+                nl.store(e4, value=scales.view(nl.float8_e4m3)[1])
+                nl.store(e5, value=scales.view(nl.float8_e5m2)[1, :, :])
+                t = nl.load(x)
+                nl.store(half, value=t.view(nl.float16))
+                nl.store(bf, value=nl.copy(t.view(nl.bfloat16)))
+                q = nl.load(e4)
+                nl.store(back, value=q.view(nl.float32))
+                return e4, e5, half, bf, back
+            ''')
+        x = np.random.normal(size=(128, 16)).astype(np.float32)
+        x[0, :4] = [0.0, -0.0, 240.0, 2.0 ** -9]
+        (e4, e5, half, bf, back), _ = self.ws.run(kernel, x)
+        raw = x.view(np.uint8).reshape(128, 64)
+        np.testing.assert_array_equal(e4, np.vectorize(self.e4m3_of)(raw).astype(np.float32))
+        np.testing.assert_array_equal(e5, (raw.astype(np.uint16) << 8).view(np.float16).astype(np.float32))
+        np.testing.assert_array_equal(half, x.view(np.float16))
+        np.testing.assert_array_equal(bf, (x.view(np.uint16).astype(np.uint32) << 16).view(np.float32))
+        # the fp8 bytes stored and loaded again are the float32 bits, NaN patterns included
+        np.testing.assert_array_equal(back.view(np.uint32), x.view(np.uint32))
+
+    def test_fp8_tile_read_as_int8_and_a_bitcast_sees_later_writes(self):
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                codes = nl.ndarray((128, 64), dtype=nl.uint8, buffer=nl.shared_hbm)
+                later = nl.ndarray((128, 64), dtype=nl.int8, buffer=nl.shared_hbm)
+                q = nl.ndarray((nl.par_dim(128), 64), dtype=nl.float8_e4m3, buffer=nl.sbuf)
+                as_int = q.view(nl.int8)
+                q[...] = nl.load(x)
+                nl.store(codes, value=q.view(nl.uint8))
+                q[...] = nl.multiply(q, -1.0)
+                nl.store(later, value=as_int)
+                return codes, later
+            ''')
+        x = np.random.normal(size=(128, 64)).astype(np.float32)
+        (codes, later), _ = self.ws.run(kernel, x)
+        table = np.array([self.e4m3_of(b) for b in range(256)])
+        with np.errstate(invalid='ignore'):
+            decoded = table[codes.astype(np.int64)]
+        rounded = round_to_fp8_e4m3(x.copy())
+        np.testing.assert_array_equal(decoded, rounded)
+        np.testing.assert_array_equal(later.view(np.uint8), codes ^ np.uint8(0x80))
 
 
 class VarianceTest(unittest.TestCase):
