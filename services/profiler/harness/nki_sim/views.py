@@ -337,7 +337,27 @@ class View(TileOperators):
     def array(self, window: Any = None) -> np.ndarray:
         """The numpy view of the window (shares memory with the allocation; read-only decoded values for a bitcast
         to another element size)."""
-        return self.array_over(self.storage(), window)
+        source = self.tensor.source
+        if source is None:
+            return self.array_over(self.storage(), window)
+        # a bitcast to another element size: decode only the span of the allocation the window covers
+        offset, shape = self.clip(window)
+        lo = hi = offset
+        for n, stride in zip(shape, self.strides):
+            lo += min(0, (n - 1) * stride)
+            hi += max(0, (n - 1) * stride)
+        alloc = self.tensor.alloc_for(self.block)
+        if alloc.data is None:
+            raise _stale(alloc)
+        new, old = self.tensor.kind.itemsize, source.kind.itemsize      # powers of two: the span stays aligned
+        first, last = lo * new // old, -(-(hi + 1) * new // old)
+        if 0 in shape:
+            first = last = 0
+        data = from_bytes(to_bytes(alloc.data[first:last], source.kind), self.tensor.kind)
+        data.flags.writeable = False
+        size = data.itemsize
+        return np.ndarray(shape, data.dtype, buffer=data, offset=(offset - first * old // new) * size,
+                          strides=tuple(s * size for s in self.strides))
 
     def storage(self) -> np.ndarray:
         """The allocation's flat data as this view's tensor reads it: its own storage, the same bits as another
