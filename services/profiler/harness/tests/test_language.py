@@ -193,6 +193,34 @@ class Beta2Test(unittest.TestCase):
         result = self.ws.evaluate(self.reference, kernel)
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
+    def test_fixed_addresses_are_checked_and_multi_bank_psum_is_beta2_only(self):
+        cases = [
+            ("acc = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.psum, address=(0, 15872)); "
+             "nisa.nc_matmul(acc, lhs, rhs)", BETA2_HEADER,
+             'address=(0, 15872)): 1024 bytes per partition from byte 15872 run past the 16384 bytes of a PSUM'),
+            ("acc = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.psum, address=(64, 0)); "
+             "nisa.nc_matmul(acc, lhs, rhs)", BETA2_HEADER, 'address=(64, 0)): 128 partitions from partition 64'),
+            ("acc = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.psum, address=(0, 1.5)); "
+             "nisa.nc_matmul(acc, lhs, rhs)", BETA2_HEADER, 'the address is a pair of non-negative integers'),
+            ("t = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.hbm, address=(0, 0)); "
+             "nisa.nc_matmul(acc, lhs, rhs)", BETA2_HEADER, 'places a tensor in SBUF or PSUM, not in nl.hbm'),
+            ("t = nl.ndarray((128, 4097), dtype=nl.float32, buffer=nl.psum); nisa.nc_matmul(acc, lhs, rhs)",
+             BETA2_HEADER, 'PSUM tensor needs 16388 bytes per partition; the 8 PSUM banks of a partition hold 16384'),
+            ("t = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.psum); nisa.nc_matmul(dst=acc, stationary=lhs, "
+             "moving=rhs)", BETA2_HEADER.replace('import nki\n', 'import neuronxcc.nki as nki\n').replace(
+                 'import nki.', 'import neuronxcc.nki.'), 'PSUM tile needs 4096 bytes per partition; a PSUM bank'),
+        ]
+        for line, header, expected in cases:
+            with self.subTest(line=line):
+                result = self.ws.evaluate(self.reference, self.kernel(line, header=header))
+                self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+                self.assertIn(expected, result['message'])
+        # in range: accepted, and the placement has no effect on the results
+        result = self.ws.evaluate(self.reference, self.kernel(
+            "acc = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.psum, address=(0, 14 * 1024)); "
+            "nisa.nc_matmul(acc, lhs, rhs)"), seeds=2)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
     def test_nki_object_dataclasses_and_nki_tensor_constants(self):
         header = BETA2_HEADER + 'import nki.tensor as ntensor\nfrom dataclasses import dataclass\n'
         kernel = self.ws.kernel('''
