@@ -1,6 +1,7 @@
 """The candidate kernel: loading its module, the low-precision policy, and locating its own source lines in
 errors (every message names `kernel.py:LINE: <source text>`)."""
 import ast
+import builtins
 import io
 import linecache
 import os
@@ -11,7 +12,7 @@ import traceback
 from nki_sim.errors import CompileError
 from nki_sim.language import MEMORY_KEYWORDS
 
-from . import static_rules
+from . import host_logging, static_rules
 from .problem import load_module
 
 ENTRY_POINTS = ('kernel', 'optimized_kernel')
@@ -28,6 +29,29 @@ def imports_beta2(tree):
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             roots.add(node.module.split('.')[0])
     return 'nki' in roots and 'neuronxcc' not in roots
+
+
+def imports_logging(tree):
+    return any(isinstance(node, ast.Import) and any(alias.name == 'logging' for alias in node.names) or
+               isinstance(node, ast.ImportFrom) and node.module == 'logging' and not node.level
+               for node in ast.walk(tree))
+
+
+def kernel_builtins():
+    """Builtins for a kernel module that imports logging: the host's, with `import logging` (and `from logging
+    import ...`) bound to a stand-in that drops messages (host_logging.py). The static rules keep the kernel from
+    reaching `__import__` or `__builtins__` itself."""
+    stand_in = host_logging.stand_in()
+    host_import = builtins.__import__
+
+    def kernel_import(name, globals=None, locals=None, fromlist=(), level=0):
+        if name == 'logging' and level == 0:
+            return stand_in
+        return host_import(name, globals, locals, fromlist, level)
+
+    namespace = dict(vars(builtins))
+    namespace['__import__'] = kernel_import
+    return namespace
 
 
 class KernelRejected(Exception):
@@ -92,6 +116,8 @@ class KernelSource:
         tree = self.check_static_rules()
         try:
             preset = {'getattr': static_rules.public_getattr}
+            if imports_logging(tree):
+                preset['__builtins__'] = kernel_builtins()
             if imports_beta2(tree):
                 preset.update(MEMORY_KEYWORDS)
             module = load_module(self.path, 'accelopt_candidate_kernel', preset)
