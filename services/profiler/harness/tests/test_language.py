@@ -442,6 +442,31 @@ def transform_nki_outputs(k_res, ref):
                 return x
             ''', 'nki.collectives.all_gather is not supported by the simulator: collectives (')
 
+    def test_dynamic_control_flow_is_refused_where_used_and_its_import_is_harmless(self):
+        body = '''
+            from neuronxcc.nki.typing import scalar
+
+            @nki.jit
+            def static_kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+                return out
+
+            @nki.jit
+            def dynamic_kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                cond = nl.ndarray((1, 1), dtype=np.int32, buffer=nl.hbm)
+                while scalar(cond):  # <- here
+                    nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+                return out
+
+            kernel = {entry}
+            '''
+        result = self.ws.evaluate(self.reference, self.ws.kernel(body.format(entry='static_kernel')))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.check(body.format(entry='dynamic_kernel'), 'nki.typing.scalar (a value read from device memory to steer '
+                   'control flow, as in `while scalar(cond):`) is not supported by the simulator: data-dependent')
+
     def test_an_nki_module_the_simulator_lacks_is_named(self):
         kernel = self.ws.kernel('''
             import neuronxcc.nki.kernels.attention as attention
