@@ -310,3 +310,29 @@ class MaskedSelectAndNestedViewTest(unittest.TestCase):
         np.testing.assert_array_equal(out, x * 2.0)
         with self.assertRaisesRegex(Exception, 'Unexpected output dependencies'):
             self.ws.run(self.ws.kernel(body.format(columns='0:256')), x)
+
+
+class SequenceBoundsTest(unittest.TestCase):
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+
+    def test_segment_starts_and_ends_with_padding(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(ids):
+                out = nl.ndarray((1, 2, ids.shape[1]), dtype=nl.int32, buffer=nl.shared_hbm)
+                bounds = nisa.sequence_bounds(segment_ids=nl.load(ids), dtype=nl.int32)
+                nl.store(out, value=bounds)
+                return out
+            ''')
+        ids = np.array([[0, 1, 1, 2, 2, 2, 0, 3, 3]], dtype=np.float32)
+        out, _ = self.ws.run(path, ids)
+        np.testing.assert_array_equal(out, [[[9, 1, 1, 3, 3, 3, 9, 7, 7], [-1, 3, 3, 6, 6, 6, -1, 9, 9]]])
+        two_rows = self.ws.kernel('''
+            @nki.jit
+            def kernel(ids):
+                return nisa.sequence_bounds(segment_ids=nl.load(ids))
+            ''')
+        with self.assertRaisesRegex(Exception, 'segment ids have one partition'):
+            self.ws.run(two_rows, np.zeros((2, 9), np.float32))
