@@ -208,10 +208,12 @@ def _as_input(value, timing_only):
 
 def as_outputs(value: Any, timing_only: bool) -> Any:
     if isinstance(value, Tensor):
+        if value.buffer.on_chip:        # checked in timing-only runs too: both runs give the same verdict
+            raise CompileError(f'a kernel must return HBM tensors (declared with buffer=nl.shared_hbm); it returned '
+                               f'a tile in {value.buffer!r} (NKI\'s own simulation mode returns tile values, a kernel '
+                               f'compiled for the device cannot: store the tile to an HBM output)')
         if timing_only:
             return None
-        if value.buffer.on_chip:
-            raise CompileError('a kernel must return HBM tensors (declared with buffer=nl.shared_hbm)')
         return value.hbm_alloc.data.reshape(value.shape)
     if isinstance(value, (tuple, list)):
         return tuple(as_outputs(v, timing_only) for v in value)

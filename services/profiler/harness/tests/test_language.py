@@ -775,3 +775,20 @@ class GridLaunchTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class ReturnedTileTest(unittest.TestCase):
+    def test_a_returned_sbuf_tile_is_refused_in_both_runs(self):
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        reference = ws.reference(SIMPLE_REFERENCE)
+        kernel = ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                return nl.multiply(nl.load(x), 2.0)
+            ''')
+        for timing_only in (False, True):
+            result = ws.evaluate(reference, kernel, timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+            self.assertIn('a kernel must return HBM tensors (declared with buffer=nl.shared_hbm); it returned a tile '
+                          'in nl.sbuf', result['message'])
