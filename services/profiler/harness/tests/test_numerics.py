@@ -336,3 +336,19 @@ class SequenceBoundsTest(unittest.TestCase):
             ''')
         with self.assertRaisesRegex(Exception, 'segment ids have one partition'):
             self.ws.run(two_rows, np.zeros((2, 9), np.float32))
+
+
+class BroadcastFunctionTest(unittest.TestCase):
+    def test_nl_broadcast_to_takes_a_tile(self):
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        path = ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, x.shape[1]), dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, nl.broadcast_to(nl.load(x), shape=(128, x.shape[1])))
+                return out
+            ''')
+        x = np.arange(64, dtype=np.float32).reshape(1, 64)
+        out, _ = ws.run(path, x)
+        np.testing.assert_array_equal(out, np.repeat(x, 128, axis=0))
