@@ -8,8 +8,10 @@ import os
 import re
 import tokenize
 import traceback
+import types
 
 from nki_sim.errors import CompileError
+from nki_sim.jit import jit
 from nki_sim.language import MEMORY_KEYWORDS
 
 from . import host_logging, static_rules
@@ -31,22 +33,43 @@ def imports_beta2(tree):
     return 'nki' in roots and 'neuronxcc' not in roots
 
 
-def imports_logging(tree):
-    return any(isinstance(node, ast.Import) and any(alias.name == 'logging' for alias in node.names) or
-               isinstance(node, ast.ImportFrom) and node.module == 'logging' and not node.level
-               for node in ast.walk(tree))
+def stand_ins_imported(tree):
+    """The stand-in modules (static_rules.STAND_IN_MODULES) the kernel module imports."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+    return sorted(names & static_rules.STAND_IN_MODULES)
 
 
-def kernel_builtins():
-    """Builtins for a kernel module that imports logging: the host's, with `import logging` (and `from logging
-    import ...`) bound to a stand-in that drops messages (host_logging.py). The static rules keep the kernel from
-    reaching `__import__` or `__builtins__` itself."""
-    stand_in = host_logging.stand_in()
+def _torch_neuronx_stand_in():
+    """`from torch_neuronx import nki_jit` (the decorator of the older NKI documentation examples): the simulator's
+    nki.jit. Nothing else of torch_neuronx exists here (an AttributeError naming what does)."""
+    module = types.ModuleType('torch_neuronx', 'torch_neuronx for NKI kernels: nki_jit only')
+    module.nki_jit = jit
+
+    def missing(name):
+        raise AttributeError(f'torch_neuronx.{name} is not available to NKI kernels: the simulator provides '
+                             f'torch_neuronx.nki_jit only (an alias of nki.jit)')
+    module.__getattr__ = missing
+    return module
+
+
+STAND_INS = {'logging': host_logging.stand_in, 'torch_neuronx': _torch_neuronx_stand_in}
+
+
+def kernel_builtins(names):
+    """Builtins for a kernel module that imports stand-in modules (`names`): the host's, with `import logging`
+    (a logging that drops messages, host_logging.py) and `from torch_neuronx import nki_jit` bound to stand-ins,
+    never the host's packages. The static rules keep the kernel from reaching `__import__` or `__builtins__`."""
+    modules = {name: STAND_INS[name]() for name in names}
     host_import = builtins.__import__
 
     def kernel_import(name, globals=None, locals=None, fromlist=(), level=0):
-        if name == 'logging' and level == 0:
-            return stand_in
+        if level == 0 and name in modules:
+            return modules[name]
         return host_import(name, globals, locals, fromlist, level)
 
     namespace = dict(vars(builtins))
@@ -116,8 +139,9 @@ class KernelSource:
         tree = self.check_static_rules()
         try:
             preset = {'getattr': static_rules.public_getattr}
-            if imports_logging(tree):
-                preset['__builtins__'] = kernel_builtins()
+            stand_ins = stand_ins_imported(tree)
+            if stand_ins:
+                preset['__builtins__'] = kernel_builtins(stand_ins)
             if imports_beta2(tree):
                 preset.update(MEMORY_KEYWORDS)
             module = load_module(self.path, 'accelopt_candidate_kernel', preset)

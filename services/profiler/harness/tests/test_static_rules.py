@@ -27,6 +27,8 @@ VIOLATIONS = {
                        'private-attribute'),
     'from_collections_chainmap': ('from collections import ChainMap  # <- here\n', 'import'),
     'import_logging_handlers': ('import logging.handlers  # <- here\n', 'import'),
+    'from_torch_neuronx_trace': ('from torch_neuronx import trace  # <- here\n', 'import'),
+    'import_torch_neuronx_submodule': ('import torch_neuronx.xla_impl  # <- here\n', 'import'),
     'from_logging_filehandler': ('from logging import FileHandler  # <- here\n', 'import'),
     'dunder_method_outside_operators': ('f = [].__reduce_ex__  # <- here\n', 'private-attribute'),
     'builtins_name': ('b = __builtins__  # <- here\n', 'private-attribute'),
@@ -137,6 +139,36 @@ class StaticRulesTest(unittest.TestCase):
         self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
         self.assertIn('logging.FileHandler is not available to NKI kernels', result['message'])
         self.assertEqual(result['line'], line_of(handler, '# <- here'))
+
+    def test_torch_neuronx_nki_jit_is_nki_jit(self):
+        path = self.ws.kernel('''
+            from torch_neuronx import nki_jit
+
+            @nki_jit
+            def double(x, out):
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                double(x, out)
+                return out
+
+            kernel = nki.jit(kernel)
+            ''')
+        result = self.ws.evaluate(self.reference, path)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        other = self.ws.kernel('''
+            import torch_neuronx
+
+            @nki.jit
+            def kernel(x):
+                torch_neuronx.trace(x)  # <- here
+                return x
+            ''')
+        result = self.ws.evaluate(self.reference, other)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+        self.assertIn('torch_neuronx.trace is not available to NKI kernels', result['message'])
+        self.assertEqual(result['line'], line_of(other, '# <- here'))
 
     def test_honest_constructs_pass(self):
         path = self.ws.kernel('''
