@@ -15,6 +15,7 @@ from nki_sim.jit import jit
 from nki_sim.language import MEMORY_KEYWORDS
 
 from . import host_logging, static_rules
+from .loop_returns import hoist_loop_returns
 from .problem import load_module
 
 ENTRY_POINTS = ('kernel', 'optimized_kernel')
@@ -144,7 +145,11 @@ class KernelSource:
                 preset['__builtins__'] = kernel_builtins(stand_ins)
             if imports_beta2(tree):
                 preset.update(MEMORY_KEYWORDS)
-            module = load_module(self.path, 'accelopt_candidate_kernel', preset)
+                module = load_module(self.path, 'accelopt_candidate_kernel', preset)
+            elif hoist_loop_returns(tree):
+                module = self.run_tree(tree, preset)
+            else:
+                module = load_module(self.path, 'accelopt_candidate_kernel', preset)
         except SyntaxError as error:
             line = error.lineno or 0
             raise KernelRejected(f'{self.where(line)}\nSyntaxError: {error.msg}', line) from error
@@ -167,6 +172,15 @@ class KernelSource:
             if callable(entry):
                 return entry
         raise KernelRejected(f'{self.name} defines neither `kernel` nor `optimized_kernel`')
+
+    def run_tree(self, tree, preset):
+        """The kernel module from its (rewritten) syntax tree, compiled under the kernel file's name so that errors
+        name its lines (loop_returns.py; the static rules were checked on the tree as written)."""
+        module = types.ModuleType('accelopt_candidate_kernel')
+        module.__file__ = self.path
+        vars(module).update(preset)
+        exec(compile(tree, self.path, 'exec'), vars(module))
+        return module
 
     def line_of(self, error):
         """The innermost traceback frame inside the kernel file (0 if the kernel is not on the stack)."""

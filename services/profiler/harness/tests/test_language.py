@@ -792,3 +792,50 @@ class ReturnedTileTest(unittest.TestCase):
             self.assertEqual(result['verdict'], 'COMPILE_ERROR')
             self.assertIn('a kernel must return HBM tensors (declared with buffer=nl.shared_hbm); it returned a tile '
                           'in nl.sbuf', result['message'])
+
+
+class LoopReturnTest(unittest.TestCase):
+    """A return that ends an affine_range / sequential_range loop body returns after the loop in a Beta 1 kernel
+    (NKI traces the body once); in a Beta 2 kernel the loop is a Python range and the return ends iteration 0."""
+    REFERENCE = '''
+def get_inputs():
+    return [np.random.normal(size=(300, 64)).astype(np.float32)]
+
+
+def forward(x):
+    return np.exp(x)
+''' + STANDARD_TRANSFORMS
+    BODY = '''
+        import math
+
+        @nki.jit
+        def kernel(x):
+            out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+            i_f = nl.arange(x.shape[1])[None, :]
+            for p in nl.affine_range(math.ceil(x.shape[0] / 128)):
+                for q in nl.sequential_range(1):
+                    i_p = p * 128 + nl.arange(128)[:, None]
+                    t = nl.load(x[i_p, i_f], mask=(i_p < x.shape[0]))
+                    nl.store(out[i_p, i_f], value=nl.exp(t), mask=(i_p < x.shape[0]))  {marker}
+                    return out
+        '''
+
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+        self.reference = self.ws.reference(self.REFERENCE)
+
+    def test_beta1_return_at_the_end_of_traced_loops_returns_after_them(self):
+        result = self.ws.evaluate(self.reference, self.ws.kernel(self.BODY.format(marker='')), seeds=2)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_lines_of_a_rewritten_kernel_stay_its_own(self):
+        kernel = self.ws.kernel(self.BODY.format(marker='; nl.undefined_name  # <- here'))
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertNotEqual(result['verdict'], 'OK')
+        self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+
+    def test_beta2_loops_are_python_loops(self):
+        result = self.ws.evaluate(self.reference, self.ws.kernel(self.BODY.format(marker=''), header=BETA2_HEADER))
+        self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
+        self.assertIn('never written', result['message'])
