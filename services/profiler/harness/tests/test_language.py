@@ -431,6 +431,23 @@ def transform_nki_outputs(k_res, ref):
                 return x
             ''', 'nisa.dma_compute is not supported by the simulator')
 
+    def test_mx_and_random_apis_are_refused_naming_the_cause(self):
+        for call, message in (
+                ('nisa.quantize_mx(t)', 'nisa.quantize_mx is not supported by the simulator: MX (microscaling)'),
+                ('nisa.nc_matmul_mx(t, t, t, t)', 'nisa.nc_matmul_mx is not supported by the simulator: MX'),
+                ('nl.ndarray((128, 16), dtype=nl.float8_e4m3fn_x4, buffer=nl.sbuf)',
+                 'nl.float8_e4m3fn_x4 is not supported by the simulator: MX (microscaling)'),
+                ('nl.rand((128, 64))', 'nl.rand is not supported by the simulator: random numbers are not modelled'),
+                ('nisa.rand2(shape=(128, 64))', 'nisa.rand2 is not supported by the simulator: random numbers')):
+            with self.subTest(call=call):
+                self.check(f'''
+                    @nki.jit
+                    def kernel(x):
+                        t = nl.load(x)
+                        q = {call}  # <- here
+                        return x
+                    ''', message)
+
     def test_collectives_are_refused_naming_the_cause(self):
         self.check('''
             import nki.collectives as ncc
