@@ -47,8 +47,10 @@ def full_tile(shape: Sequence[int], value: Any, dtype: Any) -> Tensor:
     return pending.tile
 
 
-def broadcast_to(view: View, shape: Sequence[int]) -> Union[Tensor, View]:
-    """Partition broadcast ([1, F] -> [P, F]) is a PE instruction; free-axis broadcast is a stride-0 view."""
+def broadcast_to(view: Any, shape: Sequence[int]) -> Union[Tensor, View]:
+    """Partition broadcast ([1, F] -> [P, F]) is a PE instruction; free-axis broadcast is a stride-0 view. `view`
+    is any tile (`t.broadcast_to(shape)` passes its view, `nl.broadcast_to(t, shape)` the tile itself)."""
+    view = operand(view)
     shape = tuple(int(s) for s in shape)
     if len(shape) != len(view.shape):
         raise CompileError(f'broadcast_to: cannot broadcast shape {view.shape} to {shape}')
@@ -99,12 +101,14 @@ def element_count(shape: Sequence[int]) -> int:
 
 
 def elementwise(op: str, eng: str, fn: Callable[..., Any], args: Sequence[Any], dtype: Any,
-                mask_predicate: Any, cse_key: Any = None, folds: Sequence[int] = ()) -> Tensor:
+                mask_predicate: Any, cse_key: Any = None, folds: Sequence[int] = (), positional: bool = False) -> Tensor:
     """Issue an elementwise instruction over tiles/scalars broadcast partition-first. `cse_key` (the operation and
     its operands' identities) marks a repeat of the same computation on unchanged inputs within the load-reuse
     scope as `cse=1`: the compiler computes a loop-invariant result once. `folds`: positions in `args` of the
     operands of the last, associative operation; written back in place, the instruction is a reduction
-    (`acc = max(acc, x)`), which different iterations of an affine_range loop may repeat."""
+    (`acc = max(acc, x)`), which different iterations of an affine_range loop may repeat. `positional`: `fn`
+    depends on where an element lies in the iteration space (affine_select), so it also gets the iteration space's
+    shape and the mask's window (`fn(*arrays, shape=..., window=...)`; window None when unmasked)."""
     run = begin()
     values = [tile_or_scalar(a) for a in args]
     views = [v for v in values if isinstance(v, View)]
@@ -128,7 +132,8 @@ def elementwise(op: str, eng: str, fn: Callable[..., Any], args: Sequence[Any], 
             else:
                 arrays.append(v)
         with np.errstate(all='ignore'):
-            result = fit(fn(*arrays), kind, window_shape(window, shape))
+            computed = fn(*arrays, shape=shape, window=window) if positional else fn(*arrays)
+            result = fit(computed, kind, window_shape(window, shape))
     pending = issue(run, op, eng, reads, shape, kind, result, window)
     pending.where = where
     pending.consts = len(values) - len(views)

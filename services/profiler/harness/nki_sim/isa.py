@@ -21,7 +21,7 @@ from .indirect import IndirectView
 from . import isa_select
 from .isa_select import (  # noqa: F401  (re-exported as nisa.*)
     core_barrier, dma_transpose, max8, nc_find_index8, nc_match_replace8, nc_n_gather, nc_stream_shuffle,
-    tensor_copy_predicated)
+    sequence_bounds, tensor_copy_predicated)
 from .operands import (  # noqa: F401  (the *_engine values are re-exported as nisa.*)
     SCALARS, engine_name, fit, gpsimd_engine, is_tile, on_chip, per_partition, result_kind, scalar_engine,
     tensor_engine, unknown_engine, vector_engine, window_shape)
@@ -636,19 +636,27 @@ def affine_select(pred: Any = None, on_true_tile: Any = None, on_false_value: An
         steps = _pattern_pairs(pattern, 'affine_select')
         base, per_partition = int(offset), int(channel_multiplier)
 
-        def select_pattern(x, value):
-            rows = x.shape[0]
-            affine = base + per_partition * np.arange(rows, dtype=np.int64).reshape(-1, 1) + \
+        def select_pattern(x, value, shape, window):
+            affine = base + per_partition * np.arange(shape[0], dtype=np.int64).reshape(-1, 1) + \
                 _pattern_values(steps)[None, :]
-            return np.where(compare(affine, 0).reshape(x.shape), x, value)
-        return elementwise('select', 'pool', select_pattern, (on_true_tile, on_false_value), dtype, mask)
+            return np.where(_windowed(compare(affine, 0).reshape(shape), window), x, value)
+        return elementwise('select', 'pool', select_pattern, (on_true_tile, on_false_value), dtype, mask,
+                           positional=True)
     if not isinstance(pred, Predicate):
         raise CompileError('affine_select takes an affine predicate (comparisons of nl.arange expressions) or, in '
                            'the Beta 2 form, pattern=, offset= and channel_multiplier=')
 
-    def select(x, value):
-        return np.where(pred.evaluate(x.shape), x, value)
-    return elementwise('select', 'pool', select, (on_true_tile, on_false_value), dtype, mask)
+    def select(x, value, shape, window):
+        return np.where(_windowed(pred.evaluate(shape), window), x, value)
+    return elementwise('select', 'pool', select, (on_true_tile, on_false_value), dtype, mask, positional=True)
+
+
+def _windowed(values: np.ndarray, window: Any) -> np.ndarray:
+    """The part of values over an instruction's whole iteration space that a mask window keeps (the predicate of
+    a masked affine_select holds at the element's own index, not at its offset within the window)."""
+    if window is None:
+        return values
+    return values[tuple(slice(lo, hi) for lo, hi in window)]
 
 
 def _pattern_pairs(pattern: Any, name: str) -> Any:

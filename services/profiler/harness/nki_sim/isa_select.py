@@ -1,10 +1,10 @@
 """nisa instructions that select, find or move elements within partitions (re-exported by isa as nisa.*):
 max8, nc_find_index8, nc_match_replace8, tensor_copy_predicated, nc_stream_shuffle, nc_n_gather, dma_transpose,
-core_barrier.
+core_barrier, sequence_bounds.
 
 Each issues one trace instruction of an existing record kind (TRACE_FORMAT.md): the vector-engine searches are
 `tensor_reduce` over the data they scan, the predicated copy a `select`, the quadrant shuffle a `copy`, the DMA
-transpose a DMA `load`/`copy`.
+transpose a DMA `load`/`copy`, the GpSimd segment scan of sequence_bounds a `select` on the pool engine.
 """
 from typing import Any, Callable, List
 
@@ -187,4 +187,34 @@ def core_barrier(data: Any, cores: Any, engine: Any = unknown_engine, **kwargs: 
 
 
 setattr(core_barrier, 'beta2_order', ('data', 'cores'))      # no destination in either form
+
+
+def _segment_bounds(ids: np.ndarray) -> np.ndarray:
+    """[2, n]: per element the start and the end (exclusive) index of its run of equal ids; padding (id 0) gets
+    start n and end -1 (the NumPy equivalent on the nki.isa.sequence_bounds API page)."""
+    n = ids.shape[0]
+    starts = np.empty(n, dtype=np.float64)
+    ends = np.empty(n, dtype=np.float64)
+    for i in range(n):
+        starts[i] = n if ids[i] == 0 else starts[i - 1] if i and ids[i] == ids[i - 1] else i
+    for i in range(n - 1, -1, -1):
+        ends[i] = -1 if ids[i] == 0 else ends[i + 1] if i < n - 1 and ids[i] == ids[i + 1] else i + 1
+    return np.stack([starts, ends])
+
+
+def sequence_bounds(segment_ids: Any, dtype: Any = None, **kwargs: Any) -> Any:
+    """[1, n] segment ids (float32 or int32, one partition) -> [1, 2, n]: the start and end index of the segment
+    each element belongs to (nl.float32 or nl.int32; default the ids' dtype)."""
+    view = on_chip(operand(segment_ids), 'sequence_bounds')
+    if view.shape[0] != 1:
+        raise CompileError(f'sequence_bounds: the segment ids have one partition ([1, n]), got {view.shape}')
+    kind = kind_of(dtype) if dtype is not None else view.tensor.kind
+    for k, what in ((view.tensor.kind, 'segment ids'), (kind, 'result')):
+        if k.storage not in (np.float32, np.int32) or k.public not in (np.float32, np.int32):
+            raise CompileError(f'sequence_bounds: the {what} are float32 or int32, not {k.public}')
+    size = view.free_size
+
+    def bounds(x: np.ndarray) -> np.ndarray:
+        return _segment_bounds(_flat(x)[0])[None]
+    return _issue('select', 'pool', [view], (1, 2, size), kind, bounds)
 

@@ -14,7 +14,7 @@ import numpy as np
 from . import memory, runtime
 from .dtypes import LowPrecisionType
 from .errors import CompileError, StaleOutputError
-from .tensors import Tensor, hbm_tensor, shape_only_input
+from .tensors import PSUM_BANKS, Tensor, hbm_tensor, shape_only_input
 from .trace import TraceRecorder, WriteChecker
 
 
@@ -109,8 +109,9 @@ def simulate_kernel(kernel: Any, *args: Any, **kwargs: Any) -> Any:
 class RunObserver:
     """Hooks of `simulate` for program recording; the default does nothing."""
 
-    def start(self, kernel_name: str, grid: Tuple[int, ...], inputs: List[Any]) -> None:
-        """Before the first kernel call: the kernel file name, SPMD grid and the kernel's input values."""
+    def start(self, kernel_name: str, grid: Tuple[int, ...], inputs: List[Any], psum_banks: int = 1) -> None:
+        """Before the first kernel call: the kernel file name, SPMD grid, the kernel's input values and the PSUM
+        banks one declared PSUM tensor may span."""
 
     def program(self, ids: Tuple[int, ...], ordinal: int = 0, core_split: Any = None) -> None:
         """Before each SPMD program's kernel call (also of grids launched inside the kernel); `ordinal` is the
@@ -135,9 +136,10 @@ def simulate(kernel: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]] 
     run.grid = kernel.grid
     run.core_split = kernel.core_split
     run.beta2 = uses_beta2(func)
+    run.psum_banks = PSUM_BANKS if run.beta2 else 1
     run.observer = observer
     inputs = [_as_input(a, timing_only) for a in args]
-    observer.start(recorder.kernel_name, kernel.grid, inputs)
+    observer.start(recorder.kernel_name, kernel.grid, inputs, run.psum_banks)
     previous = runtime.RUN
     runtime.RUN = run
     try:
@@ -208,10 +210,12 @@ def _as_input(value, timing_only):
 
 def as_outputs(value: Any, timing_only: bool) -> Any:
     if isinstance(value, Tensor):
+        if value.buffer.on_chip:        # checked in timing-only runs too: both runs give the same verdict
+            raise CompileError(f'a kernel must return HBM tensors (declared with buffer=nl.shared_hbm); it returned '
+                               f'a tile in {value.buffer!r} (NKI\'s own simulation mode returns tile values, a kernel '
+                               f'compiled for the device cannot: store the tile to an HBM output)')
         if timing_only:
             return None
-        if value.buffer.on_chip:
-            raise CompileError('a kernel must return HBM tensors (declared with buffer=nl.shared_hbm)')
         return value.hbm_alloc.data.reshape(value.shape)
     if isinstance(value, (tuple, list)):
         return tuple(as_outputs(v, timing_only) for v in value)

@@ -4,6 +4,7 @@ Every operation issues one trace instruction (nl.matmul without transpose_x issu
 eviction copy and matmul the compiler would). Numerics are computed in the storage dtype (fp32 for all
 NKIBench kernels) and skipped in timing-only mode.
 """
+import contextlib
 from typing import Any
 
 import numpy as np
@@ -61,6 +62,11 @@ class tile_size:
     bn_stats_fmax = 512
     psum_partition_max = 128
     total_available_sbuf_size = 192 * 1024      # bytes per partition (24 MiB over 128 partitions)
+    # NKI 0.4+ names: a PSUM bank per partition (fp32 elements / bytes), the banks of a partition, SBUF in total
+    psum_bank_fmax = 512
+    psum_bank_fmax_bytes = 2048
+    psum_num_banks = 8
+    sbuf_size_bytes = 24 * 1024 * 1024
 
 
 def finfo(dtype: Any) -> Any:
@@ -108,6 +114,12 @@ def device_print(*args: Any, **kwargs: Any) -> None:
     pass
 
 
+def no_reorder() -> Any:
+    """`with nl.no_reorder():` keeps the block's operations in program order. The simulator runs and traces every
+    kernel in program order already, so the block runs unchanged."""
+    return contextlib.nullcontext()
+
+
 # ----- declarations -----
 def _declare(shape, dtype, buffer, name, fill):
     run = runtime.current()
@@ -119,7 +131,10 @@ def _declare(shape, dtype, buffer, name, fill):
     if isinstance(shape, int):
         shape = (shape,)
     if buffer.on_chip:
-        tensor = Tensor(buffer, kind_of(dtype), shape, line, name, run.numerics)
+        # Beta 2 has no block dimensions: a PSUM tensor spans up to all 8 banks of a partition (tile_size:
+        # psum_fmax "does not represent the free-dim size per partition"; psum_num_banks). Beta 1 keeps one bank
+        # per block (more banks through block dimensions).
+        tensor = Tensor(buffer, kind_of(dtype), shape, line, name, run.numerics, run.psum_banks)
         tensor.init = fill
         return tensor
     if buffer is memory.shared_hbm:
@@ -137,8 +152,38 @@ def _declare(shape, dtype, buffer, name, fill):
     return tensor
 
 
-def ndarray(shape: Any, dtype: Any, buffer: Any = None, name: Any = '', **kwargs: Any) -> Any:
-    return _declare(shape, dtype, buffer, name, 0)
+_PARTITION_BYTES = {'sbuf': tile_size.total_available_sbuf_size, 'psum': 16 * 1024}   # bytes per partition
+
+
+def _check_address(address: Any, tensor: Any, line: int) -> None:
+    """`nl.ndarray(..., address=(partition_offset, free_offset))`: a fixed placement in SBUF / PSUM. The simulator
+    gives every tensor its own storage (placement is not modelled, as for `ncc.sbuf.mod_alloc`), so the address is
+    only checked: two integers that keep the tensor inside the memory's partitions and bytes per partition (nl.all
+    shadows the builtin here, hence no all())."""
+    if not isinstance(tensor, Tensor) or not tensor.buffer.on_chip:
+        raise CompileError(f'nl.ndarray(address={address!r}): a fixed address places a tensor in SBUF or PSUM, '
+                           f'not in {tensor.buffer!r}', line)
+    if not isinstance(address, (tuple, list)) or len(address) != 2 or \
+            [a for a in address if isinstance(a, bool) or not isinstance(a, (int, np.integer)) or a < 0]:
+        raise CompileError(f'nl.ndarray(address={address!r}): the address is a pair of non-negative integers '
+                           f'(partition_offset, free_offset)', line)
+    partition, free = (int(a) for a in address)
+    if partition + tensor.parts > PARTITION_LIMIT:
+        raise CompileError(f'nl.ndarray(address={address!r}): {tensor.parts} partitions from partition {partition} '
+                           f'run past partition {PARTITION_LIMIT}', line)
+    nblocks = int(np.prod(tensor.shape[:tensor.nblock], dtype=np.int64))
+    size = nblocks * tensor.free * tensor.kind.itemsize
+    limit = _PARTITION_BYTES[tensor.buffer.name]
+    if free + size > limit:
+        raise CompileError(f'nl.ndarray(address={address!r}): {size} bytes per partition from byte {free} run past '
+                           f'the {limit} bytes of a {tensor.buffer.name.upper()} partition', line)
+
+
+def ndarray(shape: Any, dtype: Any, buffer: Any = None, name: Any = '', address: Any = None) -> Any:
+    tensor = _declare(shape, dtype, buffer, name, 0)
+    if address is not None:
+        _check_address(address, tensor, runtime.current().line())
+    return tensor
 
 
 def zeros(shape: Any, dtype: Any, buffer: Any = None, name: Any = '', lazy_initialization: Any = False,

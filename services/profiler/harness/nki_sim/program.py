@@ -31,7 +31,7 @@ from .jit import RunObserver, as_outputs, check_fresh, simulate
 from .loops import FirstIndex, LoopIndex
 from .operands import Engine
 from .ops import NUMPY_ACTIVATION, NUMPY_ALU
-from .tensors import Tensor, hbm_tensor, par_dim, shape_only_input
+from .tensors import PSUM_BANKS, Tensor, hbm_tensor, par_dim, shape_only_input
 from .tile_ops import EXECUTION
 from .trace import TraceRecorder
 from .views import View
@@ -391,10 +391,13 @@ class _Observer(RunObserver):
     def __init__(self, recorder: Recorder) -> None:
         self.recorder = recorder
 
-    def start(self, kernel_name: str, grid: Tuple[int, ...], inputs: List[Any]) -> None:
+    def start(self, kernel_name: str, grid: Tuple[int, ...], inputs: List[Any], psum_banks: int = 1) -> None:
         declared = [[list(v.shape), v.kind.public.name if isinstance(v.kind.public, np.dtype) else str(v.kind.public)]
                     for v in inputs if isinstance(v, Tensor)]
-        self.recorder.write({'program': FORMAT, 'kernel': kernel_name, 'grid': list(grid), 'inputs': declared})
+        header: Dict[str, Any] = {'program': FORMAT, 'kernel': kernel_name, 'grid': list(grid), 'inputs': declared}
+        if psum_banks != 1:         # a Beta 2 kernel: its PSUM tensors may span several banks
+            header['psum_banks'] = psum_banks
+        self.recorder.write(header)
         for value in inputs:
             if isinstance(value, Tensor):
                 self.recorder.register(value)
@@ -491,6 +494,9 @@ class Program:
             raise ProgramError(f'bad kernel name {name!r}')
         self.kernel_name = name
         self.grid = _int_tuple(header.get('grid', []), 'grid')
+        self.psum_banks = header.get('psum_banks', 1)
+        if self.psum_banks not in (1, PSUM_BANKS) or type(self.psum_banks) is not int:
+            raise ProgramError(f'bad psum_banks {self.psum_banks!r}')
         inputs = header.get('inputs')
         if not isinstance(inputs, list):
             raise ProgramError('the header lacks the input declarations')
@@ -590,6 +596,7 @@ class Replay:
         recorder = TraceRecorder(program.kernel_name, timing_only, free_plan)
         run = runtime.Run('', recorder, numerics=not timing_only)
         run.grid = program.grid
+        run.psum_banks = program.psum_banks
         run.fixed_line = 0
         self.values = []
         self.known = set()

@@ -66,6 +66,7 @@ class Run:
         self.loop_path: Tuple[Any, ...] = ()    # ((loop, index), ...) of the enclosing loops, outermost first
         self.reuse_scope: Any = ()    # loop_path with the innermost loop's index dropped (load reuse, nl.load)
         self.beta2 = False            # the kernel is written against the `nki` namespace (Beta 2 call forms)
+        self.psum_banks = 1           # PSUM banks one declared PSUM tensor may span (Beta 2: 8, no block dimensions)
 
     def enter_program(self, ids: Tuple[int, ...]) -> None:
         """Program `ids` of the current grid starts: its instructions and allocations are traced on its core."""

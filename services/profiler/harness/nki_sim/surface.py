@@ -14,8 +14,17 @@ from .memory import Buffer
 from .tensors import Tensor
 
 
+def _dynamic_scalar(*args: Any, **kwargs: Any) -> Any:
+    raise CompileError('nki.typing.scalar (a value read from device memory to steer control flow, as in '
+                       '`while scalar(cond):`) is not supported by the simulator: data-dependent (dynamic) control flow '
+                       'is not modelled')
+
+
 class _TypingModule(types.ModuleType):
+    """`nki.typing`: `tensor` is the simulator's tensor type; `scalar` (dynamic control flow) can be imported, so
+    that the other kernels of a module that uses it still run, and is refused where it is used."""
     tensor = Tensor
+    scalar = staticmethod(_dynamic_scalar)
 
 
 class _TensorModule(types.ModuleType):

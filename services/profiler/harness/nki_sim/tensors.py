@@ -20,6 +20,7 @@ from .views import View, access_pattern, at_least_2d, same_kind, subscript
 
 PARTITION_LIMIT = 128
 PSUM_PARTITION_BYTES = 2048
+PSUM_BANKS = 8          # a Beta 2 PSUM tensor (no block dimensions) may span the 8 banks of a partition
 
 
 class par_dim:
@@ -93,7 +94,7 @@ class Tensor(TileOperators):
         tile.blocks = {}
         return tile
 
-    def __init__(self, buffer, kind, shape, site, name='', numerics=True):
+    def __init__(self, buffer, kind, shape, site, name='', numerics=True, psum_banks=1):
         self.buffer = buffer
         self.produced = False
         # a bitcast to another element size (t.view(dtype), compute.bitcast): the tensor whose allocations this one
@@ -127,9 +128,12 @@ class Tensor(TileOperators):
             self.free = int(np.prod(self.inner_shape[1:], dtype=np.int64)) if len(self.inner_shape) > 1 else 1
             if self.parts > PARTITION_LIMIT:
                 raise CompileError(f'partition dimension {self.parts} exceeds {PARTITION_LIMIT}')
-            if buffer is memory.psum and self.free * kind.itemsize > PSUM_PARTITION_BYTES:
-                raise CompileError(f'PSUM tile needs {self.free * kind.itemsize} bytes per partition; '
-                                   f'a PSUM bank holds {PSUM_PARTITION_BYTES}')
+            if buffer is memory.psum and self.free * kind.itemsize > PSUM_PARTITION_BYTES * psum_banks:
+                if psum_banks == 1:
+                    raise CompileError(f'PSUM tile needs {self.free * kind.itemsize} bytes per partition; '
+                                       f'a PSUM bank holds {PSUM_PARTITION_BYTES}')
+                raise CompileError(f'PSUM tensor needs {self.free * kind.itemsize} bytes per partition; the '
+                                   f'{psum_banks} PSUM banks of a partition hold {PSUM_PARTITION_BYTES * psum_banks}')
             self.blocks = {}
         else:
             self.parts = 1

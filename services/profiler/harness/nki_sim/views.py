@@ -223,6 +223,21 @@ def index_box(index_map: Any, window: Any) -> Optional[List[Tuple[int, int]]]:
     return box
 
 
+def composed(outer: Any, inner: Any) -> Any:
+    """The index map of a subscript (`inner`, over the axes of a view) of a view whose index map is `outer`: per
+    dimension of the outer map, the range it takes over the inner view's axes."""
+    result = []
+    for size, c, axes in outer:
+        terms: dict = {}
+        for axis, coef in axes:
+            _, inner_c, inner_axes = inner[axis]
+            c += coef * inner_c
+            for inner_axis, inner_coef in inner_axes:
+                terms[inner_axis] = terms.get(inner_axis, 0) + coef * inner_coef
+        result.append((size, c, tuple((axis, coef) for axis, coef in terms.items() if coef)))
+    return tuple(result)
+
+
 def check_bounds(index_map: Any, window: Any) -> None:
     """Raise unless every index stays in range over the (mask-clipped) window."""
     box = index_box(index_map, window)
@@ -450,6 +465,11 @@ class View(TileOperators):
         if not self.in_bounds:
             check_bounds(self.index_map, full_window(self.shape))
         offset, shape, strides, index_map, in_bounds = subscript(self.shape, self.strides, self.offset, key)
+        if self.tensor_indexed and in_bounds and self.index_map is not None:
+            # a subscript of a subscript (`o_hbm = out[b, h]; o_hbm[rows, cols]`): its index box in the tensor,
+            # so that writes of different affine_range iterations to disjoint boxes are not taken for a conflict
+            return View(self.tensor, self.block, offset, shape, strides, composed(self.index_map, index_map), True,
+                        True)
         return View(self.tensor, self.block, offset, shape, strides, index_map, in_bounds)
 
     def __setitem__(self, key, value):

@@ -1,17 +1,21 @@
 """The candidate kernel: loading its module, the low-precision policy, and locating its own source lines in
 errors (every message names `kernel.py:LINE: <source text>`)."""
 import ast
+import builtins
 import io
 import linecache
 import os
 import re
 import tokenize
 import traceback
+import types
 
 from nki_sim.errors import CompileError
+from nki_sim.jit import jit
 from nki_sim.language import MEMORY_KEYWORDS
 
-from . import static_rules
+from . import host_logging, static_rules
+from .loop_returns import hoist_loop_returns
 from .problem import load_module
 
 ENTRY_POINTS = ('kernel', 'optimized_kernel')
@@ -28,6 +32,50 @@ def imports_beta2(tree):
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             roots.add(node.module.split('.')[0])
     return 'nki' in roots and 'neuronxcc' not in roots
+
+
+def stand_ins_imported(tree):
+    """The stand-in modules (static_rules.STAND_IN_MODULES) the kernel module imports."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names.add(node.module)
+    return sorted(names & static_rules.STAND_IN_MODULES)
+
+
+def _torch_neuronx_stand_in():
+    """`from torch_neuronx import nki_jit` (the decorator of the older NKI documentation examples): the simulator's
+    nki.jit. Nothing else of torch_neuronx exists here (an AttributeError naming what does)."""
+    module = types.ModuleType('torch_neuronx', 'torch_neuronx for NKI kernels: nki_jit only')
+    module.nki_jit = jit
+
+    def missing(name):
+        raise AttributeError(f'torch_neuronx.{name} is not available to NKI kernels: the simulator provides '
+                             f'torch_neuronx.nki_jit only (an alias of nki.jit)')
+    module.__getattr__ = missing
+    return module
+
+
+STAND_INS = {'logging': host_logging.stand_in, 'torch_neuronx': _torch_neuronx_stand_in}
+
+
+def kernel_builtins(names):
+    """Builtins for a kernel module that imports stand-in modules (`names`): the host's, with `import logging`
+    (a logging that drops messages, host_logging.py) and `from torch_neuronx import nki_jit` bound to stand-ins,
+    never the host's packages. The static rules keep the kernel from reaching `__import__` or `__builtins__`."""
+    modules = {name: STAND_INS[name]() for name in names}
+    host_import = builtins.__import__
+
+    def kernel_import(name, globals=None, locals=None, fromlist=(), level=0):
+        if level == 0 and name in modules:
+            return modules[name]
+        return host_import(name, globals, locals, fromlist, level)
+
+    namespace = dict(vars(builtins))
+    namespace['__import__'] = kernel_import
+    return namespace
 
 
 class KernelRejected(Exception):
@@ -92,9 +140,16 @@ class KernelSource:
         tree = self.check_static_rules()
         try:
             preset = {'getattr': static_rules.public_getattr}
+            stand_ins = stand_ins_imported(tree)
+            if stand_ins:
+                preset['__builtins__'] = kernel_builtins(stand_ins)
             if imports_beta2(tree):
                 preset.update(MEMORY_KEYWORDS)
-            module = load_module(self.path, 'accelopt_candidate_kernel', preset)
+                module = load_module(self.path, 'accelopt_candidate_kernel', preset)
+            elif hoist_loop_returns(tree):
+                module = self.run_tree(tree, preset)
+            else:
+                module = load_module(self.path, 'accelopt_candidate_kernel', preset)
         except SyntaxError as error:
             line = error.lineno or 0
             raise KernelRejected(f'{self.where(line)}\nSyntaxError: {error.msg}', line) from error
@@ -117,6 +172,15 @@ class KernelSource:
             if callable(entry):
                 return entry
         raise KernelRejected(f'{self.name} defines neither `kernel` nor `optimized_kernel`')
+
+    def run_tree(self, tree, preset):
+        """The kernel module from its (rewritten) syntax tree, compiled under the kernel file's name so that errors
+        name its lines (loop_returns.py; the static rules were checked on the tree as written)."""
+        module = types.ModuleType('accelopt_candidate_kernel')
+        module.__file__ = self.path
+        vars(module).update(preset)
+        exec(compile(tree, self.path, 'exec'), vars(module))
+        return module
 
     def line_of(self, error):
         """The innermost traceback frame inside the kernel file (0 if the kernel is not on the stack)."""

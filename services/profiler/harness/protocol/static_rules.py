@@ -3,7 +3,8 @@ imports only NKI, numpy and math, touches no private or dunder attribute, mutate
 the introspection or dynamic-code builtins. Each violation names its rule:
 
 - import: a module other than nki / neuronxcc.nki (and submodules) / numpy / math / functools / itertools /
-  __future__, except `from M import name` of the pure helpers public kernels use (HELPER_NAMES: operator.mul,
+  __future__ / logging (the kernel gets a stand-in that drops every message, see host_logging.py) /
+  torch_neuronx (a stand-in whose only name is nki_jit, the simulator's nki.jit), except `from M import name` of the pure helpers public kernels use (HELPER_NAMES: operator.mul,
   dataclasses.dataclass, typing.Tuple, ...); never those whole modules (operator.attrgetter reaches private
   attributes, typing.get_type_hints evaluates strings)
 - forbidden-module: one of the host-access modules (os, sys, ctypes, subprocess, ...), imported or reached
@@ -21,6 +22,8 @@ the introspection or dynamic-code builtins. Each violation names its rule:
 """
 import ast
 
+from . import host_logging
+
 ALLOWED_MODULES = ('nki', 'neuronxcc.nki', 'numpy', 'math', 'functools', 'itertools', '__future__')
 FORBIDDEN_MODULES = frozenset({
     'atexit', 'gc', 'sys', 'os', 'ctypes', 'threading', 'multiprocessing', 'subprocess', 'importlib',
@@ -37,7 +40,12 @@ HELPER_NAMES = {
                          'Optional', 'Sequence', 'Set', 'Tuple', 'TypeVar', 'Union'}),
     'enum': frozenset({'Enum', 'IntEnum'}),
     'collections': frozenset({'Counter', 'OrderedDict', 'defaultdict', 'deque', 'namedtuple'}),
+    'logging': frozenset(host_logging.NAMES),
+    'torch_neuronx': frozenset({'nki_jit'}),
 }
+# Modules a kernel may import (whole, or the names above) that the loader replaces by a stand-in (never the host's
+# module): logging, whose messages are dropped, and torch_neuronx, whose nki_jit is nki.jit.
+STAND_IN_MODULES = frozenset({'logging', 'torch_neuronx'})
 # Dunder methods that only restate an operator kernels may use anyway (`key=seq.__getitem__` is `seq[i]`).
 OPERATOR_DUNDERS = frozenset({'__getitem__', '__len__', '__contains__'})
 # `input` is a common kernel parameter name: forbidden only where the kernel never binds it itself.
@@ -62,7 +70,7 @@ class RuleViolation(Exception):
 
 
 def _allowed(module):
-    return any(module == allowed or module.startswith(allowed + '.') for allowed in ALLOWED_MODULES)
+    return module in STAND_IN_MODULES or any(module == allowed or module.startswith(allowed + '.') for allowed in ALLOWED_MODULES)
 
 
 def _is_dunder_or_private(name):
@@ -100,7 +108,7 @@ class _Checker(ast.NodeVisitor):
                       'part of NKI; the simulator does not model it', node)
         if not _allowed(module):
             self.fail('import', f'module {module!r} is not importable in NKI kernels (allowed: nki, '
-                      'neuronxcc.nki, numpy, math, functools, itertools)', node)
+                      'neuronxcc.nki, numpy, math, functools, itertools, logging, torch_neuronx.nki_jit)', node)
 
     def visit_Import(self, node):
         for alias in node.names:

@@ -194,6 +194,34 @@ class Beta2Test(unittest.TestCase):
         result = self.ws.evaluate(self.reference, kernel)
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
+    def test_fixed_addresses_are_checked_and_multi_bank_psum_is_beta2_only(self):
+        cases = [
+            ("acc = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.psum, address=(0, 15872)); "
+             "nisa.nc_matmul(acc, lhs, rhs)", BETA2_HEADER,
+             'address=(0, 15872)): 1024 bytes per partition from byte 15872 run past the 16384 bytes of a PSUM'),
+            ("acc = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.psum, address=(64, 0)); "
+             "nisa.nc_matmul(acc, lhs, rhs)", BETA2_HEADER, 'address=(64, 0)): 128 partitions from partition 64'),
+            ("acc = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.psum, address=(0, 1.5)); "
+             "nisa.nc_matmul(acc, lhs, rhs)", BETA2_HEADER, 'the address is a pair of non-negative integers'),
+            ("t = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.hbm, address=(0, 0)); "
+             "nisa.nc_matmul(acc, lhs, rhs)", BETA2_HEADER, 'places a tensor in SBUF or PSUM, not in nl.hbm'),
+            ("t = nl.ndarray((128, 4097), dtype=nl.float32, buffer=nl.psum); nisa.nc_matmul(acc, lhs, rhs)",
+             BETA2_HEADER, 'PSUM tensor needs 16388 bytes per partition; the 8 PSUM banks of a partition hold 16384'),
+            ("t = nl.ndarray((128, 1024), dtype=nl.float32, buffer=nl.psum); nisa.nc_matmul(dst=acc, stationary=lhs, "
+             "moving=rhs)", BETA2_HEADER.replace('import nki\n', 'import neuronxcc.nki as nki\n').replace(
+                 'import nki.', 'import neuronxcc.nki.'), 'PSUM tile needs 4096 bytes per partition; a PSUM bank'),
+        ]
+        for line, header, expected in cases:
+            with self.subTest(line=line):
+                result = self.ws.evaluate(self.reference, self.kernel(line, header=header))
+                self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+                self.assertIn(expected, result['message'])
+        # in range: accepted, and the placement has no effect on the results
+        result = self.ws.evaluate(self.reference, self.kernel(
+            "acc = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.psum, address=(0, 14 * 1024)); "
+            "nisa.nc_matmul(acc, lhs, rhs)"), seeds=2)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
     def test_nki_object_dataclasses_and_nki_tensor_constants(self):
         header = BETA2_HEADER + 'import nki.tensor as ntensor\nfrom dataclasses import dataclass\n'
         kernel = self.ws.kernel('''
@@ -404,6 +432,23 @@ def transform_nki_outputs(k_res, ref):
                 return x
             ''', 'nisa.dma_compute is not supported by the simulator')
 
+    def test_mx_and_random_apis_are_refused_naming_the_cause(self):
+        for call, message in (
+                ('nisa.quantize_mx(t)', 'nisa.quantize_mx is not supported by the simulator: MX (microscaling)'),
+                ('nisa.nc_matmul_mx(t, t, t, t)', 'nisa.nc_matmul_mx is not supported by the simulator: MX'),
+                ('nl.ndarray((128, 16), dtype=nl.float8_e4m3fn_x4, buffer=nl.sbuf)',
+                 'nl.float8_e4m3fn_x4 is not supported by the simulator: MX (microscaling)'),
+                ('nl.rand((128, 64))', 'nl.rand is not supported by the simulator: random numbers are not modelled'),
+                ('nisa.rand2(shape=(128, 64))', 'nisa.rand2 is not supported by the simulator: random numbers')):
+            with self.subTest(call=call):
+                self.check(f'''
+                    @nki.jit
+                    def kernel(x):
+                        t = nl.load(x)
+                        q = {call}  # <- here
+                        return x
+                    ''', message)
+
     def test_collectives_are_refused_naming_the_cause(self):
         self.check('''
             import nki.collectives as ncc
@@ -414,6 +459,31 @@ def transform_nki_outputs(k_res, ref):
                 ncc.all_gather(srcs=[x], dsts=[x], replica_group=None)  # <- here
                 return x
             ''', 'nki.collectives.all_gather is not supported by the simulator: collectives (')
+
+    def test_dynamic_control_flow_is_refused_where_used_and_its_import_is_harmless(self):
+        body = '''
+            from neuronxcc.nki.typing import scalar
+
+            @nki.jit
+            def static_kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+                return out
+
+            @nki.jit
+            def dynamic_kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                cond = nl.ndarray((1, 1), dtype=np.int32, buffer=nl.hbm)
+                while scalar(cond):  # <- here
+                    nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+                return out
+
+            kernel = {entry}
+            '''
+        result = self.ws.evaluate(self.reference, self.ws.kernel(body.format(entry='static_kernel')))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.check(body.format(entry='dynamic_kernel'), 'nki.typing.scalar (a value read from device memory to steer '
+                   'control flow, as in `while scalar(cond):`) is not supported by the simulator: data-dependent')
 
     def test_an_nki_module_the_simulator_lacks_is_named(self):
         kernel = self.ws.kernel('''
@@ -824,3 +894,67 @@ class GridLaunchTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class ReturnedTileTest(unittest.TestCase):
+    def test_a_returned_sbuf_tile_is_refused_in_both_runs(self):
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        reference = ws.reference(SIMPLE_REFERENCE)
+        kernel = ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                return nl.multiply(nl.load(x), 2.0)
+            ''')
+        for timing_only in (False, True):
+            result = ws.evaluate(reference, kernel, timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+            self.assertIn('a kernel must return HBM tensors (declared with buffer=nl.shared_hbm); it returned a tile '
+                          'in nl.sbuf', result['message'])
+
+
+class LoopReturnTest(unittest.TestCase):
+    """A return that ends an affine_range / sequential_range loop body returns after the loop in a Beta 1 kernel
+    (NKI traces the body once); in a Beta 2 kernel the loop is a Python range and the return ends iteration 0."""
+    REFERENCE = '''
+def get_inputs():
+    return [np.random.normal(size=(300, 64)).astype(np.float32)]
+
+
+def forward(x):
+    return np.exp(x)
+''' + STANDARD_TRANSFORMS
+    BODY = '''
+        import math
+
+        @nki.jit
+        def kernel(x):
+            out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+            i_f = nl.arange(x.shape[1])[None, :]
+            for p in nl.affine_range(math.ceil(x.shape[0] / 128)):
+                for q in nl.sequential_range(1):
+                    i_p = p * 128 + nl.arange(128)[:, None]
+                    t = nl.load(x[i_p, i_f], mask=(i_p < x.shape[0]))
+                    nl.store(out[i_p, i_f], value=nl.exp(t), mask=(i_p < x.shape[0]))  {marker}
+                    return out
+        '''
+
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+        self.reference = self.ws.reference(self.REFERENCE)
+
+    def test_beta1_return_at_the_end_of_traced_loops_returns_after_them(self):
+        result = self.ws.evaluate(self.reference, self.ws.kernel(self.BODY.format(marker='')), seeds=2)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_lines_of_a_rewritten_kernel_stay_its_own(self):
+        kernel = self.ws.kernel(self.BODY.format(marker='; nl.undefined_name  # <- here'))
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertNotEqual(result['verdict'], 'OK')
+        self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+
+    def test_beta2_loops_are_python_loops(self):
+        result = self.ws.evaluate(self.reference, self.ws.kernel(self.BODY.format(marker=''), header=BETA2_HEADER))
+        self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
+        self.assertIn('never written', result['message'])

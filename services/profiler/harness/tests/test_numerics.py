@@ -258,3 +258,97 @@ class NumericsTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class MaskedSelectAndNestedViewTest(unittest.TestCase):
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+        self.rng = np.random.default_rng(11)
+
+    def test_masked_affine_select_evaluates_the_predicate_at_each_elements_own_index(self):
+        # the mask keeps partitions 64..127 and columns 0..95: the predicate (p >= f) must hold at (p, f) there,
+        # not at the element's offset inside the mask window; a mask of False runs nothing
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 128), dtype=x.dtype, buffer=nl.shared_hbm)
+                i_p, i_f = nl.mgrid[0:128, 0:128]
+                t = nl.load(x)
+                res = nl.ndarray((128, 128), dtype=x.dtype, buffer=nl.sbuf)
+                res[...] = nl.copy(t)
+                res[...] = nisa.affine_select(pred=(i_p >= i_f), on_true_tile=t, on_false_value=-1.0,
+                                              mask=(i_p >= 64) & (i_f < 96))
+                res[...] = nisa.affine_select(pred=(i_p >= i_f), on_true_tile=t, on_false_value=-2.0, mask=False)
+                # the pattern form: p - f >= 0, columns 100..127 only
+                res[...] = nisa.affine_select(pattern=[[-1, 128]], offset=0, channel_multiplier=1, on_true_tile=res,
+                                              on_false_value=-3.0, cmp_op=nl.greater_equal, mask=(i_f >= 100))
+                nl.store(out, value=res)
+                return out
+            ''')
+        x = self.rng.standard_normal((128, 128)).astype(np.float32)
+        out, _ = self.ws.run(path, x)
+        p, f = np.indices((128, 128))
+        want = np.where((p >= 64) & (f < 96) & (p < f), -1.0, x)
+        want = np.where((f >= 100) & (p < f), -3.0, want)
+        np.testing.assert_array_equal(out, want)
+
+    def test_writes_through_a_subscript_of_a_subscript_are_told_apart(self):
+        body = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((2, 128, 512), dtype=x.dtype, buffer=nl.shared_hbm)
+                for b in nl.affine_range(2):
+                    out_b = out[b]
+                    for j in nl.affine_range(2):
+                        t = nl.load(x[b, :, nl.ds(j * 256, 256)])
+                        nl.store(out_b[:, {columns}], value=nl.multiply(t, 2.0))
+                return out
+            '''
+        x = self.rng.standard_normal((2, 128, 512)).astype(np.float32)
+        out, _ = self.ws.run(self.ws.kernel(body.format(columns='nl.ds(j * 256, 256)')), x)
+        np.testing.assert_array_equal(out, x * 2.0)
+        with self.assertRaisesRegex(Exception, 'Unexpected output dependencies'):
+            self.ws.run(self.ws.kernel(body.format(columns='0:256')), x)
+
+
+class SequenceBoundsTest(unittest.TestCase):
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+
+    def test_segment_starts_and_ends_with_padding(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(ids):
+                out = nl.ndarray((1, 2, ids.shape[1]), dtype=nl.int32, buffer=nl.shared_hbm)
+                bounds = nisa.sequence_bounds(segment_ids=nl.load(ids), dtype=nl.int32)
+                nl.store(out, value=bounds)
+                return out
+            ''')
+        ids = np.array([[0, 1, 1, 2, 2, 2, 0, 3, 3]], dtype=np.float32)
+        out, _ = self.ws.run(path, ids)
+        np.testing.assert_array_equal(out, [[[9, 1, 1, 3, 3, 3, 9, 7, 7], [-1, 3, 3, 6, 6, 6, -1, 9, 9]]])
+        two_rows = self.ws.kernel('''
+            @nki.jit
+            def kernel(ids):
+                return nisa.sequence_bounds(segment_ids=nl.load(ids))
+            ''')
+        with self.assertRaisesRegex(Exception, 'segment ids have one partition'):
+            self.ws.run(two_rows, np.zeros((2, 9), np.float32))
+
+
+class BroadcastFunctionTest(unittest.TestCase):
+    def test_nl_broadcast_to_takes_a_tile(self):
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        path = ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, x.shape[1]), dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, nl.broadcast_to(nl.load(x), shape=(128, x.shape[1])))
+                return out
+            ''')
+        x = np.arange(64, dtype=np.float32).reshape(1, 64)
+        out, _ = ws.run(path, x)
+        np.testing.assert_array_equal(out, np.repeat(x, 128, axis=0))

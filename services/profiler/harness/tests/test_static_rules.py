@@ -26,6 +26,10 @@ VIOLATIONS = {
     'private_module': ('from neuronxcc.nki._private.private_api import core_barrier  # <- here\n',
                        'private-attribute'),
     'from_collections_chainmap': ('from collections import ChainMap  # <- here\n', 'import'),
+    'import_logging_handlers': ('import logging.handlers  # <- here\n', 'import'),
+    'from_torch_neuronx_trace': ('from torch_neuronx import trace  # <- here\n', 'import'),
+    'import_torch_neuronx_submodule': ('import torch_neuronx.xla_impl  # <- here\n', 'import'),
+    'from_logging_filehandler': ('from logging import FileHandler  # <- here\n', 'import'),
     'dunder_method_outside_operators': ('f = [].__reduce_ex__  # <- here\n', 'private-attribute'),
     'builtins_name': ('b = __builtins__  # <- here\n', 'private-attribute'),
     'module_assignment': ('nl.load = None  # <- here\n', 'module-mutation'),
@@ -105,6 +109,66 @@ class StaticRulesTest(unittest.TestCase):
                 return out
             ''')
         self.assertEqual(self.ws.evaluate(self.reference, public)['verdict'], 'OK')
+
+    def test_logging_is_a_stand_in_that_drops_messages(self):
+        path = self.ws.kernel('''
+            import logging
+            from logging import INFO, getLogger
+            logger = logging.getLogger(__name__)
+
+            @nki.jit
+            def kernel(x):
+                logger.info("tile %d", 0)
+                logging.warning("never shown")
+                assert logging is not None and not getLogger().isEnabledFor(logging.CRITICAL) and INFO == 20
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+                return out
+            ''')
+        result = self.ws.evaluate(self.reference, path)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        handler = self.ws.kernel('''
+            import logging
+
+            @nki.jit
+            def kernel(x):
+                logging.FileHandler("/tmp/log")  # <- here
+                return x
+            ''')
+        result = self.ws.evaluate(self.reference, handler)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+        self.assertIn('logging.FileHandler is not available to NKI kernels', result['message'])
+        self.assertEqual(result['line'], line_of(handler, '# <- here'))
+
+    def test_torch_neuronx_nki_jit_is_nki_jit(self):
+        path = self.ws.kernel('''
+            from torch_neuronx import nki_jit
+
+            @nki_jit
+            def double(x, out):
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                double(x, out)
+                return out
+
+            kernel = nki.jit(kernel)
+            ''')
+        result = self.ws.evaluate(self.reference, path)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        other = self.ws.kernel('''
+            import torch_neuronx
+
+            @nki.jit
+            def kernel(x):
+                torch_neuronx.trace(x)  # <- here
+                return x
+            ''')
+        result = self.ws.evaluate(self.reference, other)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+        self.assertIn('torch_neuronx.trace is not available to NKI kernels', result['message'])
+        self.assertEqual(result['line'], line_of(other, '# <- here'))
 
     def test_honest_constructs_pass(self):
         path = self.ws.kernel('''
