@@ -72,8 +72,8 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
     def checked_call(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
         if not kwargs and not ((dst_first or beta2_order) and runtime.RUN is not None and runtime.RUN.beta2):
             return function(*args)
-        if not own_destination or beta2_order:
-            args, kwargs = normalized(call, args, kwargs)
+        if (not own_destination or beta2_order) and runtime.RUN is not None and runtime.RUN.beta2:
+            args, kwargs = normalized(call, args, kwargs)      # (which changes nothing in a Beta 1 run)
         keys = tuple(kwargs)
         if keys not in accepted_keys:
             for key in keys:

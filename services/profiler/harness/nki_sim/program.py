@@ -134,6 +134,9 @@ class Recorder:
         text = self.text
         key_text = self.key_text
         key_texts = self.key_texts
+        ids = self.ids
+        alive = self.alive
+        out = self.out
         # normalized() leaves calls of a function without Beta 2 call forms as they are
         beta2_forms = bool(getattr(function, 'beta2_order', None)) or bool(getattr(function, 'dst_first', False))
 
@@ -141,11 +144,14 @@ class Recorder:
         def recorded(*args: Any, **kwargs: Any) -> Any:
             if self.depth:
                 return function(*args, **kwargs)
-            run = runtime.current()
-            if run.reuse_scope != self.scope:
-                self.scope = run.reuse_scope
-                self.write({'scope': run.reuse_scope})
-            if beta2_forms:
+            run = runtime.RUN
+            if run is None:
+                run = runtime.current()     # raises
+            scope = run.reuse_scope
+            if scope is not self.scope and scope != self.scope:
+                self.scope = scope
+                self.write({'scope': scope})
+            if beta2_forms and run.beta2:     # (normalized() changes nothing in a Beta 1 run)
                 args, kwargs = normalized(function, args, kwargs)
             line = run.line(1)     # from the caller of this wrapper on
             # the entry {"c", "a", "k", "l", "r"} as JSON text, encoded before the call (as _ENCODE would write it)
@@ -163,9 +169,16 @@ class Recorder:
             finally:
                 self.depth -= 1
                 run.fixed_line = None
+            if type(result) is Tensor:      # an instruction's tile (register(), inline)
+                registered = ids.get(id(result))
+                if registered is None:
+                    registered = ids[id(result)] = len(alive)
+                    alive.append(result)
+                out.write(''.join((head, str(registered), '}\n')))
+                return result
             registered = self.register(result)
-            self.out.write(''.join((head, 'null' if registered is None else str(registered) if type(registered) is int
-                                    else _ENCODE(registered), '}\n')))
+            out.write(''.join((head, 'null' if registered is None else str(registered) if type(registered) is int
+                               else _ENCODE(registered), '}\n')))
             return result
         self.function_names[id(recorded)] = self.function_names.get(id(function), name)
         return recorded
@@ -665,6 +678,7 @@ class Replay:
             self.register(argument)
         if not timing_only and check_coverage:
             run.coverage = {}
+        values, known, coverage = self.values, self.known, run.coverage
         previous = runtime.RUN
         runtime.RUN = run
         returned: Any = None
@@ -678,7 +692,11 @@ class Replay:
                                         [v(self) if dynamic else v for dynamic, v in args]),
                                       **(static_kwargs if static_kwargs is not None else
                                          {k: v(self) if dynamic else v for k, (dynamic, v) in kwargs.items()}))
-                    if result is not None:
+                    if type(result) is Tensor and coverage is None:    # an instruction's tile (register(), inline)
+                        if id(result) not in known:
+                            known.add(id(result))
+                            values.append(result)
+                    elif result is not None:
                         self.register(result)
                 elif kind == 'scope':
                     run.reuse_scope = step[1]
@@ -866,10 +884,17 @@ class Replay:
         # A view of a run value (`ref`: alive for the whole run, so its id is its own) is checked against it once
         # per run: (run, id of the tensor) it was last checked against.
         source = value['view']
-        memo: List[Any] = [None, None] if len(source) == 1 and 'ref' in source else []
+        index = source['ref'] if len(source) == 1 and 'ref' in source else None    # (checked by compile)
+        memo: List[Any] = [None, None] if index is not None else []
 
         def view(replay: 'Replay') -> View:
-            tensor = tensor_of(replay)
+            if index is not None:       # _reference, inline
+                values = replay.values
+                if index >= len(values):
+                    raise ProgramError(f'reference to unknown value {index}')
+                tensor = values[index]
+            else:
+                tensor = tensor_of(replay)
             if memo and memo[0] is replay.run_token and memo[1] == id(tensor):
                 if tensor.pending is not None:
                     runtime.flush()
