@@ -57,6 +57,7 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
     own_destination = 'dst' in declared
     accumulating = 'accumulate' not in declared
     beta2_order = getattr(function, 'beta2_order', None)
+    accepted_keys: set = set()     # keyword name tuples found acceptable (the check depends on the names only)
 
     @functools.wraps(function)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -71,17 +72,21 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
     def checked_call(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
         if not kwargs and not ((dst_first or beta2_order) and runtime.RUN is not None and runtime.RUN.beta2):
             return function(*args)
-        if not own_destination or beta2_order:
-            args, kwargs = normalized(call, args, kwargs)
-        for key in kwargs:
-            if key not in declared and key not in ACCEPTED_WITHOUT_EFFECT and \
-                    not (key == 'dst' and not own_destination) and \
-                    not (key == 'accumulate' and accumulating and 'dst' in kwargs):
-                raise CompileError(f'{qualified}() got an unexpected keyword argument {key!r} (the simulator '
-                                   f'refuses arguments it would otherwise ignore)', _line())
+        if (not own_destination or beta2_order) and runtime.RUN is not None and runtime.RUN.beta2:
+            args, kwargs = normalized(call, args, kwargs)      # (which changes nothing in a Beta 1 run)
+        keys = tuple(kwargs)
+        if keys not in accepted_keys:
+            for key in keys:
+                if key not in declared and key not in ACCEPTED_WITHOUT_EFFECT and \
+                        not (key == 'dst' and not own_destination) and \
+                        not (key == 'accumulate' and accumulating and 'dst' in kwargs):
+                    raise CompileError(f'{qualified}() got an unexpected keyword argument {key!r} (the simulator '
+                                       f'refuses arguments it would otherwise ignore)', _line())
+            accepted_keys.add(keys)
         dst = None if own_destination else kwargs.pop('dst', None)
         add_into = kwargs.pop('accumulate', None) if dst is not None and accumulating else False
-        kwargs = {k: v for k, v in kwargs.items() if k not in ACCEPTED_WITHOUT_EFFECT}
+        if not ACCEPTED_WITHOUT_EFFECT.isdisjoint(keys):
+            kwargs = {k: v for k, v in kwargs.items() if k not in ACCEPTED_WITHOUT_EFFECT}
         result = function(*args, **kwargs)
         if dst is None:
             return result

@@ -15,7 +15,7 @@ decoder is strict: unknown callees, unknown value kinds, bad ids, wrong input sh
 import functools
 import json
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
-import operator
+import re
 import types
 from typing import IO, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -47,8 +47,6 @@ _NOT_RECORDED = {'finfo', 'iinfo', 'program_id', 'num_programs', 'program_ndim',
                  'elementwise', 'reduce', 'full_tile', 'reshape_view', 'deterministic_dropout'}
 _API_MODULES = {'nl': (language.__name__, compute.__name__), 'nisa': (isa.__name__, isa_select.__name__)}
 _TILE_OPERATORS = ('assign', 'accumulate', 'binary', 'negate', 'broadcast_to', 'reshape', 'indirect', 'bitcast')
-# everything a view is besides its tensor (a new View field is part of the key without further change)
-_view_geometry = operator.attrgetter(*(slot for slot in View.__slots__ if slot != 'tensor'))
 
 
 class ProgramError(Exception):
@@ -101,11 +99,15 @@ class Recorder:
         self.depth = 0
         self.scope: Any = ()
         self.function_names = {id(f): name for name, f in _functions().items()}
+        # (tensor ref, block, offset, geometry number) -> view number (_view_key)
         self.view_numbers: Dict[Tuple[Any, ...], int] = {}
+        # (shape, strides, index_map, in_bounds, tensor_indexed) -> geometry number, in order of first use
+        self.geometry_numbers: Dict[Tuple[Any, ...], int] = {}
+        # id(index map) -> [index map, shape, strides, in_bounds, tensor_indexed, geometry number, their text or
+        # None] of the last view seen with that index map object (_geometry)
+        self.geometries: Dict[int, List[Any]] = {}
         self.key_texts: Dict[str, str] = {}
         self.constant_texts: Dict[int, Tuple[Any, str]] = {}
-        # id(index map) -> (index map, shape, strides, in_bounds, tensor_indexed, their text) (_geometry_text)
-        self.geometry_texts: Dict[int, Tuple[Any, ...]] = {}
         self.fast_text: Dict[type, Callable[[Any], str]] = {
             type(None): _null_text, bool: _bool_text, int: int.__repr__, float: _float_text,
             str: encode_basestring_ascii, View: self._view_text, Tensor: self._tensor_text,
@@ -132,6 +134,9 @@ class Recorder:
         text = self.text
         key_text = self.key_text
         key_texts = self.key_texts
+        ids = self.ids
+        alive = self.alive
+        out = self.out
         # normalized() leaves calls of a function without Beta 2 call forms as they are
         beta2_forms = bool(getattr(function, 'beta2_order', None)) or bool(getattr(function, 'dst_first', False))
 
@@ -139,26 +144,41 @@ class Recorder:
         def recorded(*args: Any, **kwargs: Any) -> Any:
             if self.depth:
                 return function(*args, **kwargs)
-            run = runtime.current()
-            if run.reuse_scope != self.scope:
-                self.scope = run.reuse_scope
-                self.write({'scope': run.reuse_scope})
-            if beta2_forms:
+            run = runtime.RUN
+            if run is None:
+                run = runtime.current()     # raises
+            scope = run.reuse_scope
+            if scope is not self.scope and scope != self.scope:
+                self.scope = scope
+                self.write({'scope': scope})
+            if beta2_forms and run.beta2:     # (normalized() changes nothing in a Beta 1 run)
                 args, kwargs = normalized(function, args, kwargs)
+            line = run.line(1)     # from the caller of this wrapper on
             # the entry {"c", "a", "k", "l", "r"} as JSON text, encoded before the call (as _ENCODE would write it)
             head = ''.join((prefix, ','.join([text(a) for a in args]), '],"k":{',
                             ','.join([(key_texts.get(k) or key_text(k)) + ('null' if v is None else 'true' if v is True
                                                                          else 'false' if v is False else text(v))
                                       for k, v in kwargs.items()]),
-                            '},"l":', str(run.line()), ',"r":'))
+                            '},"l":', str(line), ',"r":'))
             self.depth += 1
+            # the call's instructions and allocations take the line it is recorded with (as in the replay),
+            # without another walk up the stack
+            run.fixed_line = line
             try:
                 result = function(*args, **kwargs)
             finally:
                 self.depth -= 1
+                run.fixed_line = None
+            if type(result) is Tensor:      # an instruction's tile (register(), inline)
+                registered = ids.get(id(result))
+                if registered is None:
+                    registered = ids[id(result)] = len(alive)
+                    alive.append(result)
+                out.write(''.join((head, str(registered), '}\n')))
+                return result
             registered = self.register(result)
-            self.out.write(''.join((head, 'null' if registered is None else str(registered) if type(registered) is int
-                                    else _ENCODE(registered), '}\n')))
+            out.write(''.join((head, 'null' if registered is None else str(registered) if type(registered) is int
+                               else _ENCODE(registered), '}\n')))
             return result
         self.function_names[id(recorded)] = self.function_names.get(id(function), name)
         return recorded
@@ -192,34 +212,53 @@ class Recorder:
         ref = ids.get(id(value.tensor))
         if ref is None:
             return _ENCODE(self._encode_view(value))
+        index_map = value.index_map
+        geometry = self.geometries.get(id(index_map))
         try:    # as _encode_view numbers it
-            key = (ref, _view_geometry(value))
+            if geometry is None or geometry[0] is not index_map or geometry[1] is not value.shape \
+                    or geometry[2] is not value.strides or geometry[3] is not value.in_bounds \
+                    or geometry[4] is not value.tensor_indexed:
+                geometry = self._geometry(value)
+            key = (ref, value.block, value.offset, geometry[5])
             number = self.view_numbers.get(key)
         except TypeError:
             return _ENCODE(self._encode_view(value))
         if number is None:
             number = self.view_numbers[key] = len(self.view_numbers)
             self.out.write(''.join(('{"viewdef":', str(number), ',"of":{"view":{"ref":', str(ref), '},',
-                                    self._geometry_text(value), '}}\n')))
+                                    self._geometry_text(value, geometry), '}}\n')))
         return '{"vref":%d}' % number
 
-    def _geometry_text(self, value: View) -> str:
-        """_ENCODE_FIELDS of a view's geometry. Views of one subscript share their shape, strides and index map
-        (tensors.py memoises them), so the text of those fields is kept per index map object (and reused only for
-        the very same objects); an int block and offset are written inline."""
-        block, offset, index_map = value.block, value.offset, value.index_map
+    def _geometry(self, value: View) -> List[Any]:
+        """The numbered geometry of a view besides its tensor, block and offset (TypeError when unhashable).
+        Views of one subscript share their shape, strides and index map objects (tensors.py memoises them), so
+        the number is kept per index map object and reused only for the very same objects."""
+        fields = (value.shape, value.strides, value.index_map, value.in_bounds, value.tensor_indexed)
+        number = self.geometry_numbers.get(fields)
+        if number is None:
+            number = self.geometry_numbers[fields] = len(self.geometry_numbers)
+        geometry: List[Any] = [value.index_map, value.shape, value.strides, value.in_bounds, value.tensor_indexed,
+                               number, None]
+        self.geometries[id(value.index_map)] = geometry     # keeps the index map alive: its id stays its own
+        return geometry
+
+    def _view_key(self, ref: int, value: View) -> Tuple[Any, ...]:
+        """The key of a view of recorded tensor `ref` in view_numbers (TypeError when unhashable)."""
+        return (ref, value.block, value.offset, self._geometry(value)[5])
+
+    def _geometry_text(self, value: View, geometry: List[Any]) -> str:
+        """_ENCODE_FIELDS of a view's geometry; the text of its shape, strides and index map is kept with its
+        numbered geometry, an int block and offset are written inline."""
+        block, offset = value.block, value.offset
         if type(offset) is not int or type(block) is not tuple or any([type(b) is not int for b in block]):
-            return _ENCODE_FIELDS((block, offset, value.shape, value.strides, index_map, value.in_bounds,
+            return _ENCODE_FIELDS((block, offset, value.shape, value.strides, value.index_map, value.in_bounds,
                                    value.tensor_indexed))
-        kept = self.geometry_texts.get(id(index_map))
-        if kept is None or kept[0] is not index_map or kept[1] is not value.shape or kept[2] is not value.strides \
-                or kept[3] is not value.in_bounds or kept[4] is not value.tensor_indexed:
-            kept = (index_map, value.shape, value.strides, value.in_bounds, value.tensor_indexed,
-                    _ENCODE_FIELDS((block, offset, value.shape, value.strides, index_map, value.in_bounds,
-                                    value.tensor_indexed)).split(',"shape":', 1)[1])
-            self.geometry_texts[id(index_map)] = kept
+        text = geometry[6]
+        if text is None:
+            text = geometry[6] = _ENCODE_FIELDS((block, offset, value.shape, value.strides, value.index_map,
+                                                 value.in_bounds, value.tensor_indexed)).split(',"shape":', 1)[1]
         return ''.join(('"block":[', ','.join([str(b) for b in block]), '],"offset":', str(offset), ',"shape":',
-                        kept[5]))
+                        text))
 
     def _tensor_text(self, value: Tensor) -> str:
         ref = self.ids.get(id(value))
@@ -306,7 +345,7 @@ class Recorder:
         ref = self.ids.get(id(value.tensor))
         if ref is not None:
             try:
-                key = (ref, _view_geometry(value))
+                key = self._view_key(ref, value)
                 number = self.view_numbers.get(key)
             except TypeError:  # unhashable geometry (lists): not shared
                 key = None
@@ -517,9 +556,15 @@ def parse_program(lines: Iterable[str]) -> Program:
     header: Optional[Dict[str, Any]] = None
     entries: List[Dict[str, Any]] = []
     error = None
+    geometries: Dict[str, Optional[Dict[str, Any]]] = {}
     for number, text in enumerate(lines, 1):
         if not text or text.isspace():    # (not text.strip(), without copying the line)
             continue
+        if header is not None and text.startswith('{"viewdef":'):
+            view = _view_definition(text, geometries)
+            if view is not None:
+                entries.append(view)
+                continue
         try:
             entry, end = _SCAN(text, 0)
             if end != len(text) and text[end:] != '\n':
@@ -549,6 +594,46 @@ def parse_program(lines: Iterable[str]) -> Program:
     return Program(header, entries, error)
 
 
+# A view definition as the recorder writes it, up to its geometry: view number, tensor reference, int block and
+# offset (JSON integers exactly as the decoder reads them: no leading zeros, no fraction or exponent).
+_VIEWDEF_HEAD = re.compile(r'\{"viewdef":(0|[1-9][0-9]*),"of":\{"view":\{"ref":(0|[1-9][0-9]*)\},'
+                           r'"block":\[((?:0|[1-9][0-9]*)(?:,(?:0|[1-9][0-9]*))*)?\],"offset":(-?(?:0|[1-9][0-9]*)),'
+                           r'"shape":')
+_GEOMETRY_KEYS = frozenset(('shape', 'strides', 'index_map', 'in_bounds', 'tensor_indexed'))
+
+
+def _view_definition(text: str, geometries: Dict[str, Optional[Dict[str, Any]]]) -> Optional[Dict[str, Any]]:
+    """The entry of a `viewdef` line in the recorder's own spelling, or None (then it is parsed as any line).
+    A program repeats the text of a view's geometry (its members from "shape" to the end of the line) for every
+    block and offset of one subscript: that text is decoded once, and the entries that repeat it share the
+    decoded values (never modified; Replay._view validates them once). The result is what json.loads makes of
+    the line: the head is matched exactly, and the geometry text, closed as an object of its own, must decode
+    whole to exactly the five geometry members, so the line's object closes right after it."""
+    match = _VIEWDEF_HEAD.match(text)
+    if match is None:
+        return None
+    rest = text[match.end():]
+    if rest not in geometries:
+        geometries[rest] = None
+        body = rest[:-3] if rest.endswith('}}\n') else rest[:-2] if rest.endswith('}}') else None
+        if body is not None:
+            closed = '{"shape":' + body + '}'
+            try:
+                members, end = _SCAN(closed, 0)
+            except (StopIteration, ValueError):
+                members, end = None, 0
+            if end == len(closed) and isinstance(members, dict) and members.keys() == _GEOMETRY_KEYS:
+                geometries[rest] = members
+    geometry = geometries[rest]
+    if geometry is None:
+        return None
+    number, ref, block, offset = match.groups()
+    of = {'view': {'ref': int(ref)}, 'block': [int(b) for b in block.split(',')] if block else [],
+          'offset': int(offset)}
+    of.update(geometry)
+    return {'viewdef': int(number), 'of': of}
+
+
 _NO_KEYWORDS: Dict[str, Any] = {}   # passed as **_NO_KEYWORDS (never modified)
 _NO_ARGUMENTS: List[Any] = []      # never modified
 
@@ -570,6 +655,10 @@ class Replay:
         self.run_state: Optional[runtime.Run] = None
         self.run_token = object()    # a fresh object per run
         self.view_table: List[Callable[['Replay'], View]] = []
+        # id(shape value) -> (the geometry values of a view definition, then shape, strides, index map and the
+        # lowest and highest element reached from offset 0) for definitions that share their decoded geometry
+        # (parse_program): validated once
+        self.geometries: Dict[int, Tuple[Any, ...]] = {}
         self.references: Dict[int, Callable[['Replay'], Any]] = {}    # compiled {"ref": n} by n
         compiled = [self._compile_entry(number, entry) for number, entry in enumerate(program.entries)]
         self.steps = [step for step in compiled if step is not None]
@@ -611,6 +700,7 @@ class Replay:
             self.register(argument)
         if not timing_only and check_coverage:
             run.coverage = {}
+        values, known, coverage = self.values, self.known, run.coverage
         previous = runtime.RUN
         runtime.RUN = run
         returned: Any = None
@@ -624,7 +714,11 @@ class Replay:
                                         [v(self) if dynamic else v for dynamic, v in args]),
                                       **(static_kwargs if static_kwargs is not None else
                                          {k: v(self) if dynamic else v for k, (dynamic, v) in kwargs.items()}))
-                    if result is not None:
+                    if type(result) is Tensor and coverage is None:    # an instruction's tile (register(), inline)
+                        if id(result) not in known:
+                            known.add(id(result))
+                            values.append(result)
+                    elif result is not None:
                         self.register(result)
                 elif kind == 'scope':
                     run.reuse_scope = step[1]
@@ -798,23 +892,31 @@ class Replay:
             raise ProgramError('a view of something that is not a tensor')
         block = _int_tuple(value.get('block'), 'block')
         offset = _int(value.get('offset'), 'offset')
-        shape = _int_tuple(value.get('shape'), 'shape')
-        strides = _int_tuple(value.get('strides'), 'strides')
-        in_bounds = value.get('in_bounds')
-        indexed = value.get('tensor_indexed')
-        if len(shape) != len(strides) or len(shape) < 1 or min(shape) < 0 \
-                or not isinstance(in_bounds, bool) or not isinstance(indexed, bool):
-            raise ProgramError('bad view geometry')
-        index_map = _index_map(value.get('index_map'))
-        lo, hi = _extent(offset, shape, strides)
+        fields = (value.get('shape'), value.get('strides'), value.get('index_map'), value.get('in_bounds'),
+                  value.get('tensor_indexed'))
+        known = self.geometries.get(id(fields[0]))
+        if known is None or known[0] is not fields[0] or known[1] is not fields[1] or known[2] is not fields[2] \
+                or known[3] is not fields[3] or known[4] is not fields[4]:
+            known = fields + _view_geometry(*fields)
+            self.geometries[id(fields[0])] = known    # keeps the values alive: their ids stay their own
+        shape, strides, index_map, low, high = known[5:]
+        in_bounds, indexed = fields[3], fields[4]
+        lo, hi = (0, -1) if high < low else (offset + low, offset + high)
         checked = in_bounds or index_map is None
         # A view of a run value (`ref`: alive for the whole run, so its id is its own) is checked against it once
         # per run: (run, id of the tensor) it was last checked against.
         source = value['view']
-        memo: List[Any] = [None, None] if len(source) == 1 and 'ref' in source else []
+        index = source['ref'] if len(source) == 1 and 'ref' in source else None    # (checked by compile)
+        memo: List[Any] = [None, None] if index is not None else []
 
         def view(replay: 'Replay') -> View:
-            tensor = tensor_of(replay)
+            if index is not None:       # _reference, inline
+                values = replay.values
+                if index >= len(values):
+                    raise ProgramError(f'reference to unknown value {index}')
+                tensor = values[index]
+            else:
+                tensor = tensor_of(replay)
             if memo and memo[0] is replay.run_token and memo[1] == id(tensor):
                 if tensor.pending is not None:
                     runtime.flush()
@@ -864,6 +966,17 @@ class Replay:
                 raise ProgramError('bad indirect access geometry')
             return IndirectView(view, index, row_stride, rows)
         return indirect
+
+
+def _view_geometry(shape: Any, strides: Any, index_map: Any, in_bounds: Any, indexed: Any) -> Tuple[Any, ...]:
+    """A view definition's validated geometry: shape, strides, index map and the lowest and highest element it
+    reaches from offset 0 (0, -1 when empty)."""
+    shape = _int_tuple(shape, 'shape')
+    strides = _int_tuple(strides, 'strides')
+    if len(shape) != len(strides) or len(shape) < 1 or min(shape) < 0 \
+            or not isinstance(in_bounds, bool) or not isinstance(indexed, bool):
+        raise ProgramError('bad view geometry')
+    return (shape, strides, _index_map(index_map)) + _extent(0, shape, strides)
 
 
 def _reference(index: int, replay: Replay) -> Any:

@@ -74,11 +74,12 @@ class Run:
         split = self.core_split
         self.recorder.core = ids[split[0]] % split[1] if split is not None and split[0] < len(ids) else 0
 
-    def line(self) -> int:
-        """Kernel source line of the innermost kernel frame on the stack (0 if none)."""
+    def line(self, skip: int = 0) -> int:
+        """Kernel source line of the innermost kernel frame on the stack (0 if none), not looking at the `skip`
+        innermost frames of the caller (which are never kernel frames)."""
         if self.fixed_line is not None:
             return self.fixed_line
-        frame: Optional[FrameType] = sys._getframe(1)
+        frame: Optional[FrameType] = sys._getframe(1 + skip)
         kernel_file = self.kernel_file
         while frame is not None:
             code = frame.f_code

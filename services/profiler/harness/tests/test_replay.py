@@ -8,6 +8,7 @@ import unittest
 import numpy as np
 
 from nki_sim.jit import simulate
+from nki_sim.program import FORMAT, ProgramError, parse_program
 from protocol.evaluation import FRESH_SEED, evaluate
 from protocol.problem import load_module, load_problem
 from protocol.replay import replay_check
@@ -123,6 +124,45 @@ class ForgedProgramTest(unittest.TestCase):
         result = replay_check(reference=self.reference, program=os.path.join(self.ws.root, 'none'), seeds=1)
         self.assertEqual(result['verdict'], 'RUNTIME_ERROR')
         self.assertIn('produced no program', result['message'])
+
+
+class ViewDefinitionParseTest(unittest.TestCase):
+    """parse_program decodes the recorder's spelling of a viewdef line itself (its geometry text once): whatever
+    a line holds, the result is json.loads's, or the same refusal."""
+
+    HEADER = json.dumps({'program': FORMAT, 'kernel': 'k.py', 'grid': [], 'inputs': []}) + '\n'
+    VIEWDEF = ('{"viewdef":0,"of":{"view":{"ref":0},"block":[1,2],"offset":-3,"shape":[128,1],"strides":[1,0],'
+               '"index_map":[[128,0,[[0,1]]]],"in_bounds":true,"tensor_indexed":true}}')
+
+    def parsed(self, line):
+        try:
+            return parse_program([self.HEADER, line, line]).entries
+        except ProgramError as error:
+            return str(error)
+
+    def test_lines_decode_as_json_does(self):
+        geometry = self.VIEWDEF.split(',"shape":', 1)[1]
+        lines = [self.VIEWDEF, self.VIEWDEF + '\n', self.VIEWDEF + '\r\n', self.VIEWDEF + ' x\n', self.VIEWDEF[:-1],
+                 self.VIEWDEF.replace('[1,2]', '[]'), self.VIEWDEF.replace('-3', '01'),
+                 self.VIEWDEF.replace('-3', '-0'), self.VIEWDEF.replace('-3', '3.0'),
+                 self.VIEWDEF.replace('true}}', 'true,"block":[9]}}'), self.VIEWDEF.replace('true}}', 'true},"of":5}'),
+                 self.VIEWDEF.replace('"shape":[128,1]', '"shape":[128,1],"shape":[2,2]'),
+                 self.VIEWDEF.replace('"in_bounds":true', '"in_bounds":NaN'),
+                 self.VIEWDEF.replace('{"ref":0}', '{"ref":0,"shape":[1]}'),
+                 '{"viewdef":1,"of":{"view":{"ref":0},"block":[],"offset":0,"shape":' + geometry[:-2] + '}'
+                 ',"x":{"shape":' + geometry]
+        for line in lines:
+            with self.subTest(line=line):
+                try:
+                    expected = [json.loads(line)] * 2
+                except ValueError:
+                    expected = None
+                result = self.parsed(line)
+                if expected is None:
+                    self.assertIsInstance(result, str)
+                    self.assertIn('is not JSON', result)
+                else:
+                    self.assertEqual(result, expected)
 
 
 if __name__ == '__main__':
