@@ -61,6 +61,12 @@ class Affine:
 
     __mod__ = __floordiv__
 
+    def __iter__(self):
+        # without this, Python iterates through __getitem__ (placement), and `for i in nl.arange(n)` fails later
+        # with an unrelated message
+        raise CompileError('nl.arange(...) is an index expression, not a loop range: iterate with '
+                           'nl.affine_range(n), nl.sequential_range(n) or range(n)')
+
     # ----- placement: nl.arange(n)[:, None] -----
     def __getitem__(self, key):
         if self.ndim != 1:
@@ -210,7 +216,9 @@ class Predicate:
 
     def __and__(self, other):
         if not isinstance(other, Predicate):
-            return NotImplemented
+            raise CompileError('a mask predicate (a comparison of nl.arange / nl.mgrid indices) combines with & only '
+                               f'with another predicate, not with a {type(other).__name__}: masks are compile-time '
+                               'conditions on indices, not data (select on data with nl.where)')
         return Predicate(self.atoms + other.atoms)
 
     __rand__ = __and__

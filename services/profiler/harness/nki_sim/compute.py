@@ -47,8 +47,10 @@ def full_tile(shape: Sequence[int], value: Any, dtype: Any) -> Tensor:
     return pending.tile
 
 
-def broadcast_to(view: View, shape: Sequence[int]) -> Union[Tensor, View]:
-    """Partition broadcast ([1, F] -> [P, F]) is a PE instruction; free-axis broadcast is a stride-0 view."""
+def broadcast_to(src: Any, shape: Sequence[int]) -> Union[Tensor, View]:
+    """Partition broadcast ([1, F] -> [P, F]) is a PE instruction; free-axis broadcast is a stride-0 view.
+    `src` is a tile or a view of one (`nl.broadcast_to(nl.load(w), shape=...)` passes the loaded tile)."""
+    view = operand(src)
     shape = tuple(int(s) for s in shape)
     if len(shape) != len(view.shape):
         raise CompileError(f'broadcast_to: cannot broadcast shape {view.shape} to {shape}')

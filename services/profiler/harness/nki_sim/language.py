@@ -14,7 +14,7 @@ from .compute import (  # noqa: F401  (re-exported as nl.*)
     greater_equal, left_shift, less, less_equal, logical_and, logical_or, logical_xor, maximum, minimum, mod,
     multiply, not_equal, power, reduce, reshape_view, right_shift, subtract)
 from .compute import deterministic_dropout, element_count, free_elements
-from .affine import arange, ds, mgrid  # noqa: F401  (re-exported as nl.*)
+from .affine import Predicate, arange, ds, mgrid  # noqa: F401  (re-exported as nl.*)
 from .call_forms import check_module
 from .dtypes import NumericType, bfloat16, float8_e4m3, float8_e5m2, kind_of, tfloat32  # noqa: F401  (nl.* dtypes)
 from .errors import CompileError, missing_api
@@ -383,7 +383,23 @@ def dropout(x: Any, rate: Any, dtype: Any = None, mask: Any = None, **kwargs: An
 
 
 def where(condition: Any, x: Any, y: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+    if isinstance(condition, Predicate):
+        condition = _predicate_tile(condition, (x, y))
     return elementwise('select', 'auto', np.where, (condition, x, y), dtype, mask)
+
+
+def _predicate_tile(predicate: Predicate, values: Any) -> Any:
+    """A comparison of index expressions (`i_p < n`) as the condition of nl.where: a uint8 tile of the
+    predicate over the values' shape, made by one iota instruction (as nisa.iota materialises an index
+    expression), then selected on like any condition tile."""
+    views = [operand(v) for v in values if isinstance(v, (Tensor, View))]
+    if not views:
+        raise CompileError('nl.where: a mask predicate as condition needs a tile among x and y (its shape)')
+    shape = broadcast_shape(views)
+    run = begin()
+    kind = kind_of(np.uint8)
+    result = predicate.evaluate(shape).astype(kind.storage) if run.numerics else None
+    return issue(run, 'iota', 'pool', [], shape, kind, result).tile
 
 
 # ----- reductions -----

@@ -436,6 +436,25 @@ def transform_nki_outputs(k_res, ref):
                 return x
             ''', 'indexing an on-chip tile with a tile of indices is not supported')
 
+    def test_iterating_an_arange(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                for i in nl.arange(4):  # <- here
+                    t = nl.load(x[i:i + 1, 0:64])
+                return x
+            ''', 'nl.arange(...) is an index expression, not a loop range')
+
+    def test_a_mask_predicate_combined_with_a_data_tile(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                i_p = nl.arange(128)[:, None]
+                t = nl.load(x)
+                m = nl.greater(t, 0.0) & (i_p < 64)  # <- here
+                return x
+            ''', 'a mask predicate (a comparison of nl.arange / nl.mgrid indices) combines with & only with another')
+
     def test_indirect_dma_needs_integer_indices(self):
         self.check('''
             @nki.jit
@@ -647,6 +666,104 @@ def forward(x, ids):
         result = self.ws.evaluate(reference, kernel)
         self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
         self.assertIn('index 64 is out of bounds for a dimension of size 64', result['message'])
+
+    def test_a_single_index_tile_indexes_its_dimension_like_an_integer(self):
+        # the vLLM flash paged attention form: nl.load(key_cache[block_tables_sbuf[k_i, j], :, head_id, :])
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(cache, table):
+                out = nl.ndarray((4 * 32, 16), dtype=cache.dtype, buffer=nl.shared_hbm)
+                ids = nl.load(table.reshape((4, 1)))
+                for j in nl.affine_range(4):
+                    block = nl.load(cache[ids[j, 0], :, 1, :])
+                    nl.store(out[j * 32:(j + 1) * 32, :], value=nl.transpose(nl.transpose(block)))
+                return out
+            ''')
+        cache = np.random.normal(size=(10, 32, 2, 16)).astype(np.float32)
+        table = np.array([7, 2, 9, 0], dtype=np.int32)
+        outputs, trace = self.ws.run(kernel, cache, table)
+        np.testing.assert_array_equal(outputs, cache[table, :, 1, :].reshape(128, 16))
+        loads = [line for line in trace.text().splitlines() if ' op=load ' in line and 'bytes=2048' in line]
+        self.assertEqual(len(loads), 4)
+        self.assertIn('sbuf:4', loads[0])         # each load also reads its index from SBUF
+    def test_a_scalar_offset_access_pattern_starts_at_the_value(self):
+        # the nkipy rank_slice_add form: x.reshape((ranks, n, H)).ap([[H, n], [1, H]], 0, scalar_offset=rank_sbuf,
+        # indirect_dim=0) is rows [rank * n, (rank + 1) * n); run through the program replay
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, rank):
+                out = nl.ndarray((32, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                r = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=r, src=rank)
+                rows = nl.ndarray((32, 64), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=rows, src=x.reshape((4, 32, 64)).ap(pattern=[[64, 32], [1, 64]], offset=0,
+                                                                      scalar_offset=r, indirect_dim=0))
+                nl.store(out, value=rows)
+                return out
+            ''')
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(128, 64)).astype(np.float32), np.array([[2]], dtype=np.int32)]
+
+
+def forward(x, rank):
+    return x[64:96]
+''' + STANDARD_TRANSFORMS)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
+
+class PublicFormsTest(unittest.TestCase):
+    """Forms of public kernels (neuronx-distributed find_index, a public masked layernorm)."""
+
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+
+    def test_an_absent_value_is_uint32_max_and_float_results_saturate_in_integers(self):
+        # neuronx-distributed's find_index pools quadrants with a min over nc_find_index8's UINT32_MAX
+        # "absent" marker after adding an offset: the float result saturates instead of wrapping to 0
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(data, vals, offset):
+                found = nl.ndarray((4, 8), dtype=nl.uint32, buffer=nl.shared_hbm)
+                shifted = nl.ndarray((4, 8), dtype=nl.int32, buffer=nl.shared_hbm)
+                idx = nisa.nc_find_index8(data=nl.load(data), vals=nl.load(vals))
+                nl.store(found, value=idx)
+                nl.store(shifted, value=nisa.tensor_scalar(idx, nl.add, nl.load(offset), dtype=nl.uint32))
+                return found, shifted
+            ''')
+        data = np.arange(32, dtype=np.float32).reshape(4, 8)
+        vals = np.full((4, 8), 3.0, dtype=np.float32)
+        vals[:, 1:] = 100.0
+        (found, shifted), _ = self.ws.run(kernel, data, vals, np.full((4, 1), 32.0, dtype=np.float32))
+        self.assertEqual(found[0, 0], 3)
+        self.assertTrue((found[0, 1:] == 0xFFFFFFFF).all() and (found[1:] == 0xFFFFFFFF).all())
+        self.assertEqual(shifted[0, 0], 35)
+        self.assertTrue((shifted[0, 1:] == -1).all())   # UINT32_MAX stored to int32 keeps its bits
+
+    def test_a_comparison_of_indices_as_where_condition_and_broadcast_of_a_loaded_row(self):
+        # the public layernorm form: nl.where(mask, a_tile, zero_tile) with mask = (i_p < rows) & (i_f < cols),
+        # and nl.broadcast_to(nl.load(w[...]), shape=...) of the loaded tile
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, w):
+                out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                i_p = nl.arange(128)[:, None]
+                i_f = nl.arange(64)[None, :]
+                mask = (i_p < 100) & (i_f < 48)
+                t = nl.load(x[i_p, i_f], mask=mask)
+                kept = nl.where(mask, t, nl.zeros((128, 64), dtype=nl.float32, buffer=nl.sbuf))
+                w_tile = nl.broadcast_to(nl.load(w), shape=(128, 64))
+                nl.store(out, value=nl.multiply(kept, w_tile))
+                return out
+            ''')
+        x = np.random.normal(size=(100, 64)).astype(np.float32)
+        w = np.random.normal(size=(1, 64)).astype(np.float32)
+        outputs, _ = self.ws.run(kernel, x, w)
+        want = np.zeros((128, 64), dtype=np.float32)
+        want[:100, :48] = x[:, :48] * w[:, :48]
+        np.testing.assert_allclose(outputs, want, rtol=1e-6)
 
 
 class PartialOutputTest(unittest.TestCase):
