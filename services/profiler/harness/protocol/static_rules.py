@@ -5,8 +5,9 @@ the introspection or dynamic-code builtins. Each violation names its rule:
 - import: a module other than nki / neuronxcc.nki (and submodules) / numpy / math / functools / itertools /
   __future__, except `from M import name` of the pure helpers public kernels use (HELPER_NAMES: operator.mul,
   dataclasses.dataclass, typing.Tuple, ...); never those whole modules (operator.attrgetter reaches private
-  attributes, typing.get_type_hints evaluates strings). `import warnings` is allowed for `warnings.warn` alone
-  (MODULE_NAMES: any other attribute of such a module is refused, statically and through getattr)
+  attributes, typing.get_type_hints evaluates strings). `import warnings` is allowed for `warnings.warn` alone,
+  `import pdb` (a debugging leftover in public kernels) for nothing (MODULE_NAMES: any other attribute of such a
+  module is refused, statically and through getattr)
 - forbidden-module: one of the host-access modules (os, sys, ctypes, subprocess, ...), imported or reached
   through an attribute (numpy.ctypeslib, ...)
 - private-attribute: `x._name` or `x.__name__`-style access (except `__getitem__`, `__len__`, `__contains__`,
@@ -42,8 +43,9 @@ HELPER_NAMES = {
     'collections': frozenset({'Counter', 'OrderedDict', 'defaultdict', 'deque', 'namedtuple'}),
 }
 # Modules a kernel may import whole for the names listed only (host-side diagnostics, e.g. neuronx-distributed's
-# find_index.py imports warnings): `warnings.warn(...)` prints a message and reaches nothing else.
-MODULE_NAMES = {'warnings': frozenset({'warn'})}
+# find_index.py imports warnings): `warnings.warn(...)` prints a message and reaches nothing else. A student's
+# conv2d kernel imports pdb and never uses it; the debugger itself (pdb.set_trace, pdb.run) stays out of reach.
+MODULE_NAMES = {'warnings': frozenset({'warn'}), 'pdb': frozenset()}
 HELPER_NAMES.update(MODULE_NAMES)
 # Dunder methods that only restate an operator kernels may use anyway (`key=seq.__getitem__` is `seq[i]`).
 OPERATOR_DUNDERS = frozenset({'__getitem__', '__len__', '__contains__'})
@@ -58,9 +60,15 @@ def public_getattr(value, name, *default):
     if name in FORBIDDEN_MODULES:
         raise AttributeError(f'NKI kernels cannot read the attribute {name!r} (it gives access to the host)')
     if isinstance(value, types.ModuleType) and name not in MODULE_NAMES.get(value.__name__, (name,)):
-        raise AttributeError(f'NKI kernels may use only {", ".join(sorted(MODULE_NAMES[value.__name__]))} of '
-                             f'module {value.__name__!r}, not {name!r}')
+        raise AttributeError(f'NKI kernels {_module_use(value.__name__)}, not {name!r}')
     return getattr(value, name, *default)
+
+
+def _module_use(module):
+    names = MODULE_NAMES[module]
+    if not names:
+        return f'may import module {module!r} but use none of its names'
+    return f'may use only {", ".join(sorted(names))} of module {module!r}'
 
 
 class RuleViolation(Exception):
@@ -135,8 +143,9 @@ class _Checker(ast.NodeVisitor):
                 self.fail('import', f'from {node.module} import * is not allowed', node)
             if helpers is not None:
                 if alias.name not in helpers:
-                    self.fail('import', f'from {node.module} import {alias.name}: only {", ".join(sorted(helpers))} '
-                              f'may be imported from {node.module} in NKI kernels', node)
+                    allowed = f'only {", ".join(sorted(helpers))}' if helpers else 'nothing'
+                    self.fail('import', f'from {node.module} import {alias.name}: {allowed} may be imported from '
+                              f'{node.module} in NKI kernels', node)
                 self.imported.add(alias.asname or alias.name)
                 continue
             module = node.module if node.module != 'neuronxcc' else f'neuronxcc.{alias.name}'
@@ -150,8 +159,7 @@ class _Checker(ast.NodeVisitor):
     def visit_Attribute(self, node):
         module = self.restricted.get(node.value.id) if isinstance(node.value, ast.Name) else None
         if module is not None and node.attr not in MODULE_NAMES[module]:
-            self.fail('import', f'{module}.{node.attr}: only {", ".join(sorted(MODULE_NAMES[module]))} of module '
-                      f'{module} may be used in NKI kernels', node)
+            self.fail('import', f'{module}.{node.attr}: NKI kernels {_module_use(module)}', node)
         if _is_dunder_or_private(node.attr) and node.attr not in OPERATOR_DUNDERS:
             self.fail('private-attribute', f'access to private attribute {node.attr!r}', node)
         if node.attr in FORBIDDEN_MODULES:

@@ -48,6 +48,8 @@ VIOLATIONS = {
     'annotations_outside_a_class_body': ('a = __annotations__  # <- here\n', 'private-attribute'),
     'warnings_beyond_warn': ('import warnings\nf = warnings.filters  # <- here\n', 'import'),
     'from_warnings_beyond_warn': ('from warnings import catch_warnings  # <- here\n', 'import'),
+    'pdb_set_trace': ('import pdb\npdb.set_trace()  # <- here\n', 'import'),
+    'from_pdb': ('from pdb import run  # <- here\n', 'import'),
 }
 
 
@@ -138,8 +140,10 @@ class StaticRulesTest(unittest.TestCase):
 
     def test_class_annotations_and_warnings_warn_pass(self):
         # the vLLM flash attention kernel's FlashConfig declares its fields with `__annotations__ = {...}`;
-        # neuronx-distributed's find_index.py imports warnings (host-side diagnostics)
+        # neuronx-distributed's find_index.py imports warnings (host-side diagnostics); a public conv2d kernel
+        # imports pdb and never uses it
         path = self.ws.kernel('''
+            import pdb
             import warnings
             from dataclasses import dataclass
             from warnings import warn
