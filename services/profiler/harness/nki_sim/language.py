@@ -61,6 +61,14 @@ class tile_size:
     bn_stats_fmax = 512
     psum_partition_max = 128
     total_available_sbuf_size = 192 * 1024      # bytes per partition (24 MiB over 128 partitions)
+    # NKI 0.3+ names (nki.language.tile_size page): the same limits in bytes, per PSUM bank, and for SBUF
+    psum_fmax_bytes = 2048
+    psum_bank_fmax = 512
+    psum_bank_fmax_bytes = 2048
+    psum_num_banks = 8
+    sbuf_fmax = total_available_sbuf_size // 4  # in float32 elements
+    sbuf_fmax_bytes = total_available_sbuf_size
+    sbuf_size_bytes = 128 * total_available_sbuf_size
 
 
 def finfo(dtype: Any) -> Any:

@@ -742,6 +742,23 @@ class PublicFormsTest(unittest.TestCase):
         self.assertEqual(shifted[0, 0], 35)
         self.assertTrue((shifted[0, 1:] == -1).all())   # UINT32_MAX stored to int32 keeps its bits
 
+    def test_tile_size_names_of_newer_nki(self):
+        # tilebench's rmsnorm asserts a column block against nl.tile_size.sbuf_fmax (NKI 2.30 tile_size page)
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                assert min(x.shape[1], 1024) <= nl.tile_size.sbuf_fmax
+                limits = (nl.tile_size.sbuf_fmax_bytes, nl.tile_size.sbuf_size_bytes, nl.tile_size.psum_fmax_bytes,
+                          nl.tile_size.psum_bank_fmax, nl.tile_size.psum_bank_fmax_bytes, nl.tile_size.psum_num_banks)
+                assert limits == (196608, 128 * 196608, 2048, 512, 2048, 8), limits
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.load(x))
+                return out
+            ''')
+        x = np.ones((4, 8), dtype=np.float32)
+        outputs, _ = self.ws.run(kernel, x)
+        np.testing.assert_array_equal(outputs, x)
+
     def test_a_comparison_of_indices_as_where_condition_and_broadcast_of_a_loaded_row(self):
         # the public layernorm form: nl.where(mask, a_tile, zero_tile) with mask = (i_p < rows) & (i_f < cols),
         # and nl.broadcast_to(nl.load(w[...]), shape=...) of the loaded tile
