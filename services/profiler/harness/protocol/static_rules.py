@@ -38,7 +38,7 @@ HELPER_NAMES = {
     'operator': frozenset({'add', 'sub', 'mul', 'truediv', 'floordiv', 'mod', 'neg', 'pow'}),
     'dataclasses': frozenset({'dataclass', 'field'}),
     'typing': frozenset({'Any', 'Callable', 'Dict', 'Iterable', 'Iterator', 'List', 'Literal', 'NamedTuple',
-                         'Optional', 'Sequence', 'Set', 'Tuple', 'TypeVar', 'Union'}),
+                         'Optional', 'Sequence', 'Set', 'Tuple', 'Type', 'TypeVar', 'Union'}),
     'enum': frozenset({'Enum', 'IntEnum'}),
     'collections': frozenset({'Counter', 'OrderedDict', 'defaultdict', 'deque', 'namedtuple'}),
 }

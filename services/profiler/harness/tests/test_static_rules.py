@@ -119,7 +119,7 @@ class StaticRulesTest(unittest.TestCase):
             from dataclasses import dataclass
             from functools import reduce
             from operator import mul
-            from typing import Tuple
+            from typing import Tuple, Type
             from neuronxcc import nki as nki2
 
             @dataclass(frozen=True)
