@@ -746,7 +746,7 @@ class PublicFormsTest(unittest.TestCase):
         # a student conv2d kernel stores each filter tap's transpose into W_trans[:, t, 0:128, i, j]: the
         # iterations write every 9th element from different starts, so their bounding ranges overlap but no
         # element is written twice (before: "Unexpected output dependencies")
-        kernel = self.ws.kernel('''
+        template = '''
             @nki.jit
             def kernel(w):
                 out = nl.ndarray((128, 128, 3, 3), dtype=w.dtype, buffer=nl.shared_hbm)
@@ -754,26 +754,15 @@ class PublicFormsTest(unittest.TestCase):
                 w_in = nl.load(w)
                 for i in nl.affine_range(3):
                     for j in nl.affine_range(3):
-                        taps[:, 0:128, i, j] = nl.transpose(w_in[:, :, i, j])
+                        taps[:, 0:128, TAP] = nl.transpose(w_in[:, :, i, j])
                 nl.store(out, value=taps)
                 return out
-            ''')
+            '''
         w = np.random.normal(size=(128, 128, 3, 3)).astype(np.float32)
-        outputs, _ = self.ws.run(kernel, w)
+        outputs, _ = self.ws.run(self.ws.kernel(template.replace('TAP', 'i, j')), w)
         np.testing.assert_array_equal(outputs, w.transpose(1, 0, 2, 3))
-        overlapping = self.ws.kernel('''
-            @nki.jit
-            def kernel(w):
-                out = nl.ndarray((128, 128, 3, 3), dtype=w.dtype, buffer=nl.shared_hbm)
-                taps = nl.ndarray((128, 128, 3, 3), dtype=w.dtype, buffer=nl.sbuf)
-                w_in = nl.load(w)
-                for i in nl.affine_range(3):
-                    taps[:, 0:128, 0, 0] = nl.transpose(w_in[:, :, i, 0])
-                nl.store(out, value=taps)
-                return out
-            ''')
-        with self.assertRaisesRegex(Exception, 'Unexpected output dependencies'):
-            self.ws.run(overlapping, w)
+        with self.assertRaisesRegex(Exception, 'Unexpected output dependencies'):     # one element, every iteration
+            self.ws.run(self.ws.kernel(template.replace('TAP', '0, 0')), w)
 
     def test_tile_size_names_of_newer_nki(self):
         # tilebench's rmsnorm asserts a column block against nl.tile_size.sbuf_fmax (NKI 2.30 tile_size page)
