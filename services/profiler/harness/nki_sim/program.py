@@ -237,7 +237,7 @@ class Recorder:
         return ''.join(('{"np":"', _NUMPY_NAMES[type(value)], '","v":', self.fast_text[type(item)](item), '}'))
 
     def _affine_text(self, value: Affine) -> str:
-        if type(value.c) is int and type(value.ndim) is int and \
+        if type(value.c) is int and type(value.ndim) is int and value.grid is None and \
                 all(len(t) == 3 and all(type(x) is int for x in t) for t in value.terms):
             return '{"affine":[%d,[%s],%d]}' % (value.c, ','.join(['[%d,%d,%d]' % tuple(t) for t in value.terms]),
                                                  value.ndim)
@@ -267,7 +267,8 @@ class Recorder:
         if isinstance(value, np.generic):
             return {'np': value.dtype.name, 'v': value.item()}
         if isinstance(value, Affine):
-            return {'affine': [value.c, [list(t) for t in value.terms], value.ndim]}
+            spec = [value.c, [list(t) for t in value.terms], value.ndim]
+            return {'affine': spec + [list(value.grid)] if value.grid is not None else spec}
         if isinstance(value, Predicate):
             return {'pred': [[self.encode(a), kind] for a, kind in value.atoms]}
         if isinstance(value, memory.Buffer):
@@ -921,12 +922,13 @@ def _lookup(table: Dict[str, Any], name: Any, what: str) -> Any:
 
 
 def _affine(spec: Any) -> Affine:
-    if not isinstance(spec, list) or len(spec) != 3 or not isinstance(spec[1], list):
+    if not isinstance(spec, list) or len(spec) not in (3, 4) or not isinstance(spec[1], list):
         raise ProgramError('bad index expression')
     terms = tuple(_int_tuple(t, 'index expression term') for t in spec[1])
     if any(len(t) != 3 for t in terms):
         raise ProgramError('bad index expression term')
-    return Affine(_int(spec[0], 'index constant'), terms, _int(spec[2], 'index rank'))
+    grid = _int_tuple(spec[3], 'mgrid shape') if len(spec) == 4 else None
+    return Affine(_int(spec[0], 'index constant'), terms, _int(spec[2], 'index rank'), grid)
 
 
 def _extent(offset: int, shape: Tuple[int, ...], strides: Tuple[int, ...]) -> Tuple[int, int]:

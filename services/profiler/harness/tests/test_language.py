@@ -764,6 +764,39 @@ class PublicFormsTest(unittest.TestCase):
         with self.assertRaisesRegex(Exception, 'Unexpected output dependencies'):     # one element, every iteration
             self.ws.run(self.ws.kernel(template.replace('TAP', '0, 0')), w)
 
+    def test_iota_of_an_mgrid_index_spans_the_whole_grid(self):
+        # nl.mgrid is numpy's dense mesh grid: nisa.iota(expr=grid.x) of nl.mgrid[0:128, 0:n] is a [128, n] tile
+        # (a public cross-entropy kernel builds its class ids so); run through the program replay
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                grid = nl.mgrid[0:128, 0:64]
+                ids = nisa.iota(expr=grid.x + 2 * grid.p, dtype=nl.float32)
+                nl.store(out, value=nl.add(nl.load(x), ids))
+                return out
+            ''')
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(128, 64)).astype(np.float32)]
+
+
+def forward(x):
+    return x + np.arange(64)[None, :] + 2 * np.arange(128)[:, None]
+''' + STANDARD_TRANSFORMS)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        column = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                ids = nisa.iota(expr=nl.mgrid[0:128, 0:64].x, dtype=nl.float32)
+                nl.store(out, value=ids)
+                return out
+            ''')
+        outputs, _ = self.ws.run(column, np.zeros((128, 64), dtype=np.float32))
+        np.testing.assert_array_equal(outputs, np.broadcast_to(np.arange(64, dtype=np.float32), (128, 64)))
+
     def test_tile_size_names_of_newer_nki(self):
         # tilebench's rmsnorm asserts a column block against nl.tile_size.sbuf_fmax (NKI 2.30 tile_size page)
         kernel = self.ws.kernel('''
