@@ -797,6 +797,28 @@ def forward(x):
         outputs, _ = self.ws.run(column, np.zeros((128, 64), dtype=np.float32))
         np.testing.assert_array_equal(outputs, np.broadcast_to(np.arange(64, dtype=np.float32), (128, 64)))
 
+    def test_comparison_operators_of_tiles_are_elementwise(self):
+        # a public cross-entropy kernel selects the target class with `class_iota == targets_tile`
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, t):
+                out = nl.ndarray((128, 6, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+                grid = nl.mgrid[0:128, 0:8]
+                ids = nisa.iota(expr=grid.x, dtype=nl.int32)
+                a = nl.load(x)
+                b = nl.load(t)
+                tiles = {a: 'kept hashable'}
+                for k, m in enumerate((ids == b, ids != b, a < 0.0, a <= 0.0, a > 0.0, 0.0 >= a)):
+                    nl.store(out[:, k, :], value=nl.copy(m, dtype=nl.float32))
+                return out
+            ''')
+        x = np.random.normal(size=(128, 8)).astype(np.float32)
+        t = np.random.randint(0, 8, size=(128, 1)).astype(np.int32)
+        outputs, _ = self.ws.run(kernel, x, t)
+        ids = np.arange(8)[None, :]
+        want = np.stack([ids == t, ids != t, x < 0, x <= 0, x > 0, x <= 0], axis=1).astype(np.float32)
+        np.testing.assert_array_equal(outputs, want)
+
     def test_tile_size_names_of_newer_nki(self):
         # tilebench's rmsnorm asserts a column block against nl.tile_size.sbuf_fmax (NKI 2.30 tile_size page)
         kernel = self.ws.kernel('''
