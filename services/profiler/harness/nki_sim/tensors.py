@@ -205,7 +205,7 @@ class Tensor(TileOperators):
             if signature is not None:
                 block = _block_indices(key, nblock, self.shape)
                 if block is not None:
-                    memo_key = (self.inner_shape, signature)
+                    memo_key = (self.inner_shape, signature, self.buffer.on_chip)
                     try:
                         found = _SUBSCRIPTS.get(memo_key)
                     except TypeError:      # an unhashable shape
@@ -237,6 +237,14 @@ class Tensor(TileOperators):
                 if b < 0 or b >= size:
                     raise CompileError(f'block index {b} is out of bounds for a block dimension of size {size}')
             key = key[nblock:]
+        if self.buffer.on_chip and key and isinstance(key[0], (int, np.integer)) and not isinstance(key[0], bool) \
+                and not any(type(k) is Affine for k in key):
+            # an on-chip tile keeps its partition dimension: t[0, 0:m] of a [1, m] tile is that [1, m] row (the
+            # NKI known-issues page indexes [1, M] buffers so), not m partitions of one element
+            first = int(key[0])
+            if not 0 <= first < self.inner_shape[0]:
+                raise CompileError(f'index {first} is out of bounds for a dimension of size {self.inner_shape[0]}')
+            key = (slice(first, first + 1),) + tuple(key[1:])
         offset, shape, strides, index_map, in_bounds = subscript(self.inner_shape, self.inner_strides, 0, key)
         return View(self, block, offset, shape, strides, index_map, in_bounds, True)
 

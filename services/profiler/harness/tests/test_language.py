@@ -819,6 +819,24 @@ def forward(x):
         want = np.stack([ids == t, ids != t, x < 0, x <= 0, x > 0, x <= 0], axis=1).astype(np.float32)
         np.testing.assert_array_equal(outputs, want)
 
+    def test_an_integer_partition_index_keeps_the_partition_dimension(self):
+        # nki-library's all_to_all_v metadata kernel writes send_counts_sb[0, rg_slice] of a [1, R] tile; the NKI
+        # known-issues page indexes [1, M] buffers as my_sbuf[0, 0:M]: a [1, M] row, not M partitions
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((2, 8), dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.load(x)
+                row = nl.ndarray((1, 8), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.tensor_copy(dst=row[0, 0:8], src=t[0, 0:8])
+                nl.store(out[0:1, :], value=row)
+                nl.store(out[1:2, :], value=nl.multiply(t[0, :], 2.0))
+                return out
+            ''')
+        x = np.random.normal(size=(4, 8)).astype(np.float32)
+        outputs, _ = self.ws.run(kernel, x)
+        np.testing.assert_array_equal(outputs, np.stack([x[0], 2.0 * x[0]]))
+
     def test_tile_size_names_of_newer_nki(self):
         # tilebench's rmsnorm asserts a column block against nl.tile_size.sbuf_fmax (NKI 2.30 tile_size page)
         kernel = self.ws.kernel('''
