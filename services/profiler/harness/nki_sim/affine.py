@@ -16,18 +16,21 @@ from .errors import CompileError
 
 
 class Affine:
-    __slots__ = ('c', 'terms', 'ndim', 'placements')
+    __slots__ = ('c', 'terms', 'ndim', 'placements', 'grid')
 
-    def __init__(self, c, terms, ndim):
+    def __init__(self, c, terms, ndim, grid=None):
         self.c = c
         self.terms = terms          # tuple of (rax, coef, size), at most one entry per rax
         self.ndim = ndim
         self.placements = None      # cache of self[...] results (nl.arange objects are shared)
+        # nl.mgrid's full shape for expressions over one mgrid (numpy's dense mesh grid: grid.x of
+        # nl.mgrid[0:128, 0:n] spans [128, n] as an nisa.iota operand); indexing uses `shape`, the axes spanned
+        self.grid = grid
 
     # ----- arithmetic -----
     def __add__(self, other):
         if isinstance(other, int):
-            return Affine(self.c + other, self.terms, self.ndim)
+            return Affine(self.c + other, self.terms, self.ndim, self.grid)
         if isinstance(other, Affine):
             return _merge(self, other, 1)
         return NotImplemented
@@ -36,14 +39,14 @@ class Affine:
 
     def __sub__(self, other):
         if isinstance(other, int):
-            return Affine(self.c - other, self.terms, self.ndim)
+            return Affine(self.c - other, self.terms, self.ndim, self.grid)
         if isinstance(other, Affine):
             return _merge(self, other, -1)
         return NotImplemented
 
     def __rsub__(self, other):
         if isinstance(other, int):
-            return Affine(other - self.c, tuple((r, -k, n) for r, k, n in self.terms), self.ndim)
+            return Affine(other - self.c, tuple((r, -k, n) for r, k, n in self.terms), self.ndim, self.grid)
         return NotImplemented
 
     def __neg__(self):
@@ -51,7 +54,7 @@ class Affine:
 
     def __mul__(self, other):
         if isinstance(other, int):
-            return Affine(self.c * other, tuple((r, k * other, n) for r, k, n in self.terms), self.ndim)
+            return Affine(self.c * other, tuple((r, k * other, n) for r, k, n in self.terms), self.ndim, self.grid)
         raise CompileError('index expressions must be affine: only integer scaling of nl.arange is supported')
 
     __rmul__ = __mul__
@@ -60,6 +63,12 @@ class Affine:
         raise CompileError('index expressions must be affine: // is not supported on nl.arange')
 
     __mod__ = __floordiv__
+
+    def __iter__(self):
+        # without this, Python iterates through __getitem__ (placement), and `for i in nl.arange(n)` fails later
+        # with an unrelated message
+        raise CompileError('nl.arange(...) is an index expression, not a loop range: iterate with '
+                           'nl.affine_range(n), nl.sequential_range(n) or range(n)')
 
     # ----- placement: nl.arange(n)[:, None] -----
     def __getitem__(self, key):
@@ -84,6 +93,11 @@ class Affine:
             rax = ndim - 1 - position
             placed = cache[(ndim, position)] = Affine(self.c, tuple((rax, k, n) for _, k, n in self.terms), ndim)
         return placed
+
+    @property
+    def dense_shape(self) -> Tuple[int, ...]:
+        """The shape of the values as a tile: the mgrid's full shape for an expression over one mgrid."""
+        return self.grid if self.grid is not None and len(self.grid) == self.ndim else self.shape
 
     @property
     def shape(self) -> Tuple[int, ...]:
@@ -138,7 +152,8 @@ def _merge(a, b, sign):
         else:
             coefs[r] = (sign * k, n)
     terms = tuple(sorted((r, k, n) for r, (k, n) in coefs.items()))
-    return Affine(a.c + sign * b.c, terms, max(a.ndim, b.ndim))
+    grid = a.grid if b.grid is None or b.grid == a.grid else b.grid if a.grid is None else None
+    return Affine(a.c + sign * b.c, terms, max(a.ndim, b.ndim), grid)
 
 
 _ARANGES: Dict[Tuple[int, int, int], 'Affine'] = {}
@@ -163,13 +178,14 @@ class MGrid:
         if not isinstance(key, tuple):
             key = (key,)
         ndim = len(key)
-        axes = []
-        for axis, part in enumerate(key):
+        parts = []
+        for part in key:
             start = part.start or 0
             step = part.step or 1
-            size = max(0, -(-(part.stop - start) // step))
-            axes.append(Affine(start, ((ndim - 1 - axis, step, size),), ndim))
-        return _Grid(axes)
+            parts.append((start, step, max(0, -(-(part.stop - start) // step))))
+        grid = tuple(size for _, _, size in parts)
+        return _Grid([Affine(start, ((ndim - 1 - axis, step, size),), ndim, grid)
+                      for axis, (start, step, size) in enumerate(parts)])
 
 
 class _Grid(tuple):
@@ -210,7 +226,9 @@ class Predicate:
 
     def __and__(self, other):
         if not isinstance(other, Predicate):
-            return NotImplemented
+            raise CompileError('a mask predicate (a comparison of nl.arange / nl.mgrid indices) combines with & only '
+                               f'with another predicate, not with a {type(other).__name__}: masks are compile-time '
+                               'conditions on indices, not data (select on data with nl.where)')
         return Predicate(self.atoms + other.atoms)
 
     __rand__ = __and__

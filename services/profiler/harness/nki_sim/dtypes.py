@@ -4,10 +4,23 @@ Every kernel-facing dtype normalises to a `Kind`: the numpy storage dtype and th
 Low-precision float formats numpy lacks (bfloat16, tfloat32, fp8) are stored as float32 and rounded to their
 precision when written (`Kind.rounding`): bfloat16 and tfloat32 to nearest even, fp8 e4m3 / e5m2 to nearest even
 with the format's subnormals and saturating at its largest finite value (240 for the e4m3 of NeuronCores).
+A float result written to an integer dtype saturates at the integer's range (NaN gives 0): numpy leaves that
+conversion undefined (an out-of-range float32 becomes 0 on x86), while kernels such as AWS's neuronx-distributed
+find_index add offsets to nc_find_index8's UINT32_MAX "absent" marker and pool with a min (`to_storage`).
 """
 from typing import Any, Dict
 
 import numpy as np
+
+
+def to_storage(values: Any, storage: np.dtype) -> np.ndarray:
+    """values cast to a storage dtype; float to integer saturates at the integer's range (NaN gives 0)."""
+    values = np.asarray(values)
+    if storage.kind in 'iu' and values.dtype.kind == 'f':
+        info = np.iinfo(storage)
+        wide = np.nan_to_num(values.astype(np.float64), nan=0.0, posinf=float(info.max), neginf=float(info.min))
+        return np.clip(wide, info.min, info.max).astype(storage)
+    return values.astype(storage)
 
 
 class LowPrecisionType:

@@ -6,8 +6,13 @@ transfer reaches element idx[p] of the indexed dimension, the other indices sele
 row. The view keeps the access of row 0 with a partition stride of 0 (its free geometry is that of every row);
 the rows are applied when data moves. Its trace region is the whole tensor (which rows move is data, unknown to
 the dependency tracking and to timing-only runs); the index tile is read by the DMA.
+
+A single index ([1, 1] tile) in a subscript of slices and integers is a dynamic start address (nisa.dma_copy:
+"the src and dst tensors can have a dynamic start address"): it indexes its dimension as an integer would, so
+`nl.load(cache[tbl[i, j], :, h, :])` is the [block, d] tile at row tbl[i, j] (`scalar` views; a subscript that
+would leave a 1-D access keeps the row-gather form, a [1, ...] tile).
 """
-from typing import Any, Tuple
+from typing import Any, Tuple, cast
 
 import numpy as np
 
@@ -17,13 +22,14 @@ from .views import View, subscript
 
 
 class IndirectView(View):
-    __slots__ = ('index', 'row_stride', 'rows')
+    __slots__ = ('index', 'row_stride', 'rows', 'scalar')
 
-    def __init__(self, base: View, index: View, row_stride: int, rows: int) -> None:
+    def __init__(self, base: View, index: View, row_stride: int, rows: int, scalar: bool = False) -> None:
         super().__init__(base.tensor, base.block, base.offset, base.shape, base.strides)
         self.index = index
         self.row_stride = row_stride
         self.rows = rows
+        self.scalar = scalar
 
     def region(self, window: Any, free: int) -> Tuple[int, int, int, int, Any]:
         return 0, 1, 0, self.tensor.parts * self.tensor.free, None
@@ -33,10 +39,16 @@ class IndirectView(View):
         index = self.index.array().reshape(-1)
         offset, shape = self.clip(window)
         lo = window[0][0] if window is not None else 0
-        picked = index[lo:lo + shape[0]].astype(np.int64)
+        picked = index[:1] if self.scalar else index[lo:lo + shape[0]]
+        picked = picked.astype(np.int64)
         if picked.size and (picked.min() < 0 or picked.max() >= self.rows):
             raise IndexError(f'indirect DMA: index {int(picked.min() if picked.min() < 0 else picked.max())} is '
                              f'out of bounds for a dimension of size {self.rows}')
+        if self.scalar:      # one dynamic start address; the partition axis keeps its own stride
+            grid = np.zeros(1, dtype=np.int64)
+            for n, s in zip(shape, self.strides):
+                grid = (grid[:, None] + s * np.arange(n, dtype=np.int64)[None, :]).reshape(-1)
+            return (offset + int(picked[0]) * self.row_stride + grid).reshape(shape)
         free = np.zeros(1, dtype=np.int64)
         for n, s in zip(shape[1:], self.strides[1:]):
             free = (free[:, None] + s * np.arange(n, dtype=np.int64)[None, :]).reshape(-1)
@@ -67,6 +79,33 @@ class IndirectView(View):
         return f'IndirectView({self.tensor.name or "tensor"} shape={self.shape})'
 
 
+def dynamic_start(tensor: Any, view: View, scalar: Any, dim: Any, tile_type: type) -> IndirectView:
+    """`t.ap(pattern, offset, scalar_offset=s, indirect_dim=d)` on an HBM tensor: the pattern's view, started
+    s[0, 0] * stride(d) elements later (the public nkipy rank_slice_add gathers rows [rank * n, (rank + 1) * n)
+    this way). A start past the tensor is a runtime error, as an out-of-bounds indirect index is."""
+    if scalar is None or dim is None:
+        raise CompileError('.ap(): scalar_offset and indirect_dim go together (a dynamic start along one '
+                           'dimension)')
+    index: Any = None
+    if isinstance(scalar, View):
+        index = scalar
+    elif isinstance(scalar, tile_type):
+        index = cast(Any, scalar).view()
+    if index is None or not index.tensor.buffer.on_chip or index.tensor.kind.storage.kind not in 'iu' or \
+            tuple(index.shape) != (1, 1):
+        raise CompileError('.ap(): scalar_offset must be a [1, 1] integer tile in SBUF')
+    axis = int(dim)
+    if not 0 <= axis < len(tensor.inner_shape):
+        raise CompileError(f'.ap(): indirect_dim {dim} of a tensor of shape {tuple(tensor.inner_shape)}')
+    stride = tensor.inner_strides[axis]
+    lo, hi = view.offset, view.offset
+    for n, s in zip(view.shape, view.strides):
+        lo += min(0, (n - 1) * s)
+        hi += max(0, (n - 1) * s)
+    rows = (tensor.free - 1 - hi) // stride + 1      # start values that keep the whole pattern in the tensor
+    return IndirectView(view, index, stride, rows, scalar=True)
+
+
 def indirect_access(tensor: Any, key: Tuple[Any, ...], tile_type: type) -> IndirectView:
     """`tensor[key]` where one element of key is a tile of indices (tile_type: Tensor or View)."""
     if tensor.buffer.on_chip:
@@ -87,6 +126,12 @@ def indirect_access(tensor: Any, key: Tuple[Any, ...], tile_type: type) -> Indir
         raise CompileError(f'the index tile of an indirect DMA holds one index per partition ([P, 1]); '
                            f'got shape {index.shape}')
     ndim = max([k.ndim for k in key if isinstance(k, Affine)] + [0])
+    if not ndim and index.shape[0] == 1:
+        resolved = key[:position] + (0,) + key[position + 1:]
+        offset, shape, strides, _, _ = subscript(tensor.inner_shape, tensor.inner_strides, 0, resolved)
+        if len(shape) >= 2:
+            return IndirectView(View(tensor, (), offset, tuple(shape), tuple(strides)), index,
+                                tensor.inner_strides[position], tensor.inner_shape[position], scalar=True)
     if ndim:
         ndim = max(ndim, 2)
         placeholder: Any = Affine(0, ((ndim - 1, 1, 1),), ndim)

@@ -477,9 +477,9 @@ def iota(expr: Any = None, dtype: Any = None, mask: Any = None, dst: Any = None,
         expr = Affine(expr, (), 2)
     if not isinstance(expr, Affine):
         raise CompileError('iota takes an affine nl.arange expression')
-    shape = expr.shape if expr.ndim >= 2 else expr.shape + (1,)
+    shape = expr.dense_shape if expr.ndim >= 2 else expr.shape + (1,)
     kind = kind_of(dtype)
-    result = expr.evaluate().reshape(shape).astype(kind.storage) if run.numerics else None
+    result = np.broadcast_to(expr.evaluate(), shape).astype(kind.storage) if run.numerics else None
     pending = issue(run, 'iota', 'pool', [], shape, kind, result)
     return pending.tile
 

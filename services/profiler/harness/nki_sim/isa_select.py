@@ -19,6 +19,7 @@ from .tensors import PARTITION_LIMIT
 from .views import View
 
 TOP = 8
+NOT_FOUND = 0xFFFFFFFF      # nc_find_index8's index for a value absent from the partition
 
 
 def _flat(array: np.ndarray) -> np.ndarray:
@@ -45,10 +46,11 @@ def max8(src: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
 
 def _first_positions(data: np.ndarray, vals: np.ndarray) -> np.ndarray:
     """Per partition, the flat position of the first element equal to each of the 8 values (distinct matches
-    for repeated values, as the hardware marks each match found); the element count when a value is absent."""
+    for repeated values, as the hardware marks each match found); UINT32_MAX when a value is absent (AWS's
+    neuronx-distributed find_index kernel pools quadrants with a min over these, relying on it)."""
     rows = _flat(data)
     wanted = _flat(vals)
-    out = np.full(wanted.shape, rows.shape[1], dtype=np.int64)
+    out = np.full(wanted.shape, NOT_FOUND, dtype=np.int64)
     for p in range(rows.shape[0]):
         taken = set()
         for j in range(wanted.shape[1]):

@@ -15,7 +15,7 @@ from .compute import (  # noqa: F401  (re-exported as nl.*)
     greater_equal, left_shift, less, less_equal, logical_and, logical_or, logical_xor, maximum, minimum, mod,
     multiply, not_equal, power, reduce, reshape_view, right_shift, subtract)
 from .compute import deterministic_dropout, element_count, free_elements
-from .affine import arange, ds, mgrid  # noqa: F401  (re-exported as nl.*)
+from .affine import Predicate, arange, ds, mgrid  # noqa: F401  (re-exported as nl.*)
 from .call_forms import check_module
 from .dtypes import NumericType, bfloat16, float8_e4m3, float8_e5m2, kind_of, tfloat32  # noqa: F401  (nl.* dtypes)
 from .errors import CompileError, missing_api
@@ -62,11 +62,14 @@ class tile_size:
     bn_stats_fmax = 512
     psum_partition_max = 128
     total_available_sbuf_size = 192 * 1024      # bytes per partition (24 MiB over 128 partitions)
-    # NKI 0.4+ names: a PSUM bank per partition (fp32 elements / bytes), the banks of a partition, SBUF in total
+    # NKI 0.3+ names (nki.language.tile_size page): the same limits in bytes, per PSUM bank, and for SBUF
+    psum_fmax_bytes = 2048
     psum_bank_fmax = 512
     psum_bank_fmax_bytes = 2048
     psum_num_banks = 8
-    sbuf_size_bytes = 24 * 1024 * 1024
+    sbuf_fmax = total_available_sbuf_size // 4  # in float32 elements
+    sbuf_fmax_bytes = total_available_sbuf_size
+    sbuf_size_bytes = 128 * total_available_sbuf_size
 
 
 def finfo(dtype: Any) -> Any:
@@ -428,7 +431,23 @@ def dropout(x: Any, rate: Any, dtype: Any = None, mask: Any = None, **kwargs: An
 
 
 def where(condition: Any, x: Any, y: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+    if isinstance(condition, Predicate):
+        condition = _predicate_tile(condition, (x, y))
     return elementwise('select', 'auto', np.where, (condition, x, y), dtype, mask)
+
+
+def _predicate_tile(predicate: Predicate, values: Any) -> Any:
+    """A comparison of index expressions (`i_p < n`) as the condition of nl.where: a uint8 tile of the
+    predicate over the values' shape, made by one iota instruction (as nisa.iota materialises an index
+    expression), then selected on like any condition tile."""
+    views = [operand(v) for v in values if isinstance(v, (Tensor, View))]
+    if not views:
+        raise CompileError('nl.where: a mask predicate as condition needs a tile among x and y (its shape)')
+    shape = broadcast_shape(views)
+    run = begin()
+    kind = kind_of(np.uint8)
+    result = predicate.evaluate(shape).astype(kind.storage) if run.numerics else None
+    return issue(run, 'iota', 'pool', [], shape, kind, result).tile
 
 
 # ----- reductions -----

@@ -45,7 +45,7 @@ class Alloc:
         self.itemsize = itemsize
         self.data = data
         self.version = 0             # bumped on every write; part of CSE keys
-        self.writes = []             # [(instr, p0, p1, f0, f1, loop_context, accumulating)]
+        self.writes = []             # [(instr, region, loop_context, accumulating, footprint)]
         self.reads = []              # [(instr, p0, p1, f0, f1)]
         self.last_use = -1
         self.site = site

@@ -5,7 +5,7 @@ from typing import Any, Optional, Sequence, Tuple
 import numpy as np
 
 from .affine import mask_window
-from .dtypes import Kind, kind_of
+from .dtypes import Kind, kind_of, to_storage
 from .errors import CompileError
 from .runtime import operand
 from .tensors import Tensor
@@ -108,7 +108,7 @@ def fit(result: Any, kind: Kind, shape: Sequence[int]) -> np.ndarray:
     """Cast a computed result to the output storage dtype and full (windowed) shape."""
     result = np.asarray(result)
     if result.dtype != kind.storage:
-        result = result.astype(kind.storage)
+        result = to_storage(result, kind.storage)
     if result.shape != shape:
         result = np.broadcast_to(result, shape).copy() if result.size != np.prod(shape) else result.reshape(shape)
     return result

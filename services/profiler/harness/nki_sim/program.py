@@ -276,7 +276,7 @@ class Recorder:
         return ''.join(('{"np":"', _NUMPY_NAMES[type(value)], '","v":', self.fast_text[type(item)](item), '}'))
 
     def _affine_text(self, value: Affine) -> str:
-        if type(value.c) is int and type(value.ndim) is int and \
+        if type(value.c) is int and type(value.ndim) is int and value.grid is None and \
                 all(len(t) == 3 and all(type(x) is int for x in t) for t in value.terms):
             return '{"affine":[%d,[%s],%d]}' % (value.c, ','.join(['[%d,%d,%d]' % tuple(t) for t in value.terms]),
                                                  value.ndim)
@@ -294,7 +294,8 @@ class Recorder:
         if isinstance(value, IndirectView):
             return {'indirect': self.encode(View(value.tensor, value.block, value.offset, value.shape,
                                                  value.strides)),
-                    'index': self.encode(value.index), 'row_stride': value.row_stride, 'rows': value.rows}
+                    'index': self.encode(value.index), 'row_stride': value.row_stride, 'rows': value.rows,
+                    'scalar': value.scalar}
         if isinstance(value, View):
             return self._encode_view(value)
         if isinstance(value, Tensor):
@@ -305,7 +306,8 @@ class Recorder:
         if isinstance(value, np.generic):
             return {'np': value.dtype.name, 'v': value.item()}
         if isinstance(value, Affine):
-            return {'affine': [value.c, [list(t) for t in value.terms], value.ndim]}
+            spec = [value.c, [list(t) for t in value.terms], value.ndim]
+            return {'affine': spec + [list(value.grid)] if value.grid is not None else spec}
         if isinstance(value, Predicate):
             return {'pred': [[self.encode(a), kind] for a, kind in value.atoms]}
         if isinstance(value, memory.Buffer):
@@ -950,6 +952,9 @@ class Replay:
         rows = _int(value.get('rows'), 'rows')
         if rows < 1:
             raise ProgramError('an indirect access needs at least one row')
+        scalar = value.get('scalar', False)
+        if not isinstance(scalar, bool):
+            raise ProgramError('an indirect access has a bad scalar flag')
 
         def indirect(replay: 'Replay') -> IndirectView:
             index = index_of(replay)
@@ -961,10 +966,11 @@ class Replay:
             if not isinstance(view, View):
                 raise ProgramError('an indirect access needs a view')
             lo, hi = _extent(view.offset, view.shape, view.strides)
+            rows_ok = index.shape[0] == 1 if scalar else view.shape[0] == index.shape[0] and view.strides[0] == 0
             if view.tensor.buffer.on_chip or row_stride < 0 or hi + (rows - 1) * row_stride >= view.tensor.free \
-                    or lo < 0 or view.shape[0] != index.shape[0] or view.strides[0] != 0:
+                    or lo < 0 or not rows_ok:
                 raise ProgramError('bad indirect access geometry')
-            return IndirectView(view, index, row_stride, rows)
+            return IndirectView(view, index, row_stride, rows, scalar)
         return indirect
 
 
@@ -1051,12 +1057,13 @@ def _lookup(table: Dict[str, Any], name: Any, what: str) -> Any:
 
 
 def _affine(spec: Any) -> Affine:
-    if not isinstance(spec, list) or len(spec) != 3 or not isinstance(spec[1], list):
+    if not isinstance(spec, list) or len(spec) not in (3, 4) or not isinstance(spec[1], list):
         raise ProgramError('bad index expression')
     terms = tuple(_int_tuple(t, 'index expression term') for t in spec[1])
     if any(len(t) != 3 for t in terms):
         raise ProgramError('bad index expression term')
-    return Affine(_int(spec[0], 'index constant'), terms, _int(spec[2], 'index rank'))
+    grid = _int_tuple(spec[3], 'mgrid shape') if len(spec) == 4 else None
+    return Affine(_int(spec[0], 'index constant'), terms, _int(spec[2], 'index rank'), grid)
 
 
 def _extent(offset: int, shape: Tuple[int, ...], strides: Tuple[int, ...]) -> Tuple[int, int]:

@@ -346,7 +346,9 @@ def record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes: 
     accumulating = pending.accumulating
     for view, window in (list(writes) + list(pending.extra_writes)) if pending.extra_writes else writes:
         alloc, (region, token, free, parts, start_allowed) = _region(view, None if full else window, recorder)
-        write_regions.append((alloc, region, token, accumulating))
+        # the written elements themselves, for the affine_range conflict check (not for an indirect scatter)
+        footprint = None if isinstance(view, IndirectView) else (view, None if full else window)
+        write_regions.append((alloc, region, token, accumulating, footprint))
         if free > free_max:
             free_max = free
         if parts > partitions:
@@ -363,7 +365,7 @@ def record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes: 
             for alloc, _, _ in read_regions:
                 if alloc.buffer.scratch:
                     recorder.note_scratch_dma(alloc)
-            for alloc, _, _, _ in write_regions:
+            for alloc, *_ in write_regions:
                 if alloc.buffer.scratch:
                     recorder.note_scratch_dma(alloc)
         if pending.value_key is not None and len(write_regions) == 1 and not pending.accumulating:

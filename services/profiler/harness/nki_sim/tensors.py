@@ -14,7 +14,7 @@ from . import memory
 from .affine import Affine
 from .dtypes import Kind, kind_of
 from .errors import CompileError
-from .indirect import indirect_access
+from .indirect import dynamic_start, indirect_access
 from .tile_ops import EXECUTION, TileOperators
 from .views import View, access_pattern, at_least_2d, same_kind, subscript
 
@@ -215,7 +215,7 @@ class Tensor(TileOperators):
             if signature is not None:
                 block = _block_indices(key, nblock, self.shape)
                 if block is not None:
-                    memo_key = (self.inner_shape, signature)
+                    memo_key = (self.inner_shape, signature, self.buffer.on_chip)
                     try:
                         found = _SUBSCRIPTS.get(memo_key)
                     except TypeError:      # an unhashable shape
@@ -247,6 +247,14 @@ class Tensor(TileOperators):
                 if b < 0 or b >= size:
                     raise CompileError(f'block index {b} is out of bounds for a block dimension of size {size}')
             key = key[nblock:]
+        if self.buffer.on_chip and key and isinstance(key[0], (int, np.integer)) and not isinstance(key[0], bool) \
+                and not any(type(k) is Affine for k in key):
+            # an on-chip tile keeps its partition dimension: t[0, 0:m] of a [1, m] tile is that [1, m] row (the
+            # NKI known-issues page indexes [1, M] buffers so), not m partitions of one element
+            first = int(key[0])
+            if not 0 <= first < self.inner_shape[0]:
+                raise CompileError(f'index {first} is out of bounds for a dimension of size {self.inner_shape[0]}')
+            key = (slice(first, first + 1),) + tuple(key[1:])
         offset, shape, strides, index_map, in_bounds = subscript(self.inner_shape, self.inner_strides, 0, key)
         return View(self, block, offset, shape, strides, index_map, in_bounds, True)
 
@@ -254,9 +262,17 @@ class Tensor(TileOperators):
         EXECUTION.assign(self[key], value)
 
     def ap(self, pattern: Any, offset: Any = 0, **kwargs: Any) -> View:
-        """NKI Beta 2 access pattern over the whole tensor (see views.access_pattern)."""
-        return access_pattern(self, (), 0, pattern, offset, **kwargs) if self.hbm_alloc is not None \
-            else self.view().ap(pattern, offset, **kwargs)
+        """NKI Beta 2 access pattern over the whole tensor (see views.access_pattern); on an HBM tensor,
+        `scalar_offset=` (a [1, 1] integer tile in SBUF) with `indirect_dim=d` moves the pattern's start by that
+        value times the stride of dimension d: a dynamic start address (indirect.dynamic_start)."""
+        if self.hbm_alloc is None:
+            return self.view().ap(pattern, offset, **kwargs)
+        scalar = kwargs.pop('scalar_offset', None)
+        dim = kwargs.pop('indirect_dim', None)
+        view = access_pattern(self, (), 0, pattern, offset, **kwargs)
+        if scalar is None and dim is None:
+            return view
+        return dynamic_start(self, view, scalar, dim, Tensor)
 
     def __iadd__(self, value):
         EXECUTION.accumulate(self.view(), value)

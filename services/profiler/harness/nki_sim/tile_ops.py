@@ -1,11 +1,13 @@
-"""Tile operators (`+ - * / ** unary-`, `[...] =`, `+=`, `.broadcast_to`, `.reshape`, `.indirect`) as seen by the data
-types, without the data types importing the execution layer.
+"""Tile operators (`+ - * / ** unary-`, comparisons, `[...] =`, `+=`, `.broadcast_to`, `.reshape`, `.indirect`) as seen
+by the data types, without the data types importing the execution layer.
 
 `Tensor` and `View` (lower layer) inherit `TileOperators`; every operator forwards to `EXECUTION`, which the
 execution layer (`compute`) fills in when it is imported. This inversion is what keeps nki_sim's import graph
 acyclic: data types never import the code that executes instructions.
 """
 from typing import Any, Callable
+
+import numpy as np
 
 from .errors import CompileError
 
@@ -28,6 +30,12 @@ class Execution:
 
 
 EXECUTION = Execution
+
+
+def _compare(name: str, tile: Any, other: Any) -> Any:
+    if isinstance(other, (TileOperators, int, float, np.number)) and not isinstance(other, bool):
+        return EXECUTION.binary(name, tile, other)
+    return NotImplemented
 
 
 class TileOperators:
@@ -60,6 +68,28 @@ class TileOperators:
 
     def __pow__(self, other: Any) -> Any:
         return EXECUTION.binary('power', self, other)
+
+    # Comparisons are elementwise, as numpy's (`class_iota == targets_tile` in a public cross-entropy kernel is
+    # nl.equal); with anything but a tile or a number they stay Python's identity comparison. Tiles stay hashable.
+    def __eq__(self, other: Any) -> Any:
+        return _compare('equal', self, other)
+
+    def __ne__(self, other: Any) -> Any:
+        return _compare('not_equal', self, other)
+
+    def __lt__(self, other: Any) -> Any:
+        return _compare('less', self, other)
+
+    def __le__(self, other: Any) -> Any:
+        return _compare('less_equal', self, other)
+
+    def __gt__(self, other: Any) -> Any:
+        return _compare('greater', self, other)
+
+    def __ge__(self, other: Any) -> Any:
+        return _compare('greater_equal', self, other)
+
+    __hash__ = object.__hash__
 
     def __neg__(self) -> Any:
         return EXECUTION.negate(self)

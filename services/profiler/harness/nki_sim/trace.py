@@ -10,6 +10,8 @@ as `free_plan` so that dead blocks are released as soon as their last reader has
 """
 from typing import Any, Dict, List, Tuple
 
+import numpy as np
+
 from .errors import CompileError, StaleStateError
 from .memory import Alloc
 
@@ -71,8 +73,9 @@ class TraceRecorder:
     def record(self, fields: str, reads: List[Tuple[Any, ...]], writes: List[Tuple[Any, ...]], context: Any,
                extra: str = '', consts: int = 0) -> int:
         """Buffer one I record. `fields` is the pre-formatted 'op=.. eng=.. p=.. n=..' part; reads are
-        (alloc, (p0, p1, f0, f1, box), token) and writes (alloc, region, token, accumulating) with regions as
-        View.region returns them; `consts` counts scalar/immediate operands."""
+        (alloc, (p0, p1, f0, f1, box), token) and writes (alloc, region, token, accumulating, footprint) with
+        regions as View.region returns them (footprint: the written view and window, or None); `consts` counts
+        scalar/immediate operands."""
         me = self.count
         deps = []
         on_chip_ids = []
@@ -91,8 +94,8 @@ class TraceRecorder:
             if alloc.id >= 0:
                 on_chip_ids.append(alloc.id)
         written_ids = []
-        for alloc, region, _, accumulating in writes:
-            _settle_write(alloc, region, context, accumulating, me, deps)
+        for alloc, region, _, accumulating, footprint in writes:
+            _settle_write(alloc, region, context, accumulating, me, deps, footprint)
             if alloc.reads:
                 reads_kept = []
                 p0, p1, f0, f1, box = region
@@ -190,15 +193,16 @@ class WriteChecker:
 
     def check(self, writes: List[Tuple[Any, ...]], context: Any) -> None:
         """Settle one instruction's writes, given as TraceRecorder.record takes them."""
-        for alloc, region, _, accumulating in writes:
-            _settle_write(alloc, region, context, accumulating, self.count, None)
+        for alloc, region, _, accumulating, footprint in writes:
+            _settle_write(alloc, region, context, accumulating, self.count, None, footprint)
         self.count += 1
 
 
 def _settle_write(alloc: Alloc, region: Tuple[Any, ...], context: Any, accumulating: bool, me: int,
-                  deps: Any) -> None:
+                  deps: Any, footprint: Any = None) -> None:
     """Record instruction `me`'s write of `region`: earlier overlapping writes become dependencies (when `deps` is
-    a list), raise if another iteration of the same affine_range loop wrote there, and drop those it covers."""
+    a list), raise if another iteration of the same affine_range loop wrote one of the same elements
+    (`footprint`: the written view and window), and drop those it covers."""
     kept = []
     p0, p1, f0, f1, box = region
     for w in alloc.writes:
@@ -207,16 +211,49 @@ def _settle_write(alloc: Alloc, region: Tuple[Any, ...], context: Any, accumulat
                                                                   or _boxes_overlap(o[4], box)):
             if deps is not None:
                 deps.append(w[0])
-            if not (accumulating and w[3]) and _different_affine_iterations(w[2], context):
+            if not (accumulating and w[3]) and _different_affine_iterations(w[2], context) and \
+                    _elements_overlap(w[4], footprint):
                 raise CompileError('Unexpected output dependencies: different iterations of an affine_range '
                                    'loop write the same location (use nl.sequential_range, or write to '
                                    'disjoint locations per iteration)')
             if _covers(region, w[1]):
                 continue
         kept.append(w)
-    kept.append((me, region, context, accumulating))
+    kept.append((me, region, context, accumulating, footprint))
     alloc.writes = kept
     alloc.version += 1
+
+
+# Footprints larger than this are compared by their bounding regions only (conservatively overlapping).
+FOOTPRINT_LIMIT = 1 << 18
+
+
+def _elements(footprint: Any) -> Any:
+    """The flat element offsets a write touched in its allocation, or None when unknown or too many."""
+    if footprint is None:
+        return None
+    view, window = footprint
+    offset, shape = view.clip(window)
+    count = 1
+    for n in shape:
+        count *= n
+    if count > FOOTPRINT_LIMIT:
+        return None
+    flat = np.full(1, offset, dtype=np.int64)
+    for n, s in zip(shape, view.strides):
+        flat = (flat[:, None] + s * np.arange(n, dtype=np.int64)[None, :]).reshape(-1)
+    return flat
+
+
+def _elements_overlap(a: Any, b: Any) -> bool:
+    """Do two writes touch a common element? Their bounding regions already overlap; strided writes can still
+    interleave (W[:, k, i, j] for different (i, j)). Unknown footprints count as overlapping."""
+    if a is None or b is None:
+        return True
+    ea, eb = _elements(a), _elements(b)
+    if ea is None or eb is None:
+        return True
+    return bool(np.intersect1d(ea, eb, assume_unique=False).size)
 
 
 def _id_list(ids):

@@ -6,12 +6,15 @@ the introspection or dynamic-code builtins. Each violation names its rule:
   __future__ / logging (the kernel gets a stand-in that drops every message, see host_logging.py) /
   torch_neuronx (a stand-in whose only name is nki_jit, the simulator's nki.jit), except `from M import name` of the pure helpers public kernels use (HELPER_NAMES: operator.mul,
   dataclasses.dataclass, typing.Tuple, ...); never those whole modules (operator.attrgetter reaches private
-  attributes, typing.get_type_hints evaluates strings)
+  attributes, typing.get_type_hints evaluates strings). `import warnings` is allowed for `warnings.warn` alone,
+  `import pdb` (a debugging leftover in public kernels) for nothing (MODULE_NAMES: any other attribute of such a
+  module is refused, statically and through getattr)
 - forbidden-module: one of the host-access modules (os, sys, ctypes, subprocess, ...), imported or reached
   through an attribute (numpy.ctypeslib, ...)
 - private-attribute: `x._name` or `x.__name__`-style access (except `__getitem__`, `__len__`, `__contains__`,
-  which restate `x[i]`, `len(x)`, `in`), a dunder name such as `__builtins__`, or an import from a private
-  module (`neuronxcc.nki._private.private_api`)
+  which restate `x[i]`, `len(x)`, `in`), a dunder name such as `__builtins__` (except `__annotations__ = {...}`
+  assigned in a class body, a dataclass's field declarations), or an import from a private module
+  (`neuronxcc.nki._private.private_api`)
 - module-mutation: assigning, augmenting or deleting an attribute of an imported module or name
 - forbidden-builtin: exec, eval, compile, __import__, open, globals, locals, vars, setattr, delattr, input,
   breakpoint
@@ -21,6 +24,7 @@ the introspection or dynamic-code builtins. Each violation names its rule:
   refuses both kinds of name at run time
 """
 import ast
+import types
 
 from . import host_logging
 
@@ -37,7 +41,7 @@ HELPER_NAMES = {
     'operator': frozenset({'add', 'sub', 'mul', 'truediv', 'floordiv', 'mod', 'neg', 'pow'}),
     'dataclasses': frozenset({'dataclass', 'field'}),
     'typing': frozenset({'Any', 'Callable', 'Dict', 'Iterable', 'Iterator', 'List', 'Literal', 'NamedTuple',
-                         'Optional', 'Sequence', 'Set', 'Tuple', 'TypeVar', 'Union'}),
+                         'Optional', 'Sequence', 'Set', 'Tuple', 'Type', 'TypeVar', 'Union'}),
     'enum': frozenset({'Enum', 'IntEnum'}),
     'collections': frozenset({'Counter', 'OrderedDict', 'defaultdict', 'deque', 'namedtuple'}),
     'logging': frozenset(host_logging.NAMES),
@@ -46,6 +50,11 @@ HELPER_NAMES = {
 # Modules a kernel may import (whole, or the names above) that the loader replaces by a stand-in (never the host's
 # module): logging, whose messages are dropped, and torch_neuronx, whose nki_jit is nki.jit.
 STAND_IN_MODULES = frozenset({'logging', 'torch_neuronx'})
+# Modules a kernel may import whole for the names listed only (host-side diagnostics, e.g. neuronx-distributed's
+# find_index.py imports warnings): `warnings.warn(...)` prints a message and reaches nothing else. A student's
+# conv2d kernel imports pdb and never uses it; the debugger itself (pdb.set_trace, pdb.run) stays out of reach.
+MODULE_NAMES = {'warnings': frozenset({'warn'}), 'pdb': frozenset()}
+HELPER_NAMES.update(MODULE_NAMES)
 # Dunder methods that only restate an operator kernels may use anyway (`key=seq.__getitem__` is `seq[i]`).
 OPERATOR_DUNDERS = frozenset({'__getitem__', '__len__', '__contains__'})
 # `input` is a common kernel parameter name: forbidden only where the kernel never binds it itself.
@@ -58,7 +67,16 @@ def public_getattr(value, name, *default):
         raise AttributeError(f'NKI kernels cannot read the attribute {name!r} (private or not a name)')
     if name in FORBIDDEN_MODULES:
         raise AttributeError(f'NKI kernels cannot read the attribute {name!r} (it gives access to the host)')
+    if isinstance(value, types.ModuleType) and name not in MODULE_NAMES.get(value.__name__, (name,)):
+        raise AttributeError(f'NKI kernels {_module_use(value.__name__)}, not {name!r}')
     return getattr(value, name, *default)
+
+
+def _module_use(module):
+    names = MODULE_NAMES[module]
+    if not names:
+        return f'may import module {module!r} but use none of its names'
+    return f'may use only {", ".join(sorted(names))} of module {module!r}'
 
 
 class RuleViolation(Exception):
@@ -86,7 +104,14 @@ def _root_name(node):
 class _Checker(ast.NodeVisitor):
     def __init__(self, tree):
         self.imported = set()  # names bound by imports: modules and names taken from them
+        self.restricted = {}  # names bound by `import M` of a MODULE_NAMES module -> M
         self.bound = set()  # every other name the kernel binds (parameters, assignments, defs)
+        # `__annotations__ = {...}` directly in a class body declares the class's fields (a frozen dataclass in
+        # the vLLM flash attention kernel): it binds the class's own annotations and reads nothing
+        self.class_annotations = {id(target) for node in ast.walk(tree) if isinstance(node, ast.ClassDef)
+                                  for statement in node.body if isinstance(statement, ast.Assign)
+                                  for target in statement.targets
+                                  if isinstance(target, ast.Name) and target.id == '__annotations__'}
         for node in ast.walk(tree):
             if isinstance(node, ast.arg):
                 self.bound.add(node.arg)
@@ -106,7 +131,7 @@ class _Checker(ast.NodeVisitor):
         if private and module != '__future__':
             self.fail('private-attribute', f'module {module!r} is the compiler\'s private API ({private[0]}), not '
                       'part of NKI; the simulator does not model it', node)
-        if not _allowed(module):
+        if not _allowed(module) and module not in MODULE_NAMES:
             self.fail('import', f'module {module!r} is not importable in NKI kernels (allowed: nki, '
                       'neuronxcc.nki, numpy, math, functools, itertools, logging, torch_neuronx.nki_jit)', node)
 
@@ -114,6 +139,8 @@ class _Checker(ast.NodeVisitor):
         for alias in node.names:
             self.check_module(alias.name, node)
             self.imported.add((alias.asname or alias.name).split('.')[0])
+            if alias.name in MODULE_NAMES:
+                self.restricted[alias.asname or alias.name] = alias.name
 
     def visit_ImportFrom(self, node):
         if node.level:
@@ -124,8 +151,9 @@ class _Checker(ast.NodeVisitor):
                 self.fail('import', f'from {node.module} import * is not allowed', node)
             if helpers is not None:
                 if alias.name not in helpers:
-                    self.fail('import', f'from {node.module} import {alias.name}: only {", ".join(sorted(helpers))} '
-                              f'may be imported from {node.module} in NKI kernels', node)
+                    allowed = f'only {", ".join(sorted(helpers))}' if helpers else 'nothing'
+                    self.fail('import', f'from {node.module} import {alias.name}: {allowed} may be imported from '
+                              f'{node.module} in NKI kernels', node)
                 self.imported.add(alias.asname or alias.name)
                 continue
             module = node.module if node.module != 'neuronxcc' else f'neuronxcc.{alias.name}'
@@ -137,6 +165,9 @@ class _Checker(ast.NodeVisitor):
             self.imported.add(alias.asname or alias.name)
 
     def visit_Attribute(self, node):
+        module = self.restricted.get(node.value.id) if isinstance(node.value, ast.Name) else None
+        if module is not None and node.attr not in MODULE_NAMES[module]:
+            self.fail('import', f'{module}.{node.attr}: NKI kernels {_module_use(module)}', node)
         if _is_dunder_or_private(node.attr) and node.attr not in OPERATOR_DUNDERS:
             self.fail('private-attribute', f'access to private attribute {node.attr!r}', node)
         if node.attr in FORBIDDEN_MODULES:
@@ -146,7 +177,8 @@ class _Checker(ast.NodeVisitor):
     def visit_Name(self, node):
         if node.id in FORBIDDEN_BUILTINS or (node.id in SHADOWABLE_BUILTINS and node.id not in self.bound):
             self.fail('forbidden-builtin', f'{node.id!r} is not available in NKI kernels', node)
-        if node.id.startswith('__') and node.id.endswith('__') and node.id != '__name__':
+        if node.id.startswith('__') and node.id.endswith('__') and node.id != '__name__' and \
+                id(node) not in self.class_annotations:
             self.fail('private-attribute', f'access to {node.id!r}', node)
         self.generic_visit(node)
 

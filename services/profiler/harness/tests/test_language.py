@@ -507,6 +507,25 @@ def transform_nki_outputs(k_res, ref):
                 return x
             ''', 'indexing an on-chip tile with a tile of indices is not supported')
 
+    def test_iterating_an_arange(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                for i in nl.arange(4):  # <- here
+                    t = nl.load(x[i:i + 1, 0:64])
+                return x
+            ''', 'nl.arange(...) is an index expression, not a loop range')
+
+    def test_a_mask_predicate_combined_with_a_data_tile(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                i_p = nl.arange(128)[:, None]
+                t = nl.load(x)
+                m = nl.greater(t, 0.0) & (i_p < 64)  # <- here
+                return x
+            ''', 'a mask predicate (a comparison of nl.arange / nl.mgrid indices) combines with & only with another')
+
     def test_indirect_dma_needs_integer_indices(self):
         self.check('''
             @nki.jit
@@ -819,6 +838,216 @@ def forward(x, ids):
         result = self.ws.evaluate(reference, kernel)
         self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
         self.assertIn('index 64 is out of bounds for a dimension of size 64', result['message'])
+
+    def test_a_single_index_tile_indexes_its_dimension_like_an_integer(self):
+        # the vLLM flash paged attention form: nl.load(key_cache[block_tables_sbuf[k_i, j], :, head_id, :])
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(cache, table):
+                out = nl.ndarray((4 * 32, 16), dtype=cache.dtype, buffer=nl.shared_hbm)
+                ids = nl.load(table.reshape((4, 1)))
+                for j in nl.affine_range(4):
+                    block = nl.load(cache[ids[j, 0], :, 1, :])
+                    nl.store(out[j * 32:(j + 1) * 32, :], value=nl.transpose(nl.transpose(block)))
+                return out
+            ''')
+        cache = np.random.normal(size=(10, 32, 2, 16)).astype(np.float32)
+        table = np.array([7, 2, 9, 0], dtype=np.int32)
+        outputs, trace = self.ws.run(kernel, cache, table)
+        np.testing.assert_array_equal(outputs, cache[table, :, 1, :].reshape(128, 16))
+        loads = [line for line in trace.text().splitlines() if ' op=load ' in line and 'bytes=2048' in line]
+        self.assertEqual(len(loads), 4)
+        self.assertIn('sbuf:4', loads[0])         # each load also reads its index from SBUF
+    def test_a_scalar_offset_access_pattern_starts_at_the_value(self):
+        # the nkipy rank_slice_add form: x.reshape((ranks, n, H)).ap([[H, n], [1, H]], 0, scalar_offset=rank_sbuf,
+        # indirect_dim=0) is rows [rank * n, (rank + 1) * n); run through the program replay
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, rank):
+                out = nl.ndarray((32, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                r = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=r, src=rank)
+                rows = nl.ndarray((32, 64), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=rows, src=x.reshape((4, 32, 64)).ap(pattern=[[64, 32], [1, 64]], offset=0,
+                                                                      scalar_offset=r, indirect_dim=0))
+                nl.store(out, value=rows)
+                return out
+            ''')
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(128, 64)).astype(np.float32), np.array([[2]], dtype=np.int32)]
+
+
+def forward(x, rank):
+    return x[64:96]
+''' + STANDARD_TRANSFORMS)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
+
+class PublicFormsTest(unittest.TestCase):
+    """Forms of public kernels (neuronx-distributed find_index, a public masked layernorm)."""
+
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+
+    def test_an_absent_value_is_uint32_max_and_float_results_saturate_in_integers(self):
+        # neuronx-distributed's find_index pools quadrants with a min over nc_find_index8's UINT32_MAX
+        # "absent" marker after adding an offset: the float result saturates instead of wrapping to 0
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(data, vals, offset):
+                found = nl.ndarray((4, 8), dtype=nl.uint32, buffer=nl.shared_hbm)
+                shifted = nl.ndarray((4, 8), dtype=nl.int32, buffer=nl.shared_hbm)
+                idx = nisa.nc_find_index8(data=nl.load(data), vals=nl.load(vals))
+                nl.store(found, value=idx)
+                nl.store(shifted, value=nisa.tensor_scalar(idx, nl.add, nl.load(offset), dtype=nl.uint32))
+                return found, shifted
+            ''')
+        data = np.arange(32, dtype=np.float32).reshape(4, 8)
+        vals = np.full((4, 8), 3.0, dtype=np.float32)
+        vals[:, 1:] = 100.0
+        (found, shifted), _ = self.ws.run(kernel, data, vals, np.full((4, 1), 32.0, dtype=np.float32))
+        self.assertEqual(found[0, 0], 3)
+        self.assertTrue((found[0, 1:] == 0xFFFFFFFF).all() and (found[1:] == 0xFFFFFFFF).all())
+        self.assertEqual(shifted[0, 0], 35)
+        self.assertTrue((shifted[0, 1:] == -1).all())   # UINT32_MAX stored to int32 keeps its bits
+
+    def test_interleaved_writes_of_affine_iterations_are_no_conflict(self):
+        # a student conv2d kernel stores each filter tap's transpose into W_trans[:, t, 0:128, i, j]: the
+        # iterations write every 9th element from different starts, so their bounding ranges overlap but no
+        # element is written twice (before: "Unexpected output dependencies")
+        template = '''
+            @nki.jit
+            def kernel(w):
+                out = nl.ndarray((128, 128, 3, 3), dtype=w.dtype, buffer=nl.shared_hbm)
+                taps = nl.ndarray((128, 128, 3, 3), dtype=w.dtype, buffer=nl.sbuf)
+                w_in = nl.load(w)
+                for i in nl.affine_range(3):
+                    for j in nl.affine_range(3):
+                        taps[:, 0:128, TAP] = nl.transpose(w_in[:, :, i, j])
+                nl.store(out, value=taps)
+                return out
+            '''
+        w = np.random.normal(size=(128, 128, 3, 3)).astype(np.float32)
+        outputs, _ = self.ws.run(self.ws.kernel(template.replace('TAP', 'i, j')), w)
+        np.testing.assert_array_equal(outputs, w.transpose(1, 0, 2, 3))
+        with self.assertRaisesRegex(Exception, 'Unexpected output dependencies'):     # one element, every iteration
+            self.ws.run(self.ws.kernel(template.replace('TAP', '0, 0')), w)
+
+    def test_iota_of_an_mgrid_index_spans_the_whole_grid(self):
+        # nl.mgrid is numpy's dense mesh grid: nisa.iota(expr=grid.x) of nl.mgrid[0:128, 0:n] is a [128, n] tile
+        # (a public cross-entropy kernel builds its class ids so); run through the program replay
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                grid = nl.mgrid[0:128, 0:64]
+                ids = nisa.iota(expr=grid.x + 2 * grid.p, dtype=nl.float32)
+                nl.store(out, value=nl.add(nl.load(x), ids))
+                return out
+            ''')
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(128, 64)).astype(np.float32)]
+
+
+def forward(x):
+    return x + np.arange(64)[None, :] + 2 * np.arange(128)[:, None]
+''' + STANDARD_TRANSFORMS)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        column = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                ids = nisa.iota(expr=nl.mgrid[0:128, 0:64].x, dtype=nl.float32)
+                nl.store(out, value=ids)
+                return out
+            ''')
+        outputs, _ = self.ws.run(column, np.zeros((128, 64), dtype=np.float32))
+        np.testing.assert_array_equal(outputs, np.broadcast_to(np.arange(64, dtype=np.float32), (128, 64)))
+
+    def test_comparison_operators_of_tiles_are_elementwise(self):
+        # a public cross-entropy kernel selects the target class with `class_iota == targets_tile`
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, t):
+                out = nl.ndarray((128, 6, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+                grid = nl.mgrid[0:128, 0:8]
+                ids = nisa.iota(expr=grid.x, dtype=nl.int32)
+                a = nl.load(x)
+                b = nl.load(t)
+                tiles = {a: 'kept hashable'}
+                for k, m in enumerate((ids == b, ids != b, a < 0.0, a <= 0.0, a > 0.0, 0.0 >= a)):
+                    nl.store(out[:, k, :], value=nl.copy(m, dtype=nl.float32))
+                return out
+            ''')
+        x = np.random.normal(size=(128, 8)).astype(np.float32)
+        t = np.random.randint(0, 8, size=(128, 1)).astype(np.int32)
+        outputs, _ = self.ws.run(kernel, x, t)
+        ids = np.arange(8)[None, :]
+        want = np.stack([ids == t, ids != t, x < 0, x <= 0, x > 0, x <= 0], axis=1).astype(np.float32)
+        np.testing.assert_array_equal(outputs, want)
+
+    def test_an_integer_partition_index_keeps_the_partition_dimension(self):
+        # nki-library's all_to_all_v metadata kernel writes send_counts_sb[0, rg_slice] of a [1, R] tile; the NKI
+        # known-issues page indexes [1, M] buffers as my_sbuf[0, 0:M]: a [1, M] row, not M partitions
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((2, 8), dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.load(x)
+                row = nl.ndarray((1, 8), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.tensor_copy(dst=row[0, 0:8], src=t[0, 0:8])
+                nl.store(out[0:1, :], value=row)
+                nl.store(out[1:2, :], value=nl.multiply(t[0, :], 2.0))
+                return out
+            ''')
+        x = np.random.normal(size=(4, 8)).astype(np.float32)
+        outputs, _ = self.ws.run(kernel, x)
+        np.testing.assert_array_equal(outputs, np.stack([x[0], 2.0 * x[0]]))
+
+    def test_tile_size_names_of_newer_nki(self):
+        # tilebench's rmsnorm asserts a column block against nl.tile_size.sbuf_fmax (NKI 2.30 tile_size page)
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                assert min(x.shape[1], 1024) <= nl.tile_size.sbuf_fmax
+                limits = (nl.tile_size.sbuf_fmax_bytes, nl.tile_size.sbuf_size_bytes, nl.tile_size.psum_fmax_bytes,
+                          nl.tile_size.psum_bank_fmax, nl.tile_size.psum_bank_fmax_bytes, nl.tile_size.psum_num_banks)
+                assert limits == (196608, 128 * 196608, 2048, 512, 2048, 8), limits
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.load(x))
+                return out
+            ''')
+        x = np.ones((4, 8), dtype=np.float32)
+        outputs, _ = self.ws.run(kernel, x)
+        np.testing.assert_array_equal(outputs, x)
+
+    def test_a_comparison_of_indices_as_where_condition_and_broadcast_of_a_loaded_row(self):
+        # the public layernorm form: nl.where(mask, a_tile, zero_tile) with mask = (i_p < rows) & (i_f < cols),
+        # and nl.broadcast_to(nl.load(w[...]), shape=...) of the loaded tile
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, w):
+                out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                i_p = nl.arange(128)[:, None]
+                i_f = nl.arange(64)[None, :]
+                mask = (i_p < 100) & (i_f < 48)
+                t = nl.load(x[i_p, i_f], mask=mask)
+                kept = nl.where(mask, t, nl.zeros((128, 64), dtype=nl.float32, buffer=nl.sbuf))
+                w_tile = nl.broadcast_to(nl.load(w), shape=(128, 64))
+                nl.store(out, value=nl.multiply(kept, w_tile))
+                return out
+            ''')
+        x = np.random.normal(size=(100, 64)).astype(np.float32)
+        w = np.random.normal(size=(1, 64)).astype(np.float32)
+        outputs, _ = self.ws.run(kernel, x, w)
+        want = np.zeros((128, 64), dtype=np.float32)
+        want[:100, :48] = x[:, :48] * w[:, :48]
+        np.testing.assert_allclose(outputs, want, rtol=1e-6)
 
 
 class PartialOutputTest(unittest.TestCase):

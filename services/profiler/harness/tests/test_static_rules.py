@@ -49,6 +49,11 @@ VIOLATIONS = {
     'vars': ('v = vars(nl)  # <- here\n', 'forbidden-builtin'),
     'input_builtin': ('def kernel(x):\n    return input()  # <- here\n', 'forbidden-builtin'),
     'breakpoint': ('breakpoint()  # <- here\n', 'forbidden-builtin'),
+    'annotations_outside_a_class_body': ('a = __annotations__  # <- here\n', 'private-attribute'),
+    'warnings_beyond_warn': ('import warnings\nf = warnings.filters  # <- here\n', 'import'),
+    'from_warnings_beyond_warn': ('from warnings import catch_warnings  # <- here\n', 'import'),
+    'pdb_set_trace': ('import pdb\npdb.set_trace()  # <- here\n', 'import'),
+    'from_pdb': ('from pdb import run  # <- here\n', 'import'),
 }
 
 
@@ -178,7 +183,7 @@ class StaticRulesTest(unittest.TestCase):
             from dataclasses import dataclass
             from functools import reduce
             from operator import mul
-            from typing import Tuple
+            from typing import Tuple, Type
             from neuronxcc import nki as nki2
 
             @dataclass(frozen=True)
@@ -196,6 +201,46 @@ class StaticRulesTest(unittest.TestCase):
                 return out
             ''')
         KernelSource(path).check_static_rules()
+
+    def test_class_annotations_and_warnings_warn_pass(self):
+        # the vLLM flash attention kernel's FlashConfig declares its fields with `__annotations__ = {...}`;
+        # neuronx-distributed's find_index.py imports warnings (host-side diagnostics); a public conv2d kernel
+        # imports pdb and never uses it
+        path = self.ws.kernel('''
+            import pdb
+            import warnings
+            from dataclasses import dataclass
+            from warnings import warn
+
+            @dataclass(frozen=True)
+            class Config:
+                tile: int = 128
+                __annotations__ = {'tile': int}
+
+            @nki.jit
+            def kernel(x):
+                if Config().tile != 128:
+                    warnings.warn('unexpected tile')
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+                return out
+            ''')
+        KernelSource(path).check_static_rules()
+        self.assertEqual(self.ws.evaluate(self.reference, path)['verdict'], 'OK')
+
+    def test_getattr_reaches_only_the_listed_names_of_warnings(self):
+        path = self.ws.kernel('''
+            import warnings
+
+            @nki.jit
+            def kernel(x):
+                name = "fil" + "ters"
+                getattr(warnings, name)  # <- here
+                return x
+            ''')
+        result = self.ws.evaluate(self.reference, path)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+        self.assertIn("may use only warn of module 'warnings', not 'filters'", result['message'])
 
     def test_every_example_kernel_passes(self):
         kernels = glob.glob(os.path.join(REPO, 'examples', '*', 'kernel*.py')) + \
