@@ -67,6 +67,22 @@ class IndirectView(View):
         return f'IndirectView({self.tensor.name or "tensor"} shape={self.shape})'
 
 
+def index_tile(index: Any) -> View:
+    """The index tile of an indirect DMA as a view, checked: integers in SBUF, one per partition."""
+    if not isinstance(index, View):
+        if not hasattr(index, 'view') or not hasattr(index, 'buffer'):
+            raise CompileError(f'the indices of an indirect DMA must be a tile in SBUF, not {type(index).__name__}')
+        index = index.view()
+    if not index.tensor.buffer.on_chip:
+        raise CompileError('the indices of an indirect DMA must be a tile in SBUF (nl.load them first)')
+    if index.tensor.kind.storage.kind not in 'iu':
+        raise CompileError(f'the indices of an indirect DMA must be integers, not {index.tensor.kind.public}')
+    if index.free_size != 1:
+        raise CompileError(f'the index tile of an indirect DMA holds one index per partition ([P, 1]); '
+                           f'got shape {index.shape}')
+    return index
+
+
 def indirect_access(tensor: Any, key: Tuple[Any, ...], tile_type: type) -> IndirectView:
     """`tensor[key]` where one element of key is a tile of indices (tile_type: Tensor or View)."""
     if tensor.buffer.on_chip:
@@ -76,16 +92,7 @@ def indirect_access(tensor: Any, key: Tuple[Any, ...], tile_type: type) -> Indir
     if len(positions) != 1 or any(k is Ellipsis for k in key):
         raise CompileError('an indirect access indexes one dimension with a tile of indices (and no "...")')
     position = positions[0]
-    index = key[position]
-    if not isinstance(index, View):
-        index = index.view()
-    if not index.tensor.buffer.on_chip:
-        raise CompileError('the indices of an indirect DMA must be a tile in SBUF (nl.load them first)')
-    if index.tensor.kind.storage.kind not in 'iu':
-        raise CompileError(f'the indices of an indirect DMA must be integers, not {index.tensor.kind.public}')
-    if index.free_size != 1:
-        raise CompileError(f'the index tile of an indirect DMA holds one index per partition ([P, 1]); '
-                           f'got shape {index.shape}')
+    index = index_tile(key[position])
     ndim = max([k.ndim for k in key if isinstance(k, Affine)] + [0])
     if ndim:
         ndim = max(ndim, 2)

@@ -165,6 +165,8 @@ def access_pattern(tensor: Any, block: Any, base: int, pattern: Any, offset: Any
     `count` elements `step` apart, starting `o` elements after the start of `t`. Steps and offset count elements
     of the tensor's row-major layout (on chip: partition p starts at p times the partition's size), so the first
     pair of an on-chip pattern steps over partitions."""
+    vector_offset = kwargs.pop('vector_offset', None)
+    indirect_dim = kwargs.pop('indirect_dim', 0)
     refused = sorted(k for k, v in kwargs.items() if v is not None and k != 'dtype' or k == 'dtype' and
                      v is not None and v != tensor.kind.public)
     if refused:
@@ -188,7 +190,39 @@ def access_pattern(tensor: Any, block: Any, base: int, pattern: Any, offset: Any
     if tensor.buffer.on_chip and strides[0] % tensor.free:
         raise CompileError(f'.ap(): the first pair of an on-chip pattern steps over partitions, so its step must '
                            f'be a multiple of the partition size ({tensor.free} elements), not {strides[0]}')
+    if vector_offset is not None:
+        return _vector_offset_access(tensor, block, start, shape, strides, vector_offset, indirect_dim)
+    if indirect_dim not in (0, None):
+        raise CompileError('.ap(): indirect_dim applies to a scalar_offset or vector_offset, neither is given')
     return View(tensor, block, start, shape, strides)
+
+
+def _vector_offset_access(tensor: Any, block: Any, start: int, shape: Any, strides: Any, index: Any,
+                          indirect_dim: Any) -> 'View':
+    """`t.ap(pattern, offset, vector_offset=idx, indirect_dim=0)`, the Beta 2 vector dynamic access (a DMA gather or
+    scatter of rows): element [w, ...] of the access is element `offset + idx[w] * prod(t.shape[1:]) + (the
+    pattern's other pairs)` of the base tensor; the step of the pattern's first pair is ignored (NKI access
+    patterns guide, "Vector dynamic access": only indirect_dim=0 is supported). The same access as indexing
+    the tensor with the index tile (indirect.IndirectView)."""
+    from .indirect import IndirectView, index_tile
+    if tensor.buffer.on_chip:
+        raise CompileError('.ap(vector_offset=...) of an on-chip tensor is not supported by the simulator (the '
+                           'vector dynamic access is a DMA gather/scatter of HBM rows)')
+    if indirect_dim != 0:
+        raise CompileError(f'.ap(vector_offset=...): indirect_dim={indirect_dim}; only indirect_dim=0 is supported')
+    index = index_tile(index)
+    if index.shape[0] != shape[0]:
+        raise CompileError(f'.ap(vector_offset=...): the index tile has {index.shape[0]} partitions, the pattern\'s '
+                           f'first pair counts {shape[0]}')
+    row_stride = 1
+    for n in tensor.inner_shape[1:]:
+        row_stride *= int(n)
+    hi = start + sum((n - 1) * s for n, s in zip(shape[1:], strides[1:]) if s > 0)
+    rows = (tensor.parts * tensor.free - 1 - hi) // row_stride + 1 if row_stride else 0
+    if rows < 1:
+        raise CompileError('.ap(vector_offset=...): the pattern reaches beyond the tensor for index 0')
+    base = View(tensor, block, start, tuple(shape), (0,) + tuple(strides[1:]))
+    return IndirectView(base, index, row_stride, min(rows, int(tensor.inner_shape[0])))
 
 
 def destination(view: Any) -> Any:

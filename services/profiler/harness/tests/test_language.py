@@ -516,11 +516,40 @@ def transform_nki_outputs(k_res, ref):
         self.check('''
             @nki.jit
             def kernel(x):
+                idx = nl.zeros((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+                t = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x.ap(pattern=[[64, 128], [1, 64]], scalar_offset=idx))  # <- here
+                return x
+            ''', '.ap(): scalar_offset (dynamic or indirect access patterns')
+
+    def test_vector_offset_only_on_hbm_rows(self):
+        """The vector dynamic access (corpus/ap_vector_offset.py) is a DMA gather of HBM rows along dimension 0."""
+        self.check('''
+            @nki.jit
+            def kernel(x):
                 idx = nl.zeros((128, 1), dtype=nl.int32, buffer=nl.sbuf)
+                t = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+                src = x.ap(pattern=[[64, 128], [1, 64]], vector_offset=idx, indirect_dim=1)  # <- here
+                nisa.dma_copy(dst=t, src=src)
+                return x
+            ''', '.ap(vector_offset=...): indirect_dim=1; only indirect_dim=0 is supported')
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                idx = nl.zeros((128, 1), dtype=nl.int32, buffer=nl.sbuf)
+                t = nl.load(x)
+                u = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.tensor_copy(dst=u, src=t.ap(pattern=[[64, 128], [1, 64]], vector_offset=idx))  # <- here
+                return x
+            ''', '.ap(vector_offset=...) of an on-chip tensor is not supported by the simulator')
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                idx = nl.zeros((64, 1), dtype=nl.int32, buffer=nl.sbuf)
                 t = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
                 nisa.dma_copy(dst=t, src=x.ap(pattern=[[64, 128], [1, 64]], vector_offset=idx))  # <- here
                 return x
-            ''', '.ap(): vector_offset (dynamic or indirect access patterns')
+            ''', "the index tile has 64 partitions, the pattern's first pair counts 128")
 
 
 class DtypeIdentityTest(unittest.TestCase):
