@@ -6,7 +6,7 @@ activation: act, iota/affine_select: pool, bn_stats/bn_aggr/scan: dve); the othe
 passed an explicit engine=.
 """
 import time
-from typing import Any
+from typing import Any, Tuple
 
 import numpy as np
 
@@ -416,7 +416,29 @@ def scalar_tensor_tensor(data: Any, op0: Any, operand0: Any, op1: Any, operand1:
 
 def tensor_reduce(op: Any, data: Any, axis: Any, negate: Any = False, keepdims: Any = False, dtype: Any = None,
                   mask: Any = None, **kwargs: Any) -> Any:
-    return reduce(alu(op), data, axis, dtype, mask, keepdims, negate=negate)
+    return reduce(alu(op), data, reduction_axes(axis, len(operand(data).shape)), dtype, mask, keepdims,
+                  negate=negate)
+
+
+def reduction_axes(axis: Any, ndim: int) -> Tuple[int, ...]:
+    """nisa.tensor_reduce's axes: consecutive free axes that include the most minor one. The API pages number
+    them two ways: axes ending at the last dimension (axis=(2, 3) of a (P, D1, D2, D3) tile reduces D2 and D3),
+    or, on the earlier pages, counting from the most minor axis (axis 1 is the most minor, [1, 2] the two most
+    minor: axis=1 of a (P, D1, D2) tile reduces D2, as the NKI Library's cascaded max writes it). The two agree
+    on 2-D tiles and never collide otherwise."""
+    try:
+        axes = sorted({int(a) % ndim for a in ((axis,) if isinstance(axis, (int, np.integer)) else axis)})
+    except (TypeError, ValueError):
+        raise CompileError(f'tensor_reduce: axis must be an int or a list of ints, not {axis!r}') from None
+    if not axes or 0 in axes or axes != list(range(axes[0], axes[-1] + 1)):
+        raise CompileError(f'tensor_reduce: axis {axis} of a {ndim}-D tile: the reduction axes must be consecutive '
+                           'free axes (not the partition axis 0)')
+    if axes[-1] == ndim - 1:
+        return tuple(axes)
+    if axes[0] == 1:
+        return tuple(range(ndim - len(axes), ndim))
+    raise CompileError(f'tensor_reduce: axis {axis} of a {ndim}-D tile: the reduction axes must include the most '
+                       'minor (last) free axis')
 
 
 def tensor_partition_reduce(op: Any, data: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:

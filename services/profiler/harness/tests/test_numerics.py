@@ -3,6 +3,7 @@ import unittest
 
 import numpy as np
 
+from nki_sim.errors import CompileError
 from tests.support import Workspace, rel_l2
 
 
@@ -258,3 +259,47 @@ class NumericsTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+class ReductionAxesTest(unittest.TestCase):
+    """nisa.tensor_reduce reduces consecutive free axes that include the most minor one; the API pages number
+    them either ending at the last dimension (axis=2 of a (P, A, B) tile) or, on the earlier pages, counting from
+    the most minor axis (axis=1 of a (P, A, B) tile is B, as the NKI Library's cascaded max writes it)."""
+
+    def setUp(self):
+        self.ws = Workspace()
+
+    def tearDown(self):
+        self.ws.close()
+
+    def test_both_numberings_reduce_the_most_minor_axes(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                p, a, b = x.shape
+                last = nl.ndarray((p, a), dtype=x.dtype, buffer=nl.shared_hbm)
+                minor = nl.ndarray((p, a), dtype=x.dtype, buffer=nl.shared_hbm)
+                both = nl.ndarray((p, 1), dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.load(x)
+                nl.store(last, value=nisa.tensor_reduce(op=nl.add, data=t, axis=2))
+                nl.store(minor, value=nisa.tensor_reduce(op=nl.maximum, data=t, axis=1))
+                nl.store(both, value=nisa.tensor_reduce(op=nl.add, data=t, axis=[1, 2]))
+                return last, minor, both
+            ''')
+        x = np.random.default_rng(3).standard_normal((16, 6, 7)).astype(np.float32)
+        (last, minor, both), _ = self.ws.run(path, x)
+        np.testing.assert_allclose(last, x.sum(axis=2), rtol=1e-5)
+        np.testing.assert_allclose(minor, x.max(axis=2))
+        np.testing.assert_allclose(both, x.sum(axis=(1, 2))[:, None], rtol=1e-5)
+
+    def test_axes_without_the_most_minor_one_are_refused(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                t = nl.load(x)
+                r = nisa.tensor_reduce(op=nl.add, data=t, axis=2)  # <- here
+                return x
+            ''')
+        with self.assertRaisesRegex(CompileError, 'tensor_reduce: axis 2 of a 4-D tile: the reduction axes must '
+                                    'include the most minor'):
+            self.ws.run(path, np.zeros((16, 2, 3, 4), dtype=np.float32))
