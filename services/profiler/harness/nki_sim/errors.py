@@ -20,10 +20,21 @@ class UnsupportedApi(CompileError, AttributeError):
     """An nl/nisa name the simulator does not implement (also an AttributeError, so hasattr() answers False)."""
 
 
+# APIs not modelled by design, with the reason.
+NOT_MODELLED = dict.fromkeys(
+    ('register_alloc', 'register_load', 'register_store', 'register_move', 'dynamic_range', 'fori_loop',
+     'while_loop'),
+    'virtual registers and data-dependent control flow (nisa.register_*, nl.dynamic_range, nl.fori_loop, while '
+    'loops on a register) are not modelled: the simulator records a kernel\'s instructions from a run on the input '
+    'shapes alone, without the values a trip count or condition would come from')
+
+
 def missing_api(prefix, name):
     """Module __getattr__ of nl / nisa: dunder lookups fail normally, API names as UnsupportedApi."""
     if name.startswith('__'):
         raise AttributeError(name)
+    if name in NOT_MODELLED:
+        raise UnsupportedApi(f'{prefix}.{name} is not supported by the simulator: {NOT_MODELLED[name]}')
     raise UnsupportedApi(f'{prefix}.{name} is not supported by the simulator (docs/simulator.md lists what is)')
 
 

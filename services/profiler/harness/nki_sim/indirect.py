@@ -17,13 +17,16 @@ from .views import View, subscript
 
 
 class IndirectView(View):
-    __slots__ = ('index', 'row_stride', 'rows')
+    """`scalar`: one index for the whole access (`.ap(scalar_offset=...)`, a (1, 1) tile) added to a view whose
+    partition axis keeps its own stride; else one index per partition (the partition stride is 0)."""
+    __slots__ = ('index', 'row_stride', 'rows', 'scalar')
 
-    def __init__(self, base: View, index: View, row_stride: int, rows: int) -> None:
+    def __init__(self, base: View, index: View, row_stride: int, rows: int, scalar: bool = False) -> None:
         super().__init__(base.tensor, base.block, base.offset, base.shape, base.strides)
         self.index = index
         self.row_stride = row_stride
         self.rows = rows
+        self.scalar = scalar
 
     def region(self, window: Any, free: int) -> Tuple[int, int, int, int, Any]:
         return 0, 1, 0, self.tensor.parts * self.tensor.free, None
@@ -33,14 +36,17 @@ class IndirectView(View):
         index = self.index.array().reshape(-1)
         offset, shape = self.clip(window)
         lo = window[0][0] if window is not None else 0
-        picked = index[lo:lo + shape[0]].astype(np.int64)
+        if self.scalar:
+            picked = np.full(shape[0], index[0], dtype=np.int64)
+        else:
+            picked = index[lo:lo + shape[0]].astype(np.int64)
         if picked.size and (picked.min() < 0 or picked.max() >= self.rows):
             raise IndexError(f'indirect DMA: index {int(picked.min() if picked.min() < 0 else picked.max())} is '
                              f'out of bounds for a dimension of size {self.rows}')
-        free = np.zeros(1, dtype=np.int64)
-        for n, s in zip(shape[1:], self.strides[1:]):
-            free = (free[:, None] + s * np.arange(n, dtype=np.int64)[None, :]).reshape(-1)
-        return (offset + picked[:, None] * self.row_stride + free[None, :]).reshape(shape)
+        grid = np.zeros(1, dtype=np.int64)
+        for n, s in zip(shape, self.strides):
+            grid = (grid[:, None] + s * np.arange(n, dtype=np.int64)[None, :]).reshape(-1)
+        return (offset + picked[:, None] * self.row_stride + grid.reshape(shape[0], -1)).reshape(shape)
 
     def array_over(self, data: np.ndarray, window: Any = None) -> np.ndarray:
         """The gathered window (a copy: write it back with scatter_over)."""

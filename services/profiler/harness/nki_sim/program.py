@@ -255,7 +255,8 @@ class Recorder:
         if isinstance(value, IndirectView):
             return {'indirect': self.encode(View(value.tensor, value.block, value.offset, value.shape,
                                                  value.strides)),
-                    'index': self.encode(value.index), 'row_stride': value.row_stride, 'rows': value.rows}
+                    'index': self.encode(value.index), 'row_stride': value.row_stride, 'rows': value.rows,
+                    **({'scalar': True} if value.scalar else {})}
         if isinstance(value, View):
             return self._encode_view(value)
         if isinstance(value, Tensor):
@@ -841,6 +842,9 @@ class Replay:
         rows = _int(value.get('rows'), 'rows')
         if rows < 1:
             raise ProgramError('an indirect access needs at least one row')
+        scalar = value.get('scalar', False)
+        if not isinstance(scalar, bool):
+            raise ProgramError('the scalar flag of an indirect access must be a boolean')
 
         def indirect(replay: 'Replay') -> IndirectView:
             index = index_of(replay)
@@ -852,10 +856,11 @@ class Replay:
             if not isinstance(view, View):
                 raise ProgramError('an indirect access needs a view')
             lo, hi = _extent(view.offset, view.shape, view.strides)
+            rows_match = index.shape[0] == 1 if scalar else view.shape[0] == index.shape[0] and view.strides[0] == 0
             if view.tensor.buffer.on_chip or row_stride < 0 or hi + (rows - 1) * row_stride >= view.tensor.free \
-                    or lo < 0 or view.shape[0] != index.shape[0] or view.strides[0] != 0:
+                    or lo < 0 or not rows_match:
                 raise ProgramError('bad indirect access geometry')
-            return IndirectView(view, index, row_stride, rows)
+            return IndirectView(view, index, row_stride, rows, scalar)
         return indirect
 
 

@@ -166,6 +166,7 @@ def access_pattern(tensor: Any, block: Any, base: int, pattern: Any, offset: Any
     of the tensor's row-major layout (on chip: partition p starts at p times the partition's size), so the first
     pair of an on-chip pattern steps over partitions."""
     vector_offset = kwargs.pop('vector_offset', None)
+    scalar_offset = kwargs.pop('scalar_offset', None)
     indirect_dim = kwargs.pop('indirect_dim', 0)
     refused = sorted(k for k, v in kwargs.items() if v is not None and k != 'dtype' or k == 'dtype' and
                      v is not None and v != tensor.kind.public)
@@ -190,8 +191,12 @@ def access_pattern(tensor: Any, block: Any, base: int, pattern: Any, offset: Any
     if tensor.buffer.on_chip and strides[0] % tensor.free:
         raise CompileError(f'.ap(): the first pair of an on-chip pattern steps over partitions, so its step must '
                            f'be a multiple of the partition size ({tensor.free} elements), not {strides[0]}')
+    if vector_offset is not None and scalar_offset is not None:
+        raise CompileError('.ap(): at most one of scalar_offset and vector_offset can be given')
     if vector_offset is not None:
         return _vector_offset_access(tensor, block, start, shape, strides, vector_offset, indirect_dim)
+    if scalar_offset is not None:
+        return _scalar_offset_access(tensor, block, start, shape, strides, scalar_offset, indirect_dim)
     if indirect_dim not in (0, None):
         raise CompileError('.ap(): indirect_dim applies to a scalar_offset or vector_offset, neither is given')
     return View(tensor, block, start, shape, strides)
@@ -223,6 +228,38 @@ def _vector_offset_access(tensor: Any, block: Any, start: int, shape: Any, strid
         raise CompileError('.ap(vector_offset=...): the pattern reaches beyond the tensor for index 0')
     base = View(tensor, block, start, tuple(shape), (0,) + tuple(strides[1:]))
     return IndirectView(base, index, row_stride, min(rows, int(tensor.inner_shape[0])))
+
+
+def _scalar_offset_access(tensor: Any, block: Any, start: int, shape: Any, strides: Any, index: Any,
+                          indirect_dim: Any) -> 'View':
+    """`t.ap(pattern, offset, scalar_offset=s, indirect_dim=d)`, the Beta 2 scalar dynamic access (a DMA whose start
+    is data): the pattern's elements, moved by `s * prod(t.shape[d + 1:])` elements, `s` the value of a (1, 1) SBUF
+    integer tile (NKI access-patterns guide, "Scalar dynamic access": the dimension is the base tensor's)."""
+    from .indirect import IndirectView, index_tile
+    if tensor.buffer.on_chip:
+        raise CompileError('.ap(scalar_offset=...) of an on-chip tensor is not supported by the simulator (the '
+                           'scalar dynamic access is a DMA from or to HBM)')
+    dims = tuple(int(n) for n in tensor.inner_shape)
+    try:
+        dim = int(indirect_dim) + (len(dims) if int(indirect_dim) < 0 else 0)
+    except (TypeError, ValueError):
+        raise CompileError(f'.ap(scalar_offset=...): indirect_dim must be an int, not {indirect_dim!r}') from None
+    if not 0 <= dim < len(dims):
+        raise CompileError(f'.ap(scalar_offset=...): indirect_dim={indirect_dim} of a tensor of shape {dims}')
+    index = index_tile(index)
+    if index.shape[0] != 1:
+        raise CompileError(f'.ap(scalar_offset=...): the offset is a (1, 1) tile, not {index.shape}')
+    step = 1
+    for n in dims[dim + 1:]:
+        step *= n
+    lo, hi = start, start
+    for n, s in zip(shape, strides):
+        lo += min(0, (n - 1) * s)
+        hi += max(0, (n - 1) * s)
+    rows = min(dims[dim], (tensor.parts * tensor.free - 1 - hi) // step + 1)
+    if lo < 0 or rows < 1:
+        raise CompileError('.ap(scalar_offset=...): the pattern reaches beyond the tensor for the offset 0')
+    return IndirectView(View(tensor, block, start, tuple(shape), tuple(strides)), index, step, rows, scalar=True)
 
 
 def destination(view: Any) -> Any:
