@@ -8,7 +8,7 @@ Out-of-bounds indices are legal only if a mask later removes them, so bounds are
 Conventions: the first axis of a view is the partition axis; a 0-D or 1-D result is widened to 2-D ([n, 1]).
 A window is a tuple of (lo, hi) per view axis (the mask-clipped part of the instruction's iteration space).
 """
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -160,6 +160,11 @@ def _grid_axes(index_map, ndim):
     return used or None
 
 
+# The views of `.ap(vector_offset=...)` / `.ap(scalar_offset=...)`, installed by indirect.py (which imports this
+# module): indirect.vector_offset_access, indirect.scalar_offset_access.
+DYNAMIC_ACCESS: Dict[str, Any] = {}
+
+
 def access_pattern(tensor: Any, block: Any, base: int, pattern: Any, offset: Any = 0, **kwargs: Any) -> 'View':
     """`t.ap(pattern=[[step, count], ...], offset=o)` (NKI Beta 2 access patterns): the view whose axis i takes
     `count` elements `step` apart, starting `o` elements after the start of `t`. Steps and offset count elements
@@ -194,72 +199,12 @@ def access_pattern(tensor: Any, block: Any, base: int, pattern: Any, offset: Any
     if vector_offset is not None and scalar_offset is not None:
         raise CompileError('.ap(): at most one of scalar_offset and vector_offset can be given')
     if vector_offset is not None:
-        return _vector_offset_access(tensor, block, start, shape, strides, vector_offset, indirect_dim)
+        return DYNAMIC_ACCESS['vector'](tensor, block, start, shape, strides, vector_offset, indirect_dim)
     if scalar_offset is not None:
-        return _scalar_offset_access(tensor, block, start, shape, strides, scalar_offset, indirect_dim)
+        return DYNAMIC_ACCESS['scalar'](tensor, block, start, shape, strides, scalar_offset, indirect_dim)
     if indirect_dim not in (0, None):
         raise CompileError('.ap(): indirect_dim applies to a scalar_offset or vector_offset, neither is given')
     return View(tensor, block, start, shape, strides)
-
-
-def _vector_offset_access(tensor: Any, block: Any, start: int, shape: Any, strides: Any, index: Any,
-                          indirect_dim: Any) -> 'View':
-    """`t.ap(pattern, offset, vector_offset=idx, indirect_dim=0)`, the Beta 2 vector dynamic access (a DMA gather or
-    scatter of rows): element [w, ...] of the access is element `offset + idx[w] * prod(t.shape[1:]) + (the
-    pattern's other pairs)` of the base tensor; the step of the pattern's first pair is ignored (NKI access
-    patterns guide, "Vector dynamic access": only indirect_dim=0 is supported). The same access as indexing
-    the tensor with the index tile (indirect.IndirectView)."""
-    from .indirect import IndirectView, index_tile
-    if tensor.buffer.on_chip:
-        raise CompileError('.ap(vector_offset=...) of an on-chip tensor is not supported by the simulator (the '
-                           'vector dynamic access is a DMA gather/scatter of HBM rows)')
-    if indirect_dim != 0:
-        raise CompileError(f'.ap(vector_offset=...): indirect_dim={indirect_dim}; only indirect_dim=0 is supported')
-    index = index_tile(index)
-    if index.shape[0] != shape[0]:
-        raise CompileError(f'.ap(vector_offset=...): the index tile has {index.shape[0]} partitions, the pattern\'s '
-                           f'first pair counts {shape[0]}')
-    row_stride = 1
-    for n in tensor.inner_shape[1:]:
-        row_stride *= int(n)
-    hi = start + sum((n - 1) * s for n, s in zip(shape[1:], strides[1:]) if s > 0)
-    rows = (tensor.parts * tensor.free - 1 - hi) // row_stride + 1 if row_stride else 0
-    if rows < 1:
-        raise CompileError('.ap(vector_offset=...): the pattern reaches beyond the tensor for index 0')
-    base = View(tensor, block, start, tuple(shape), (0,) + tuple(strides[1:]))
-    return IndirectView(base, index, row_stride, min(rows, int(tensor.inner_shape[0])))
-
-
-def _scalar_offset_access(tensor: Any, block: Any, start: int, shape: Any, strides: Any, index: Any,
-                          indirect_dim: Any) -> 'View':
-    """`t.ap(pattern, offset, scalar_offset=s, indirect_dim=d)`, the Beta 2 scalar dynamic access (a DMA whose start
-    is data): the pattern's elements, moved by `s * prod(t.shape[d + 1:])` elements, `s` the value of a (1, 1) SBUF
-    integer tile (NKI access-patterns guide, "Scalar dynamic access": the dimension is the base tensor's)."""
-    from .indirect import IndirectView, index_tile
-    if tensor.buffer.on_chip:
-        raise CompileError('.ap(scalar_offset=...) of an on-chip tensor is not supported by the simulator (the '
-                           'scalar dynamic access is a DMA from or to HBM)')
-    dims = tuple(int(n) for n in tensor.inner_shape)
-    try:
-        dim = int(indirect_dim) + (len(dims) if int(indirect_dim) < 0 else 0)
-    except (TypeError, ValueError):
-        raise CompileError(f'.ap(scalar_offset=...): indirect_dim must be an int, not {indirect_dim!r}') from None
-    if not 0 <= dim < len(dims):
-        raise CompileError(f'.ap(scalar_offset=...): indirect_dim={indirect_dim} of a tensor of shape {dims}')
-    index = index_tile(index)
-    if index.shape[0] != 1:
-        raise CompileError(f'.ap(scalar_offset=...): the offset is a (1, 1) tile, not {index.shape}')
-    step = 1
-    for n in dims[dim + 1:]:
-        step *= n
-    lo, hi = start, start
-    for n, s in zip(shape, strides):
-        lo += min(0, (n - 1) * s)
-        hi += max(0, (n - 1) * s)
-    rows = min(dims[dim], (tensor.parts * tensor.free - 1 - hi) // step + 1)
-    if lo < 0 or rows < 1:
-        raise CompileError('.ap(scalar_offset=...): the pattern reaches beyond the tensor for the offset 0')
-    return IndirectView(View(tensor, block, start, tuple(shape), tuple(strides)), index, step, rows, scalar=True)
 
 
 def destination(view: Any) -> Any:

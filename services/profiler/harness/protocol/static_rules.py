@@ -84,6 +84,8 @@ def _foreign_private_names():
     a kernel's own private member of the same name could reach them through a method called on such an object."""
     if not _FOREIGN_PRIVATE:
         names = set()
+        harness = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        sources = set()
         for module in list(sys.modules.values()):
             members = getattr(module, '__dict__', None)
             if not isinstance(members, dict):
@@ -93,7 +95,16 @@ def _foreign_private_names():
                     names.add(key)
                 if isinstance(value, type):
                     names.update(n for n in dir(value) if n.startswith('_'))
-        harness = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+            path = members.get('__file__')
+            if isinstance(path, str) and path.endswith('.py') and \
+                    not os.path.abspath(path).startswith(harness + os.sep):
+                sources.add(path)      # instance attributes (self._x = ...) appear only in the source
+        for path in sources:
+            try:
+                with open(path, encoding='utf-8', errors='replace') as source:
+                    names.update(re.findall(r'\b_\w+', source.read()))
+            except OSError:
+                continue
         for folder, _, files in os.walk(harness):
             if os.path.relpath(folder, harness).split(os.sep)[0] in ('corpus', 'tests', 'tools'):
                 continue          # kernels of our own, not the harness
@@ -121,9 +132,8 @@ def _own_private_members(tree):
             elif isinstance(item, (ast.Assign, ast.AnnAssign)):
                 targets = item.targets if isinstance(item, ast.Assign) else [item.target]
                 names.update(t.id for t in targets if isinstance(t, ast.Name))
-    foreign = _foreign_private_names()
-    return {n for n in names if n.startswith('_') and not n.startswith('__') and n not in foreign and
-            n.strip('_') not in FORBIDDEN_MODULES}
+    names = {n for n in names if n.startswith('_') and not n.startswith('__') and n.strip('_') not in FORBIDDEN_MODULES}
+    return names - _foreign_private_names() if names else names
 
 
 def _root_name(node):
