@@ -6,7 +6,7 @@ activation: act, iota/affine_select: pool, bn_stats/bn_aggr/scan: dve); the othe
 passed an explicit engine=.
 """
 import time
-from typing import Any, Tuple
+from typing import Any
 
 import numpy as np
 
@@ -420,25 +420,20 @@ def tensor_reduce(op: Any, data: Any, axis: Any, negate: Any = False, keepdims: 
                   negate=negate)
 
 
-def reduction_axes(axis: Any, ndim: int) -> Tuple[int, ...]:
-    """nisa.tensor_reduce's axes: consecutive free axes that include the most minor one. The API pages number
-    them two ways: axes ending at the last dimension (axis=(2, 3) of a (P, D1, D2, D3) tile reduces D2 and D3),
-    or, on the earlier pages, counting from the most minor axis (axis 1 is the most minor, [1, 2] the two most
-    minor: axis=1 of a (P, D1, D2) tile reduces D2, as the NKI Library's cascaded max writes it). The two agree
-    on 2-D tiles and never collide otherwise."""
+def reduction_axes(axis: Any, ndim: int) -> Any:
+    """nisa.tensor_reduce's axes. The API pages number the reduction axes two ways: ending at the last dimension
+    (axis=(2, 3) of a (P, D1, D2, D3) tile reduces D2 and D3, as numpy does), or, on the earlier pages, counting from
+    the most minor axis (axis 1 is the most minor, [1, 2] the two most minor). Consecutive axes from 1 that stop
+    short of the last dimension only have a meaning in the second numbering (axis=1 of a (P, A, B) tile reduces B,
+    as the NKI Library's cascaded max writes it); any other axes keep numpy's meaning (a public max-pool reduces
+    axis=(1, 3) of a 4-D tile)."""
     try:
         axes = sorted({int(a) % ndim for a in ((axis,) if isinstance(axis, (int, np.integer)) else axis)})
     except (TypeError, ValueError):
         raise CompileError(f'tensor_reduce: axis must be an int or a list of ints, not {axis!r}') from None
-    if not axes or 0 in axes or axes != list(range(axes[0], axes[-1] + 1)):
-        raise CompileError(f'tensor_reduce: axis {axis} of a {ndim}-D tile: the reduction axes must be consecutive '
-                           'free axes (not the partition axis 0)')
-    if axes[-1] == ndim - 1:
-        return tuple(axes)
-    if axes[0] == 1:
+    if axes and axes[0] == 1 and axes[-1] < ndim - 1 and axes == list(range(1, axes[-1] + 1)):
         return tuple(range(ndim - len(axes), ndim))
-    raise CompileError(f'tensor_reduce: axis {axis} of a {ndim}-D tile: the reduction axes must include the most '
-                       'minor (last) free axis')
+    return axis
 
 
 def tensor_partition_reduce(op: Any, data: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
