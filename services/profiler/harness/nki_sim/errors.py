@@ -20,6 +20,14 @@ class UnsupportedApi(CompileError, AttributeError):
     """An nl/nisa name the simulator does not implement (also an AttributeError, so hasattr() answers False)."""
 
 
+# APIs not modelled by design, with the reason.
+NOT_MODELLED = dict.fromkeys(
+    ('register_alloc', 'register_load', 'register_store', 'register_move', 'dynamic_range', 'fori_loop',
+     'while_loop'),
+    'virtual registers and data-dependent control flow (nisa.register_*, nl.dynamic_range, nl.fori_loop, while '
+    'loops on a register) are not modelled: the simulator records a kernel\'s instructions from a run on the input '
+    'shapes alone, without the values a trip count or condition would come from')
+
 # Names of NKI's random-number API (nl.rand, nisa.rand2, the generator state calls).
 RANDOM_NAMES = frozenset({'rand', 'random_seed', 'rand2', 'rng', 'rand_set_state', 'rand_get_state',
                           'set_rng_seed'})
@@ -30,6 +38,8 @@ def not_modelled_cause(name):
     if name.endswith('_mx') or name.endswith('_x4'):
         return ('MX (microscaling) formats are not modelled: their packed x4 dtypes and block scales have no numpy '
                 'form here')
+    if name in NOT_MODELLED:
+        return NOT_MODELLED[name]
     if name in RANDOM_NAMES:
         return 'random numbers are not modelled: a random result cannot be checked against a reference'
     return ''

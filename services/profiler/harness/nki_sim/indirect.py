@@ -18,10 +18,12 @@ import numpy as np
 
 from .affine import Affine
 from .errors import CompileError
-from .views import View, subscript
+from .views import DYNAMIC_ACCESS, View, subscript
 
 
 class IndirectView(View):
+    """`scalar`: one index for the whole access (`.ap(scalar_offset=...)`, a (1, 1) tile) added to a view whose
+    partition axis keeps its own stride; else one index per partition (the partition stride is 0)."""
     __slots__ = ('index', 'row_stride', 'rows', 'scalar')
 
     def __init__(self, base: View, index: View, row_stride: int, rows: int, scalar: bool = False) -> None:
@@ -79,31 +81,20 @@ class IndirectView(View):
         return f'IndirectView({self.tensor.name or "tensor"} shape={self.shape})'
 
 
-def dynamic_start(tensor: Any, view: View, scalar: Any, dim: Any, tile_type: type) -> IndirectView:
-    """`t.ap(pattern, offset, scalar_offset=s, indirect_dim=d)` on an HBM tensor: the pattern's view, started
-    s[0, 0] * stride(d) elements later (the public nkipy rank_slice_add gathers rows [rank * n, (rank + 1) * n)
-    this way). A start past the tensor is a runtime error, as an out-of-bounds indirect index is."""
-    if scalar is None or dim is None:
-        raise CompileError('.ap(): scalar_offset and indirect_dim go together (a dynamic start along one '
-                           'dimension)')
-    index: Any = None
-    if isinstance(scalar, View):
-        index = scalar
-    elif isinstance(scalar, tile_type):
-        index = cast(Any, scalar).view()
-    if index is None or not index.tensor.buffer.on_chip or index.tensor.kind.storage.kind not in 'iu' or \
-            tuple(index.shape) != (1, 1):
-        raise CompileError('.ap(): scalar_offset must be a [1, 1] integer tile in SBUF')
-    axis = int(dim)
-    if not 0 <= axis < len(tensor.inner_shape):
-        raise CompileError(f'.ap(): indirect_dim {dim} of a tensor of shape {tuple(tensor.inner_shape)}')
-    stride = tensor.inner_strides[axis]
-    lo, hi = view.offset, view.offset
-    for n, s in zip(view.shape, view.strides):
-        lo += min(0, (n - 1) * s)
-        hi += max(0, (n - 1) * s)
-    rows = (tensor.free - 1 - hi) // stride + 1      # start values that keep the whole pattern in the tensor
-    return IndirectView(view, index, stride, rows, scalar=True)
+def index_tile(index: Any) -> View:
+    """The index tile of an indirect DMA as a view, checked: integers in SBUF, one per partition."""
+    if not isinstance(index, View):
+        if not hasattr(index, 'view') or not hasattr(index, 'buffer'):
+            raise CompileError(f'the indices of an indirect DMA must be a tile in SBUF, not {type(index).__name__}')
+        index = index.view()
+    if not index.tensor.buffer.on_chip:
+        raise CompileError('the indices of an indirect DMA must be a tile in SBUF (nl.load them first)')
+    if index.tensor.kind.storage.kind not in 'iu':
+        raise CompileError(f'the indices of an indirect DMA must be integers, not {index.tensor.kind.public}')
+    if index.free_size != 1:
+        raise CompileError(f'the index tile of an indirect DMA holds one index per partition ([P, 1]); '
+                           f'got shape {index.shape}')
+    return index
 
 
 def indirect_access(tensor: Any, key: Tuple[Any, ...], tile_type: type) -> IndirectView:
@@ -115,16 +106,7 @@ def indirect_access(tensor: Any, key: Tuple[Any, ...], tile_type: type) -> Indir
     if len(positions) != 1 or any(k is Ellipsis for k in key):
         raise CompileError('an indirect access indexes one dimension with a tile of indices (and no "...")')
     position = positions[0]
-    index = key[position]
-    if not isinstance(index, View):
-        index = index.view()
-    if not index.tensor.buffer.on_chip:
-        raise CompileError('the indices of an indirect DMA must be a tile in SBUF (nl.load them first)')
-    if index.tensor.kind.storage.kind not in 'iu':
-        raise CompileError(f'the indices of an indirect DMA must be integers, not {index.tensor.kind.public}')
-    if index.free_size != 1:
-        raise CompileError(f'the index tile of an indirect DMA holds one index per partition ([P, 1]); '
-                           f'got shape {index.shape}')
+    index = index_tile(key[position])
     ndim = max([k.ndim for k in key if isinstance(k, Affine)] + [0])
     if not ndim and index.shape[0] == 1:
         resolved = key[:position] + (0,) + key[position + 1:]
@@ -144,3 +126,64 @@ def indirect_access(tensor: Any, key: Tuple[Any, ...], tile_type: type) -> Indir
         raise CompileError('the index tile of an indirect DMA must select the partition (first) axis of the access')
     base = View(tensor, (), offset, (index.shape[0],) + tuple(shape[1:]), (0,) + tuple(strides[1:]))
     return IndirectView(base, index, tensor.inner_strides[position], tensor.inner_shape[position])
+
+
+def vector_offset_access(tensor: Any, block: Any, start: int, shape: Any, strides: Any, index: Any,
+                          indirect_dim: Any) -> View:
+    """`t.ap(pattern, offset, vector_offset=idx, indirect_dim=0)`, the Beta 2 vector dynamic access (a DMA gather or
+    scatter of rows): element [w, ...] of the access is element `offset + idx[w] * prod(t.shape[1:]) + (the
+    pattern's other pairs)` of the base tensor; the step of the pattern's first pair is ignored (NKI access
+    patterns guide, "Vector dynamic access": only indirect_dim=0 is supported). The same access as indexing
+    the tensor with the index tile (IndirectView)."""
+    if tensor.buffer.on_chip:
+        raise CompileError('.ap(vector_offset=...) of an on-chip tensor is not supported by the simulator (the '
+                           'vector dynamic access is a DMA gather/scatter of HBM rows)')
+    if indirect_dim != 0:
+        raise CompileError(f'.ap(vector_offset=...): indirect_dim={indirect_dim}; only indirect_dim=0 is supported')
+    index = index_tile(index)
+    if index.shape[0] != shape[0]:
+        raise CompileError(f'.ap(vector_offset=...): the index tile has {index.shape[0]} partitions, the pattern\'s '
+                           f'first pair counts {shape[0]}')
+    row_stride = 1
+    for n in tensor.inner_shape[1:]:
+        row_stride *= int(n)
+    hi = start + sum((n - 1) * s for n, s in zip(shape[1:], strides[1:]) if s > 0)
+    rows = (tensor.parts * tensor.free - 1 - hi) // row_stride + 1 if row_stride else 0
+    if rows < 1:
+        raise CompileError('.ap(vector_offset=...): the pattern reaches beyond the tensor for index 0')
+    base = View(tensor, block, start, tuple(shape), (0,) + tuple(strides[1:]))
+    return IndirectView(base, index, row_stride, min(rows, int(tensor.inner_shape[0])))
+
+
+def scalar_offset_access(tensor: Any, block: Any, start: int, shape: Any, strides: Any, index: Any,
+                          indirect_dim: Any) -> View:
+    """`t.ap(pattern, offset, scalar_offset=s, indirect_dim=d)`, the Beta 2 scalar dynamic access (a DMA whose start
+    is data): the pattern's elements, moved by `s * prod(t.shape[d + 1:])` elements, `s` the value of a (1, 1) SBUF
+    integer tile (NKI access-patterns guide, "Scalar dynamic access": the dimension is the base tensor's)."""
+    if tensor.buffer.on_chip:
+        raise CompileError('.ap(scalar_offset=...) of an on-chip tensor is not supported by the simulator (the '
+                           'scalar dynamic access is a DMA from or to HBM)')
+    dims = tuple(int(n) for n in tensor.inner_shape)
+    try:
+        dim = int(indirect_dim) + (len(dims) if int(indirect_dim) < 0 else 0)
+    except (TypeError, ValueError):
+        raise CompileError(f'.ap(scalar_offset=...): indirect_dim must be an int, not {indirect_dim!r}') from None
+    if not 0 <= dim < len(dims):
+        raise CompileError(f'.ap(scalar_offset=...): indirect_dim={indirect_dim} of a tensor of shape {dims}')
+    index = index_tile(index)
+    if index.shape[0] != 1:
+        raise CompileError(f'.ap(scalar_offset=...): the offset is a (1, 1) tile, not {index.shape}')
+    step = 1
+    for n in dims[dim + 1:]:
+        step *= n
+    lo, hi = start, start
+    for n, s in zip(shape, strides):
+        lo += min(0, (n - 1) * s)
+        hi += max(0, (n - 1) * s)
+    rows = min(dims[dim], (tensor.parts * tensor.free - 1 - hi) // step + 1)
+    if lo < 0 or rows < 1:
+        raise CompileError('.ap(scalar_offset=...): the pattern reaches beyond the tensor for the offset 0')
+    return IndirectView(View(tensor, block, start, tuple(shape), tuple(strides)), index, step, rows, scalar=True)
+
+
+DYNAMIC_ACCESS.update(vector=vector_offset_access, scalar=scalar_offset_access)

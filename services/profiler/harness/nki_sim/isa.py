@@ -416,7 +416,24 @@ def scalar_tensor_tensor(data: Any, op0: Any, operand0: Any, op1: Any, operand1:
 
 def tensor_reduce(op: Any, data: Any, axis: Any, negate: Any = False, keepdims: Any = False, dtype: Any = None,
                   mask: Any = None, **kwargs: Any) -> Any:
-    return reduce(alu(op), data, axis, dtype, mask, keepdims, negate=negate)
+    return reduce(alu(op), data, reduction_axes(axis, len(operand(data).shape)), dtype, mask, keepdims,
+                  negate=negate)
+
+
+def reduction_axes(axis: Any, ndim: int) -> Any:
+    """nisa.tensor_reduce's axes. The API pages number the reduction axes two ways: ending at the last dimension
+    (axis=(2, 3) of a (P, D1, D2, D3) tile reduces D2 and D3, as numpy does), or, on the earlier pages, counting from
+    the most minor axis (axis 1 is the most minor, [1, 2] the two most minor). Consecutive axes from 1 that stop
+    short of the last dimension only have a meaning in the second numbering (axis=1 of a (P, A, B) tile reduces B,
+    as the NKI Library's cascaded max writes it); any other axes keep numpy's meaning (a public max-pool reduces
+    axis=(1, 3) of a 4-D tile)."""
+    try:
+        axes = sorted({int(a) % ndim for a in ((axis,) if isinstance(axis, (int, np.integer)) else axis)})
+    except (TypeError, ValueError):
+        raise CompileError(f'tensor_reduce: axis must be an int or a list of ints, not {axis!r}') from None
+    if axes and axes[0] == 1 and axes[-1] < ndim - 1 and axes == list(range(1, axes[-1] + 1)):
+        return tuple(range(ndim - len(axes), ndim))
+    return axis
 
 
 def tensor_partition_reduce(op: Any, data: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:

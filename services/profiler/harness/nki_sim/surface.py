@@ -89,6 +89,25 @@ def sizeinbytes(dtype: Any) -> int:
     return int(kind_of(dtype).itemsize)
 
 
+class _DTypeMeta(type):
+    def __instancecheck__(cls, value: Any) -> bool:
+        if not isinstance(value, (type, np.dtype)):
+            return False
+        try:
+            kind_of(value)
+        except (TypeError, ValueError, CompileError):
+            return False
+        return True
+
+
+class DType(metaclass=_DTypeMeta):
+    """`nki.dtype`, the type of NKI data types (nl.float32, nl.bfloat16, ...), as the NKI Library annotates its
+    dtype parameters (`dtype: nki.dtype = nl.bfloat16`); `isinstance(nl.float32, nki.dtype)` holds."""
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        raise CompileError('nki.dtype is the type of NKI data types (an annotation); name one as nl.float32, ...')
+
+
 class _CollectivesModule(types.ModuleType):
     """`nki.collectives`, `nki.nccl` (and `nki.nccl.collectives`): collectives between NeuronCores are not
     modelled; naming any of them is a CompileError that says so (not an AttributeError, which `from ... import`
@@ -128,5 +147,6 @@ def populate(package: types.ModuleType) -> None:
         tensor = _TensorModule(name + '.tensor')
         setattr(package, 'tensor', tensor)
         sys.modules[name + '.tensor'] = tensor
+        setattr(package, 'dtype', DType)
     else:
         setattr(package, 'tensor', Tensor)

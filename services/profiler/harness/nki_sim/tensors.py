@@ -14,7 +14,7 @@ from . import memory
 from .affine import Affine
 from .dtypes import Kind, kind_of
 from .errors import CompileError
-from .indirect import dynamic_start, indirect_access
+from .indirect import indirect_access
 from .tile_ops import EXECUTION, TileOperators
 from .views import View, access_pattern, at_least_2d, same_kind, subscript
 
@@ -262,17 +262,11 @@ class Tensor(TileOperators):
         EXECUTION.assign(self[key], value)
 
     def ap(self, pattern: Any, offset: Any = 0, **kwargs: Any) -> View:
-        """NKI Beta 2 access pattern over the whole tensor (see views.access_pattern); on an HBM tensor,
-        `scalar_offset=` (a [1, 1] integer tile in SBUF) with `indirect_dim=d` moves the pattern's start by that
-        value times the stride of dimension d: a dynamic start address (indirect.dynamic_start)."""
+        """NKI Beta 2 access pattern over the whole tensor, with its dynamic forms `scalar_offset=` /
+        `vector_offset=` on HBM tensors (see views.access_pattern, indirect.scalar_offset_access)."""
         if self.hbm_alloc is None:
             return self.view().ap(pattern, offset, **kwargs)
-        scalar = kwargs.pop('scalar_offset', None)
-        dim = kwargs.pop('indirect_dim', None)
-        view = access_pattern(self, (), 0, pattern, offset, **kwargs)
-        if scalar is None and dim is None:
-            return view
-        return dynamic_start(self, view, scalar, dim, Tensor)
+        return access_pattern(self, (), 0, pattern, offset, **kwargs)
 
     def __iadd__(self, value):
         EXECUTION.accumulate(self.view(), value)

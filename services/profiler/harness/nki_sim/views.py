@@ -8,7 +8,7 @@ Out-of-bounds indices are legal only if a mask later removes them, so bounds are
 Conventions: the first axis of a view is the partition axis; a 0-D or 1-D result is widened to 2-D ([n, 1]).
 A window is a tuple of (lo, hi) per view axis (the mask-clipped part of the instruction's iteration space).
 """
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -160,11 +160,19 @@ def _grid_axes(index_map, ndim):
     return used or None
 
 
+# The views of `.ap(vector_offset=...)` / `.ap(scalar_offset=...)`, installed by indirect.py (which imports this
+# module): indirect.vector_offset_access, indirect.scalar_offset_access.
+DYNAMIC_ACCESS: Dict[str, Any] = {}
+
+
 def access_pattern(tensor: Any, block: Any, base: int, pattern: Any, offset: Any = 0, **kwargs: Any) -> 'View':
     """`t.ap(pattern=[[step, count], ...], offset=o)` (NKI Beta 2 access patterns): the view whose axis i takes
     `count` elements `step` apart, starting `o` elements after the start of `t`. Steps and offset count elements
     of the tensor's row-major layout (on chip: partition p starts at p times the partition's size), so the first
     pair of an on-chip pattern steps over partitions."""
+    vector_offset = kwargs.pop('vector_offset', None)
+    scalar_offset = kwargs.pop('scalar_offset', None)
+    indirect_dim = kwargs.pop('indirect_dim', 0)
     refused = sorted(k for k, v in kwargs.items() if v is not None and k != 'dtype' or k == 'dtype' and
                      v is not None and v != tensor.kind.public)
     if refused:
@@ -188,6 +196,14 @@ def access_pattern(tensor: Any, block: Any, base: int, pattern: Any, offset: Any
     if tensor.buffer.on_chip and strides[0] % tensor.free:
         raise CompileError(f'.ap(): the first pair of an on-chip pattern steps over partitions, so its step must '
                            f'be a multiple of the partition size ({tensor.free} elements), not {strides[0]}')
+    if vector_offset is not None and scalar_offset is not None:
+        raise CompileError('.ap(): at most one of scalar_offset and vector_offset can be given')
+    if vector_offset is not None:
+        return DYNAMIC_ACCESS['vector'](tensor, block, start, shape, strides, vector_offset, indirect_dim)
+    if scalar_offset is not None:
+        return DYNAMIC_ACCESS['scalar'](tensor, block, start, shape, strides, scalar_offset, indirect_dim)
+    if indirect_dim not in (0, None):
+        raise CompileError('.ap(): indirect_dim applies to a scalar_offset or vector_offset, neither is given')
     return View(tensor, block, start, shape, strides)
 
 

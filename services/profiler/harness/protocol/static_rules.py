@@ -14,7 +14,11 @@ the introspection or dynamic-code builtins. Each violation names its rule:
 - private-attribute: `x._name` or `x.__name__`-style access (except `__getitem__`, `__len__`, `__contains__`,
   which restate `x[i]`, `len(x)`, `in`), a dunder name such as `__builtins__` (except `__annotations__ = {...}`
   assigned in a class body, a dataclass's field declarations), or an import from a private module
-  (`neuronxcc.nki._private.private_api`)
+  (`neuronxcc.nki._private.private_api`). A method of a class the kernel defines may read its own
+  members: `self._name` where `self` is the method's first parameter and `_name` (one leading underscore) is a
+  method, class attribute or `self._name = ...` attribute of the kernel's own classes (the NKI Library's
+  configuration classes call `self._calculate_...()`), unless that name is also a private name of the harness or
+  of any loaded module or class (so that calling the method on a foreign object reaches nothing new)
 - module-mutation: assigning, augmenting or deleting an attribute of an imported module or name
 - forbidden-builtin: exec, eval, compile, __import__, open, globals, locals, vars, setattr, delattr, input,
   breakpoint
@@ -24,6 +28,9 @@ the introspection or dynamic-code builtins. Each violation names its rule:
   refuses both kinds of name at run time
 """
 import ast
+import os
+import re
+import sys
 import types
 
 from . import host_logging
@@ -95,6 +102,66 @@ def _is_dunder_or_private(name):
     return name.startswith('_')
 
 
+_FOREIGN_PRIVATE = set()
+
+
+def _foreign_private_names():
+    """Private names the harness and the loaded modules use (module members and the members of their classes):
+    a kernel's own private member of the same name could reach them through a method called on such an object."""
+    if not _FOREIGN_PRIVATE:
+        names = set()
+        harness = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        sources = set()
+        for module in list(sys.modules.values()):
+            members = getattr(module, '__dict__', None)
+            if not isinstance(members, dict):
+                continue
+            for key, value in list(members.items()):
+                if key.startswith('_'):
+                    names.add(key)
+                if isinstance(value, type):
+                    names.update(n for n in dir(value) if n.startswith('_'))
+            path = members.get('__file__')
+            if isinstance(path, str) and path.endswith('.py') and \
+                    not os.path.abspath(path).startswith(harness + os.sep):
+                sources.add(path)      # instance attributes (self._x = ...) appear only in the source
+        for path in sources:
+            try:
+                with open(path, encoding='utf-8', errors='replace') as source:
+                    names.update(re.findall(r'\b_\w+', source.read()))
+            except OSError:
+                continue
+        for folder, _, files in os.walk(harness):
+            if os.path.relpath(folder, harness).split(os.sep)[0] in ('corpus', 'tests', 'tools'):
+                continue          # kernels of our own, not the harness
+            for name in files:
+                if name.endswith('.py'):
+                    with open(os.path.join(folder, name), encoding='utf-8') as source:
+                        names.update(re.findall(r'\b_\w+', source.read()))
+        _FOREIGN_PRIVATE.update(names)
+    return _FOREIGN_PRIVATE
+
+
+def _own_private_members(tree):
+    """One-underscore names the kernel's classes define: methods, class attributes, `self._x = ...` in methods."""
+    names = set()
+    for cls in ast.walk(tree):
+        if not isinstance(cls, ast.ClassDef):
+            continue
+        for item in cls.body:
+            if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                names.add(item.name)
+                if item.args.args:
+                    me = item.args.args[0].arg
+                    names.update(n.attr for n in ast.walk(item) if isinstance(n, ast.Attribute) and
+                                 isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name) and n.value.id == me)
+            elif isinstance(item, (ast.Assign, ast.AnnAssign)):
+                targets = item.targets if isinstance(item, ast.Assign) else [item.target]
+                names.update(t.id for t in targets if isinstance(t, ast.Name))
+    names = {n for n in names if n.startswith('_') and not n.startswith('__') and n.strip('_') not in FORBIDDEN_MODULES}
+    return names - _foreign_private_names() if names else names
+
+
 def _root_name(node):
     while isinstance(node, (ast.Attribute, ast.Subscript)):
         node = node.value
@@ -119,6 +186,10 @@ class _Checker(ast.NodeVisitor):
                 self.bound.add(node.id)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.bound.add(node.name)
+        self.own_private = _own_private_members(tree)
+        self.methods = {id(item) for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef) for item in cls.body
+                        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.args.args}
+        self.me = [None]  # per enclosing function: the name of a method's first parameter (else inherited)
 
     def fail(self, rule, detail, node):
         raise RuleViolation(rule, detail, getattr(node, 'lineno', 0))
@@ -164,11 +235,28 @@ class _Checker(ast.NodeVisitor):
                 self.fail('forbidden-module', f'{node.module}.{alias.name} gives access to the host', node)
             self.imported.add(alias.asname or alias.name)
 
+    def visit_FunctionDef(self, node):
+        params = {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
+        if id(node) in self.methods:
+            me = node.args.args[0].arg
+        else:
+            me = self.me[-1] if self.me[-1] not in params else None
+        self.me.append(me)
+        self.generic_visit(node)
+        self.me.pop()
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def own_member(self, node):
+        """`self._name` in a method of the kernel's own class, `_name` one of that kernel's own members."""
+        return node.attr in self.own_private and isinstance(node.value, ast.Name) and \
+            self.me[-1] is not None and node.value.id == self.me[-1]
+
     def visit_Attribute(self, node):
         module = self.restricted.get(node.value.id) if isinstance(node.value, ast.Name) else None
         if module is not None and node.attr not in MODULE_NAMES[module]:
             self.fail('import', f'{module}.{node.attr}: NKI kernels {_module_use(module)}', node)
-        if _is_dunder_or_private(node.attr) and node.attr not in OPERATOR_DUNDERS:
+        if _is_dunder_or_private(node.attr) and node.attr not in OPERATOR_DUNDERS and not self.own_member(node):
             self.fail('private-attribute', f'access to private attribute {node.attr!r}', node)
         if node.attr in FORBIDDEN_MODULES:
             self.fail('forbidden-module', f'attribute {node.attr!r} gives access to the host', node)

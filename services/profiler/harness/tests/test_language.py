@@ -222,6 +222,19 @@ class Beta2Test(unittest.TestCase):
             "nisa.nc_matmul(acc, lhs, rhs)"), seeds=2)
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
+    def test_nki_dtype_annotates_a_dtype_parameter(self):
+        """The NKI Library annotates dtype parameters `dtype: nki.dtype = nl.bfloat16` (core/loss/cross_entropy)."""
+        kernel = self.ws.kernel('''
+            @nki.jit(platform_target="trn2")
+            def kernel(a_t: nl.NkiTensor, b: nl.NkiTensor, dtype: nki.dtype = nl.float32) -> nl.NkiTensor:
+                assert isinstance(dtype, nki.dtype) and not isinstance(a_t, nki.dtype)
+                out = nl.ndarray((128, 256), dtype=dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.matmul(nl.load(a_t), nl.load(b), transpose_x=True))
+                return out
+            ''', header=BETA2_HEADER)
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
     def test_nki_object_dataclasses_and_nki_tensor_constants(self):
         header = BETA2_HEADER + 'import nki.tensor as ntensor\nfrom dataclasses import dataclass\n'
         kernel = self.ws.kernel('''
@@ -601,15 +614,64 @@ def transform_nki_outputs(k_res, ref):
                 return out
             ''', 'nccl.all_gather is not supported by the simulator: collectives (all_reduce, all_gather, collective_permute, ...) are not modelled')
 
+    def test_runtime_registers_are_refused_by_name(self):
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                count = nisa.register_alloc()  # <- here
+                return x
+            ''', 'nisa.register_alloc is not supported by the simulator: virtual registers and data-dependent control '
+                 'flow')
+
     def test_dynamic_access_pattern(self):
+        """Dynamic access patterns (corpus/ap_vector_offset.py, ap_scalar_offset.py) take one offset, on HBM."""
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                idx = nl.zeros((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+                t = nl.ndarray((1, 64), dtype=x.dtype, buffer=nl.sbuf)
+                src = x.ap(pattern=[[64, 1], [1, 64]], scalar_offset=idx, vector_offset=idx)  # <- here
+                nisa.dma_copy(dst=t, src=src)
+                return x
+            ''', '.ap(): at most one of scalar_offset and vector_offset can be given')
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                idx = nl.zeros((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+                t = nl.load(x)
+                u = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.tensor_copy(dst=u, src=t.ap(pattern=[[64, 128], [1, 64]], scalar_offset=idx))  # <- here
+                return x
+            ''', '.ap(scalar_offset=...) of an on-chip tensor is not supported by the simulator')
+
+    def test_vector_offset_only_on_hbm_rows(self):
+        """The vector dynamic access (corpus/ap_vector_offset.py) is a DMA gather of HBM rows along dimension 0."""
         self.check('''
             @nki.jit
             def kernel(x):
                 idx = nl.zeros((128, 1), dtype=nl.int32, buffer=nl.sbuf)
                 t = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+                src = x.ap(pattern=[[64, 128], [1, 64]], vector_offset=idx, indirect_dim=1)  # <- here
+                nisa.dma_copy(dst=t, src=src)
+                return x
+            ''', '.ap(vector_offset=...): indirect_dim=1; only indirect_dim=0 is supported')
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                idx = nl.zeros((128, 1), dtype=nl.int32, buffer=nl.sbuf)
+                t = nl.load(x)
+                u = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.tensor_copy(dst=u, src=t.ap(pattern=[[64, 128], [1, 64]], vector_offset=idx))  # <- here
+                return x
+            ''', '.ap(vector_offset=...) of an on-chip tensor is not supported by the simulator')
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                idx = nl.zeros((64, 1), dtype=nl.int32, buffer=nl.sbuf)
+                t = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
                 nisa.dma_copy(dst=t, src=x.ap(pattern=[[64, 128], [1, 64]], vector_offset=idx))  # <- here
                 return x
-            ''', '.ap(): vector_offset (dynamic or indirect access patterns')
+            ''', "the index tile has 64 partitions, the pattern's first pair counts 128")
 
 
 class DtypeIdentityTest(unittest.TestCase):

@@ -352,3 +352,50 @@ class BroadcastFunctionTest(unittest.TestCase):
         x = np.arange(64, dtype=np.float32).reshape(1, 64)
         out, _ = ws.run(path, x)
         np.testing.assert_array_equal(out, np.repeat(x, 128, axis=0))
+
+
+class ReductionAxesTest(unittest.TestCase):
+    """nisa.tensor_reduce reduces consecutive free axes that include the most minor one; the API pages number
+    them either ending at the last dimension (axis=2 of a (P, A, B) tile) or, on the earlier pages, counting from
+    the most minor axis (axis=1 of a (P, A, B) tile is B, as the NKI Library's cascaded max writes it)."""
+
+    def setUp(self):
+        self.ws = Workspace()
+
+    def tearDown(self):
+        self.ws.close()
+
+    def test_both_numberings_reduce_the_most_minor_axes(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                p, a, b = x.shape
+                last = nl.ndarray((p, a), dtype=x.dtype, buffer=nl.shared_hbm)
+                minor = nl.ndarray((p, a), dtype=x.dtype, buffer=nl.shared_hbm)
+                both = nl.ndarray((p, 1), dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.load(x)
+                nl.store(last, value=nisa.tensor_reduce(op=nl.add, data=t, axis=2))
+                nl.store(minor, value=nisa.tensor_reduce(op=nl.maximum, data=t, axis=1))
+                nl.store(both, value=nisa.tensor_reduce(op=nl.add, data=t, axis=[1, 2]))
+                return last, minor, both
+            ''')
+        x = np.random.default_rng(3).standard_normal((16, 6, 7)).astype(np.float32)
+        (last, minor, both), _ = self.ws.run(path, x)
+        np.testing.assert_allclose(last, x.sum(axis=2), rtol=1e-5)
+        np.testing.assert_allclose(minor, x.max(axis=2))
+        np.testing.assert_allclose(both, x.sum(axis=(1, 2))[:, None], rtol=1e-5)
+
+    def test_other_axes_keep_numpys_meaning(self):
+        """Axes that are not consecutive from 1 short of the last dimension reduce what numpy reduces (a public
+        max-pool reduces axis=(1, 3) of a (P, A, B, C) tile, keeping B)."""
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                p, a, b, c = x.shape
+                out = nl.ndarray((p, b), dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nisa.tensor_reduce(op=nl.maximum, data=nl.load(x), axis=(1, 3)))
+                return out
+            ''')
+        x = np.random.default_rng(4).standard_normal((16, 2, 3, 4)).astype(np.float32)
+        out, _ = self.ws.run(path, x)
+        np.testing.assert_allclose(out, x.max(axis=(1, 3)))

@@ -31,6 +31,18 @@ VIOLATIONS = {
     'import_torch_neuronx_submodule': ('import torch_neuronx.xla_impl  # <- here\n', 'import'),
     'from_logging_filehandler': ('from logging import FileHandler  # <- here\n', 'import'),
     'dunder_method_outside_operators': ('f = [].__reduce_ex__  # <- here\n', 'private-attribute'),
+    'own_private_member_outside_a_method': ('class Cfg:\n    def _size(self):\n        return 1\n'
+                                            'n = Cfg()._size()  # <- here\n', 'private-attribute'),
+    'private_member_the_class_does_not_define': ('class Cfg:\n    def size(self):\n'
+                                                 '        return self._state  # <- here\n', 'private-attribute'),
+    'own_private_member_named_as_a_harness_private': ('class Cfg:\n    def _mask(self):\n        return 1\n'
+                                                     '    def size(self):\n'
+                                                     '        return self._mask  # <- here\n', 'private-attribute'),
+    'own_private_member_of_another_parameter': ('class Cfg:\n    def _size(self):\n        return 1\n'
+                                                '    def size(self, other):\n'
+                                                '        return other._size()  # <- here\n', 'private-attribute'),
+    'dunder_member_of_self': ('class Cfg:\n    def size(self):\n'
+                              '        return self.__class__  # <- here\n', 'private-attribute'),
     'builtins_name': ('b = __builtins__  # <- here\n', 'private-attribute'),
     'module_assignment': ('nl.load = None  # <- here\n', 'module-mutation'),
     'module_aug_assignment': ('np.pi += 1  # <- here\n', 'module-mutation'),
@@ -189,6 +201,20 @@ class StaticRulesTest(unittest.TestCase):
             @dataclass(frozen=True)
             class Config:
                 tile: int = 128
+
+            class Tiling:
+                _unit = 128
+
+                def __init__(self, n):
+                    self._n_tiles = self._tiles(n)
+
+                def _tiles(self, n):
+                    return (n + self._unit - 1) // self._unit
+
+                def count(self):
+                    def inner():
+                        return self._n_tiles
+                    return inner()
 
             def helper(input, scale=math.sqrt(2.0)):
                 return input
