@@ -12,7 +12,7 @@ A single index ([1, 1] tile) in a subscript of slices and integers is a dynamic 
 `nl.load(cache[tbl[i, j], :, h, :])` is the [block, d] tile at row tbl[i, j] (`scalar` views; a subscript that
 would leave a 1-D access keeps the row-gather form, a [1, ...] tile).
 """
-from typing import Any, Tuple, cast
+from typing import Any, Tuple
 
 import numpy as np
 
