@@ -212,8 +212,26 @@ class _Grid(tuple):
 mgrid = MGrid()
 
 
-def ds(start: int, size: int) -> slice:
-    """nl.ds: the dynamic-slice spelling of start:start+size."""
+class DynamicIndex:
+    """An index of an on-chip tile that moves by a value read from SBUF at run time: `nl.ds(off[0, 0], n)`
+    (`static` is slice(0, n)), `i_f + off[0, 0]` (`static` is the affine expression) or `off[0, 0]` itself
+    (`static` 0). It is a subscript element only; the tile it makes is an operand of the dynamic copies."""
+    __slots__ = ('static', 'index')
+
+    def __init__(self, static: Any, index: Any) -> None:
+        self.static = static
+        self.index = index
+
+    def __repr__(self):
+        return f'DynamicIndex({self.static!r} + {self.index!r})'
+
+
+def ds(start: Any, size: int) -> Any:
+    """nl.ds: the dynamic-slice spelling of start:start+size; a start read from SBUF (a [1, 1] integer tile,
+    `nl.ds(off[0, 0], n)`) is a dynamic offset (a DynamicIndex), an index of nisa.tensor_copy_dynamic_src's
+    source or tensor_copy_dynamic_dst's destination."""
+    if hasattr(start, 'dtype') and hasattr(start, 'shape') and not isinstance(start, (int, np.integer)):
+        return DynamicIndex(slice(0, int(size)), start)
     return slice(start, start + size)
 
 

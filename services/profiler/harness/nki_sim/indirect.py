@@ -12,11 +12,11 @@ A single index ([1, 1] tile) in a subscript of slices and integers is a dynamic 
 `nl.load(cache[tbl[i, j], :, h, :])` is the [block, d] tile at row tbl[i, j] (`scalar` views; a subscript that
 would leave a 1-D access keeps the row-gather form, a [1, ...] tile).
 """
-from typing import Any, Tuple
+from typing import Any, Tuple, cast
 
 import numpy as np
 
-from .affine import Affine
+from .affine import Affine, DynamicIndex
 from .errors import CompileError
 from .views import DYNAMIC_ACCESS, View, subscript
 
@@ -187,3 +187,116 @@ def scalar_offset_access(tensor: Any, block: Any, start: int, shape: Any, stride
 
 
 DYNAMIC_ACCESS.update(vector=vector_offset_access, scalar=scalar_offset_access)
+
+
+class DynamicView(IndirectView):
+    """An on-chip tile accessed at a dynamic offset along one free dimension (nisa.tensor_copy_dynamic_src's
+    source, tensor_copy_dynamic_dst's destination): the static access moved by index[0, 0] * row_stride
+    elements within each partition; `rows` offsets (0 .. rows - 1) keep it inside its dimension. Its trace region
+    is every element some offset reaches (which one is data, unknown to the dependency tracking and to
+    timing-only runs); the index tile is read by the instruction."""
+    __slots__ = ('allowed',)
+
+    def __init__(self, base: View, index: View, row_stride: int, rows: int) -> None:
+        super().__init__(base, index, row_stride, rows, scalar=True)
+        self.allowed = False
+
+    def region(self, window: Any, free: int) -> Tuple[int, int, int, int, Any]:
+        p0, p1, f0, f1, _ = View.region(self, window, free)
+        if p1 > p0:
+            f1 += (self.rows - 1) * self.row_stride
+        return p0, p1, f0, f1, None
+
+    def start(self) -> int:
+        """The dynamic offset, read from the index tile; out of range is an error naming it."""
+        value = int(self.index.array().reshape(-1)[0])
+        if not 0 <= value < self.rows:
+            raise IndexError(f'dynamic offset {value} is out of range for this access of '
+                             f'{self.tensor.name or "the tile"} (valid offsets 0..{self.rows - 1})')
+        return value
+
+    def array_over(self, data: np.ndarray, window: Any = None) -> np.ndarray:
+        """The window at the dynamic offset (shares memory with data, so results are written through it)."""
+        offset, shape = self.clip(window)
+        offset += self.start() * self.row_stride
+        size = data.itemsize
+        return np.ndarray(shape, data.dtype, buffer=data, offset=offset * size,
+                          strides=tuple(s * size for s in self.strides))
+
+    def scatter_over(self, data: np.ndarray, values: Any, window: Any = None) -> None:
+        self.array_over(data, window)[...] = values
+
+    def combine(self, ufunc: Any, values: Any, window: Any = None) -> None:
+        raise CompileError('a dynamically indexed tile is written by nisa.tensor_copy_dynamic_dst only')
+
+    def __repr__(self):
+        return f'DynamicView({self.tensor.name or "tile"} shape={self.shape})'
+
+
+def dynamic_reach_ok(view: View, row_stride: int, rows: int) -> bool:
+    """Does every offset 0 .. rows - 1 keep the on-chip access inside each partition's elements?"""
+    free = view.tensor.free
+    if row_stride <= 0 or rows < 1 or view.offset < 0 or view.strides[0] < 0:
+        return False
+    lo = hi = view.offset % free
+    for n, s in zip(view.shape[1:], view.strides[1:]):
+        lo += min(0, (n - 1) * s)
+        hi += max(0, (n - 1) * s)
+    top = view.offset // free + (view.shape[0] - 1) * (view.strides[0] // free if free else 0)
+    return lo >= 0 and hi + (rows - 1) * row_stride < free and top < view.tensor.parts
+
+
+def dynamic_index_tile(value: Any, tile_type: type) -> View:
+    """The offset operand: a [1, 1] integer tile (or a one-element view of one) in SBUF."""
+    index: Any = None
+    if isinstance(value, View):
+        index = value
+    elif isinstance(value, tile_type):
+        index = cast(Any, value).view()
+    if index is None or index.tensor.buffer.name != 'sbuf' or index.tensor.kind.storage.kind not in 'iu':
+        raise CompileError('a dynamic offset is one integer held in SBUF: a [1, 1] integer tile (e.g. off[0, 0] '
+                           'of an nl.int32 tile in SBUF)')
+    if int(np.prod(index.shape)) != 1:
+        raise CompileError(f'a dynamic offset is one integer ([1, 1] tile); got a tile of shape {index.shape}')
+    return index
+
+
+def dynamic_on_chip(tensor: Any, key: Tuple[Any, ...], tile_type: type) -> DynamicView:
+    """`tile[key]` where one free-dimension index is dynamic (a DynamicIndex, or a [1, 1] tile standing for an
+    integer index): the static access with that index's static part, moved by the offset at run time."""
+    positions = [i for i, k in enumerate(key) if isinstance(k, (DynamicIndex, tile_type, View))]
+    if len(positions) != 1 or any(k is Ellipsis for k in key):
+        raise CompileError('a dynamically indexed tile has one dynamic index (and no "...")')
+    position = positions[0]
+    dynamic = key[position]
+    if not isinstance(dynamic, DynamicIndex):
+        if int(np.prod(dynamic.shape)) != 1:
+            raise CompileError('indexing an on-chip tile with a tile of indices is not supported by the simulator '
+                               '(indirect access is a DMA from HBM: nl.load(t[idx_tile, ...]) / nl.store; one '
+                               'index read from SBUF is a dynamic offset of nisa.tensor_copy_dynamic_src / _dst)')
+        dynamic = DynamicIndex(0, dynamic)
+    index = dynamic_index_tile(dynamic.index, tile_type)
+    nblock = tensor.nblock
+    if position <= nblock:
+        raise CompileError('a dynamic offset moves an access along a free dimension, not along the partition '
+                           'dimension (nor a block dimension)')
+    resolved = key[:position] + (dynamic.static,) + key[position + 1:]
+    static = tensor[resolved]
+    if type(static) is not View:
+        raise CompileError('a dynamically indexed tile needs a plain subscript besides its dynamic index')
+    axis = position - nblock
+    extent = tensor.inner_shape[axis]
+    part = dynamic.static
+    if isinstance(part, slice):
+        top = (part.stop if part.stop is not None else extent) - 1
+    elif isinstance(part, Affine):
+        top = part.c + sum(max(0, (n - 1) * k) for _, k, n in part.terms)
+    else:
+        top = int(part)
+    rows = extent - top
+    if rows < 1:
+        raise CompileError('a dynamically indexed access must fit its dimension at offset 0')
+    view = DynamicView(static, index, tensor.inner_strides[axis], rows)
+    if not dynamic_reach_ok(view, view.row_stride, rows):
+        raise CompileError('a dynamically indexed access must lie within each partition of its tile')
+    return view

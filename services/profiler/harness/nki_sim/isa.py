@@ -17,7 +17,7 @@ from .compute import copy, deterministic_dropout, elementwise, fold_positions, r
 from .call_forms import check_module
 from .dtypes import kind_of
 from .errors import CompileError, missing_api
-from .indirect import IndirectView
+from .indirect import DynamicView, IndirectView
 from . import isa_select
 from .isa_select import (  # noqa: F401  (re-exported as nisa.*)
     core_barrier, dma_transpose, max8, nc_find_index8, nc_match_replace8, nc_n_gather, nc_stream_shuffle,
@@ -448,6 +448,49 @@ def tensor_copy(src: Any, dtype: Any = None, mask: Any = None, engine: Any = unk
     tile = copy(src, dtype=dtype, mask=mask)
     tile.pending.eng = engine_name(engine)
     return tile
+
+
+def _dynamic(value: Any, what: str, role: str) -> DynamicView:
+    if not isinstance(value, DynamicView):
+        raise CompileError(f'{what}: the {role} is a tile indexed at a dynamic offset read from SBUF (e.g. '
+                           't[:, nl.ds(off[0, 0], n)] or t[i_p, i_f + off[0, 0]], off an integer tile in SBUF); '
+                           'for a static access use nisa.tensor_copy')
+    return value
+
+
+def tensor_copy_dynamic_src(src: Any, dtype: Any = None, mask: Any = None, engine: Any = unknown_engine,
+                            **kwargs: Any) -> Any:
+    """A copy whose source sits at a dynamic offset along a free dimension of an SBUF/PSUM tile (the offset read
+    from SBUF when the copy runs); Beta 2's (dst, src) form writes the copy to dst. Traced as a copy that also
+    reads the offset's tile, its source region every element some offset reaches."""
+    view = _dynamic(src, 'tensor_copy_dynamic_src', 'source')
+    view.allowed = True
+    try:
+        tile = copy(view, dtype=dtype, mask=mask)
+    finally:
+        view.allowed = False
+    tile.pending.eng = engine_name(engine)
+    tile.pending.reads.append((view.index, None))
+    return tile
+
+
+def tensor_copy_dynamic_dst(dst: Any, src: Any, dtype: Any = None, mask: Any = None, engine: Any = unknown_engine,
+                            **kwargs: Any) -> None:
+    """src copied to a destination at a dynamic offset along a free dimension of an SBUF/PSUM tile (Beta 1
+    keywords dst=, src=; Beta 2 positional dst, src). Traced as a copy that also reads the offset's tile, its
+    destination region every element some offset reaches."""
+    target = _dynamic(dst, 'tensor_copy_dynamic_dst', 'destination')
+    if isinstance(src, DynamicView):
+        raise CompileError('tensor_copy_dynamic_dst: the source is a static access (one dynamic side per copy)')
+    tile = copy(src, dtype=dtype, mask=mask)
+    tile.pending.eng = engine_name(engine)
+    tile.pending.reads.append((target.index, None))
+    target.allowed = True
+    try:
+        copy_into(target, tile)
+    finally:
+        target.allowed = False
+    return None
 
 
 def memset(shape: Any = None, value: Any = 0, dtype: Any = None, mask: Any = None, engine: Any = unknown_engine,

@@ -26,7 +26,7 @@ from .affine import Affine, Predicate
 from .call_forms import normalized
 from .dtypes import LowPrecisionType, NumericType
 from .errors import CompileError
-from .indirect import IndirectView
+from .indirect import DynamicView, IndirectView, dynamic_reach_ok
 from .jit import RunObserver, as_outputs, check_fresh, simulate
 from .loops import FirstIndex, LoopIndex
 from .operands import Engine
@@ -965,9 +965,14 @@ class Replay:
             view = base(replay)
             if not isinstance(view, View):
                 raise ProgramError('an indirect access needs a view')
+            if view.tensor.buffer.on_chip:      # a dynamic offset within each partition (the dynamic copies)
+                if not scalar or int(np.prod(index.shape)) != 1 or index.tensor.buffer is not memory.sbuf \
+                        or index.tensor.kind.storage.kind not in 'iu' or not dynamic_reach_ok(view, row_stride, rows):
+                    raise ProgramError('bad dynamic offset access geometry')
+                return DynamicView(view, index, row_stride, rows)
             lo, hi = _extent(view.offset, view.shape, view.strides)
             rows_ok = index.shape[0] == 1 if scalar else view.shape[0] == index.shape[0] and view.strides[0] == 0
-            if view.tensor.buffer.on_chip or row_stride < 0 or hi + (rows - 1) * row_stride >= view.tensor.free \
+            if row_stride < 0 or hi + (rows - 1) * row_stride >= view.tensor.free \
                     or lo < 0 or not rows_ok:
                 raise ProgramError('bad indirect access geometry')
             return IndirectView(view, index, row_stride, rows, scalar)

@@ -16,7 +16,7 @@ import numpy as np
 from . import memory
 from .dtypes import Kind
 from .errors import CompileError
-from .indirect import IndirectView
+from .indirect import DynamicView, IndirectView
 from .tensors import Tensor
 from .views import View, destination, operand_window
 
@@ -143,9 +143,15 @@ def flush() -> None:
         _flush(RUN)
 
 
+DYNAMIC_ONLY = ('a tile indexed at a dynamic offset (an index read from SBUF) is the source of '
+                'nisa.tensor_copy_dynamic_src or the destination of nisa.tensor_copy_dynamic_dst only')
+
+
 def operand(value: Any) -> View:
     """A tile-valued argument as a View."""
     if isinstance(value, View):
+        if type(value) is DynamicView and not value.allowed:
+            raise CompileError(DYNAMIC_ONLY)
         return value
     if isinstance(value, Tensor):
         return value.view()
@@ -243,6 +249,8 @@ def _row_major(view):
 
 def bind(run: Run, pending: 'Pending', dst: View, accumulate: bool) -> None:
     destination(dst)
+    if type(dst) is DynamicView and not dst.allowed:
+        raise CompileError(DYNAMIC_ONLY, pending.line)
     if not dst.tensor.buffer.on_chip:
         raise CompileError('HBM tensors are written with nl.store or nisa.dma_copy, not by assignment', pending.line)
     run.pending = None
@@ -286,7 +294,7 @@ def _region(view, window, recorder):
     buffer = tensor.buffer
     if tensor.source is not None:       # a bitcast to another element size
         return alloc, _describe(view, window, alloc)
-    if buffer.on_chip and view.in_bounds:
+    if buffer.on_chip and view.in_bounds and type(view) is not DynamicView:
         key = (alloc.free, tensor.kind.itemsize, buffer.trace_name, view.offset, view.shape, view.strides, window)
         known = _ON_CHIP_REGIONS.get(key)
         if known is None:

@@ -11,10 +11,10 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import memory
-from .affine import Affine
+from .affine import Affine, DynamicIndex
 from .dtypes import Kind, kind_of
 from .errors import CompileError
-from .indirect import indirect_access
+from .indirect import dynamic_on_chip, indirect_access
 from .tile_ops import EXECUTION, TileOperators
 from .views import View, access_pattern, at_least_2d, same_kind, subscript
 
@@ -230,9 +230,13 @@ class Tensor(TileOperators):
         return self._subscript(key)
 
     def _subscript(self, key):
-        tiles = (Tensor, View)
         for k in key:
-            if isinstance(k, tiles):
+            if isinstance(k, (Tensor, View, DynamicIndex)):
+                if self.buffer.on_chip:       # a dynamic offset (nisa.tensor_copy_dynamic_src / _dst)
+                    return dynamic_on_chip(self, key, Tensor)
+                if isinstance(k, DynamicIndex):
+                    raise CompileError('an HBM tensor takes a dynamic start as an index tile (t[idx[0, 0], :]) '
+                                       'or through .ap(scalar_offset=, indirect_dim=), not as nl.ds or a sum')
                 return indirect_access(self, key, Tensor)
         nblock = self.nblock
         block = ()

@@ -9,6 +9,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from .affine import Affine, DynamicIndex
 from .errors import CompileError
 
 
@@ -43,9 +44,13 @@ class TileOperators:
     __slots__ = ()
 
     def __add__(self, other: Any) -> Any:
+        if isinstance(other, Affine):        # `off[0, 0] + i_f`: a dynamic offset of an index expression
+            return DynamicIndex(other, self)
         return EXECUTION.binary('add', self, other)
 
     def __radd__(self, other: Any) -> Any:
+        if isinstance(other, Affine):        # `i_f + off[0, 0]`
+            return DynamicIndex(other, self)
         return EXECUTION.binary('add', other, self)
 
     def __sub__(self, other: Any) -> Any:
