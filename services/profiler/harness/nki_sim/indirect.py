@@ -211,8 +211,9 @@ class DynamicView(IndirectView):
         """The dynamic offset, read from the index tile; out of range is an error naming it."""
         value = int(self.index.array().reshape(-1)[0])
         if not 0 <= value < self.rows:
-            raise IndexError(f'dynamic offset {value} is out of range for this access of '
-                             f'{self.tensor.name or "the tile"} (valid offsets 0..{self.rows - 1})')
+            where = self.tensor.name or f'a tile of shape {list(self.tensor.shape)}'
+            raise IndexError(f'dynamic offset {value} is out of range for this access of {where} '
+                             f'(valid offsets 0..{self.rows - 1})')
         return value
 
     def array_over(self, data: np.ndarray, window: Any = None) -> np.ndarray:

@@ -947,6 +947,175 @@ def forward(x, rank):
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
 
+DYNAMIC_REFERENCE = '''
+def get_inputs():
+    return [np.random.normal(size=(32, 64)).astype(np.float32), np.array([[SRC, DST]], dtype=np.int32)]
+
+
+def forward(x, offs):
+    moved = np.zeros((32, 64), dtype=np.float32)
+    if 0 <= SRC <= 48 and 0 <= DST <= 48:      # else the kernel fails before comparing
+        moved[:, DST:DST + 16] = x[:, SRC:SRC + 16]
+    return moved
+''' + STANDARD_TRANSFORMS
+
+DYNAMIC_KERNEL = '''
+    @nki.jit
+    def kernel(x, offs):
+        out = nl.ndarray((32, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.load(x)
+        off = nl.load(offs)                                         # [1, 2] int32 in SBUF
+        piece = nisa.tensor_copy_dynamic_src(t[:, nl.ds(off[0, 0], 16)])
+        moved = nl.zeros((32, 64), dtype=x.dtype, buffer=nl.sbuf)
+        i_p, i_f = nl.mgrid[0:32, 0:16]
+        nisa.tensor_copy_dynamic_dst(dst=moved[i_p, i_f + off[0, 1]], src=piece)  # <- dst
+        nl.store(out, value=moved)
+        return out
+    '''
+
+
+class DynamicCopyTest(unittest.TestCase):
+    """nisa.tensor_copy_dynamic_src / _dst: a copy within SBUF/PSUM whose source (destination) sits at an offset
+    read from SBUF along a free dimension."""
+
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+
+    def reference(self, src, dst):
+        return self.ws.reference(DYNAMIC_REFERENCE.replace('SRC', str(src)).replace('DST', str(dst)))
+
+    def test_source_and_destination_at_offsets_read_from_sbuf(self):
+        kernel = self.ws.kernel(DYNAMIC_KERNEL)
+        x = np.random.normal(size=(32, 64)).astype(np.float32)
+        outputs, trace = self.ws.run(kernel, x, np.array([[5, 40]], dtype=np.int32))
+        want = np.zeros((32, 64), dtype=np.float32)
+        want[:, 40:56] = x[:, 5:21]
+        np.testing.assert_array_equal(outputs, want)
+        copies = [line for line in trace.text().splitlines() if ' op=copy ' in line]
+        self.assertEqual(len(copies), 2)
+        for line in copies:                      # each copy also reads its offset from SBUF
+            self.assertIn('in=sbuf:64,sbuf:4', line)
+        # through step A (recording) and step B (the trusted replay, which reads the offsets from its own SBUF)
+        for src, dst in ((0, 0), (48, 48), (7, 31)):
+            result = self.ws.evaluate(self.reference(src, dst), kernel)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_timing_only_run_traces_the_same_copies(self):
+        kernel = self.ws.kernel(DYNAMIC_KERNEL)
+        _, trace = self.ws.run(kernel, np.zeros((32, 64), np.float32), np.zeros((1, 2), np.int32),
+                               timing_only=True)
+        copies = [line for line in trace.text().splitlines() if ' op=copy ' in line]
+        self.assertEqual(len(copies), 2)
+        self.assertIn('in=sbuf:64,sbuf:4', copies[0])
+
+    def test_an_offset_out_of_range_is_an_error_naming_it(self):
+        kernel = self.ws.kernel(DYNAMIC_KERNEL)
+        result = self.ws.evaluate(self.reference(49, 0), kernel)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+        self.assertIn('dynamic offset 49 is out of range', result['message'])
+        self.assertIn('valid offsets 0..48', result['message'])
+        result = self.ws.evaluate(self.reference(0, 60), kernel)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+        self.assertIn('dynamic offset 60 is out of range', result['message'])
+        self.assertEqual(result['line'], line_of(kernel, '# <- dst'))
+        result = self.ws.evaluate(self.reference(-1, 0), kernel)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+        self.assertIn('dynamic offset -1 is out of range', result['message'])
+
+    def test_an_integer_index_and_a_tile_plus_index_expression(self):
+        # off[0, 0] in place of an integer index of a [32, 4, 16] tile; off[0, 1] + i_f with the tile first
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, offs):
+                out = nl.ndarray((32, 24), dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.load(x)
+                off = nl.load(offs)
+                row = nisa.tensor_copy_dynamic_src(t[:, off[0, 0], :], engine=nisa.vector_engine)
+                flat = nl.zeros((32, 24), dtype=x.dtype, buffer=nl.sbuf)
+                i_p, i_f = nl.mgrid[0:32, 0:16]
+                nisa.tensor_copy_dynamic_dst(flat[i_p, off[0, 1] + i_f], row)
+                nl.store(out, value=flat)
+                return out
+            ''')
+        x = np.random.normal(size=(32, 4, 16)).astype(np.float32)
+        outputs, trace = self.ws.run(kernel, x, np.array([[2, 8]], dtype=np.int32))
+        want = np.zeros((32, 24), dtype=np.float32)
+        want[:, 8:24] = x[:, 2, :]
+        np.testing.assert_array_equal(outputs, want)
+        self.assertIn('eng=dve', [line for line in trace.text().splitlines() if ' op=copy ' in line][0])
+
+    def test_beta2_destination_passing_forms(self):
+        # nki 0.3: tensor_copy_dynamic_src(dst, src) and tensor_copy_dynamic_dst(dst, src), positional
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, offs):
+                out = nl.ndarray((32, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.ndarray((32, 64), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                off = nl.ndarray((1, 2), dtype=nl.int32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=off, src=offs)
+                piece = nl.ndarray((32, 16), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.tensor_copy_dynamic_src(piece, t[:, nl.ds(off[0, 0], 16)])
+                moved = nl.ndarray((32, 64), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.memset(moved, 0.0)
+                nisa.tensor_copy_dynamic_dst(moved[:, nl.ds(off[0, 1], 16)], piece)
+                nisa.dma_copy(dst=out, src=moved)
+                return out
+            ''', header=BETA2_HEADER)
+        result = self.ws.evaluate(self.reference(9, 17), kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def refused(self, body, expected):
+        kernel = self.ws.kernel(body)
+        result = self.ws.evaluate(self.reference(0, 0), kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn(expected, result['message'])
+        self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+
+    def test_a_dynamically_indexed_tile_is_an_operand_of_the_dynamic_copies_only(self):
+        only = 'is the source of nisa.tensor_copy_dynamic_src or the destination of nisa.tensor_copy_dynamic_dst only'
+        self.refused('''
+            @nki.jit
+            def kernel(x, offs):
+                t = nl.load(x)
+                off = nl.load(offs)
+                u = nl.copy(t[:, nl.ds(off[0, 0], 16)])  # <- here
+                return x
+            ''', only)
+        self.refused('''
+            @nki.jit
+            def kernel(x, offs):
+                t = nl.load(x)
+                off = nl.load(offs)
+                t[:, nl.ds(off[0, 0], 16)] = nl.copy(t[:, 0:16])  # <- here
+                return x
+            ''', only)
+        self.refused('''
+            @nki.jit
+            def kernel(x, offs):
+                t = nl.load(x)
+                u = nisa.tensor_copy_dynamic_src(t[:, 0:16])  # <- here
+                return x
+            ''', 'tensor_copy_dynamic_src: the source is a tile indexed at a dynamic offset read from SBUF')
+        self.refused('''
+            @nki.jit
+            def kernel(x, offs):
+                t = nl.load(x)
+                off = nl.load(offs)
+                u = nisa.tensor_copy_dynamic_src(t[nl.ds(off[0, 0], 16), :])  # <- here
+                return x
+            ''', 'a dynamic offset moves an access along a free dimension, not along the partition dimension')
+        self.refused('''
+            @nki.jit
+            def kernel(x, offs):
+                t = nl.load(x)
+                off = nl.load(offs)
+                u = nisa.tensor_copy_dynamic_src(t[:, nl.ds(nl.copy(off[0, 0], dtype=nl.float32), 16)])  # <- here
+                return x
+            ''', 'a dynamic offset is one integer held in SBUF')
+
+
 class PublicFormsTest(unittest.TestCase):
     """Forms of public kernels (neuronx-distributed find_index, a public masked layernorm)."""
 
