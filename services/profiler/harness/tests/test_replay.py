@@ -12,7 +12,7 @@ from nki_sim.program import FORMAT, ProgramError, parse_program
 from protocol.evaluation import FRESH_SEED, evaluate
 from protocol.problem import load_module, load_problem
 from protocol.replay import replay_check
-from tests.support import SIMPLE_REFERENCE, Workspace
+from tests.support import SIMPLE_REFERENCE, STANDARD_TRANSFORMS, Workspace
 
 HARNESS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOUBLING_KERNEL = '''
@@ -124,6 +124,63 @@ class ForgedProgramTest(unittest.TestCase):
         result = replay_check(reference=self.reference, program=os.path.join(self.ws.root, 'none'), seeds=1)
         self.assertEqual(result['verdict'], 'RUNTIME_ERROR')
         self.assertIn('produced no program', result['message'])
+
+
+class DynamicCopyProgramTest(unittest.TestCase):
+    """A dynamic copy's program carries the access and the offset's tile, never the offset: the replay reads it
+    from its own SBUF, and checks the access's geometry."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.ws = Workspace()
+        cls.reference = cls.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(32, 64)).astype(np.float32), np.array([[np.random.randint(0, 49)]], np.int32)]
+
+
+def forward(x, offs):
+    return x[:, offs[0, 0]:offs[0, 0] + 16]
+''' + STANDARD_TRANSFORMS)
+        kernel = cls.ws.kernel('''
+            @nki.jit
+            def kernel(x, offs):
+                out = nl.ndarray((32, 16), dtype=x.dtype, buffer=nl.shared_hbm)
+                off = nl.load(offs)
+                nl.store(out, value=nisa.tensor_copy_dynamic_src(nl.load(x)[:, nl.ds(off[0, 0], 16)]))
+                return out
+            ''')
+        cls.program = os.path.join(cls.ws.root, 'dynamic.jsonl')
+        subprocess.run([sys.executable, os.path.join(HARNESS, 'run_kernel.py'), '--problem', cls.reference,
+                        '--kernel', kernel, '--program-out', cls.program], check=True)
+        with open(cls.program) as f:
+            cls.entries = [json.loads(line) for line in f]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.ws.close()
+
+    def replay(self, entries):
+        path = os.path.join(self.ws.root, 'forged.jsonl')
+        with open(path, 'w') as f:
+            f.write(''.join(json.dumps(e) + '\n' for e in entries))
+        return replay_check(reference=self.reference, program=path, seeds=3)
+
+    def copy_source(self, entries):
+        return next(e for e in entries if e.get('c') == 'nisa.tensor_copy_dynamic_src')['a'][0]
+
+    def test_the_program_holds_no_offset_and_replays_on_every_seed(self):
+        source = self.copy_source(self.entries)
+        self.assertEqual(set(source), {'indirect', 'index', 'row_stride', 'rows', 'scalar'})
+        self.assertEqual((source['row_stride'], source['rows']), (1, 49))
+        result = self.replay(self.entries)       # seeds draw other offsets than the recording saw (none)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_a_forged_offset_range_is_refused(self):
+        entries = json.loads(json.dumps(self.entries))
+        self.copy_source(entries)['rows'] = 50      # offset 49 would read past each partition's 64 elements
+        result = self.replay(entries)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR')
+        self.assertIn('bad dynamic offset access geometry', result['message'])
 
 
 class ViewDefinitionParseTest(unittest.TestCase):
