@@ -1045,6 +1045,29 @@ class DynamicCopyTest(unittest.TestCase):
         np.testing.assert_array_equal(outputs, want)
         self.assertIn('eng=dve', [line for line in trace.text().splitlines() if ' op=copy ' in line][0])
 
+    def test_a_psum_source_in_the_vllm_three_dimensional_form(self):
+        # vLLM flash paged attention: q_tile_sbuf[i_d, i_h, i_s] = tensor_copy_dynamic_src(
+        #     q_load_buffer[i_d, i_h, i_s + tile_q_offsets[0, kv_idx]]), here from a PSUM tile
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, offs):
+                out = nl.ndarray((16, 2, 8), dtype=x.dtype, buffer=nl.shared_hbm)
+                off = nl.load(offs)
+                buf = nl.ndarray((16, 2, 32), dtype=nl.float32, buffer=nl.psum)
+                buf[...] = nl.copy(nl.load(x))
+                i_d, i_h, i_s = nl.mgrid[0:16, 0:2, 0:8]
+                q = nl.ndarray((16, 2, 8), dtype=x.dtype, buffer=nl.sbuf)
+                q[i_d, i_h, i_s] = nisa.tensor_copy_dynamic_src(buf[i_d, i_h, i_s + off[0, 0]])
+                nl.store(out, value=q)
+                return out
+            ''')
+        x = np.random.normal(size=(16, 2, 32)).astype(np.float32)
+        outputs, trace = self.ws.run(kernel, x, np.array([[11]], dtype=np.int32))
+        np.testing.assert_array_equal(outputs, x[:, :, 11:19])
+        self.assertIn('in=psum:64,sbuf:4', trace.text())
+        with self.assertRaisesRegex(IndexError, r'dynamic offset 25 is out of range .* \(valid offsets 0\.\.24\)'):
+            self.ws.run(kernel, x, np.array([[25]], dtype=np.int32))
+
     def test_beta2_destination_passing_forms(self):
         # nki 0.3: tensor_copy_dynamic_src(dst, src) and tensor_copy_dynamic_dst(dst, src), positional
         kernel = self.ws.kernel('''
