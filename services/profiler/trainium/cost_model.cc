@@ -81,6 +81,7 @@ double InstructionCycles(const Instruction& inst, Engine engine, const DevicePar
       cycles = VectorCycles(inst, params);
       break;
   }
+  if (inst.dynamic_offset) cycles = std::max(cycles, params.dynamic_access_min_cycles);
   if (inst.stride > 16) cycles *= params.strided_access_factor;
   switch (engine) {
     case Engine::kPe:

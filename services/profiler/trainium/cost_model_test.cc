@@ -55,6 +55,15 @@ TEST(CostModelTest, VectorOpsFollowTheIsaFormulas) {
   Instruction strided = Make(Op::kActivation, 512);
   strided.stride = 32;
   EXPECT_DOUBLE_EQ(InstructionCycles(strided, Engine::kAct, p), 2 * 512 + 50);
+
+  // A dynamic-offset copy: max(MIN_II_DYNAMIC, N) instead of max(64, N).
+  p.dynamic_access_min_cycles = 600;
+  Instruction dynamic = Make(Op::kCopy, 128);
+  dynamic.dynamic_offset = true;
+  EXPECT_DOUBLE_EQ(InstructionCycles(dynamic, Engine::kDve, p), 600 + 100);
+  dynamic.free_elems = 1024;
+  EXPECT_DOUBLE_EQ(InstructionCycles(dynamic, Engine::kDve, p), 1024 + 100);
+  EXPECT_DOUBLE_EQ(InstructionCycles(Make(Op::kCopy, 128), Engine::kDve, p), 128 + 100);
 }
 
 TEST(CostModelTest, DurationUsesTheEngineClock) {

@@ -45,6 +45,7 @@ constexpr Field kFields[] = {
     {"pool_cycles_per_elem", &DeviceParams::pool_cycles_per_elem, kPositive},
     {"pool_fixed_op_cycles", &DeviceParams::pool_fixed_op_cycles, 0},
     {"strided_access_factor", &DeviceParams::strided_access_factor, 1},
+    {"dynamic_access_min_cycles", &DeviceParams::dynamic_access_min_cycles, 0},
     {"dma_queues", &DeviceParams::dma_queues, 1},
     {"dma_partitions_per_queue", &DeviceParams::dma_partitions_per_queue, 1},
     {"dma_queue_bytes_per_ns", &DeviceParams::dma_queue_bytes_per_ns, kPositive},

@@ -48,6 +48,7 @@ struct DeviceParams {
   double pool_cycles_per_elem = 0;  // elementwise ops on GpSimd
   double pool_fixed_op_cycles = 0;  // iota / affine_select: fixed + N
   double strided_access_factor = 0;
+  double dynamic_access_min_cycles = 0;  // an instruction with a dynamic-offset operand: max(this, N)
 
   // DMA.
   double dma_queues = 0;

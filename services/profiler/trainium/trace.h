@@ -68,6 +68,7 @@ struct Instruction {
   absl::InlinedVector<int32_t, 2> write_allocs;  // indices into Trace::allocations
   bool accumulate = false;
   bool cse = false;
+  bool dynamic_offset = false;  // `dyn`: an operand sits at an offset read from SBUF when it runs
   int line = 0;
   DmaDirection dma_direction = DmaDirection::kNone;
   int64_t dma_bytes = 0;

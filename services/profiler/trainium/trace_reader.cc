@@ -357,6 +357,9 @@ absl::Status TraceParser::ParseInstruction() {
   absl::StatusOr<bool> cse = OptionalBool("cse");
   if (!cse.ok()) return cse.status();
   inst.cse = *cse;
+  absl::StatusOr<bool> dynamic_offset = OptionalBool("dyn");
+  if (!dynamic_offset.ok()) return dynamic_offset.status();
+  inst.dynamic_offset = *dynamic_offset;
   absl::StatusOr<int64_t> line = OptionalInt("line", 0);
   if (!line.ok()) return line.status();
   inst.line = static_cast<int>(*line);

@@ -79,11 +79,13 @@ TEST(TraceReaderTest, DefaultsAndSparseIds) {
       "M kernel=k.py instructions=2\r\n"
       "I id=5 op=memset eng=auto p=64 n=10 out=sbuf:40\r\n"
       "I id=9 op=tensor_tensor eng=dve p=64 n=10 in=sbuf:40,psum:40 out=sbuf:40 dep=5 cse=1 "
-      "acc=1\r\n");
+      "acc=1 dyn=1\r\n");
   ASSERT_TRUE(trace.ok()) << trace.status();
   const Instruction& second = trace->instructions[1];
   EXPECT_EQ(second.deps[0], 0);  // id 5 is index 0
   EXPECT_TRUE(second.cse);
+  EXPECT_TRUE(second.dynamic_offset);
+  EXPECT_FALSE(trace->instructions[0].dynamic_offset);
   EXPECT_TRUE(second.accumulate);
   EXPECT_EQ(second.inputs.size(), 2u);
   EXPECT_EQ(second.inputs[1].buffer, Buffer::kPsum);

@@ -462,7 +462,8 @@ def tensor_copy_dynamic_src(src: Any, dtype: Any = None, mask: Any = None, engin
                             **kwargs: Any) -> Any:
     """A copy whose source sits at a dynamic offset along a free dimension of an SBUF/PSUM tile (the offset read
     from SBUF when the copy runs); Beta 2's (dst, src) form writes the copy to dst. Traced as a copy that also
-    reads the offset's tile, its source region every element some offset reaches."""
+    reads the offset's tile (`dyn=1`: the model's minimum initiation interval of a dynamic access), its source
+    region every element some offset reaches."""
     view = _dynamic(src, 'tensor_copy_dynamic_src', 'source')
     view.allowed = True
     try:
@@ -471,20 +472,22 @@ def tensor_copy_dynamic_src(src: Any, dtype: Any = None, mask: Any = None, engin
         view.allowed = False
     tile.pending.eng = engine_name(engine)
     tile.pending.reads.append((view.index, None))
+    tile.pending.dynamic = True
     return tile
 
 
 def tensor_copy_dynamic_dst(dst: Any, src: Any, dtype: Any = None, mask: Any = None, engine: Any = unknown_engine,
                             **kwargs: Any) -> None:
     """src copied to a destination at a dynamic offset along a free dimension of an SBUF/PSUM tile (Beta 1
-    keywords dst=, src=; Beta 2 positional dst, src). Traced as a copy that also reads the offset's tile, its
-    destination region every element some offset reaches."""
+    keywords dst=, src=; Beta 2 positional dst, src). Traced as a copy that also reads the offset's tile (`dyn=1`),
+    its destination region every element some offset reaches."""
     target = _dynamic(dst, 'tensor_copy_dynamic_dst', 'destination')
     if isinstance(src, DynamicView):
         raise CompileError('tensor_copy_dynamic_dst: the source is a static access (one dynamic side per copy)')
     tile = copy(src, dtype=dtype, mask=mask)
     tile.pending.eng = engine_name(engine)
     tile.pending.reads.append((target.index, None))
+    tile.pending.dynamic = True
     target.allowed = True
     try:
         copy_into(target, tile)

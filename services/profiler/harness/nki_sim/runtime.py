@@ -103,7 +103,7 @@ class Pending:
     """An executed instruction whose output location is not decided yet."""
     __slots__ = ('op', 'eng', 'line', 'reads', 'consts', 'n', 'nstat', 'p', 'tile', 'result', 'window', 'where',
                  'cse_key', 'value_key', 'combine', 'first', 'accumulating', 'extra_writes', 'dma', 'psum_only',
-                 'window_free', 'folds')
+                 'window_free', 'folds', 'dynamic')
 
     def __init__(self, op, eng, line, reads, tile, result, window):
         self.op = op
@@ -128,6 +128,7 @@ class Pending:
         self.psum_only = False
         self.window_free = False
         self.folds = ()               # (view, window) operands of an associative op: written in place, a reduction
+        self.dynamic = False          # an operand sits at an offset read from SBUF when it runs (trace `dyn=1`)
 
 
 def begin() -> 'Run':
@@ -406,6 +407,8 @@ def _extra(run, pending, reads, writes, accumulate):
         extra.append('acc=1')
     if pending.cse_key is not None and recorder.seen_before(pending.cse_key):
         extra.append('cse=1')
+    if pending.dynamic:
+        extra.append('dyn=1')
     extra.append(f'line={pending.line}')
     if pending.dma is not None:
         extra.append(_dma_fields(pending, reads, writes))

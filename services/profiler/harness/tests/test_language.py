@@ -994,8 +994,10 @@ class DynamicCopyTest(unittest.TestCase):
         np.testing.assert_array_equal(outputs, want)
         copies = [line for line in trace.text().splitlines() if ' op=copy ' in line]
         self.assertEqual(len(copies), 2)
-        for line in copies:                      # each copy also reads its offset from SBUF
+        for line in copies:                      # each copy also reads its offset from SBUF, and costs as dynamic
             self.assertIn('in=sbuf:64,sbuf:4', line)
+            self.assertIn(' dyn=1 ', line)
+        self.assertEqual(trace.text().count(' dyn=1 '), 2)
         # through step A (recording) and step B (the trusted replay, which reads the offsets from its own SBUF)
         for src, dst in ((0, 0), (48, 48), (7, 31)):
             result = self.ws.evaluate(self.reference(src, dst), kernel)
@@ -1008,6 +1010,7 @@ class DynamicCopyTest(unittest.TestCase):
         copies = [line for line in trace.text().splitlines() if ' op=copy ' in line]
         self.assertEqual(len(copies), 2)
         self.assertIn('in=sbuf:64,sbuf:4', copies[0])
+        self.assertTrue(all(' dyn=1 ' in line for line in copies))
 
     def test_an_offset_out_of_range_is_an_error_naming_it(self):
         kernel = self.ws.kernel(DYNAMIC_KERNEL)
