@@ -540,6 +540,14 @@ def transform_nki_outputs(k_res, ref):
         result = self.ws.evaluate(self.reference, kernel)
         self.assertEqual(result['verdict'], 'COMPILE_ERROR')
         self.assertIn("module 'neuronxcc.nki.kernels' is not provided by the simulator", result['message'])
+        # a name the simulator's NKI modules lack (the pre-release `from neuronxcc.nki import program_id` of the
+        # transformers-neuronx kernels; today nl.program_id)
+        kernel = self.ws.kernel('''
+            from neuronxcc.nki import program_id
+            ''')
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+        self.assertIn("name 'program_id' of module 'neuronxcc.nki' is not provided by the simulator", result['message'])
 
     def test_indirect_index_of_an_on_chip_tile(self):
         self.check('''
