@@ -102,7 +102,14 @@ def tensor_copy_predicated(dst: Any, src: Any, predicate: Any, reverse_pred: Any
                            mask: Any = None, engine: Any = unknown_engine, **kwargs: Any) -> None:
     """dst = src where predicate is true (false with reverse_pred); dst keeps its values elsewhere."""
     target = on_chip(operand(dst), 'tensor_copy_predicated')
-    source = on_chip(operand(src), 'tensor_copy_predicated')
+    scalar = isinstance(src, (bool, int, float, np.number))
+    # src may be a number (the documented `src: float | tile`): copied into dst where the predicate selects; a
+    # Python float needs a float dst, an int an integer dst
+    if scalar and isinstance(src, (float, np.floating)) and not np.issubdtype(target.tensor.kind.storage,
+                                                                               np.floating):
+        raise CompileError(f'tensor_copy_predicated: a float src ({src}) needs a float dst, not '
+                           f'{target.tensor.kind.public}')
+    source = None if scalar else on_chip(operand(src), 'tensor_copy_predicated')
     condition = on_chip(operand(predicate), 'tensor_copy_predicated')
     run = begin()
     kind = target.tensor.kind
@@ -111,10 +118,10 @@ def tensor_copy_predicated(dst: Any, src: Any, predicate: Any, reverse_pred: Any
         chosen = _flat(condition.array()) != 0
         if reverse_pred:
             chosen = ~chosen
-        values = np.broadcast_to(_flat(source.array()), chosen.shape)
+        values = np.broadcast_to(np.asarray(src) if source is None else _flat(source.array()), chosen.shape)
         result = np.where(chosen, values, _flat(target.array())).reshape(target.shape).astype(kind.storage)
-    pending = issue(run, 'select', engine_name(engine), [(source, None), (condition, None), (target, None)],
-                    target.shape, kind, result)
+    reads = ([] if source is None else [(source, None)]) + [(condition, None), (target, None)]
+    pending = issue(run, 'select', engine_name(engine), reads, target.shape, kind, result)
     assign(target, pending.tile)
 
 

@@ -222,8 +222,18 @@ def shared_constant(constant: Any, dtype: Any = None, **kwargs: Any) -> Any:
 
 
 # ----- DMA -----
-def load(src: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+def _oob_mode(mode: Any) -> str:
+    """`mode=` of nl.load: nisa.oob_mode.error (the default) or nisa.oob_mode.skip (also spelled as the strings)."""
+    if mode is None:
+        return 'error'
+    if mode in ('error', 'skip'):
+        return str(mode)
+    raise CompileError(f'nl.load: mode={mode!r} is not an oob_mode (oob_mode.error or oob_mode.skip)')
+
+
+def load(src: Any, dtype: Any = None, mask: Any = None, mode: Any = None, **kwargs: Any) -> Any:
     run = begin()
+    oob = _oob_mode(mode)
     view = operand(src)
     if view.tensor.buffer.on_chip:
         raise CompileError('nl.load reads HBM; use nl.copy to copy on-chip tiles')
@@ -234,7 +244,13 @@ def load(src: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     window, where = _mask(mask, shape)
     result = None
     if run.numerics:
-        result = view.array(window).astype(kind.storage)
+        try:
+            result = view.array(window).astype(kind.storage)
+        except IndexError as error:
+            if oob == 'skip' and isinstance(view, IndirectView):
+                raise CompileError(f'nl.load mode=oob_mode.skip: {error}; skipping out-of-bounds rows of a gather '
+                                   '(leaving them unwritten) is not modelled') from error
+            raise
     if isinstance(view, IndirectView):        # a gather: the DMA also reads the index tile; never a reuse
         pending = issue(run, 'load', 'dma', [(view, window), (view.index, None)], shape, kind, result, window)
         pending.where = where
@@ -276,6 +292,10 @@ def store(dst: Any, value: Any, mask: Any = None, **kwargs: Any) -> None:
     target = operand(dst)
     if target.tensor.buffer.on_chip:
         raise CompileError('nl.store writes HBM; assign to on-chip tiles instead')
+    if isinstance(value, (bool, int, float, np.number)):
+        # a scalar value fills the destination (`nl.store(dst=buf[:, i], value=0.0)`): an SBUF tile of the
+        # destination's shape and format set to it, then stored
+        value = full(target.shape, value, dtype=target.tensor.dtype, buffer=memory.sbuf)
     source = operand(value)
     if source.tensor.buffer is memory.psum:
         source = operand(copy(source))

@@ -126,6 +126,22 @@ def _language_constants_module(name):
     return module
 
 
+def _isa_constants_module(name):
+    """`neuronxcc.nki.isa.constants`: the ISA enums kernels import from it (`from neuronxcc.nki.isa.constants import
+    oob_mode`, the neuronx-distributed-inference paged-cache loads); the same classes as nisa.oob_mode and
+    nisa.dge_mode. Any other name is the not-implemented error of nisa."""
+    module = types.ModuleType(name)
+    module.oob_mode = isa.oob_mode
+    module.dge_mode = isa.dge_mode
+
+    def __getattr__(attribute: str) -> Any:
+        if attribute.startswith('__'):
+            raise AttributeError(attribute)
+        return getattr(isa, attribute)
+    setattr(module, '__getattr__', __getattr__)
+    return module
+
+
 def populate(package: types.ModuleType) -> None:
     """Give `package` (neuronxcc.nki or nki) the NKI entry points and submodules."""
     name = package.__name__
@@ -139,6 +155,7 @@ def populate(package: types.ModuleType) -> None:
         setattr(package, short, module)
         sys.modules[f'{name}.{short}'] = module
     sys.modules[f'{name}.language.constants'] = _language_constants_module(f'{name}.language.constants')
+    sys.modules[f'{name}.isa.constants'] = _isa_constants_module(f'{name}.isa.constants')
     nccl = _CollectivesModule(f'{name}.nccl')
     setattr(package, 'nccl', nccl)
     sys.modules[f'{name}.nccl'] = nccl

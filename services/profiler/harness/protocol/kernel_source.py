@@ -22,6 +22,13 @@ ENTRY_POINTS = ('kernel', 'optimized_kernel')
 LOW_PRECISION = re.compile(r'bfloat16|float16|\bbf16\b|\bfp16\b')
 
 
+def _imported_name(message):
+    """The name of a failed `from M import name` (Python 3.11 ImportError has no name_from): its message is
+    "cannot import name 'X' from 'M' (...)"."""
+    match = re.match(r"cannot import name '([^']+)'", message)
+    return match.group(1) if match else None
+
+
 def imports_beta2(tree):
     """The module imports the Beta 2 `nki` package and nothing of the Beta 1 `neuronxcc` one: its kernels get the
     NKI compiler's memory keywords `sbuf`, `psum`, `hbm` (`sbuf.view(dtype, shape)`) without an import."""
@@ -161,6 +168,15 @@ class KernelSource:
             if (error.name or '').split('.')[0] in ('nki', 'neuronxcc'):
                 raise KernelRejected(f'{self.where(line)}\nmodule {error.name!r} is not provided by the simulator '
                                      '(docs/simulator.md lists the NKI modules and names it supports)', line) from error
+            raise KernelRejected(f'{self.where(line)}\nimporting the kernel failed: {type(error).__name__}: '
+                                 f'{error}', line) from error
+        except ImportError as error:
+            line = self.line_of(error)
+            name = getattr(error, 'name_from', None) or _imported_name(str(error))
+            if (error.name or '').split('.')[0] in ('nki', 'neuronxcc') and name:
+                raise KernelRejected(f'{self.where(line)}\nname {name!r} of module {error.name!r} is not provided by '
+                                     'the simulator (docs/simulator.md lists the NKI modules and names it supports)',
+                                     line) from error
             raise KernelRejected(f'{self.where(line)}\nimporting the kernel failed: {type(error).__name__}: '
                                  f'{error}', line) from error
         except Exception as error:

@@ -372,6 +372,37 @@ class RefusalTest(unittest.TestCase):
                 return x
             ''', 'numpy.cumsum is not an ALU operator or activation function the simulator supports')
 
+    def test_an_oob_mode_or_predicated_fill_outside_the_documented_forms(self):
+        cases = (("t = nl.load(x, mode='wrap')  # <- here",
+                  "nl.load: mode='wrap' is not an oob_mode (oob_mode.error or oob_mode.skip)"),
+                 ("nisa.tensor_copy_predicated(src=-1.5, dst=nl.zeros((128, 64), dtype=nl.int32), "
+                  "predicate=nl.copy(nl.load(x), dtype=nl.uint8))  # <- here",
+                  'tensor_copy_predicated: a float src (-1.5) needs a float dst, not int32'))
+        for statement, message in cases:
+            self.check(f'''
+                @nki.jit
+                def kernel(x):
+                    {statement}
+                    return x
+                ''', message)
+
+    def test_skipping_out_of_bounds_gather_rows_is_refused_naming_the_cause(self):
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                ids = nl.add(nisa.iota(nl.arange(128)[:, None], dtype=nl.int32), 1)   # row 127 reads row 128
+                i_p = nl.arange(128)[:, None]
+                i_f = nl.arange(64)[None, :]
+                rows = nl.load(x[ids[i_p, 0], i_f], mode=nisa.oob_mode.skip)  # <- here
+                nl.store(out, value=nl.multiply(rows, 2.0))
+                return out
+            ''')
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertNotEqual(result['verdict'], 'OK')
+        self.assertIn('skipping out-of-bounds rows of a gather (leaving them unwritten) is not modelled',
+                      result['message'])
+
     def test_an_in_place_update_that_is_no_reduction_is_still_an_affine_dependence(self):
         self.check('''
             @nki.jit
@@ -509,6 +540,14 @@ def transform_nki_outputs(k_res, ref):
         result = self.ws.evaluate(self.reference, kernel)
         self.assertEqual(result['verdict'], 'COMPILE_ERROR')
         self.assertIn("module 'neuronxcc.nki.kernels' is not provided by the simulator", result['message'])
+        # a name the simulator's NKI modules lack (the pre-release `from neuronxcc.nki import program_id` of the
+        # transformers-neuronx kernels; today nl.program_id)
+        kernel = self.ws.kernel('''
+            from neuronxcc.nki import program_id
+            ''')
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+        self.assertIn("name 'program_id' of module 'neuronxcc.nki' is not provided by the simulator", result['message'])
 
     def test_indirect_index_of_an_on_chip_tile(self):
         self.check('''
