@@ -126,6 +126,15 @@ def _language_constants_module(name):
     return module
 
 
+def _isa_constants_module(name: str) -> types.ModuleType:
+    """`nki.isa.constants`, where NKI defines the nisa enumerations (`from nki.isa import constants`, then
+    `constants.dge_mode.hwdge`): the same classes nisa exposes."""
+    module = types.ModuleType(name)
+    for enum in ('dge_mode', 'oob_mode', 'engine', 'reduce_cmd', 'nc_version', 'matmul_perf_mode'):
+        setattr(module, enum, getattr(isa, enum))
+    return module
+
+
 def populate(package: types.ModuleType) -> None:
     """Give `package` (neuronxcc.nki or nki) the NKI entry points and submodules."""
     name = package.__name__
@@ -139,6 +148,9 @@ def populate(package: types.ModuleType) -> None:
         setattr(package, short, module)
         sys.modules[f'{name}.{short}'] = module
     sys.modules[f'{name}.language.constants'] = _language_constants_module(f'{name}.language.constants')
+    isa_constants = _isa_constants_module(f'{name}.isa.constants')
+    setattr(isa, 'constants', isa_constants)
+    sys.modules[f'{name}.isa.constants'] = isa_constants
     nccl = _CollectivesModule(f'{name}.nccl')
     setattr(package, 'nccl', nccl)
     sys.modules[f'{name}.nccl'] = nccl

@@ -235,6 +235,23 @@ class Beta2Test(unittest.TestCase):
         result = self.ws.evaluate(self.reference, kernel)
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
+    def test_nisa_enumerations_from_nki_isa_constants(self):
+        """The NKI Library imports the nisa enumerations from their module (`from nki.isa import constants`,
+        core/subkernels/find_nonzero_indices) and passes `dge_mode=constants.dge_mode.hwdge`."""
+        header = BETA2_HEADER + 'from nki.isa import constants as nisa_constants\nimport nki.isa.constants\n'
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(a_t, b):
+                assert nki.isa.constants.engine.vector is nisa.vector_engine
+                out = nl.ndarray((128, 256), dtype=b.dtype, buffer=nl.shared_hbm)
+                b_sb = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=b_sb, src=b, dge_mode=nisa_constants.dge_mode.hwdge)
+                nl.store(out, value=nl.matmul(nl.load(a_t), b_sb, transpose_x=True))
+                return out
+            ''', header=header)
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
     def test_nki_object_dataclasses_and_nki_tensor_constants(self):
         header = BETA2_HEADER + 'import nki.tensor as ntensor\nfrom dataclasses import dataclass\n'
         kernel = self.ws.kernel('''
