@@ -295,8 +295,8 @@ class Tensor(TileOperators):
     def broadcast(self, dim: Any, size: Any) -> View:
         return self.view().broadcast(dim, size)
 
-    def flatten_dims(self, start: Any, end: Any) -> View:
-        return self.view().flatten_dims(start, end)
+    def flatten_dims(self, start_dim: Any, end_dim: Any) -> View:
+        return self.view().flatten_dims(start_dim, end_dim)
 
     def reshape_dim(self, dim: Any, shape: Any) -> View:
         return self.view().reshape_dim(dim, shape)

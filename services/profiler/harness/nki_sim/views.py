@@ -577,11 +577,13 @@ class View(TileOperators):
         shape[axis], strides[axis] = int(size), 0
         return self._reshaped(shape, strides)
 
-    def flatten_dims(self, start: Any, end: Any) -> 'View':
-        first, last = self._axis(start, 'flatten_dims'), self._axis(end, 'flatten_dims')
+    def flatten_dims(self, start_dim: Any, end_dim: Any) -> 'View':
+        """Dimensions start_dim..end_dim (inclusive) merged into one; the parameter names are those the NKI
+        Library passes by keyword (`x.flatten_dims(start_dim=0, end_dim=1)`, core/subkernels/rmsnorm_tkg)."""
+        first, last = self._axis(start_dim, 'flatten_dims'), self._axis(end_dim, 'flatten_dims')
         for axis in range(first, last):
             if self.strides[axis] != self.strides[axis + 1] * self.shape[axis + 1]:
-                raise CompileError(f'.flatten_dims({start}, {end}): the dimensions are not contiguous')
+                raise CompileError(f'.flatten_dims({start_dim}, {end_dim}): the dimensions are not contiguous')
         merged = 1
         for n in self.shape[first:last + 1]:
             merged *= n

@@ -252,6 +252,22 @@ class Beta2Test(unittest.TestCase):
         result = self.ws.evaluate(self.reference, kernel)
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
+    def test_view_methods_by_keyword(self):
+        """The NKI Library names the view parameters: `flatten_dims(start_dim=0, end_dim=1)`,
+        `reshape_dim(dim=1, shape=[...])`, `slice(dim=0, start=.., end=..)` (core/subkernels/rmsnorm_tkg)."""
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(a_t, b):
+                out = nl.ndarray((128, 256), dtype=b.dtype, buffer=nl.shared_hbm)
+                b_view = b.reshape_dim(dim=1, shape=[2, 128]).flatten_dims(start_dim=1, end_dim=2)
+                b_sb = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=b_sb, src=b_view.slice(dim=0, start=0, end=128))
+                nl.store(out, value=nl.matmul(nl.load(a_t), b_sb, transpose_x=True))
+                return out
+            ''', header=BETA2_HEADER)
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
     def test_nki_object_dataclasses_and_nki_tensor_constants(self):
         header = BETA2_HEADER + 'import nki.tensor as ntensor\nfrom dataclasses import dataclass\n'
         kernel = self.ws.kernel('''
