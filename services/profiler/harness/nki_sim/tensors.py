@@ -193,7 +193,7 @@ class Tensor(TileOperators):
             raise CompileError('a tensor with block dimensions must be indexed down to one block')
         if self.whole is None:
             shape, strides = at_least_2d(list(self.inner_shape), list(self.inner_strides))
-            self.whole = View(self, (), 0, shape, strides)
+            self.whole = View(self, (), 0, shape, strides, one_dim=len(self.inner_shape) == 1)
         return self.whole
 
     # ----- indexing -----

@@ -268,6 +268,26 @@ class Beta2Test(unittest.TestCase):
         result = self.ws.evaluate(self.reference, kernel)
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
+    def test_one_dimensional_views_number_one_dimension(self):
+        """A view flattened to one dimension, or a 1-D HBM tensor, is split and permuted by its one dimension
+        (`gamma.flatten_dims(start_dim=0, end_dim=1).reshape_dim(dim=0, shape=[1, 128, h]).permute(dims=[1, 0, 2])`,
+        the NKI Library's rmsnorm_tkg); an HBM view may gain a leading dimension (`expand_dim(dim=0)`)."""
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(a_t, b):
+                out = nl.ndarray((128, 256), dtype=b.dtype, buffer=nl.shared_hbm)
+                flat = b.flatten_dims(start_dim=0, end_dim=1)
+                assert flat.reshape_dim(dim=0, shape=[128, 256]).shape == (128, 256)
+                rows = flat.reshape_dim(dim=0, shape=[1, 128, 256]).permute(dims=[1, 0, 2]).squeeze_dim(dim=1)
+                rows = rows.expand_dim(dim=0).select(dim=0, index=0)
+                b_sb = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=b_sb, src=rows)
+                nl.store(out, value=nl.matmul(nl.load(a_t), b_sb, transpose_x=True))
+                return out
+            ''', header=BETA2_HEADER)
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
     def test_nki_object_dataclasses_and_nki_tensor_constants(self):
         header = BETA2_HEADER + 'import nki.tensor as ntensor\nfrom dataclasses import dataclass\n'
         kernel = self.ws.kernel('''
