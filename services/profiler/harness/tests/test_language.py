@@ -757,6 +757,26 @@ class DtypeIdentityTest(unittest.TestCase):
         np.testing.assert_array_equal(outputs, x)
 
 
+    def test_numpy_dtypes_are_dtype_objects(self):
+        """nl.float32, nl.int32, ... are numpy dtype objects as on the API pages: str(nl.float32) is str(t.dtype)
+        of a float32 tensor (the NKI Library's allocator.sizeinbytes compares the two), with .itemsize."""
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        kernel = ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+                assert str(x.dtype) == str(nl.float32) == 'float32' and x.dtype == nl.float32 == np.float32
+                assert str(nl.int32) == 'int32' and nl.uint8.itemsize == 1 and nl.float32.itemsize == 4
+                t = nl.ndarray(x.shape, dtype=nl.int32, buffer=nl.sbuf)
+                assert str(t.dtype) == str(nl.int32)
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+                return out
+            ''')
+        x = np.random.normal(size=(128, 16)).astype(np.float32)
+        outputs, _ = ws.run(kernel, x)
+        np.testing.assert_array_equal(outputs, 2 * x)
+
     def test_a_dtype_given_by_name(self):
         """`sbuf.view(dtype="bfloat16", ...)` (the NKI DMA overview's form), here through nl.ndarray: the name is the NKI format, as
         nl.bfloat16 is (before: numpy's TypeError "data type 'bfloat16' not understood")."""
