@@ -609,9 +609,20 @@ class View(TileOperators):
                               strides[:first] + [strides[last]] + strides[last + 1:])
 
     def reshape_dim(self, dim: Any, shape: Any) -> 'View':
-        axis = self._axis(dim, 'reshape_dim')
-        dims, dim_strides = self._dims()
+        """Dimension dim split into `shape`; one size may be -1 (inferred); an on-chip partition dimension only
+        in the trivial form (its own size), as the NkiTensor.reshape_dim documentation allows."""
         sizes = [int(n) for n in shape]
+        axis = self._axis(dim, 'reshape_dim', free_only=len(sizes) != 1)
+        dims, dim_strides = self._dims()
+        if sizes.count(-1) > 1 or any(n < -1 for n in sizes):
+            raise CompileError(f'.reshape_dim: {sizes} may infer (-1) one size only, and no size is negative')
+        if -1 in sizes:
+            known = 1
+            for n in sizes:
+                known *= n if n != -1 else 1
+            if known == 0 or dims[axis] % known:
+                raise CompileError(f'.reshape_dim: {sizes} cannot split the {dims[axis]} elements of dimension {dim}')
+            sizes[sizes.index(-1)] = dims[axis] // known
         total = 1
         for n in sizes:
             total *= n

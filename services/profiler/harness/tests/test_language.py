@@ -271,7 +271,8 @@ class Beta2Test(unittest.TestCase):
     def test_one_dimensional_views_number_one_dimension(self):
         """A view flattened to one dimension, or a 1-D HBM tensor, is split and permuted by its one dimension
         (`gamma.flatten_dims(start_dim=0, end_dim=1).reshape_dim(dim=0, shape=[1, 128, h]).permute(dims=[1, 0, 2])`,
-        the NKI Library's rmsnorm_tkg); an HBM view may gain a leading dimension (`expand_dim(dim=0)`)."""
+        the NKI Library's rmsnorm_tkg); an HBM view may gain a leading dimension (`expand_dim(dim=0)`);
+        reshape_dim infers one -1 size and takes an on-chip partition dimension in the trivial form."""
         kernel = self.ws.kernel('''
             @nki.jit
             def kernel(a_t, b):
@@ -279,9 +280,11 @@ class Beta2Test(unittest.TestCase):
                 flat = b.flatten_dims(start_dim=0, end_dim=1)
                 assert flat.reshape_dim(dim=0, shape=[128, 256]).shape == (128, 256)
                 rows = flat.reshape_dim(dim=0, shape=[1, 128, 256]).permute(dims=[1, 0, 2]).squeeze_dim(dim=1)
-                rows = rows.expand_dim(dim=0).select(dim=0, index=0)
+                rows = rows.expand_dim(dim=0).select(dim=0, index=0).reshape_dim(dim=1, shape=(2, -1))
+                rows = rows.flatten_dims(start_dim=1, end_dim=2)
                 b_sb = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.sbuf)
-                nisa.dma_copy(dst=b_sb, src=rows)
+                nisa.dma_copy(dst=b_sb.reshape_dim(dim=0, shape=(128,)).reshape_dim(dim=1, shape=(-1, 4)),
+                              src=rows.reshape_dim(dim=1, shape=(64, 4)))
                 nl.store(out, value=nl.matmul(nl.load(a_t), b_sb, transpose_x=True))
                 return out
             ''', header=BETA2_HEADER)
