@@ -21,7 +21,7 @@ from .indirect import DynamicView, IndirectView
 from . import isa_select
 from .isa_select import (  # noqa: F401  (re-exported as nisa.*)
     core_barrier, dma_transpose, max8, nc_find_index8, nc_match_replace8, nc_n_gather, nc_stream_shuffle,
-    sequence_bounds, tensor_copy_predicated)
+    nonzero_with_count, sequence_bounds, tensor_copy_predicated)
 from .operands import (  # noqa: F401  (the *_engine values are re-exported as nisa.*)
     SCALARS, engine_name, fit, gpsimd_engine, is_tile, on_chip, per_partition, result_kind, scalar_engine,
     tensor_engine, unknown_engine, vector_engine, window_shape)

@@ -1,10 +1,11 @@
 """nisa instructions that select, find or move elements within partitions (re-exported by isa as nisa.*):
-max8, nc_find_index8, nc_match_replace8, tensor_copy_predicated, nc_stream_shuffle, nc_n_gather, dma_transpose,
-core_barrier, sequence_bounds.
+max8, nc_find_index8, nc_match_replace8, tensor_copy_predicated, nc_stream_shuffle, nonzero_with_count, nc_n_gather,
+dma_transpose, core_barrier, sequence_bounds.
 
 Each issues one trace instruction of an existing record kind (TRACE_FORMAT.md): the vector-engine searches are
 `tensor_reduce` over the data they scan, the predicated copy a `select`, the quadrant shuffle a `copy`, the DMA
-transpose a DMA `load`/`copy`, the GpSimd segment scan of sequence_bounds a `select` on the pool engine.
+transpose a DMA `load`/`copy`, the GpSimd segment scan of sequence_bounds and the nonzero search of
+nonzero_with_count a `select` on the pool engine.
 """
 from typing import Any, Callable, List
 
@@ -154,6 +155,38 @@ def nc_stream_shuffle(src: Any, dst: Any, shuffle_mask: Any, dtype: Any = None, 
 
 
 setattr(nc_stream_shuffle, 'beta2_order', ('dst', 'src', 'shuffle_mask'))     # Beta 1 positional order: src, dst
+
+
+GPSIMD_STRIDE = 16     # each GpSimd core reads and writes the first of its 16 partitions
+
+
+def nonzero_with_count(dst: Any, src: Any, index_offset: Any = 0, padding_val: Any = -1, **kwargs: Any) -> None:
+    """On partitions 0, 16, ..., 112 only: dst[p] = the positions of src[p]'s nonzero elements (its free elements
+    flattened) plus index_offset, then padding_val up to src's free size, then the count of nonzeros in the one
+    extra last element. Every other partition of dst is left unmodified (GpSimd engine)."""
+    source = on_chip(operand(src), 'nonzero_with_count')
+    target = on_chip(operand(dst), 'nonzero_with_count')
+    if target.free_size != source.free_size + 1:
+        raise CompileError(f'nonzero_with_count: dst holds one more element per partition than src '
+                           f'({source.free_size} + 1), got {target.free_size}')
+    if target.shape[0] != source.shape[0]:
+        raise CompileError(f'nonzero_with_count: src and dst have {source.shape[0]} and {target.shape[0]} '
+                           'partitions')
+    run = begin()
+    kind = target.tensor.kind
+    offset, padding = int(index_offset), int(padding_val)
+    result = None
+    if run.numerics:
+        data = _flat(source.array())
+        out = _flat(target.array()).astype(np.float64)
+        for p in range(0, target.shape[0], GPSIMD_STRIDE):
+            found = np.flatnonzero(data[p])
+            out[p, :found.size] = found + offset
+            out[p, found.size:-1] = padding
+            out[p, -1] = found.size
+        result = out.reshape(target.shape).astype(kind.storage)
+    pending = issue(run, 'select', 'pool', [(source, None), (target, None)], target.shape, kind, result)
+    assign(target, pending.tile)
 
 
 def nc_n_gather(data: Any, indices: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:

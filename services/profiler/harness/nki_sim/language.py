@@ -43,12 +43,14 @@ hbm = memory.hbm
 shared_hbm = memory.shared_hbm
 private_hbm = memory.private_hbm
 
-float32 = np.float32
-float16 = np.float16
-float64 = np.float64
-int8, int16, int32, int64 = np.int8, np.int16, np.int32, np.int64
-uint8, uint16, uint32, uint64 = np.uint8, np.uint16, np.uint32, np.uint64
-bool_ = np.bool_
+# numpy dtype objects, as the API pages give them (`nki.language.bfloat16 = dtype(bfloat16)`): str(nl.float32) is
+# 'float32', the same as str(t.dtype) of a float32 tensor (the NKI Library's allocator.sizeinbytes compares the two)
+float32 = np.dtype(np.float32)
+float16 = np.dtype(np.float16)
+float64 = np.dtype(np.float64)
+int8, int16, int32, int64 = np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.int64)
+uint8, uint16, uint32, uint64 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64)
+bool_ = np.dtype(np.bool_)
 # dtype objects with .min/.max that np.dtype() accepts (nl.fp32.min, np.dtype(nl.bf16))
 fp32, fp16, fp64 = NumericType(np.float32), NumericType(np.float16), NumericType(np.float64)
 bf16, tf32, fp8_e4m3, fp8_e5m2 = bfloat16, tfloat32, float8_e4m3, float8_e5m2

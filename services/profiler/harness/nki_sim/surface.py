@@ -126,13 +126,14 @@ def _language_constants_module(name):
     return module
 
 
-def _isa_constants_module(name):
-    """`neuronxcc.nki.isa.constants`: the ISA enums kernels import from it (`from neuronxcc.nki.isa.constants import
-    oob_mode`, the neuronx-distributed-inference paged-cache loads); the same classes as nisa.oob_mode and
-    nisa.dge_mode. Any other name is the not-implemented error of nisa."""
+def _isa_constants_module(name: str) -> types.ModuleType:
+    """`nki.isa.constants` / `neuronxcc.nki.isa.constants`, where NKI defines the nisa enumerations (`from nki.isa
+    import constants`, then `constants.dge_mode.hwdge`; `from neuronxcc.nki.isa.constants import oob_mode`, the
+    neuronx-distributed-inference paged-cache loads): the same classes nisa exposes. Any other name is the
+    not-implemented error of nisa."""
     module = types.ModuleType(name)
-    module.oob_mode = isa.oob_mode
-    module.dge_mode = isa.dge_mode
+    for enum in ('dge_mode', 'oob_mode', 'engine', 'reduce_cmd', 'nc_version', 'matmul_perf_mode'):
+        setattr(module, enum, getattr(isa, enum))
 
     def __getattr__(attribute: str) -> Any:
         if attribute.startswith('__'):
@@ -155,7 +156,9 @@ def populate(package: types.ModuleType) -> None:
         setattr(package, short, module)
         sys.modules[f'{name}.{short}'] = module
     sys.modules[f'{name}.language.constants'] = _language_constants_module(f'{name}.language.constants')
-    sys.modules[f'{name}.isa.constants'] = _isa_constants_module(f'{name}.isa.constants')
+    isa_constants = _isa_constants_module(f'{name}.isa.constants')
+    setattr(isa, 'constants', isa_constants)
+    sys.modules[f'{name}.isa.constants'] = isa_constants
     nccl = _CollectivesModule(f'{name}.nccl')
     setattr(package, 'nccl', nccl)
     sys.modules[f'{name}.nccl'] = nccl

@@ -193,7 +193,7 @@ class Tensor(TileOperators):
             raise CompileError('a tensor with block dimensions must be indexed down to one block')
         if self.whole is None:
             shape, strides = at_least_2d(list(self.inner_shape), list(self.inner_strides))
-            self.whole = View(self, (), 0, shape, strides)
+            self.whole = View(self, (), 0, shape, strides, one_dim=len(self.inner_shape) == 1)
         return self.whole
 
     # ----- indexing -----
@@ -295,8 +295,8 @@ class Tensor(TileOperators):
     def broadcast(self, dim: Any, size: Any) -> View:
         return self.view().broadcast(dim, size)
 
-    def flatten_dims(self, start: Any, end: Any) -> View:
-        return self.view().flatten_dims(start, end)
+    def flatten_dims(self, start_dim: Any, end_dim: Any) -> View:
+        return self.view().flatten_dims(start_dim, end_dim)
 
     def reshape_dim(self, dim: Any, shape: Any) -> View:
         return self.view().reshape_dim(dim, shape)

@@ -289,9 +289,11 @@ class View(TileOperators):
     `in_bounds` False defers the bounds check to the (masked) use; `tensor_indexed` says the map's dimensions
     are the tensor's own (not those of an enclosing view), so it describes an index box in the tensor.
     """
-    __slots__ = ('tensor', 'block', 'offset', 'shape', 'strides', 'index_map', 'in_bounds', 'tensor_indexed')
+    __slots__ = ('tensor', 'block', 'offset', 'shape', 'strides', 'index_map', 'in_bounds', 'tensor_indexed',
+                 'one_dim')
 
-    def __init__(self, tensor, block, offset, shape, strides, index_map=None, in_bounds=True, tensor_indexed=False):
+    def __init__(self, tensor, block, offset, shape, strides, index_map=None, in_bounds=True, tensor_indexed=False,
+                 one_dim=False):
         self.tensor = tensor
         self.block = block
         self.offset = offset
@@ -300,6 +302,9 @@ class View(TileOperators):
         self.index_map = index_map
         self.in_bounds = in_bounds
         self.tensor_indexed = tensor_indexed
+        # a one-dimensional view (a 1-D HBM tensor, `flatten_dims` down to one dimension): stored [n, 1] like every
+        # view, but the view primitives below number its dimensions as the kernel sees them (one)
+        self.one_dim = one_dim
 
     # ----- geometry -----
     def clip(self, window: Any) -> Tuple[int, Tuple[int, ...]]:
@@ -519,91 +524,118 @@ class View(TileOperators):
         if not self.in_bounds:
             check_bounds(self.index_map, full_window(self.shape))
         wide_shape, wide_strides = at_least_2d(shape, strides)
-        return View(self.tensor, self.block, self.offset + offset, wide_shape, wide_strides)
+        return View(self.tensor, self.block, self.offset + offset, wide_shape, wide_strides,
+                    one_dim=len(shape) == 1)
+
+    def _dims(self) -> Tuple[List[int], List[int]]:
+        """The shape and strides as the kernel numbers the dimensions (one for a one-dimensional view)."""
+        if self.one_dim:
+            return [self.shape[0]], [self.strides[0]]
+        return list(self.shape), list(self.strides)
 
     def _axis(self, dim: Any, name: str, free_only: bool = True) -> int:
-        axis = int(dim) + (len(self.shape) if int(dim) < 0 else 0)
-        if not 0 <= axis < len(self.shape):
-            raise CompileError(f'.{name}: dimension {dim} of a tensor of shape {self.shape}')
+        shape = self._dims()[0]
+        axis = int(dim) + (len(shape) if int(dim) < 0 else 0)
+        if not 0 <= axis < len(shape):
+            raise CompileError(f'.{name}: dimension {dim} of a tensor of shape {tuple(shape)}')
         if free_only and axis == 0 and self.tensor.buffer.on_chip:
             raise CompileError(f'.{name}: the partition dimension of an on-chip tensor cannot be changed by a view')
         return axis
 
     def permute(self, dims: Any) -> 'View':
         order = [int(d) for d in dims]
-        if sorted(order) != list(range(len(self.shape))) or self.tensor.buffer.on_chip and order[0] != 0:
-            raise CompileError(f'.permute({order}): a permutation of the dimensions of {self.shape} that keeps an '
-                               'on-chip partition dimension first')
-        return self._reshaped([self.shape[d] for d in order], [self.strides[d] for d in order])
+        shape, strides = self._dims()
+        if sorted(order) != list(range(len(shape))) or self.tensor.buffer.on_chip and order[0] != 0:
+            raise CompileError(f'.permute({order}): a permutation of the dimensions of {tuple(shape)} that keeps '
+                               'an on-chip partition dimension first')
+        return self._reshaped([shape[d] for d in order], [strides[d] for d in order])
 
     def slice(self, dim: Any, start: Any, end: Any = None, step: Any = 1) -> 'View':
         axis = self._axis(dim, 'slice', free_only=False)
-        begin, stop, stride = slice(start, end, step).indices(self.shape[axis])
-        shape, strides = list(self.shape), list(self.strides)
+        shape, strides = self._dims()
+        begin, stop, stride = slice(start, end, step).indices(shape[axis])
+        first = begin * strides[axis]
         shape[axis] = len(range(begin, stop, stride))
         strides[axis] *= stride
-        return self._reshaped(shape, strides, begin * self.strides[axis])
+        return self._reshaped(shape, strides, first)
 
     def select(self, dim: Any, index: Any) -> 'View':
         axis = self._axis(dim, 'select')
+        shape, strides = self._dims()
         position = int(index)
-        if not 0 <= position < self.shape[axis]:
+        if not 0 <= position < shape[axis]:
             raise CompileError(f'.select: index {position} is out of bounds for a dimension of size '
-                               f'{self.shape[axis]}')
-        shape, strides = list(self.shape), list(self.strides)
+                               f'{shape[axis]}')
+        first = position * strides[axis]
         del shape[axis], strides[axis]
-        return self._reshaped(shape, strides, position * self.strides[axis])
+        return self._reshaped(shape, strides, first)
 
     def expand_dim(self, dim: Any) -> 'View':
-        axis = int(dim) + (len(self.shape) + 1 if int(dim) < 0 else 0)
-        if not 1 <= axis <= len(self.shape):
-            raise CompileError(f'.expand_dim: position {dim} for a tensor of shape {self.shape}')
-        return self._reshaped(list(self.shape[:axis]) + [1] + list(self.shape[axis:]),
-                              list(self.strides[:axis]) + [0] + list(self.strides[axis:]))
+        shape, strides = self._dims()
+        axis = int(dim) + (len(shape) + 1 if int(dim) < 0 else 0)
+        lowest = 1 if self.tensor.buffer.on_chip else 0
+        if not lowest <= axis <= len(shape):
+            raise CompileError(f'.expand_dim: position {dim} for a tensor of shape {tuple(shape)}')
+        return self._reshaped(shape[:axis] + [1] + shape[axis:], strides[:axis] + [0] + strides[axis:])
 
     def squeeze_dim(self, dim: Any) -> 'View':
         axis = self._axis(dim, 'squeeze_dim')
-        if self.shape[axis] != 1:
-            raise CompileError(f'.squeeze_dim: dimension {dim} has size {self.shape[axis]}, not 1')
-        shape, strides = list(self.shape), list(self.strides)
+        shape, strides = self._dims()
+        if shape[axis] != 1:
+            raise CompileError(f'.squeeze_dim: dimension {dim} has size {shape[axis]}, not 1')
         del shape[axis], strides[axis]
         return self._reshaped(shape, strides)
 
     def broadcast(self, dim: Any, size: Any) -> 'View':
         axis = self._axis(dim, 'broadcast')
-        if self.shape[axis] != 1:
-            raise CompileError(f'.broadcast: dimension {dim} has size {self.shape[axis]}, not 1')
-        shape, strides = list(self.shape), list(self.strides)
+        shape, strides = self._dims()
+        if shape[axis] != 1:
+            raise CompileError(f'.broadcast: dimension {dim} has size {shape[axis]}, not 1')
         shape[axis], strides[axis] = int(size), 0
         return self._reshaped(shape, strides)
 
-    def flatten_dims(self, start: Any, end: Any) -> 'View':
-        first, last = self._axis(start, 'flatten_dims'), self._axis(end, 'flatten_dims')
+    def flatten_dims(self, start_dim: Any, end_dim: Any) -> 'View':
+        """Dimensions start_dim..end_dim (inclusive) merged into one; the parameter names are those the NKI
+        Library passes by keyword (`x.flatten_dims(start_dim=0, end_dim=1)`, core/subkernels/rmsnorm_tkg)."""
+        first, last = self._axis(start_dim, 'flatten_dims'), self._axis(end_dim, 'flatten_dims')
+        shape, strides = self._dims()
         for axis in range(first, last):
-            if self.strides[axis] != self.strides[axis + 1] * self.shape[axis + 1]:
-                raise CompileError(f'.flatten_dims({start}, {end}): the dimensions are not contiguous')
+            if strides[axis] != strides[axis + 1] * shape[axis + 1]:
+                raise CompileError(f'.flatten_dims({start_dim}, {end_dim}): the dimensions are not contiguous')
         merged = 1
-        for n in self.shape[first:last + 1]:
+        for n in shape[first:last + 1]:
             merged *= n
-        return self._reshaped(list(self.shape[:first]) + [merged] + list(self.shape[last + 1:]),
-                              list(self.strides[:first]) + [self.strides[last]] + list(self.strides[last + 1:]))
+        return self._reshaped(shape[:first] + [merged] + shape[last + 1:],
+                              strides[:first] + [strides[last]] + strides[last + 1:])
 
     def reshape_dim(self, dim: Any, shape: Any) -> 'View':
-        axis = self._axis(dim, 'reshape_dim')
+        """Dimension dim split into `shape`; one size may be -1 (inferred); an on-chip partition dimension only
+        in the trivial form (its own size), as the NkiTensor.reshape_dim documentation allows."""
         sizes = [int(n) for n in shape]
+        axis = self._axis(dim, 'reshape_dim', free_only=len(sizes) != 1)
+        dims, dim_strides = self._dims()
+        if sizes.count(-1) > 1 or any(n < -1 for n in sizes):
+            raise CompileError(f'.reshape_dim: {sizes} may infer (-1) one size only, and no size is negative')
+        if -1 in sizes:
+            known = 1
+            for n in sizes:
+                known *= n if n != -1 else 1
+            if known == 0 or dims[axis] % known:
+                raise CompileError(f'.reshape_dim: {sizes} cannot split the {dims[axis]} elements of dimension {dim}')
+            sizes[sizes.index(-1)] = dims[axis] // known
         total = 1
         for n in sizes:
             total *= n
-        if total != self.shape[axis]:
-            raise CompileError(f'.reshape_dim: {sizes} does not hold the {self.shape[axis]} elements of dimension '
+        if total != dims[axis]:
+            raise CompileError(f'.reshape_dim: {sizes} does not hold the {dims[axis]} elements of dimension '
                                f'{dim}')
         strides = []
-        step = self.strides[axis]
+        step = dim_strides[axis]
         for n in reversed(sizes):
             strides.append(step)
             step *= n
-        return self._reshaped(list(self.shape[:axis]) + sizes + list(self.shape[axis + 1:]),
-                              list(self.strides[:axis]) + strides[::-1] + list(self.strides[axis + 1:]))
+        return self._reshaped(dims[:axis] + sizes + dims[axis + 1:],
+                              dim_strides[:axis] + strides[::-1] + dim_strides[axis + 1:])
 
     def __iadd__(self, value):
         EXECUTION.accumulate(self, value)

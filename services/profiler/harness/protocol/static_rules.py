@@ -18,7 +18,9 @@ the introspection or dynamic-code builtins. Each violation names its rule:
   members: `self._name` where `self` is the method's first parameter and `_name` (one leading underscore) is a
   method, class attribute or `self._name = ...` attribute of the kernel's own classes (the NKI Library's
   configuration classes call `self._calculate_...()`), unless that name is also a private name of the harness or
-  of any loaded module or class (so that calling the method on a foreign object reaches nothing new)
+  of any loaded module or class (so that calling the method on a foreign object reaches nothing new). The same
+  own members may be read through the name of a class the kernel defines at module level and never rebinds
+  (`Layout.<member>`: the NKI Library's MoEBlockIOLayout enumeration has a member with a leading underscore)
 - module-mutation: assigning, augmenting or deleting an attribute of an imported module or name
 - forbidden-builtin: exec, eval, compile, __import__, open, globals, locals, vars, setattr, delattr, input,
   breakpoint
@@ -162,6 +164,31 @@ def _own_private_members(tree):
     return names - _foreign_private_names() if names else names
 
 
+def _own_class_names(tree):
+    """Names of the classes the kernel defines at module level that nothing else binds: a parameter, an
+    assignment, an import, another definition or an `except ... as` of the same name makes the name ambiguous."""
+    defined = [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
+    bound = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg):
+            bound.append(node.arg)
+        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+            bound.append(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.append(node.name)
+        elif isinstance(node, ast.alias):
+            bound.append(node.asname or node.name.split('.')[0])
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            bound.extend(node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.append(node.name)
+        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
+            bound.append(node.name)
+        elif isinstance(node, ast.MatchMapping) and node.rest:
+            bound.append(node.rest)
+    return {name for name in defined if bound.count(name) == 1}
+
+
 def _root_name(node):
     while isinstance(node, (ast.Attribute, ast.Subscript)):
         node = node.value
@@ -187,6 +214,7 @@ class _Checker(ast.NodeVisitor):
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.bound.add(node.name)
         self.own_private = _own_private_members(tree)
+        self.own_classes = _own_class_names(tree)
         self.methods = {id(item) for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef) for item in cls.body
                         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.args.args}
         self.me = [None]  # per enclosing function: the name of a method's first parameter (else inherited)
@@ -248,9 +276,10 @@ class _Checker(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def own_member(self, node):
-        """`self._name` in a method of the kernel's own class, `_name` one of that kernel's own members."""
+        """`self._name` in a method of the kernel's own class, or `Cls._name` with Cls a class the kernel defines
+        (and never rebinds); `_name` one of that kernel's own members."""
         return node.attr in self.own_private and isinstance(node.value, ast.Name) and \
-            self.me[-1] is not None and node.value.id == self.me[-1]
+            (self.me[-1] is not None and node.value.id == self.me[-1] or node.value.id in self.own_classes)
 
     def visit_Attribute(self, node):
         module = self.restricted.get(node.value.id) if isinstance(node.value, ast.Name) else None

@@ -235,6 +235,62 @@ class Beta2Test(unittest.TestCase):
         result = self.ws.evaluate(self.reference, kernel)
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
+    def test_nisa_enumerations_from_nki_isa_constants(self):
+        """The NKI Library imports the nisa enumerations from their module (`from nki.isa import constants`,
+        core/subkernels/find_nonzero_indices) and passes `dge_mode=constants.dge_mode.hwdge`."""
+        header = BETA2_HEADER + 'from nki.isa import constants as nisa_constants\nimport nki.isa.constants\n'
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(a_t, b):
+                assert nki.isa.constants.engine.vector is nisa.vector_engine
+                out = nl.ndarray((128, 256), dtype=b.dtype, buffer=nl.shared_hbm)
+                b_sb = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=b_sb, src=b, dge_mode=nisa_constants.dge_mode.hwdge)
+                nl.store(out, value=nl.matmul(nl.load(a_t), b_sb, transpose_x=True))
+                return out
+            ''', header=header)
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_view_methods_by_keyword(self):
+        """The NKI Library names the view parameters: `flatten_dims(start_dim=0, end_dim=1)`,
+        `reshape_dim(dim=1, shape=[...])`, `slice(dim=0, start=.., end=..)` (core/subkernels/rmsnorm_tkg)."""
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(a_t, b):
+                out = nl.ndarray((128, 256), dtype=b.dtype, buffer=nl.shared_hbm)
+                b_view = b.reshape_dim(dim=1, shape=[2, 128]).flatten_dims(start_dim=1, end_dim=2)
+                b_sb = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=b_sb, src=b_view.slice(dim=0, start=0, end=128))
+                nl.store(out, value=nl.matmul(nl.load(a_t), b_sb, transpose_x=True))
+                return out
+            ''', header=BETA2_HEADER)
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_one_dimensional_views_number_one_dimension(self):
+        """A view flattened to one dimension, or a 1-D HBM tensor, is split and permuted by its one dimension
+        (`gamma.flatten_dims(start_dim=0, end_dim=1).reshape_dim(dim=0, shape=[1, 128, h]).permute(dims=[1, 0, 2])`,
+        the NKI Library's rmsnorm_tkg); an HBM view may gain a leading dimension (`expand_dim(dim=0)`);
+        reshape_dim infers one -1 size and takes an on-chip partition dimension in the trivial form."""
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(a_t, b):
+                out = nl.ndarray((128, 256), dtype=b.dtype, buffer=nl.shared_hbm)
+                flat = b.flatten_dims(start_dim=0, end_dim=1)
+                assert flat.reshape_dim(dim=0, shape=[128, 256]).shape == (128, 256)
+                rows = flat.reshape_dim(dim=0, shape=[1, 128, 256]).permute(dims=[1, 0, 2]).squeeze_dim(dim=1)
+                rows = rows.expand_dim(dim=0).select(dim=0, index=0).reshape_dim(dim=1, shape=(2, -1))
+                rows = rows.flatten_dims(start_dim=1, end_dim=2)
+                b_sb = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=b_sb.reshape_dim(dim=0, shape=(128,)).reshape_dim(dim=1, shape=(-1, 4)),
+                              src=rows.reshape_dim(dim=1, shape=(64, 4)))
+                nl.store(out, value=nl.matmul(nl.load(a_t), b_sb, transpose_x=True))
+                return out
+            ''', header=BETA2_HEADER)
+        result = self.ws.evaluate(self.reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
     def test_nki_object_dataclasses_and_nki_tensor_constants(self):
         header = BETA2_HEADER + 'import nki.tensor as ntensor\nfrom dataclasses import dataclass\n'
         kernel = self.ws.kernel('''
@@ -742,6 +798,26 @@ class DtypeIdentityTest(unittest.TestCase):
         outputs, _ = ws.run(kernel, x)
         np.testing.assert_array_equal(outputs, x)
 
+
+    def test_numpy_dtypes_are_dtype_objects(self):
+        """nl.float32, nl.int32, ... are numpy dtype objects as on the API pages: str(nl.float32) is str(t.dtype)
+        of a float32 tensor (the NKI Library's allocator.sizeinbytes compares the two), with .itemsize."""
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        kernel = ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+                assert str(x.dtype) == str(nl.float32) == 'float32' and x.dtype == nl.float32 == np.float32
+                assert str(nl.int32) == 'int32' and nl.uint8.itemsize == 1 and nl.float32.itemsize == 4
+                t = nl.ndarray(x.shape, dtype=nl.int32, buffer=nl.sbuf)
+                assert str(t.dtype) == str(nl.int32)
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+                return out
+            ''')
+        x = np.random.normal(size=(128, 16)).astype(np.float32)
+        outputs, _ = ws.run(kernel, x)
+        np.testing.assert_array_equal(outputs, 2 * x)
 
     def test_a_dtype_given_by_name(self):
         """`sbuf.view(dtype="bfloat16", ...)` (the NKI DMA overview's form), here through nl.ndarray: the name is the NKI format, as

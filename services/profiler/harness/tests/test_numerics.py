@@ -338,6 +338,45 @@ class SequenceBoundsTest(unittest.TestCase):
             self.ws.run(two_rows, np.zeros((2, 9), np.float32))
 
 
+class NonzeroWithCountTest(unittest.TestCase):
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+
+    def test_gpsimd_partitions_only_with_offset_padding_and_count(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((x.shape[0], x.shape[1] + 1), dtype=nl.int32, buffer=nl.shared_hbm)
+                found = nl.ndarray((x.shape[0], x.shape[1] + 1), dtype=nl.int32, buffer=nl.sbuf)
+                nisa.memset(dst=found, value=7)
+                nisa.nonzero_with_count(dst=found, src=nl.load(x), index_offset=100, padding_val=-2)
+                nl.store(out, value=found)
+                return out
+            ''')
+        x = np.zeros((40, 6), np.float32)
+        x[0, [1, 4]] = 3.0
+        x[16, :] = -1.0
+        x[1, 0] = 5.0          # partition 1 is not read by a GpSimd core: its row stays as it was
+        out, _ = self.ws.run(path, x)
+        np.testing.assert_array_equal(out[0], [101, 104, -2, -2, -2, -2, 2])
+        np.testing.assert_array_equal(out[16], [100, 101, 102, 103, 104, 105, 6])
+        np.testing.assert_array_equal(out[32], [-2] * 6 + [0])
+        untouched = [p for p in range(40) if p % 16]
+        np.testing.assert_array_equal(out[untouched], 7)
+
+    def test_dst_is_one_element_longer_than_src(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                found = nl.ndarray((x.shape[0], x.shape[1]), dtype=nl.int32, buffer=nl.sbuf)
+                nisa.nonzero_with_count(dst=found, src=nl.load(x))
+                return x
+            ''')
+        with self.assertRaisesRegex(Exception, 'one more element per partition'):
+            self.ws.run(path, np.zeros((16, 6), np.float32))
+
+
 class BroadcastFunctionTest(unittest.TestCase):
     def test_nl_broadcast_to_takes_a_tile(self):
         ws = Workspace()

@@ -41,6 +41,13 @@ VIOLATIONS = {
     'own_private_member_of_another_parameter': ('class Cfg:\n    def _size(self):\n        return 1\n'
                                                 '    def size(self, other):\n'
                                                 '        return other._size()  # <- here\n', 'private-attribute'),
+    'own_class_member_through_a_rebound_class_name': ('class Cfg:\n    _size = 1\n'
+                                                      'def f(Cfg):\n'
+                                                      '    return Cfg._size  # <- here\n', 'private-attribute'),
+    'own_class_member_named_as_a_harness_private': ('class Cfg:\n    _mask = 1\n'
+                                                    'm = Cfg._mask  # <- here\n', 'private-attribute'),
+    'class_member_the_kernel_does_not_define': ('from enum import Enum\nclass Layout(Enum):\n    A = 0\n'
+                                                'm = Layout._member_map_  # <- here\n', 'private-attribute'),
     'dunder_member_of_self': ('class Cfg:\n    def size(self):\n'
                               '        return self.__class__  # <- here\n', 'private-attribute'),
     'builtins_name': ('b = __builtins__  # <- here\n', 'private-attribute'),
@@ -196,6 +203,7 @@ class StaticRulesTest(unittest.TestCase):
             from functools import reduce
             from operator import mul
             from typing import Tuple, Type
+            from enum import Enum
             from neuronxcc import nki as nki2
 
             @dataclass(frozen=True)
@@ -216,7 +224,12 @@ class StaticRulesTest(unittest.TestCase):
                         return self._n_tiles
                     return inner()
 
-            def helper(input, scale=math.sqrt(2.0)):
+            class Layout(Enum):
+                B_S_H = 0
+                _128_T = 1
+
+            def helper(input, scale=math.sqrt(2.0), layout=Layout.B_S_H):
+                assert layout != Layout._128_T
                 return input
 
             @nki.jit
