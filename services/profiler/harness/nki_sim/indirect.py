@@ -12,13 +12,14 @@ A single index ([1, 1] tile) in a subscript of slices and integers is a dynamic 
 `nl.load(cache[tbl[i, j], :, h, :])` is the [block, d] tile at row tbl[i, j] (`scalar` views; a subscript that
 would leave a 1-D access keeps the row-gather form, a [1, ...] tile).
 """
+import math
 from typing import Any, Tuple, cast
 
 import numpy as np
 
 from .affine import Affine, DynamicIndex
 from .errors import CompileError
-from .views import DYNAMIC_ACCESS, View, subscript
+from .views import DYNAMIC_ACCESS, View, extent, subscript
 
 
 class IndirectView(View):
@@ -144,10 +145,8 @@ def vector_offset_access(tensor: Any, block: Any, start: int, shape: Any, stride
     if index.shape[0] != shape[0]:
         raise CompileError(f'.ap(vector_offset=...): the index tile has {index.shape[0]} partitions, the pattern\'s '
                            f'first pair counts {shape[0]}')
-    row_stride = 1
-    for n in tensor.inner_shape[1:]:
-        row_stride *= int(n)
-    hi = start + sum((n - 1) * s for n, s in zip(shape[1:], strides[1:]) if s > 0)
+    row_stride = math.prod(int(n) for n in tensor.inner_shape[1:])
+    hi = extent(start, shape[1:], strides[1:])[1]
     rows = (tensor.parts * tensor.free - 1 - hi) // row_stride + 1 if row_stride else 0
     if rows < 1:
         raise CompileError('.ap(vector_offset=...): the pattern reaches beyond the tensor for index 0')
@@ -173,13 +172,8 @@ def scalar_offset_access(tensor: Any, block: Any, start: int, shape: Any, stride
     index = index_tile(index)
     if index.shape[0] != 1:
         raise CompileError(f'.ap(scalar_offset=...): the offset is a (1, 1) tile, not {index.shape}')
-    step = 1
-    for n in dims[dim + 1:]:
-        step *= n
-    lo, hi = start, start
-    for n, s in zip(shape, strides):
-        lo += min(0, (n - 1) * s)
-        hi += max(0, (n - 1) * s)
+    step = math.prod(dims[dim + 1:])
+    lo, hi = extent(start, shape, strides)
     rows = min(dims[dim], (tensor.parts * tensor.free - 1 - hi) // step + 1)
     if lo < 0 or rows < 1:
         raise CompileError('.ap(scalar_offset=...): the pattern reaches beyond the tensor for the offset 0')
@@ -239,10 +233,7 @@ def dynamic_reach_ok(view: View, row_stride: int, rows: int) -> bool:
     free = view.tensor.free
     if row_stride <= 0 or rows < 1 or view.offset < 0 or view.strides[0] < 0:
         return False
-    lo = hi = view.offset % free
-    for n, s in zip(view.shape[1:], view.strides[1:]):
-        lo += min(0, (n - 1) * s)
-        hi += max(0, (n - 1) * s)
+    lo, hi = extent(view.offset % free, view.shape[1:], view.strides[1:])
     top = view.offset // free + (view.shape[0] - 1) * (view.strides[0] // free if free else 0)
     return lo >= 0 and hi + (rows - 1) * row_stride < free and top < view.tensor.parts
 

@@ -34,7 +34,7 @@ from .ops import NUMPY_ACTIVATION, NUMPY_ALU
 from .tensors import PSUM_BANKS, Tensor, hbm_tensor, par_dim, shape_only_input
 from .tile_ops import EXECUTION
 from .trace import TraceRecorder
-from .views import View
+from .views import View, extent
 
 FORMAT = 'accelopt-program 1'
 
@@ -970,7 +970,7 @@ class Replay:
                         or index.tensor.kind.storage.kind not in 'iu' or not dynamic_reach_ok(view, row_stride, rows):
                     raise ProgramError('bad dynamic offset access geometry')
                 return DynamicView(view, index, row_stride, rows)
-            lo, hi = _extent(view.offset, view.shape, view.strides)
+            lo, hi = extent(view.offset, view.shape, view.strides)
             rows_ok = index.shape[0] == 1 if scalar else view.shape[0] == index.shape[0] and view.strides[0] == 0
             if row_stride < 0 or hi + (rows - 1) * row_stride >= view.tensor.free \
                     or lo < 0 or not rows_ok:
@@ -987,7 +987,7 @@ def _view_geometry(shape: Any, strides: Any, index_map: Any, in_bounds: Any, ind
     if len(shape) != len(strides) or len(shape) < 1 or min(shape) < 0 \
             or not isinstance(in_bounds, bool) or not isinstance(indexed, bool):
         raise ProgramError('bad view geometry')
-    return (shape, strides, _index_map(index_map)) + _extent(0, shape, strides)
+    return (shape, strides, _index_map(index_map)) + extent(0, shape, strides)
 
 
 def _reference(index: int, replay: Replay) -> Any:
@@ -1069,19 +1069,6 @@ def _affine(spec: Any) -> Affine:
         raise ProgramError('bad index expression term')
     grid = _int_tuple(spec[3], 'mgrid shape') if len(spec) == 4 else None
     return Affine(_int(spec[0], 'index constant'), terms, _int(spec[2], 'index rank'), grid)
-
-
-def _extent(offset: int, shape: Tuple[int, ...], strides: Tuple[int, ...]) -> Tuple[int, int]:
-    """Lowest and highest element a view reaches (0, -1 for an empty view)."""
-    if 0 in shape:
-        return 0, -1
-    lo = hi = offset
-    for n, s in zip(shape, strides):
-        if s > 0:
-            hi += (n - 1) * s
-        else:
-            lo += (n - 1) * s
-    return lo, hi
 
 
 def _unwritten(returned: Any, coverage: Dict[int, np.ndarray],

@@ -160,6 +160,19 @@ def _grid_axes(index_map, ndim):
     return used or None
 
 
+def extent(offset: int, shape: Sequence[int], strides: Sequence[int]) -> Tuple[int, int]:
+    """Lowest and highest element an access of `shape` / `strides` from `offset` reaches (0, -1 when empty)."""
+    if 0 in shape:
+        return 0, -1
+    lo = hi = offset
+    for n, s in zip(shape, strides):
+        if s > 0:
+            hi += (n - 1) * s
+        else:
+            lo += (n - 1) * s
+    return lo, hi
+
+
 # The views of `.ap(vector_offset=...)` / `.ap(scalar_offset=...)`, installed by indirect.py (which imports this
 # module): indirect.vector_offset_access, indirect.scalar_offset_access.
 DYNAMIC_ACCESS: Dict[str, Any] = {}
@@ -186,10 +199,7 @@ def access_pattern(tensor: Any, block: Any, base: int, pattern: Any, offset: Any
     if not pairs or any(count < 1 for _, count in pairs):
         raise CompileError('.ap(): pattern needs at least one [step, count] pair, every count at least 1')
     shape, strides = at_least_2d([n for _, n in pairs], [s for s, _ in pairs])
-    lo = hi = start
-    for n, s in zip(shape, strides):
-        lo += min(0, (n - 1) * s)
-        hi += max(0, (n - 1) * s)
+    lo, hi = extent(start, shape, strides)
     total = tensor.parts * tensor.free
     if lo < 0 or hi >= total:
         raise CompileError(f'.ap(): the pattern reaches elements [{lo}, {hi}] outside the tensor\'s {total}')
@@ -378,10 +388,7 @@ class View(TileOperators):
             return self.array_over(self.storage(), window)
         # a bitcast to another element size: decode only the span of the allocation the window covers
         offset, shape = self.clip(window)
-        lo = hi = offset
-        for n, stride in zip(shape, self.strides):
-            lo += min(0, (n - 1) * stride)
-            hi += max(0, (n - 1) * stride)
+        lo, hi = extent(offset, shape, self.strides)
         alloc = self.tensor.alloc_for(self.block)
         if alloc.data is None:
             raise _stale(alloc)

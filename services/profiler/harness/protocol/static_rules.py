@@ -4,8 +4,9 @@ the introspection or dynamic-code builtins. Each violation names its rule:
 
 - import: a module other than nki / neuronxcc.nki (and submodules) / numpy / math / functools / itertools /
   __future__ / logging (the kernel gets a stand-in that drops every message, see host_logging.py) /
-  torch_neuronx (a stand-in whose only name is nki_jit, the simulator's nki.jit), except `from M import name` of the pure helpers public kernels use (HELPER_NAMES: operator.mul,
-  dataclasses.dataclass, typing.Tuple, ...); never those whole modules (operator.attrgetter reaches private
+  torch_neuronx (a stand-in whose only name is nki_jit, the simulator's nki.jit), except `from M import name` of
+  the pure helpers public kernels use (HELPER_NAMES: operator.mul, dataclasses.dataclass, typing.Tuple, ...);
+  never those whole modules (operator.attrgetter reaches private
   attributes, typing.get_type_hints evaluates strings). `import warnings` is allowed for `warnings.warn` alone,
   `import pdb` (a debugging leftover in public kernels) for nothing (MODULE_NAMES: any other attribute of such a
   module is refused, statically and through getattr)
@@ -97,7 +98,8 @@ class RuleViolation(Exception):
 
 
 def _allowed(module):
-    return module in STAND_IN_MODULES or any(module == allowed or module.startswith(allowed + '.') for allowed in ALLOWED_MODULES)
+    return module in STAND_IN_MODULES or \
+        any(module == allowed or module.startswith(allowed + '.') for allowed in ALLOWED_MODULES)
 
 
 def _is_dunder_or_private(name):
