@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import memory, runtime
+from . import language, memory, runtime     # language: looked up at call time, recorded when recording
 from .dtypes import LowPrecisionType
 from .errors import CompileError, StaleOutputError
 from .tensors import PSUM_BANKS, Tensor, hbm_tensor, shape_only_input
@@ -28,12 +28,14 @@ class InputSpec:
 
 
 class Kernel:
-    """A function decorated with @nki.jit; `kernel[g0, g1](...)` launches an SPMD grid."""
+    """A function decorated with @nki.jit; `kernel[g0, g1](...)` launches an SPMD grid. `simulation` is NKI's
+    simulation mode (`@nki.jit(mode="simulation")`, `nki.simulate_kernel`), where a kernel may return tiles."""
 
-    def __init__(self, func, grid=(), core_split=None):
+    def __init__(self, func, grid=(), core_split=None, simulation=False):
         self.func = func
         self.grid = grid
         self.core_split = core_split  # (axis, cores) when a grid axis is spread over NeuronCores (nl.nc)
+        self.simulation = simulation
         self.__name__ = getattr(func, '__name__', 'kernel')
         self.__doc__ = getattr(func, '__doc__', None)
         self.__wrapped__ = func
@@ -47,7 +49,7 @@ class Kernel:
         if any(g < 1 for g in extents):
             raise CompileError(f'{self.__name__}[{", ".join(map(str, extents))}]: a launch grid has at least one '
                                'program on every axis (a grid of 0 programs runs nothing and returns nothing)')
-        return Kernel(self.func, extents, spread[0] if spread else None)
+        return Kernel(self.func, extents, spread[0] if spread else None, self.simulation)
 
     def __call__(self, *args, **kwargs):
         run = runtime.RUN
@@ -84,9 +86,12 @@ def launch(run: runtime.Run, kernel: Kernel, args: Sequence[Any], kwargs: Dict[s
 
 
 def jit(func: Any = None, **options: Any) -> Any:
+    simulation = options.get('mode') == 'simulation'
     if func is None:
-        return lambda f: Kernel(f)
-    return func if isinstance(func, Kernel) else Kernel(func)
+        return lambda f: jit(f, **options)
+    if isinstance(func, Kernel):
+        return Kernel(func.func, func.grid, func.core_split, True) if simulation and not func.simulation else func
+    return Kernel(func, simulation=simulation)
 
 
 trace = jit
@@ -103,7 +108,7 @@ benchmark = baremetal
 
 
 def simulate_kernel(kernel: Any, *args: Any, **kwargs: Any) -> Any:
-    return simulate(jit(kernel), args, kwargs)[0]
+    return simulate(jit(kernel, mode='simulation'), args, kwargs)[0]
 
 
 class RunObserver:
@@ -150,7 +155,7 @@ def simulate(kernel: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]] 
             observer.program(ids, 0, kernel.core_split)
             value = func(*inputs, **(kwargs or {}))
             if index == 0:
-                returned = value
+                returned = stored_tiles(value) if kernel.simulation else value
         runtime.flush()
         if returned is None:
             returned = written_arguments(inputs)
@@ -200,6 +205,20 @@ def check_fresh(value: Any, run: runtime.Run, inputs: Sequence[Any] = ()) -> Non
                                '(an output kept from an earlier call?)')
 
 
+def stored_tiles(value: Any) -> Any:
+    """NKI's simulation mode returns the values of returned SBUF/PSUM tiles. Here each such tile is stored to a new
+    shared_hbm output by an instruction of the kernel's program (a PSUM tile is copied to SBUF first), so it is
+    traced, timed and replayed like any store; HBM tensors and other values stay as they are."""
+    if isinstance(value, (tuple, list)):
+        return type(value)(stored_tiles(v) for v in value)
+    if not isinstance(value, Tensor) or not value.buffer.on_chip:
+        return value
+    tile = language.copy(value) if value.buffer is memory.psum else value
+    output = language.ndarray(tile.shape, dtype=tile.dtype, buffer=memory.shared_hbm)
+    language.store(output, value=tile)
+    return output
+
+
 def _as_input(value, timing_only):
     if isinstance(value, InputSpec) or timing_only and isinstance(value, np.ndarray):
         return shape_only_input(value.shape, value.dtype)
@@ -212,8 +231,9 @@ def as_outputs(value: Any, timing_only: bool) -> Any:
     if isinstance(value, Tensor):
         if value.buffer.on_chip:        # checked in timing-only runs too: both runs give the same verdict
             raise CompileError(f'a kernel must return HBM tensors (declared with buffer=nl.shared_hbm); it returned '
-                               f'a tile in {value.buffer!r} (NKI\'s own simulation mode returns tile values, a kernel '
-                               f'compiled for the device cannot: store the tile to an HBM output)')
+                               f'a tile in {value.buffer!r} (only NKI\'s simulation mode, @nki.jit(mode="simulation"), '
+                               f'returns tile values; a kernel compiled for the device cannot: store the tile to an '
+                               f'HBM output)')
         if timing_only:
             return None
         return value.hbm_alloc.data.reshape(value.shape)

@@ -1513,6 +1513,26 @@ class ReturnedTileTest(unittest.TestCase):
             self.assertIn('a kernel must return HBM tensors (declared with buffer=nl.shared_hbm); it returned a tile '
                           'in nl.sbuf', result['message'])
 
+    def test_simulation_mode_stores_returned_tiles_to_outputs_with_a_timed_store(self):
+        """@nki.jit(mode="simulation") returns tile values, as NKI's simulator does: each returned SBUF or PSUM
+        tile becomes an output through a store the trace times."""
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        reference = ws.reference(SIMPLE_REFERENCE.replace('return x * 2.0', 'return x * 2.0, x.T @ x'))
+        kernel = ws.kernel('''
+            @nki.jit(mode="simulation")
+            def kernel(x):
+                tile = nl.load(x)
+                return nl.multiply(tile, 2.0), nl.matmul(tile, tile, transpose_x=True)
+            ''')
+        for timing_only in (False, True):
+            trace = os.path.join(ws.root, f'returned_{timing_only}.trace')
+            result = ws.evaluate(reference, kernel, timing_only=timing_only, trace_out=trace)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
+            with open(trace) as f:
+                ops = [field for line in f if line.startswith('I ') for field in line.split() if field.startswith('op=')]
+            self.assertEqual(ops.count('op=store'), 2, ops)
+
 
 class LoopReturnTest(unittest.TestCase):
     """A return that ends an affine_range / sequential_range loop body returns after the loop in a Beta 1 kernel
