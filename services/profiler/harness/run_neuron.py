@@ -89,7 +89,7 @@ def main(argv=None):
         def check(seed, **save):
             np.random.seed(seed)
             inputs = problem.module.get_inputs()
-            nki_inputs = problem.module.transform_to_nki_inputs(inputs)
+            nki_inputs = device_inputs(problem, problem.module.transform_to_nki_inputs(inputs), nki.language)
             outputs = run(nki_inputs, **save)
             comparison = compare(outputs, problem.module.forward(*inputs), problem.module.transform_nki_outputs,
                                  tolerance, widen=widen)
@@ -117,6 +117,17 @@ def main(argv=None):
     except MemoryError:
         result.update(verdict='OUT_OF_MEMORY', message='the host ran out of memory')
     return finish(args, result, start)
+
+
+def device_inputs(problem, nki_inputs, language):
+    """The kernel's inputs in the formats the problem declares (problem.yaml nki_input_dtypes), as the simulator
+    gives them: each declared array rounded onto its format's grid (in place where it is float32, so `forward` sees
+    the kernel's values) and cast to the SDK's numpy type of that format (`language.float8_e4m3`, ...); tfloat32
+    stays a float32 array of rounded values (it has float32's size). Other values pass unchanged."""
+    arrays, formats = problem.kernel_arrays(nki_inputs)
+    typed = iter([a if f is None or f.name == 'tfloat32' else a.astype(getattr(language, f.name))
+                  for a, f in zip(arrays, formats)])
+    return [next(typed) if isinstance(value, np.ndarray) else value for value in nki_inputs]
 
 
 def finish(args, result, start):

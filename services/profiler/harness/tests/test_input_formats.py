@@ -163,3 +163,72 @@ class ReplayTakesFormatsFromTheProblemTest(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+# A test double of the Neuron SDK for run_neuron.py (no SDK here): `nki.baremetal` runs the kernel as plain Python
+# on the arrays it is given and logs their dtypes; the fp8 and bfloat16 types are stand-in numpy types (the real
+# SDK's are ml_dtypes types), distinct from float32 so the test sees the cast.
+FAKE_SDK = {
+    'neuronxcc/__init__.py': '',
+    'neuronxcc/nki/__init__.py': '''import json
+import os
+
+from . import language
+
+
+def jit(func=None, **options):
+    return func if func is not None else (lambda f: f)
+
+
+def baremetal(entry, **options):
+    def run(*inputs):
+        with open(os.environ['FAKE_SDK_LOG'], 'a') as log:
+            log.write(json.dumps([str(a.dtype) for a in inputs]) + '\\n')
+        return entry(*inputs)
+    return run
+''',
+    'neuronxcc/nki/language.py': '''import numpy as np
+float8_e4m3 = np.dtype(np.float16)
+bfloat16 = np.dtype(np.float64)
+''',
+}
+
+DEVICE_KERNEL = '''import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def kernel(x, w):
+    assert x.dtype == nl.float8_e4m3 and w.dtype == nl.bfloat16
+    return x.astype(np.float32) * w.astype(np.float32)
+'''
+
+
+class DeviceInputFormatsTest(unittest.TestCase):
+    """run_neuron.py (the hardware path) gives the kernel the declared formats as the simulator does, against a
+    double of the Neuron SDK."""
+
+    def test_declared_inputs_reach_the_device_kernel_rounded_and_in_the_sdk_types(self):
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        for path, text in FAKE_SDK.items():
+            os.makedirs(os.path.join(ws.root, 'sdk', os.path.dirname(path)), exist_ok=True)
+            ws.write(os.path.join('sdk', path), text)
+        reference = ws.reference(REFERENCE, metadata='nki_input_dtypes: [float8_e4m3, bfloat16]\n')
+        kernel = ws.write('device_kernel.py', DEVICE_KERNEL)
+        log = os.path.join(ws.root, 'sdk.log')
+        result_path = os.path.join(ws.root, 'result.json')
+        env = dict(os.environ, PYTHONPATH=os.path.join(ws.root, 'sdk'), FAKE_SDK_LOG=log)
+        subprocess.run([sys.executable, os.path.join(HARNESS, 'run_neuron.py'), '--problem', reference,
+                        '--kernel', kernel, '--seeds', '1', '--warmups', '0', '--timed-runs', '1',
+                        '--ntff-dir', os.path.join(ws.root, 'ntff'), '--neff-out', os.path.join(ws.root, 'k.neff'),
+                        '--result-out', result_path], env=env, check=True, capture_output=True)
+        with open(result_path) as f:
+            result = json.load(f)
+        # the reference computes on the rounded values, so the kernel's product matches it exactly
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.assertEqual(result['max_rel_l2'], 0.0)
+        with open(log) as f:
+            calls = [json.loads(line) for line in f]
+        self.assertEqual(calls, [['float16', 'float64']] * 3)
