@@ -1,0 +1,1 @@
+activation_three_ops_reference.py

@@ -1,0 +1,1 @@
+layernorm_v1_reference.py

@@ -1,0 +1,1 @@
+mamba_v1_reference.py

@@ -1,0 +1,1 @@
+reduce_two_halves_reference.py

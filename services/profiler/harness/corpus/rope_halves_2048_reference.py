@@ -1,0 +1,1 @@
+rope_halves_512_reference.py

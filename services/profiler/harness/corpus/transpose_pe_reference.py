@@ -1,0 +1,1 @@
+transpose_dma_reference.py
