@@ -73,7 +73,9 @@ class Affine:
     # ----- placement: nl.arange(n)[:, None] -----
     def __getitem__(self, key):
         if self.ndim != 1:
-            raise CompileError('only a 1-D nl.arange can be placed with [:, None]-style indexing')
+            raise CompileError('only a 1-D nl.arange can be placed with [:, None]-style indexing; this index '
+                               f'expression already has {self.ndim} dimensions (subscripting it again, e.g. '
+                               'i_p[:, 0], is not supported: use the expression itself or a 1-D nl.arange)')
         if type(key) is not tuple:
             key = (key,)
         position = -1
@@ -243,6 +245,10 @@ class Predicate:
         self.atoms = atoms
 
     def __and__(self, other):
+        if isinstance(other, (bool, np.bool_)):
+            # a condition on loop variables and constants (`(i_p < n) & (k < K)` with k an affine_range index, an
+            # int here, symbolic in NKI's trace): True keeps the mask, False masks everything off
+            return self if other else Predicate(self.atoms + ((Affine(-1, (), 1), 'ge'),))
         if not isinstance(other, Predicate):
             raise CompileError('a mask predicate (a comparison of nl.arange / nl.mgrid indices) combines with & only '
                                f'with another predicate, not with a {type(other).__name__}: masks are compile-time '

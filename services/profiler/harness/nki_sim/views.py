@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .affine import Affine
+from .affine import Affine, Predicate
 from .dtypes import from_bytes, kind_of, to_bytes
 from .errors import CompileError, StaleStateError
 from .tile_ops import EXECUTION, TileOperators
@@ -38,6 +38,10 @@ def subscript(dims: Sequence[int], strides: Sequence[int], offset: int, key: Any
             has_slice = True
         elif k is Ellipsis:
             ellipsis_at = i
+        elif isinstance(k, Predicate):
+            raise CompileError('indexing a tensor with a mask predicate (`t[c_out < C_out]`, a comparison of '
+                               'nl.arange indices) is not supported by the simulator: pass the predicate as the '
+                               "instruction's mask= instead")
         elif not isinstance(k, (int, np.integer)):
             raise CompileError(f'unsupported index {k!r}: use ints, slices, nl.ds or nl.arange expressions')
     if ellipsis_at >= 0:

@@ -634,6 +634,30 @@ def transform_nki_outputs(k_res, ref):
                 return x
             ''', 'a mask predicate (a comparison of nl.arange / nl.mgrid indices) combines with & only with another')
 
+    def test_a_tensor_indexed_with_a_mask_predicate(self):
+        # the neuron-team conv2d lowering writes nisa.nc_matmul(filter_local[c_out < C_out], ...): a subscript
+        # the NKI documentation does not describe (before: "unsupported index <...Predicate object at 0x...>")
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                i_f = nl.arange(64)[None, :]
+                t = nl.load(x)
+                u = nl.copy(t[i_f < 32])  # <- here
+                return x
+            ''', 'indexing a tensor with a mask predicate (`t[c_out < C_out]`, a comparison of nl.arange indices) '
+               'is not supported by the simulator: pass the predicate as the instruction\'s mask= instead')
+
+    def test_subscripting_a_placed_index_expression(self):
+        # a generated cumprod kernel writes running[i_p[:, 0], idx] with i_p = p * 128 + nl.arange(128)[:, None]
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                i_p = nl.arange(128)[:, None]
+                t = nl.load(x[i_p[:, 0], 0])  # <- here
+                return x
+            ''', 'this index expression already has 2 dimensions (subscripting it again, e.g. i_p[:, 0], is not '
+               'supported')
+
     def test_indirect_dma_needs_integer_indices(self):
         self.check('''
             @nki.jit
@@ -1307,6 +1331,34 @@ class PublicFormsTest(unittest.TestCase):
         np.testing.assert_array_equal(outputs, w.transpose(1, 0, 2, 3))
         with self.assertRaisesRegex(Exception, 'Unexpected output dependencies'):     # one element, every iteration
             self.ws.run(self.ws.kernel(template.replace('TAP', '0, 0')), w)
+
+    def test_a_mask_combines_with_a_condition_on_loop_variables(self):
+        # autocomp's conv2d (the neuron-team lowering) masks with (h + k0 - pad < H) & ... & (n < N), n an
+        # affine_range index: NKI traces it symbolically, the simulator has an int, so the comparison is a bool.
+        # True keeps the mask, False masks everything off (before: COMPILE_ERROR "combines with & only with
+        # another predicate, not with a bool"); run through both protocol steps
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((2, 128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                i_p = nl.arange(128)[:, None]
+                i_f = nl.arange(64)[None, :]
+                for k in nl.affine_range(2):
+                    t = nl.load(x[i_p, i_f])
+                    nl.store(out[k, i_p, i_f], value=t, mask=(i_p < 128) & (k < 1))
+                    nl.store(out[k, i_p, i_f], value=nl.multiply(t, 2.0), mask=(k >= 1) & (i_p < 128))
+                return out
+            ''')
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(128, 64)).astype(np.float32)]
+
+
+def forward(x):
+    return np.stack([x, 2 * x])
+''' + STANDARD_TRANSFORMS)
+        result = self.ws.evaluate(reference, kernel, seeds=1)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
 
     def test_iota_of_an_mgrid_index_spans_the_whole_grid(self):
         # nl.mgrid is numpy's dense mesh grid: nisa.iota(expr=grid.x) of nl.mgrid[0:128, 0:n] is a [128, n] tile
