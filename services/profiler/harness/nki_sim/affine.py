@@ -265,6 +265,14 @@ class Predicate:
     def __bool__(self):
         raise CompileError('a mask predicate has no truth value; pass it as mask=')
 
+    def holds_everywhere(self) -> bool:
+        """True when every comparison holds at every index its expressions take (a predicate false nowhere)."""
+        for aff, kind in self.atoms:
+            values = aff.evaluate()
+            if not ((values >= 0) if kind == 'ge' else (values != 0)).all():
+                return False
+        return True
+
     def evaluate(self, shape: Tuple[int, ...]) -> np.ndarray:
         """The predicate as a boolean array over an iteration space of `shape`."""
         out = np.ones(shape, dtype=bool)

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import memory
-from .affine import Affine, DynamicIndex
+from .affine import Affine, DynamicIndex, Predicate
 from .dtypes import Kind, kind_of
 from .errors import CompileError
 from .indirect import dynamic_on_chip, indirect_access
@@ -200,6 +200,8 @@ class Tensor(TileOperators):
     def __getitem__(self, key):
         if self.alias is not None:
             return self.alias[key]
+        if key is True or type(key) is Predicate and key.holds_everywhere():
+            return self     # `t[c_out < C_out]` with the condition true at every index: the whole tensor
         if self.pending is not None:
             EXECUTION.flush()
         if type(key) is not tuple:

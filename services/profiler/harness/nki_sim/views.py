@@ -38,10 +38,11 @@ def subscript(dims: Sequence[int], strides: Sequence[int], offset: int, key: Any
             has_slice = True
         elif k is Ellipsis:
             ellipsis_at = i
-        elif isinstance(k, Predicate):
+        elif isinstance(k, (Predicate, bool, np.bool_)):
             raise CompileError('indexing a tensor with a mask predicate (`t[c_out < C_out]`, a comparison of '
-                               'nl.arange indices) is not supported by the simulator: pass the predicate as the '
-                               "instruction's mask= instead")
+                               'nl.arange indices) is supported only alone and where the predicate holds for every '
+                               'index (then it selects the whole tensor); a predicate false somewhere is not '
+                               "supported by the simulator: pass it as the instruction's mask= instead")
         elif not isinstance(k, (int, np.integer)):
             raise CompileError(f'unsupported index {k!r}: use ints, slices, nl.ds or nl.arange expressions')
     if ellipsis_at >= 0:
@@ -494,6 +495,8 @@ class View(TileOperators):
         return int(np.prod(self.shape, dtype=np.int64))
 
     def __getitem__(self, key):
+        if key is True or type(key) is Predicate and key.holds_everywhere():
+            return self     # `t[c_out < C_out]` with the condition true at every index: the whole view
         if not self.in_bounds:
             check_bounds(self.index_map, full_window(self.shape))
         offset, shape, strides, index_map, in_bounds = subscript(self.shape, self.strides, self.offset, key)

@@ -645,7 +645,8 @@ def transform_nki_outputs(k_res, ref):
                 u = nl.copy(t[i_f < 32])  # <- here
                 return x
             ''', 'indexing a tensor with a mask predicate (`t[c_out < C_out]`, a comparison of nl.arange indices) '
-               'is not supported by the simulator: pass the predicate as the instruction\'s mask= instead')
+               'is supported only alone and where the predicate holds for every index (then it selects the whole '
+               'tensor); a predicate false somewhere is not supported')
 
     def test_subscripting_a_placed_index_expression(self):
         # a generated cumprod kernel writes running[i_p[:, 0], idx] with i_p = p * 128 + nl.arange(128)[:, None]
@@ -1584,6 +1585,33 @@ class ReturnedTileTest(unittest.TestCase):
             with open(trace) as f:
                 ops = [field for line in f if line.startswith('I ') for field in line.split() if field.startswith('op=')]
             self.assertEqual(ops.count('op=store'), 2, ops)
+
+
+class PredicateSubscriptTest(unittest.TestCase):
+    """`t[c_out < C_out]` (the neuron-team conv2d lowering): a predicate subscript that holds at every index, or a
+    condition on loop variables that is true (a Python bool here, symbolic in NKI's trace), selects the whole
+    tensor or view."""
+
+    def test_predicates_true_everywhere_select_the_whole_operand(self):
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        reference = ws.reference(SIMPLE_REFERENCE)
+        kernel = ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                i_p = nl.arange(128)[:, None]
+                i_f = nl.arange(32)[None, :]
+                for k in nl.affine_range(2):
+                    t = nl.load(x[i_p, k * 32 + i_f])
+                    view = t[i_p, i_f]
+                    doubled = nl.multiply(view[k < 2][k * 32 + i_f < 64], 2.0)
+                    nl.store(out[i_p, k * 32 + i_f], value=doubled[True])
+                return out
+            ''')
+        for timing_only in (False, True):
+            result = ws.evaluate(reference, kernel, timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
 
 
 class LoopReturnTest(unittest.TestCase):
