@@ -33,6 +33,11 @@ RANDOM_NAMES = frozenset({'rand', 'random_seed', 'rand2', 'rng', 'rand_set_state
                           'set_rng_seed'})
 
 
+# Collectives between NeuronCores (nl.all_reduce of Beta 1, nisa.sendrecv of Beta 2, the nki.collectives names).
+COLLECTIVE_NAMES = frozenset({'all_reduce', 'all_gather', 'reduce_scatter', 'all_to_all', 'sendrecv',
+                              'collective_permute', 'collective_permute_implicit'})
+
+
 def not_modelled_cause(name):
     """Why a family of NKI names is not modelled by design ('' for a name merely not implemented)."""
     if name.endswith('_mx') or name.endswith('_x4'):
@@ -42,6 +47,11 @@ def not_modelled_cause(name):
         return NOT_MODELLED[name]
     if name in RANDOM_NAMES:
         return 'random numbers are not modelled: a random result cannot be checked against a reference'
+    if name in COLLECTIVE_NAMES:
+        return 'collectives (all_reduce, all_gather, collective_permute, sendrecv, ...) are not modelled'
+    if name == 'builtin_custom_op':
+        return ('a custom operator from a compiled library has no documented semantics (the API stub gives only '
+                'its signature)')
     return ''
 
 

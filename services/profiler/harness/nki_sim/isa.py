@@ -23,8 +23,8 @@ from .isa_select import (  # noqa: F401  (re-exported as nisa.*)
     core_barrier, dma_transpose, max8, nc_find_index8, nc_match_replace8, nc_n_gather, nc_stream_shuffle,
     nonzero_with_count, sequence_bounds, tensor_copy_predicated)
 from .operands import (  # noqa: F401  (the *_engine values are re-exported as nisa.*)
-    SCALARS, engine_name, fit, gpsimd_engine, is_tile, on_chip, per_partition, result_kind, scalar_engine,
-    tensor_engine, unknown_engine, vector_engine, window_shape)
+    SCALARS, dma_engine, engine_name, fit, gpsimd_engine, is_tile, on_chip, per_partition, result_kind,
+    scalar_engine, tensor_engine, unapplied_mask, unknown_engine, vector_engine, window_shape)
 from .operands import mask as mask_of
 from .ops import activation as activation_function
 from .ops import alu
@@ -68,10 +68,12 @@ class matmul_perf_mode:
 
 
 def nc_matmul(stationary: Any, moving: Any, is_stationary_onezero: Any = False, is_moving_onezero: Any = False,
-              is_transpose: Any = False, perf_mode: Any = None,
+              is_transpose: Any = False, perf_mode: Any = None, tile_position: Any = (), tile_size: Any = (),
               mask: Any = None, **kwargs: Any) -> Any:
     """PSUM[M, N] = stationary[K, M].T @ moving[K, N]; is_transpose=True with an identity moving is a PE transpose.
-    A double-row perf_mode takes [K, 2, M] and [K, 2, N] operands and contracts all 2K rows."""
+    A double-row perf_mode takes [K, 2, M] and [K, 2, N] operands and contracts all 2K rows. tile_position /
+    tile_size place the matmul on a row/column tile of the PE array (checked; the product is the same)."""
+    _pe_tile(tile_position, tile_size)
     stationary = _evicted(stationary)
     moving = _evicted(moving)
     run = begin()
@@ -123,6 +125,26 @@ def nc_matmul(stationary: Any, moving: Any, is_stationary_onezero: Any = False, 
     if is_transpose:
         pending.cse_key = ('transpose', _value_key(stat), _value_key(mov))
     return pending.tile
+
+
+def _pe_tile(position: Any, size: Any) -> None:
+    """nc_matmul's PE tiling fields (NKI 2.26+ API page, "Tiling mode"): tile_size (row_size, column_size) and
+    tile_position (row, column) offsets in the 128x128 array, both given or both empty. Row tiling runs several
+    small matmuls side by side on hardware; the simulator checks the fields and computes the same product (the
+    timing model does not overlap tiled matmuls)."""
+    given = [v for v in (position, size) if v is not None and tuple(v) != ()]
+    if not given:
+        return
+    try:
+        pos = tuple(int(v) for v in position)
+        extent = tuple(int(v) for v in size)
+    except (TypeError, ValueError):
+        raise CompileError(f'nc_matmul: tile_position {position!r} and tile_size {size!r} are pairs of integers, '
+                           'given together') from None
+    if len(pos) != 2 or len(extent) != 2 or any(e not in (32, 64, 128) for e in extent) or \
+            any(p < 0 or p % e or p + e > PARTITION_LIMIT for p, e in zip(pos, extent)):
+        raise CompileError(f'nc_matmul: tile_size {size!r} is (row_size, column_size) of 32, 64 or 128 and '
+                           f'tile_position {position!r} a multiple of it inside the 128x128 PE array')
 
 
 def _contract(stationary, moving):
@@ -225,15 +247,24 @@ def pe_transpose(view: Any) -> Any:
     return pending.tile
 
 
-def nc_transpose(data: Any, engine: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+def nc_transpose(data: Any, engine: Any = None, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """data.T on the PE array (result in PSUM; assigned to SBUF the compiler adds the copy) or, for tiles of at
-    most 32x32 or engine=vector_engine, on the vector engine."""
+    most 32x32 or engine=vector_engine, on the vector engine. A dtype other than data's adds a cast (a copy
+    instruction), as the Beta 1 API page says."""
+    unapplied_mask('nisa.nc_transpose', mask)
     view = operand(data)
     if engine is vector_engine or engine is None and view.shape[0] <= 32 and view.free_size <= 32:
-        return _vector_transpose(view)
+        return _cast_result(_vector_transpose(view), dtype)
     tile = pe_transpose(view)
     tile.pending.psum_only = False
-    return tile
+    return _cast_result(tile, dtype)
+
+
+def _cast_result(tile: Any, dtype: Any) -> Any:
+    """The tile converted to dtype by one more copy instruction, or the tile itself when dtype is None or its own."""
+    if dtype is None or kind_of(dtype) == tile.kind:
+        return tile
+    return copy(tile, dtype=dtype)
 
 
 def _vector_transpose(view):
@@ -343,16 +374,47 @@ def tensor_scalar(data: Any, op0: Any, operand0: Any, reverse0: Any = False, op1
 
 
 def tensor_scalar_reduce(data: Any, op0: Any, operand0: Any, reduce_op: Any, reduce_res: Any, reverse0: Any = False,
-                         dtype: Any = None, mask: Any = None,
+                         reduce_cmd: Any = None, reduce_init: Any = None, dtype: Any = None, mask: Any = None,
                          **kwargs: Any) -> Any:
+    """data op0 operand0, its free-axis reduce_op reduction written to reduce_res. reduce_cmd (NKI 2.31+) drives
+    the vector engine's accumulation registers as for the other accumulating instructions: reset_reduce (the
+    default, and what idle reads as here), reduce (on top of the registers), load_reduce (on top of reduce_init,
+    a scalar or a [P, 1] tile)."""
     tile = tensor_scalar(data=data, op0=op0, operand0=operand0, reverse0=reverse0, dtype=dtype, mask=mask)
     pending = tile.pending
     target = destination(operand(reduce_res))
     run = current()
+    command = _load_register(run, pending, reduce_cmd, reduce_init, alu(reduce_op))
     if run.numerics:
-        _accumulate_register(run, reduce_op, pending.result, target, reduce_cmd.reset_reduce, pending.window)
+        _accumulate_register(run, reduce_op, pending.result, target, command, pending.window)
     pending.extra_writes = [(target, None)]
     return tile
+
+
+def _load_register(run: Any, pending: Any, command: Any, init: Any, ufunc: Any) -> Any:
+    """The register command an accumulating vector-engine instruction runs: load_reduce puts `init` (a scalar or
+    a [P, 1] tile, read by the instruction) in the accumulation registers and then reduces on top of them; idle and
+    None read as reset_reduce. `init` with any other command is refused (the API pages: unset unless load_reduce)."""
+    if command not in (None, reduce_cmd.idle, reduce_cmd.reset, reduce_cmd.reset_reduce, reduce_cmd.reduce,
+                       reduce_cmd.load_reduce):
+        raise CompileError(f'reduce_cmd {command!r} is not a nisa.reduce_cmd value')
+    if command != reduce_cmd.load_reduce:
+        if init is not None and not (isinstance(init, SCALARS) and float(init) == 0.0):
+            raise CompileError('reduce_init is used with reduce_cmd=nisa.reduce_cmd.load_reduce only')
+        return reduce_cmd.reduce if command == reduce_cmd.reduce else reduce_cmd.reset_reduce
+    rows = pending.tile.shape[0] if pending.window is None else pending.window[0][1] - pending.window[0][0]
+    if is_tile(init):
+        view = operand(init)
+        if view.free_size != 1 or view.shape[0] != pending.tile.shape[0]:
+            raise CompileError(f'reduce_init holds one value per partition ([{pending.tile.shape[0]}, 1]), '
+                               f'got {view.shape}')
+        pending.reads.append((view, None))
+        if run.numerics:
+            values = view.array().reshape(-1).astype(np.float64)
+            run.accumulator = values if pending.window is None else values[pending.window[0][0]:pending.window[0][1]]
+    elif run.numerics:
+        run.accumulator = np.full(rows, 0.0 if init is None else float(init))
+    return reduce_cmd.reduce
 
 
 def _with_scalars(op, eng, compute, data, scalars, dtype, mask_predicate):
@@ -440,8 +502,8 @@ def tensor_partition_reduce(op: Any, data: Any, dtype: Any = None, mask: Any = N
     return reduce(alu(op), data, 0, dtype, mask, keepdims=True)
 
 
-def reciprocal(data: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
-    return elementwise('reciprocal', 'auto', np.reciprocal, (data,), dtype, mask)
+def reciprocal(data: Any, dtype: Any = None, mask: Any = None, engine: Any = unknown_engine, **kwargs: Any) -> Any:
+    return elementwise('reciprocal', engine_name(engine), np.reciprocal, (data,), dtype, mask)
 
 
 def tensor_copy(src: Any, dtype: Any = None, mask: Any = None, engine: Any = unknown_engine, **kwargs: Any) -> Any:
@@ -617,7 +679,12 @@ def exponential(src: Any, max_value: Any = 0.0, reduce_res: Any = None, reduce_c
     view = on_chip(operand(src), 'exponential')
     shift = _per_row(operand(max_value), view) if is_tile(max_value) else max_value
     tile = elementwise('activation', 'dve', lambda x, m: np.exp(x - m), (view, shift), dtype, mask)
-    _reduce_into(tile, reduce_res, np.add, reduce_cmd)
+    if reduce_res is None:
+        if reduce_init is not None and not (isinstance(reduce_init, SCALARS) and float(reduce_init) == 0.0):
+            raise CompileError('exponential: reduce_init needs reduce_res (and reduce_cmd=load_reduce)')
+        return tile
+    command = _load_register(current(), tile.pending, reduce_cmd, reduce_init, np.add)
+    _reduce_into(tile, reduce_res, np.add, command)
     return tile
 
 
@@ -737,9 +804,10 @@ def _pattern_values(pairs: Any) -> np.ndarray:
     return values
 
 
-def tensor_tensor_scan(data0: Any, data1: Any, initial: Any, op0: Any, op1: Any, dtype: Any = None, mask: Any = None,
-                       **kwargs: Any) -> Any:
-    """r[:, i] = op1(op0(data0[:, i], r[:, i-1]), data1[:, i]) with r[:, -1] = initial (scalar or [P, 1])."""
+def tensor_tensor_scan(data0: Any, data1: Any, initial: Any, op0: Any, op1: Any, reverse0: Any = False,
+                       reverse1: Any = False, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+    """r[:, i] = op1(op0(data0[:, i], r[:, i-1]), data1[:, i]) with r[:, -1] = initial (scalar or [P, 1]);
+    reverse0 makes data0 the rhs of op0 (op0(r[:, i-1], data0[:, i])), reverse1 data1 the lhs of op1."""
     first = alu(op0)
     second = alu(op1)
     a = operand(data0)
@@ -753,8 +821,14 @@ def tensor_tensor_scan(data0: Any, data1: Any, initial: Any, op0: Any, op1: Any,
         prev = (start.reshape(rows) if init_view is not None else np.full(rows, start, xs.dtype)).astype(xs.dtype)
         for i in range(xs.shape[0]):
             row = out[i]
-            first(xs[i], prev, out=row)
-            second(row, ys[i], out=row)
+            if reverse0:
+                first(prev, xs[i], out=row)
+            else:
+                first(xs[i], prev, out=row)
+            if reverse1:
+                second(ys[i], row, out=row)
+            else:
+                second(row, ys[i], out=row)
             prev = row
         return out.T.reshape(x.shape)
     return elementwise('scan', 'dve', scan, (a, data1, initial), dtype, mask)
@@ -787,6 +861,7 @@ def bn_stats(data: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> A
 
 def bn_aggr(data: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """Combine bn_stats groups [P, 6k] into (mean, variance) [P, 2]."""
+    unapplied_mask('nisa.bn_aggr', mask)
     view = operand(data)
     if view.free_size % 3:
         raise CompileError('bn_aggr takes the [P, 6k] output of bn_stats')
@@ -811,17 +886,27 @@ def _shaped(op, view, fn, shape, dtype):
 
 
 # ----- DMA -----
-def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine: Any = None, **kwargs: Any) -> None:
+def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine: Any = None, dst_rmw_op: Any = None,
+             unique_indices: Any = True, **kwargs: Any) -> None:
+    """dst = src by the DMA engines (cast to dst's format); with dst_rmw_op=nl.add (the only operator the API
+    pages allow) dst = dst + src, computed in float32, the DMA reading dst as well."""
     run = begin()
     target = destination(operand(dst))
     source = operand(src)
+    add = _rmw_add(dst_rmw_op, unique_indices)
+    if add and isinstance(target, IndirectView):
+        raise CompileError('dma_copy: dst_rmw_op on a scatter (indirect destination) is not modelled by the '
+                           'simulator (repeated indices would have to accumulate)')
     if target.shape != source.shape and target.free_size * target.shape[0] != source.free_size * source.shape[0]:
         raise CompileError(f'dma_copy: source shape {source.shape} does not match destination {target.shape}')
     window, where = mask_of(mask, source.shape)
     if run.numerics:
         data = source.array(window)
         out = target.array(window if target.shape == source.shape else None)
-        out[...] = data.reshape(out.shape)
+        if add:
+            out[...] = out.astype(np.float32) + data.reshape(out.shape).astype(np.float32)
+        else:
+            out[...] = data.reshape(out.shape)
         rounding = target.tensor.kind.rounding    # the DMA casts to dst's format (bfloat16, fp8, ...)
         if rounding is not None:
             rounding(out)
@@ -830,9 +915,21 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
     direction = 'load' if target.tensor.buffer.on_chip and not source.tensor.buffer.on_chip else \
         'store' if source.tensor.buffer.on_chip and not target.tensor.buffer.on_chip else 'copy'
     reads = [(source, window)] + [(v.index, None) for v in (source, target) if isinstance(v, IndirectView)]
+    if add:
+        reads.append((target, window if target.shape == source.shape else None))
     pending = Pending('dma_copy', 'dma', run.line(), reads, None, None, window)
     pending.dma = direction
     direct(run, pending, target, window if target.shape == source.shape else None)
+
+
+def _rmw_add(op: Any, unique_indices: Any) -> bool:
+    if not isinstance(unique_indices, (bool, np.bool_)):
+        raise CompileError(f'dma_copy: unique_indices is True or False, not {unique_indices!r}')
+    if op is None:
+        return False
+    if alu(op) is not np.add:
+        raise CompileError(f'dma_copy: dst_rmw_op {op!r} is not supported (the API page allows nl.add only)')
+    return True
 
 
 class dge_mode:
@@ -857,6 +954,7 @@ class _Engines:
     scalar = scalar_engine
     activation = scalar_engine
     gpsimd = gpsimd_engine
+    dma = dma_engine
 
 
 engine = _Engines()

@@ -14,13 +14,21 @@ import numpy as np
 from .compute import assign
 from .dtypes import kind_of
 from .errors import CompileError
-from .operands import engine_name, fit, on_chip, unknown_engine
+from .operands import engine_name, fit, on_chip, unapplied_mask, unknown_engine
 from .runtime import begin, issue, operand
 from .tensors import PARTITION_LIMIT
 from .views import View
 
 TOP = 8
 NOT_FOUND = 0xFFFFFFFF      # nc_find_index8's index for a value absent from the partition
+
+
+def _dst_format(name: str, dtype: Any, target: View) -> None:
+    """dtype= of an instruction that writes into dst: dst's own format, or refused (never silently ignored)."""
+    if dtype is not None and kind_of(dtype) != target.tensor.kind:
+        raise CompileError(f'{name}: dtype={kind_of(dtype).public} differs from dst\'s '
+                           f'{target.tensor.kind.public}; the result takes dst\'s format (declare dst in the format '
+                           'wanted)')
 
 
 def _flat(array: np.ndarray) -> np.ndarray:
@@ -35,6 +43,7 @@ def _issue(op: str, eng: str, views: List[View], shape: Any, kind: Any, compute:
 
 def max8(src: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """The 8 largest values of each partition, in descending order ([P, 8])."""
+    unapplied_mask('nisa.max8', mask)
     view = on_chip(operand(src), 'max8')
     if view.free_size < TOP:
         raise CompileError(f'max8 needs at least {TOP} elements per partition, got {view.free_size}')
@@ -73,6 +82,7 @@ def _search_operands(data: Any, vals: Any, name: str) -> List[View]:
 
 def nc_find_index8(data: Any, vals: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """Per partition, the index of the first occurrence of each of the 8 vals in data ([P, 8], uint32)."""
+    unapplied_mask('nisa.nc_find_index8', mask)
     views = _search_operands(data, vals, 'nc_find_index8')
     kind = kind_of(dtype if dtype is not None else np.uint32)
     return _issue('tensor_reduce', 'dve', views, (views[0].shape[0], TOP), kind, _first_positions)
@@ -82,6 +92,7 @@ def nc_match_replace8(data: Any, vals: Any, imm: Any, dst_idx: Any = None, dtype
                       **kwargs: Any) -> Any:
     """data with the first occurrence of each of the 8 vals (per partition) replaced by imm; with dst_idx, the
     replaced positions are also written there ([P, 8])."""
+    unapplied_mask('nisa.nc_match_replace8', mask)
     views = _search_operands(data, vals, 'nc_match_replace8')
     kind = kind_of(dtype) if dtype is not None else views[0].tensor.kind
     value = float(imm)
@@ -102,7 +113,9 @@ def nc_match_replace8(data: Any, vals: Any, imm: Any, dst_idx: Any = None, dtype
 def tensor_copy_predicated(dst: Any, src: Any, predicate: Any, reverse_pred: Any = False, dtype: Any = None,
                            mask: Any = None, engine: Any = unknown_engine, **kwargs: Any) -> None:
     """dst = src where predicate is true (false with reverse_pred); dst keeps its values elsewhere."""
+    unapplied_mask('nisa.tensor_copy_predicated', mask)
     target = on_chip(operand(dst), 'tensor_copy_predicated')
+    _dst_format('tensor_copy_predicated', dtype, target)
     scalar = isinstance(src, (bool, int, float, np.number))
     # src may be a number (the documented `src: float | tile`): copied into dst where the predicate selects; a
     # Python float needs a float dst, an int an integer dst
@@ -130,8 +143,10 @@ def nc_stream_shuffle(src: Any, dst: Any, shuffle_mask: Any, dtype: Any = None, 
                       **kwargs: Any) -> None:
     """Within each quadrant of 32 partitions, output partition i copies input partition shuffle_mask[i];
     255 leaves output partition i unchanged."""
+    unapplied_mask('nisa.nc_stream_shuffle', mask)
     source = on_chip(operand(src), 'nc_stream_shuffle')
     target = on_chip(operand(dst), 'nc_stream_shuffle')
+    _dst_format('nc_stream_shuffle', dtype, target)
     order = [int(m) for m in shuffle_mask]
     if len(order) != 32 or any(not (0 <= m < 32 or m == 255) for m in order):
         raise CompileError('nc_stream_shuffle: shuffle_mask is 32 partition numbers below 32 (or 255 to skip)')
@@ -191,6 +206,7 @@ def nonzero_with_count(dst: Any, src: Any, index_offset: Any = 0, padding_val: A
 
 def nc_n_gather(data: Any, indices: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """Within each partition, out[p, j] = data[p, indices[p, j]] over data's flattened free elements (GpSimd)."""
+    unapplied_mask('nisa.nc_n_gather', mask)
     source = on_chip(operand(data), 'nc_n_gather')
     index = on_chip(operand(indices), 'nc_n_gather')
     if index.shape[0] != source.shape[0]:
@@ -208,6 +224,7 @@ def nc_n_gather(data: Any, indices: Any, dtype: Any = None, mask: Any = None, **
 
 def dma_transpose(src: Any, axes: Any = None, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """The 2-D transpose of src (partition and free axes swapped) by the DMA engines, into a new SBUF tile."""
+    unapplied_mask('nisa.dma_transpose', mask)
     view = operand(src)
     if len(view.shape) != 2 or axes not in (None, (1, 0), [1, 0]):
         raise CompileError('dma_transpose: the simulator transposes 2-D tiles (axes=(1, 0)) only')

@@ -24,6 +24,7 @@ from .loops import affine_range, is_first_iteration, sequential_range, static_ra
 from .operands import (broadcast_shape, fit, on_chip, padded, result_kind, tile_or_scalar,
                        window_shape)
 from .operands import mask as _mask
+from .operands import unapplied_mask
 from .ops import alu
 from .runtime import begin, issue, operand, operand_reads
 from .tensors import PARTITION_LIMIT, Tensor, hbm_declared, hbm_tensor, par_dim  # noqa: F401
@@ -271,7 +272,8 @@ def load(src: Any, dtype: Any = None, mask: Any = None, mode: Any = None, **kwar
     return pending.tile
 
 
-def load_transpose2d(src: Any, dtype: Any = None, **kwargs: Any) -> Any:
+def load_transpose2d(src: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+    unapplied_mask('nl.load_transpose2d', mask)
     run = begin()
     view = operand(src)
     if view.tensor.buffer.on_chip or len(view.shape) != 2:
@@ -527,8 +529,14 @@ def expand_dims(data: Any, axis: Any, **kwargs: Any) -> Any:
     return reshape_view(view, shape)
 
 
-def gather_flattened(data: Any, indices: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
-    """Within each partition, out[p, j] = data[p, indices[p, j]] over data's flattened free elements."""
+def gather_flattened(data: Any, indices: Any, axis: Any = 0, dtype: Any = None, mask: Any = None,
+                     **kwargs: Any) -> Any:
+    """Within each partition, out[p, j] = data[p, indices[p, j]] over data's flattened free elements. The Beta 2
+    page's `axis` (default 0) has no further documented meaning; any other value is refused."""
+    if axis != 0:
+        raise CompileError(f'nl.gather_flattened: axis={axis!r} is not modelled (the API page documents the gather '
+                           'within each partition over its flattened free elements, axis=0)')
+    unapplied_mask('nl.gather_flattened', mask)
     return isa.nc_n_gather(data=data, indices=indices, dtype=dtype)
 
 
@@ -546,9 +554,10 @@ def shared_identity_matrix(n: Any, dtype: Any = np.uint8, **kwargs: Any) -> Any:
 # ----- transposes and matmul -----
 def transpose(x: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """x.T; unlike nisa.nc_transpose the result may be assigned to SBUF (the compiler adds the copy)."""
+    unapplied_mask('nl.transpose', mask)
     tile = isa.nc_transpose(x, engine=None)
     tile.pending.psum_only = False
-    return tile
+    return isa._cast_result(tile, dtype)
 
 
 def matmul(x: Any, y: Any, transpose_x: Any = False, mask: Any = None, **kwargs: Any) -> Any:

@@ -30,6 +30,7 @@ tensor_engine = Engine('tensor_engine', 'pe')
 vector_engine = Engine('vector_engine', 'dve')
 scalar_engine = Engine('scalar_engine', 'act')
 gpsimd_engine = Engine('gpsimd_engine', 'pool')
+dma_engine = Engine('dma_engine', 'dma')
 
 
 def engine_name(engine: Any, default: str = 'auto') -> str:
@@ -89,6 +90,15 @@ def mask(predicate: Any, shape: Sequence[int]) -> Tuple[Any, Optional[np.ndarray
     if predicate is False or isinstance(predicate, np.bool_):
         return tuple((0, 0) for _ in shape), None     # a plain False mask: the instruction touches nothing
     return mask_window(predicate, shape)
+
+
+def unapplied_mask(name: str, predicate: Any) -> None:
+    """`mask=` on an instruction whose mask the simulator does not apply: refused, never silently ignored (the
+    instruction would otherwise compute and write every element)."""
+    if predicate is None or predicate is True or isinstance(predicate, np.bool_) and predicate:
+        return
+    raise CompileError(f'{name}: mask= is not modelled by the simulator for this instruction (it would be '
+                       'ignored); compute the full tile and select or store the masked part')
 
 
 def result_kind(dtype: Any, views: Sequence[View]) -> Kind:
