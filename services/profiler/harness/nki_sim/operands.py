@@ -4,7 +4,7 @@ from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .affine import mask_window
+from .affine import Predicate, mask_window
 from .dtypes import Kind, kind_of, to_storage
 from .errors import CompileError
 from .runtime import operand
@@ -93,9 +93,12 @@ def mask(predicate: Any, shape: Sequence[int]) -> Tuple[Any, Optional[np.ndarray
 
 
 def unapplied_mask(name: str, predicate: Any) -> None:
-    """`mask=` on an instruction whose mask the simulator does not apply: refused, never silently ignored (the
-    instruction would otherwise compute and write every element)."""
+    """`mask=` on an instruction whose mask the simulator does not apply: accepted when it masks nothing off (a
+    predicate true at every index, as a boundary mask is on a tile the shapes fill), otherwise refused, never
+    silently ignored (the instruction would otherwise compute and write every element)."""
     if predicate is None or predicate is True or isinstance(predicate, np.bool_) and predicate:
+        return
+    if isinstance(predicate, Predicate) and predicate.holds_everywhere():
         return
     raise CompileError(f'{name}: mask= is not modelled by the simulator for this instruction (it would be '
                        'ignored); compute the full tile and select or store the masked part')

@@ -168,6 +168,21 @@ class ApiSurfaceTest(unittest.TestCase):
                 ''', a)
             self.assertIn('mask= is not modelled', message)
 
+    def test_a_mask_true_at_every_index_masks_nothing_and_is_accepted(self):
+        # a boundary mask on a tile the shapes fill (`i_p < 128` on 128 partitions) leaves nothing to mask off
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(a):
+                out = nl.ndarray((16, 128), dtype=a.dtype, buffer=nl.shared_hbm)
+                i_p = nl.arange(128)[:, None]
+                i_f = nl.arange(16)[None, :]
+                nl.store(out, nl.transpose(nl.load(a), mask=(i_p < 128) & (i_f < 16)))
+                return out
+            ''')
+        a = self.normal(128, 16)
+        out, _ = self.ws.run(path, a)
+        np.testing.assert_array_equal(out, a.T)
+
     def test_collectives_custom_ops_and_gather_axes_name_their_cause(self):
         a = self.normal(128, 16)
         for call, cause in (('nisa.sendrecv(a)', 'collectives'), ('nl.all_reduce(a)', 'collectives'),
