@@ -229,8 +229,9 @@ def _evicted(value):
     return value
 
 
-def pe_transpose(view: Any) -> Any:
-    """Transpose a [P, F] tile on the PE array (F, P <= 128) into PSUM."""
+def pe_transpose(view: Any, mask: Any = None) -> Any:
+    """Transpose a [P, F] tile on the PE array (F, P <= 128) into PSUM; `mask` is over the [F, P] result (the
+    elements it masks off are not written)."""
     run = begin()
     view = on_chip(view, 'a transpose')
     if len(view.shape) != 2:
@@ -238,24 +239,33 @@ def pe_transpose(view: Any) -> Any:
     p, f = view.shape
     if p > PARTITION_LIMIT or f > PARTITION_LIMIT:
         raise CompileError(f'PE transpose of a [{p}, {f}] tile: both dimensions must be <= {PARTITION_LIMIT}')
-    result = np.ascontiguousarray(view.array().T) if run.numerics else None
-    pending = issue(run, 'transpose', 'pe', [(view, None)], (f, p), view.tensor.kind, result,
-                    out_buffer=memory.psum)
+    window, where = mask_of(mask, (f, p))
+    pending = issue(run, 'transpose', 'pe', [(view, None)], (f, p), view.tensor.kind,
+                    _transposed(view, window) if run.numerics else None, window, out_buffer=memory.psum)
+    pending.where = where
     pending.p, pending.n, pending.nstat = p, p, f
     pending.psum_only = True
-    pending.cse_key = ('transpose', _value_key(view))     # a repeated transpose of the same data: CSE
+    if window is None and where is None:
+        pending.cse_key = ('transpose', _value_key(view))     # a repeated transpose of the same data: CSE
     return pending.tile
+
+
+def _transposed(view: Any, window: Any) -> np.ndarray:
+    """view.T, cut to the mask's window of the result when there is one."""
+    result = view.array().T
+    if window is not None:
+        result = result[window[0][0]:window[0][1], window[1][0]:window[1][1]]
+    return np.ascontiguousarray(result)
 
 
 def nc_transpose(data: Any, engine: Any = None, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """data.T on the PE array (result in PSUM; assigned to SBUF the compiler adds the copy) or, for tiles of at
     most 32x32 or engine=vector_engine, on the vector engine. A dtype other than data's adds a cast (a copy
     instruction), as the Beta 1 API page says."""
-    unapplied_mask('nisa.nc_transpose', mask)
     view = operand(data)
     if engine is vector_engine or engine is None and view.shape[0] <= 32 and view.free_size <= 32:
-        return _cast_result(_vector_transpose(view), dtype)
-    tile = pe_transpose(view)
+        return _cast_result(_vector_transpose(view, mask), dtype)
+    tile = pe_transpose(view, mask)
     tile.pending.psum_only = False
     return _cast_result(tile, dtype)
 
@@ -267,12 +277,14 @@ def _cast_result(tile: Any, dtype: Any) -> Any:
     return copy(tile, dtype=dtype)
 
 
-def _vector_transpose(view):
+def _vector_transpose(view, mask=None):
     run = begin()
     if len(view.shape) != 2 or view.shape[0] > 32 or view.shape[1] > 32:
         raise CompileError('a vector-engine transpose handles tiles of at most 32x32')
-    result = np.ascontiguousarray(view.array().T) if run.numerics else None
-    pending = issue(run, 'transpose', 'dve', [(view, None)], view.shape[::-1], view.tensor.kind, result)
+    window, where = mask_of(mask, view.shape[::-1])
+    pending = issue(run, 'transpose', 'dve', [(view, None)], view.shape[::-1], view.tensor.kind,
+                    _transposed(view, window) if run.numerics else None, window)
+    pending.where = where
     return pending.tile
 
 

@@ -554,8 +554,7 @@ def shared_identity_matrix(n: Any, dtype: Any = np.uint8, **kwargs: Any) -> Any:
 # ----- transposes and matmul -----
 def transpose(x: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """x.T; unlike nisa.nc_transpose the result may be assigned to SBUF (the compiler adds the copy)."""
-    unapplied_mask('nl.transpose', mask)
-    tile = isa.nc_transpose(x, engine=None)
+    tile = isa.nc_transpose(x, engine=None, mask=mask)
     tile.pending.psum_only = False
     return isa._cast_result(tile, dtype)
 
