@@ -47,10 +47,11 @@ def full_tile(shape: Sequence[int], value: Any, dtype: Any) -> Tensor:
     return pending.tile
 
 
-def broadcast_to(view: Any, shape: Sequence[int]) -> Union[Tensor, View]:
-    """Partition broadcast ([1, F] -> [P, F]) is a PE instruction; free-axis broadcast is a stride-0 view. `view`
-    is any tile (`t.broadcast_to(shape)` passes its view, `nl.broadcast_to(t, shape)` the tile itself)."""
-    view = operand(view)
+def broadcast_to(src: Any, shape: Sequence[int]) -> Union[Tensor, View]:
+    """Partition broadcast ([1, F] -> [P, F]) is a PE instruction; free-axis broadcast is a stride-0 view. `src`
+    (the documented keyword) is any tile (`t.broadcast_to(shape)` passes its view, `nl.broadcast_to(t, shape)` the
+    tile itself)."""
+    view = operand(src)
     shape = tuple(int(s) for s in shape)
     if len(shape) != len(view.shape):
         raise CompileError(f'broadcast_to: cannot broadcast shape {view.shape} to {shape}')

@@ -197,6 +197,18 @@ class ApiSurfaceTest(unittest.TestCase):
                 want[0:10, 8:cols] = a.T[0:10, 8:cols]
             np.testing.assert_array_equal(out, want, err_msg=call)
 
+    def test_broadcast_to_takes_its_documented_keywords(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(a):
+                out = nl.ndarray((128, 16), dtype=a.dtype, buffer=nl.shared_hbm)
+                nl.store(out, nl.copy(nl.broadcast_to(src=nl.load(a), shape=(128, 16))))
+                return out
+            ''')
+        a = self.normal(1, 16)
+        out, _ = self.ws.run(path, a)
+        np.testing.assert_array_equal(out, np.broadcast_to(a, (128, 16)))
+
     def test_a_mask_true_at_every_index_masks_nothing_and_is_accepted(self):
         # a boundary mask on a tile the shapes fill (`i_p < 128` on 128 partitions) leaves nothing to mask off
         path = self.ws.kernel('''
