@@ -20,7 +20,7 @@ from .errors import CompileError, missing_api
 from .indirect import DynamicView, IndirectView
 from . import isa_select
 from .isa_select import (  # noqa: F401  (re-exported as nisa.*)
-    core_barrier, dma_transpose, max8, nc_find_index8, nc_match_replace8, nc_n_gather, nc_stream_shuffle,
+    core_barrier, dma_transpose, local_gather, max8, nc_find_index8, nc_match_replace8, nc_n_gather, nc_stream_shuffle,
     nonzero_with_count, sequence_bounds, tensor_copy_predicated)
 from .operands import (  # noqa: F401  (the *_engine values are re-exported as nisa.*)
     SCALARS, dma_engine, engine_name, fit, gpsimd_engine, is_tile, on_chip, per_partition, result_kind,

@@ -1,9 +1,9 @@
 """nisa instructions that select, find or move elements within partitions (re-exported by isa as nisa.*):
-max8, nc_find_index8, nc_match_replace8, tensor_copy_predicated, nc_stream_shuffle, nonzero_with_count, nc_n_gather,
-dma_transpose, core_barrier, sequence_bounds.
+max8, nc_find_index8, nc_match_replace8, tensor_copy_predicated, nc_stream_shuffle, nonzero_with_count,
+nc_n_gather, local_gather, dma_transpose, core_barrier, sequence_bounds.
 
 Each issues one trace instruction of an existing record kind (TRACE_FORMAT.md): the vector-engine searches are
-`tensor_reduce` over the data they scan, the predicated copy a `select`, the quadrant shuffle a `copy`, the DMA
+`tensor_reduce` over the data they scan, the predicated copy a `select`, the quadrant shuffle and the GpSimd gathers a `copy`, the DMA
 transpose a DMA `load`/`copy`, the GpSimd segment scan of sequence_bounds and the nonzero search of
 nonzero_with_count a `select` on the pool engine.
 """
@@ -220,6 +220,48 @@ def nc_n_gather(data: Any, indices: Any, dtype: Any = None, mask: Any = None, **
             raise IndexError(f'nc_n_gather: an index is outside the {flat.shape[1]} elements of a partition')
         return np.take_along_axis(flat, positions, axis=1).reshape(picks.shape)
     return _issue('copy', 'pool', [source, index], index.shape, kind, gather)
+
+
+def local_gather(src_buffer: Any, index: Any, num_elem_per_idx: Any = 1, num_valid_indices: Any = None,
+                 dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+    """The GpSimd gather within each core's 16 partitions (nki.isa.local_gather and the numpy semantics of its API
+    example): core c reads its 16-partition slice of `index` flattened partition first (column by column), keeps
+    the first `num_valid_indices` (all by default) and every partition p of the core gathers, for each kept index
+    i, the `num_elem_per_idx` contiguous elements of its own src_buffer row from flat element i. The result is
+    [P, num_valid_indices * num_elem_per_idx] per partition in that order (assigned to a destination of the same
+    partitions and element count, e.g. [P, n_valid, n_elem])."""
+    unapplied_mask('nisa.local_gather', mask)
+    source = on_chip(operand(src_buffer), 'local_gather')
+    picks = on_chip(operand(index), 'local_gather')
+    partitions = source.shape[0]
+    if picks.shape[0] != partitions or partitions % GPSIMD_STRIDE:
+        raise CompileError(f'local_gather: src_buffer and index have {partitions} and {picks.shape[0]} partitions '
+                           f'(the same multiple of {GPSIMD_STRIDE}: each GpSimd core serves 16 partitions)')
+    if picks.tensor.kind.storage.kind not in 'iu':
+        raise CompileError(f'local_gather: index must be an integer tile (uint16), got {picks.tensor.kind.public}')
+    per_core = GPSIMD_STRIDE * picks.free_size
+    elements = int(num_elem_per_idx)
+    valid = per_core if num_valid_indices is None else int(num_valid_indices)
+    if elements not in (1, 2, 4, 8, 16, 32):
+        raise CompileError(f'local_gather: num_elem_per_idx is one of 1, 2, 4, 8, 16, 32, got {elements}')
+    if not 0 < valid <= per_core:
+        raise CompileError(f'local_gather: num_valid_indices {valid} must be between 1 and the {per_core} indices '
+                           'of a core\'s 16-partition index slice')
+    kind = kind_of(dtype) if dtype is not None else source.tensor.kind
+
+    def gather(values: np.ndarray, positions: np.ndarray) -> np.ndarray:
+        rows = _flat(values)
+        starts = _flat(positions).astype(np.int64)
+        out = np.empty((partitions, valid, elements), dtype=rows.dtype)
+        for first in range(0, partitions, GPSIMD_STRIDE):
+            core = starts[first:first + GPSIMD_STRIDE].flatten(order='F')[:valid]
+            if core.size and (core.min() < 0 or core.max() + elements > rows.shape[1]):
+                raise IndexError(f'local_gather: an index of the core at partition {first} reads outside the '
+                                 f'{rows.shape[1]} elements of a partition')
+            reach = core[:, None] + np.arange(elements)
+            out[first:first + GPSIMD_STRIDE] = rows[first:first + GPSIMD_STRIDE][:, reach]
+        return out.reshape(partitions, valid * elements)
+    return _issue('copy', 'pool', [source, picks], (partitions, valid * elements), kind, gather)
 
 
 def dma_transpose(src: Any, axes: Any = None, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:

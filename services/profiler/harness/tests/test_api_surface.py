@@ -209,6 +209,47 @@ class ApiSurfaceTest(unittest.TestCase):
         out, _ = self.ws.run(path, a)
         np.testing.assert_array_equal(out, np.broadcast_to(a, (128, 16)))
 
+    def test_local_gather_reads_each_cores_indices_partition_first(self):
+        src = self.normal(32, 8)
+        index = np.array([[7, 0]] * 16 + [[1, 2]] * 16, dtype=np.uint16)
+        index[3, 1] = 5
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(src, index):
+                out = nl.ndarray((32, 20), dtype=src.dtype, buffer=nl.shared_hbm)
+                nl.store(out, nisa.local_gather(nl.load(src), nl.load(index), num_valid_indices=20))
+                return out
+            ''')
+        out, _ = self.ws.run(path, src, index)
+        for first in (0, 16):
+            picks = index[first:first + 16].flatten(order='F')[:20]
+            np.testing.assert_array_equal(out[first:first + 16], src[first:first + 16][:, picks])
+
+    def test_local_gather_refuses_what_the_hardware_cannot_do(self):
+        src = self.normal(32, 8)
+        for call, cause in (('nisa.local_gather(s, i, num_elem_per_idx=3)', 'num_elem_per_idx is one of'),
+                            ('nisa.local_gather(s, i, num_valid_indices=33)', 'num_valid_indices 33'),
+                            ('nisa.local_gather(s[0:24, :], i[0:24, :])', 'the same multiple of 16')):
+            message = self.refused(f'''
+                @nki.jit
+                def kernel(a):
+                    s = nl.load(a)
+                    i = nl.zeros((32, 2), dtype=nl.uint16, buffer=nl.sbuf)
+                    y = {call}
+                    return a
+                ''', src)
+            self.assertIn(cause, message)
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(a):
+                out = nl.ndarray((32, 64), dtype=a.dtype, buffer=nl.shared_hbm)
+                i = nl.full((32, 2), 7, dtype=nl.uint16, buffer=nl.sbuf)
+                nl.store(out, nisa.local_gather(nl.load(a), i, num_elem_per_idx=2))
+                return out
+            ''')
+        with self.assertRaisesRegex(IndexError, 'reads outside the 8 elements'):
+            self.ws.run(path, src)
+
     def test_a_mask_true_at_every_index_masks_nothing_and_is_accepted(self):
         # a boundary mask on a tile the shapes fill (`i_p < 128` on 128 partitions) leaves nothing to mask off
         path = self.ws.kernel('''
