@@ -934,6 +934,75 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
     direct(run, pending, target, window if target.shape == source.shape else None)
 
 
+def dma_compute(dst: Any, srcs: Any, scales: Any = None, reduce_op: Any = None, unique_indices: Any = True,
+                oob_mode: Any = None, **kwargs: Any) -> None:
+    """dst = srcs[0] + srcs[1] + ... by the DMA engines, in float32, cast to dst's format (nki.isa.dma_compute: the
+    API pages allow reduce_op=nl.add and scales of 1.0 only). Both positional orders of the pages are taken:
+    (dst, srcs, scales, reduce_op) and (dst, srcs, reduce_op, scales). A source that is dst itself makes it a
+    read-modify-write; into an indirect (scatter) destination each index adds once, repeated ones accumulating."""
+    if reduce_op is None or isinstance(reduce_op, (list, tuple)):
+        scales, reduce_op = reduce_op, scales
+    if reduce_op is None or not callable(reduce_op) or alu(reduce_op) is not np.add:
+        raise CompileError(f'dma_compute: reduce_op {reduce_op!r} is not supported (the API page allows nl.add only)')
+    if not isinstance(unique_indices, (bool, np.bool_)):
+        raise CompileError(f'dma_compute: unique_indices is True or False, not {unique_indices!r}')
+    if not isinstance(srcs, (list, tuple)) or not srcs:
+        raise CompileError('dma_compute: srcs is a list of source tensors')
+    if scales is not None and (not isinstance(scales, (list, tuple)) or len(scales) != len(srcs)
+                               or any(float(v) != 1.0 for v in scales)):
+        raise CompileError(f'dma_compute: scales {scales!r}: the API page allows one scale of 1.0 per source only')
+    run = begin()
+    target = destination(operand(dst))
+    views = [operand(v) for v in srcs]
+    itself = [_same_access(v, target) for v in views]
+    if sum(itself) > 1:
+        raise CompileError('dma_compute: dst appears more than once among srcs')
+    others = [v for v, same in zip(views, itself) if not same]
+    elements = target.free_size * target.shape[0]
+    for v in others:
+        if v.free_size * v.shape[0] != elements:
+            raise CompileError(f'dma_compute: source shape {v.shape} does not match destination {target.shape}')
+    accumulate = any(itself)
+    if isinstance(target, IndirectView) and not accumulate:
+        raise CompileError('dma_compute: an indirect (scatter) destination is a read-modify-write: list dst itself '
+                           'among srcs')
+    if run.numerics:
+        total = np.zeros(target.shape, dtype=np.float32)
+        for v in others:
+            total += v.array().reshape(target.shape).astype(np.float32)
+        rounding = target.tensor.kind.rounding    # the DMA casts to dst's format (bfloat16, fp8, ...)
+        if isinstance(target, IndirectView):
+            target.combine(np.add, total)         # once per index, repeated indices accumulating
+            if rounding is not None:
+                out = target.array()
+                rounding(out)
+                target.scatter(out)
+        else:
+            out = target.array()
+            out[...] = out.astype(np.float32) + total if accumulate else total
+            if rounding is not None:
+                rounding(out)
+    on_chip_sources = {v.tensor.buffer.on_chip for v in others}
+    direction = 'load' if target.tensor.buffer.on_chip and on_chip_sources == {False} else \
+        'store' if not target.tensor.buffer.on_chip and on_chip_sources == {True} else 'copy'
+    reads = [(v, None) for v in others] + [(v.index, None) for v in views if isinstance(v, IndirectView)]
+    if accumulate:
+        reads.append((target, None))
+    pending = Pending('dma_copy', 'dma', run.line(), reads, None, None, None)
+    pending.dma = direction
+    direct(run, pending, target, None)
+
+
+def _same_access(a: Any, b: Any) -> bool:
+    """Do two views access the same elements (for an indirect access: the same pattern and index tile region)?"""
+    if a is b:
+        return True
+    if isinstance(a, IndirectView) != isinstance(b, IndirectView) or not isinstance(a, View) or not a.same_region(b):
+        return False
+    return not isinstance(a, IndirectView) or (a.index.same_region(b.index) and a.row_stride == b.row_stride
+                                               and a.rows == b.rows and a.scalar == b.scalar)
+
+
 def _rmw_add(op: Any, unique_indices: Any) -> bool:
     if not isinstance(unique_indices, (bool, np.bool_)):
         raise CompileError(f'dma_copy: unique_indices is True or False, not {unique_indices!r}')

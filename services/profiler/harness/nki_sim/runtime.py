@@ -437,10 +437,15 @@ _DTYPE_COSTED_OPS = _PE_OPS | {'tensor_tensor', 'loop_reduce'}
 
 
 def _dma_fields(pending, reads, writes):
-    (src, src_window), = [r for r in reads if not r[0].tensor.buffer.on_chip] or reads[:1]
+    """The DMA fields of a trace line: `bytes` those read from HBM (every HBM source of a DMA that sums several,
+    nisa.dma_compute), else those of the first source; direction, contiguous run and the HBM side's kind."""
+    sources = [r for r in reads if not r[0].tensor.buffer.on_chip] or reads[:1]
+    src, src_window = sources[0]
     dst, dst_window = writes[0]
-    _, shape = src.clip(src_window)
-    moved = _elements(shape) * src.tensor.kind.itemsize
+    moved = 0
+    for view, window in sources:
+        _, shape = view.clip(window)
+        moved += _elements(shape) * view.tensor.kind.itemsize
     run = min(src.contiguous_run(src_window) * src.tensor.kind.itemsize,
               dst.contiguous_run(dst_window) * dst.tensor.kind.itemsize)
     hbm_side = dst if pending.dma == 'store' else src

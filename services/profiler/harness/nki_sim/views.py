@@ -204,7 +204,9 @@ def access_pattern(tensor: Any, block: Any, base: int, pattern: Any, offset: Any
     if not pairs or any(count < 1 for _, count in pairs):
         raise CompileError('.ap(): pattern needs at least one [step, count] pair, every count at least 1')
     shape, strides = at_least_2d([n for _, n in pairs], [s for s, _ in pairs])
-    lo, hi = extent(start, shape, strides)
+    # a vector dynamic access ignores the step of the first pair (its rows are the index values, checked when
+    # they are read), so its count may exceed the tensor's rows (row ids that repeat)
+    lo, hi = extent(start, shape[1:], strides[1:]) if vector_offset is not None else extent(start, shape, strides)
     total = tensor.parts * tensor.free
     if lo < 0 or hi >= total:
         raise CompileError(f'.ap(): the pattern reaches elements [{lo}, {hi}] outside the tensor\'s {total}')

@@ -250,6 +250,22 @@ class ApiSurfaceTest(unittest.TestCase):
         with self.assertRaisesRegex(IndexError, 'reads outside the 8 elements'):
             self.ws.run(path, src)
 
+    def test_dma_compute_refuses_what_its_api_page_does_not_allow(self):
+        a = self.normal(128, 16)
+        for call, cause in (('nisa.dma_compute(t, [a, a], [1.0, 0.5], nl.add)', 'one scale of 1.0 per source'),
+                            ('nisa.dma_compute(t, [a, a], reduce_op=nl.multiply)', 'allows nl.add only'),
+                            ('nisa.dma_compute(t, [t, t], reduce_op=nl.add)', 'dst appears more than once'),
+                            ('nisa.dma_compute(t, a, reduce_op=nl.add)', 'srcs is a list'),
+                            ('nisa.dma_compute(t, [a[0:64, :]], reduce_op=nl.add)', 'does not match destination')):
+            message = self.refused(f'''
+                @nki.jit
+                def kernel(a):
+                    t = nl.ndarray((128, 16), dtype=nl.float32, buffer=nl.sbuf)
+                    {call}
+                    return a
+                ''', a)
+            self.assertIn(cause, message)
+
     def test_a_mask_true_at_every_index_masks_nothing_and_is_accepted(self):
         # a boundary mask on a tile the shapes fill (`i_p < 128` on 128 partitions) leaves nothing to mask off
         path = self.ws.kernel('''
