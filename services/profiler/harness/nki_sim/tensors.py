@@ -272,6 +272,9 @@ class Tensor(TileOperators):
             return self.view().ap(pattern, offset, **kwargs)
         return access_pattern(self, (), 0, pattern, offset, **kwargs)
 
+    def get_pattern(self) -> List[List[int]]:
+        return self.view().get_pattern()
+
     def __iadd__(self, value):
         EXECUTION.accumulate(self.view(), value)
         return self

@@ -526,6 +526,12 @@ class View(TileOperators):
     def ap(self, pattern: Any, offset: Any = 0, **kwargs: Any) -> 'View':
         return access_pattern(self.tensor, self.block, self.offset, pattern, offset, **kwargs)
 
+    def get_pattern(self) -> List[List[int]]:
+        """NKI's `t.get_pattern()`: this view's access pattern as `.ap()` takes it, one [step, count] pair per
+        dimension (steps in elements; on chip the first pair steps over partitions, a partition's size apart)."""
+        shape, strides = self._dims()
+        return [[int(step), int(count)] for step, count in zip(strides, shape)]
+
     # ----- NKI 0.6 view primitives (geometry only: no instruction, no copy) -----
     def _reshaped(self, shape: List[int], strides: List[int], offset: int = 0) -> 'View':
         if not self.in_bounds:
