@@ -18,7 +18,7 @@ from .dtypes import Kind
 from .errors import CompileError
 from .indirect import DynamicView, IndirectView
 from .tensors import Tensor
-from .views import View, destination, operand_window
+from .views import OutOfRangePattern, View, destination, operand_window
 
 RUN: Optional["Run"] = None
 
@@ -156,6 +156,8 @@ def operand(value: Any) -> View:
         return value
     if isinstance(value, Tensor):
         return value.view()
+    if isinstance(value, OutOfRangePattern):
+        raise CompileError(value.message)
     raise CompileError(f'expected a tile, got {type(value).__name__}')
 
 

@@ -265,7 +265,7 @@ class Tensor(TileOperators):
     def __setitem__(self, key, value):
         EXECUTION.assign(self[key], value)
 
-    def ap(self, pattern: Any, offset: Any = 0, **kwargs: Any) -> View:
+    def ap(self, pattern: Any, offset: Any = 0, **kwargs: Any) -> Any:
         """NKI Beta 2 access pattern over the whole tensor, with its dynamic forms `scalar_offset=` /
         `vector_offset=` on HBM tensors (see views.access_pattern, indirect.scalar_offset_access)."""
         if self.hbm_alloc is None:
