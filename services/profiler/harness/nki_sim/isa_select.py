@@ -153,6 +153,7 @@ def nc_stream_shuffle(src: Any, dst: Any, shuffle_mask: Any, dtype: Any = None, 
     if source.free_size != target.free_size:
         raise CompileError(f'nc_stream_shuffle: src and dst hold {source.free_size} and {target.free_size} '
                            'elements per partition')
+    _check_shuffle_starts(source, target)
     run = begin()
     kind = target.tensor.kind
     result = None
@@ -167,6 +168,18 @@ def nc_stream_shuffle(src: Any, dst: Any, shuffle_mask: Any, dtype: Any = None, 
         result = out.reshape(target.shape).astype(kind.storage)
     pending = issue(run, 'copy', 'dve', [(source, None), (target, None)], target.shape, kind, result)
     assign(target, pending.tile)
+
+
+def _check_shuffle_starts(source: View, target: View) -> None:
+    """The nc_stream_shuffle API page: with num_active_partitions = ceil(max(src, dst partitions) / 32) * 32, both
+    accesses start at partition 0 (96 or 128 active), 0 or 64 (64 active), or 0, 32, 64 or 96 (32 active)."""
+    active = -(-max(source.shape[0], target.shape[0]) // 32) * 32
+    allowed = (0,) if active > 64 else (0, 64) if active > 32 else (0, 32, 64, 96)
+    for name, view in (('src', source), ('dst', target)):
+        start = view.region(None, view.tensor.free)[0]
+        if start not in allowed:
+            raise CompileError(f'nc_stream_shuffle: {name} starts at partition {start}; with {active} active '
+                               f'partitions src and dst start at partition {" or ".join(map(str, allowed))}')
 
 
 setattr(nc_stream_shuffle, 'beta2_order', ('dst', 'src', 'shuffle_mask'))     # Beta 1 positional order: src, dst

@@ -34,7 +34,7 @@ from .ops import NUMPY_ACTIVATION, NUMPY_ALU
 from .tensors import PSUM_BANKS, Tensor, hbm_tensor, par_dim, shape_only_input
 from .tile_ops import EXECUTION
 from .trace import TraceRecorder
-from .views import View, extent
+from .views import OutOfRangePattern, View, extent
 
 FORMAT = 'accelopt-program 1'
 
@@ -338,6 +338,8 @@ class Recorder:
             name = f"{getattr(value, '__module__', None) or ''}.{getattr(value, '__name__', type(value).__name__)}"
             raise CompileError(f'{name.lstrip(".")} is not an ALU operator or activation function the simulator '
                                'supports (docs/simulator.md lists them)')
+        if isinstance(value, OutOfRangePattern):
+            raise CompileError(value.message)
         raise CompileError(f'cannot pass a {type(value).__name__} to an NKI call')
 
     def _encode_view(self, value: View) -> Dict[str, Any]:

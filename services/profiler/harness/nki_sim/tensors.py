@@ -267,12 +267,15 @@ class Tensor(TileOperators):
     def __setitem__(self, key, value):
         EXECUTION.assign(self[key], value)
 
-    def ap(self, pattern: Any, offset: Any = 0, **kwargs: Any) -> View:
+    def ap(self, pattern: Any, offset: Any = 0, **kwargs: Any) -> Any:
         """NKI Beta 2 access pattern over the whole tensor, with its dynamic forms `scalar_offset=` /
         `vector_offset=` on HBM tensors (see views.access_pattern, indirect.scalar_offset_access)."""
         if self.hbm_alloc is None:
             return self.view().ap(pattern, offset, **kwargs)
         return access_pattern(self, (), 0, pattern, offset, **kwargs)
+
+    def get_pattern(self) -> List[List[int]]:
+        return self.view().get_pattern()
 
     def __iadd__(self, value):
         EXECUTION.accumulate(self.view(), value)

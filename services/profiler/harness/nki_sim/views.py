@@ -183,11 +183,12 @@ def extent(offset: int, shape: Sequence[int], strides: Sequence[int]) -> Tuple[i
 DYNAMIC_ACCESS: Dict[str, Any] = {}
 
 
-def access_pattern(tensor: Any, block: Any, base: int, pattern: Any, offset: Any = 0, **kwargs: Any) -> 'View':
+def access_pattern(tensor: Any, block: Any, base: int, pattern: Any, offset: Any = 0, **kwargs: Any) -> Any:
     """`t.ap(pattern=[[step, count], ...], offset=o)` (NKI Beta 2 access patterns): the view whose axis i takes
     `count` elements `step` apart, starting `o` elements after the start of `t`. Steps and offset count elements
     of the tensor's row-major layout (on chip: partition p starts at p times the partition's size), so the first
-    pair of an on-chip pattern steps over partitions."""
+    pair of an on-chip pattern steps over partitions. A static pattern reaching outside the tensor is an
+    OutOfRangePattern, refused where it is used."""
     vector_offset = kwargs.pop('vector_offset', None)
     scalar_offset = kwargs.pop('scalar_offset', None)
     indirect_dim = kwargs.pop('indirect_dim', 0)
@@ -209,7 +210,10 @@ def access_pattern(tensor: Any, block: Any, base: int, pattern: Any, offset: Any
     lo, hi = extent(start, shape[1:], strides[1:]) if vector_offset is not None else extent(start, shape, strides)
     total = tensor.parts * tensor.free
     if lo < 0 or hi >= total:
-        raise CompileError(f'.ap(): the pattern reaches elements [{lo}, {hi}] outside the tensor\'s {total}')
+        message = f'.ap(): the pattern reaches elements [{lo}, {hi}] outside the tensor\'s {total}'
+        if vector_offset is None and scalar_offset is None:
+            return OutOfRangePattern(message)
+        raise CompileError(message)
     if tensor.buffer.on_chip and strides[0] % tensor.free:
         raise CompileError(f'.ap(): the first pair of an on-chip pattern steps over partitions, so its step must '
                            f'be a multiple of the partition size ({tensor.free} elements), not {strides[0]}')
@@ -222,6 +226,23 @@ def access_pattern(tensor: Any, block: Any, base: int, pattern: Any, offset: Any
     if indirect_dim not in (0, None):
         raise CompileError('.ap(): indirect_dim applies to a scalar_offset or vector_offset, neither is given')
     return View(tensor, block, start, shape, strides)
+
+
+class OutOfRangePattern:
+    """An access pattern reaching outside its tensor. Making one is no error (NKI builds access patterns when the
+    kernel is traced, and the NKI Library's output_projection_tkg builds one per packed group before the test that
+    skips the groups past the last); an instruction that uses it, or any other use, is a COMPILE_ERROR naming the
+    reach."""
+    __slots__ = ('message',)
+
+    def __init__(self, message: str) -> None:
+        self.message = message
+
+    def __getattr__(self, name: str) -> Any:
+        raise CompileError(self.message)
+
+    def __getitem__(self, key: Any) -> Any:
+        raise CompileError(self.message)
 
 
 def destination(view: Any) -> Any:
@@ -532,8 +553,14 @@ class View(TileOperators):
         return View(other, self.block, self.offset * old // new, tuple(shape),
                     tuple(s * old // new for s in strides[:-1]) + (1,), None, True, False)
 
-    def ap(self, pattern: Any, offset: Any = 0, **kwargs: Any) -> 'View':
+    def ap(self, pattern: Any, offset: Any = 0, **kwargs: Any) -> Any:
         return access_pattern(self.tensor, self.block, self.offset, pattern, offset, **kwargs)
+
+    def get_pattern(self) -> List[List[int]]:
+        """NKI's `t.get_pattern()`: this view's access pattern as `.ap()` takes it, one [step, count] pair per
+        dimension (steps in elements; on chip the first pair steps over partitions, a partition's size apart)."""
+        shape, strides = self._dims()
+        return [[int(step), int(count)] for step, count in zip(strides, shape)]
 
     # ----- NKI 0.6 view primitives (geometry only: no instruction, no copy) -----
     def _reshaped(self, shape: List[int], strides: List[int], offset: int = 0) -> 'View':

@@ -77,6 +77,14 @@ BAD_KERNELS = {
             u = nl.exp(t[8:72, :])  # <- here
             return x
         ''',
+    'stream_shuffle_start_partition': '''
+        @nki.jit
+        def kernel(x):
+            t = nl.load(x)
+            u = nl.ndarray((32, 64), dtype=np.float32, buffer=nl.sbuf)
+            nisa.nc_stream_shuffle(src=t[3:13, :], dst=u[0:10, :], shuffle_mask=[0] * 32)  # <- here
+            return x
+        ''',
     'more_than_two_cores': '''
         @nki.jit
         def body(x, out):
@@ -108,6 +116,14 @@ class CompileRulesTest(unittest.TestCase):
                 expected = line_of(path, '# <- here')
                 self.assertEqual(result['line'], expected, result['message'])
                 self.assertIn(f':{expected}: ', result['message'])
+
+    def test_stream_shuffle_keeps_its_documented_start_partitions(self):
+        """nc_stream_shuffle's API page rounds the active partitions up to 32 and allows starts 0/32/64/96 for 32
+        (an ordinary engine access of at most 32 partitions may start anywhere)."""
+        path = self.ws.kernel(BAD_KERNELS['stream_shuffle_start_partition'])
+        result = self.ws.evaluate(self.reference, path, timing_only=True)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('nc_stream_shuffle: src starts at partition 3; with 32 active partitions', result['message'])
 
     def test_sequential_range_allows_rewriting_a_location(self):
         path = self.ws.kernel('''

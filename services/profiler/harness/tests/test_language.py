@@ -268,6 +268,64 @@ class Beta2Test(unittest.TestCase):
         result = self.ws.evaluate(self.reference, kernel)
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
+    def test_get_pattern_and_small_accesses_at_any_start_partition(self):
+        """`t.get_pattern()` gives the access pattern `.ap()` takes (the NKI Library's build_rotation_matrix reads the
+        partition step of a shared identity matrix from it); an engine access of at most 32 partitions may start at
+        any partition (the library's cross_partition_copy copies 27 partitions from partition 3)."""
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(a_t, b):
+                out = nl.ndarray((128, 256), dtype=b.dtype, buffer=nl.shared_hbm)
+                ident = nl.shared_identity_matrix(128, dtype=nl.float32)
+                pattern = ident.get_pattern()
+                assert pattern == [[128, 128], [1, 128]], pattern
+                assert ident[:, 0:64].get_pattern() == [[128, 128], [1, 64]]
+                stationary = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.tensor_copy(dst=stationary, src=ident.ap(pattern=[[pattern[0][0], 128], [1, 128]], offset=0))
+                lhs = nl.ndarray((128, 128), dtype=a_t.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=lhs, src=a_t)
+                moved = nl.ndarray((128, 128), dtype=a_t.dtype, buffer=nl.sbuf)
+                nisa.tensor_copy(dst=moved, src=lhs)
+                nisa.tensor_copy(dst=moved[3:30, :], src=lhs[35:62, :])
+                nisa.tensor_copy(dst=moved[35:62, :], src=lhs[3:30, :])
+                nisa.tensor_copy(dst=moved[3:30, :], src=moved[35:62, :])
+                nisa.tensor_copy(dst=moved[35:62, :], src=lhs[35:62, :])
+                same = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.psum)
+                nisa.nc_matmul(dst=same, stationary=stationary, moving=moved)     # identity @ a_t = a_t
+                nl.store(out, value=nl.matmul(nl.copy(same), nl.load(b), transpose_x=True))
+                return out
+            ''', header=BETA2_HEADER)
+        self.assertEqual(self.ws.evaluate(self.reference, kernel)['verdict'], 'OK')
+
+    def test_out_of_range_access_pattern_is_refused_where_used(self):
+        """An access pattern reaching outside its tensor may be built and left unused (the NKI Library's
+        output_projection_tkg builds one per packed group before testing the group index); an instruction using it
+        is a COMPILE_ERROR naming the reach, as source or destination."""
+        body = '''
+            @nki.jit
+            def kernel(a_t, b):
+                out = nl.ndarray((128, 256), dtype=b.dtype, buffer=nl.shared_hbm)
+                b_sb = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=b_sb, src=b)
+                for group in range(3):
+                    part = b_sb.ap(pattern=[[256, 128], [1, 128]], offset=group * 128)
+                    if group < 2:
+                        nisa.tensor_copy(dst=b_sb[:, group * 128:group * 128 + 128], src=part)
+                USE
+                nl.store(out, value=nl.matmul(nl.load(a_t), b_sb, transpose_x=True))
+                return out
+            '''
+        unused = self.ws.kernel(body.replace('USE', 'pass'), header=BETA2_HEADER)
+        result = self.ws.evaluate(self.reference, unused)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        for use in ('nisa.tensor_copy(dst=b_sb[:, 0:128], src=part)', 'nisa.tensor_copy(dst=part, src=b_sb[:, 0:128])',
+                    'nisa.memset(dst=part[:, 0:4], value=0.0)'):
+            with self.subTest(use=use):
+                used = self.ws.kernel(body.replace('USE', use), header=BETA2_HEADER)
+                result = self.ws.evaluate(self.reference, used, timing_only=True)
+                self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+                self.assertIn(".ap(): the pattern reaches elements [256, 32895] outside the tensor's 32768", result['message'])
+
     def test_one_dimensional_views_number_one_dimension(self):
         """A view flattened to one dimension, or a 1-D HBM tensor, is split and permuted by its one dimension
         (`gamma.flatten_dims(start_dim=0, end_dim=1).reshape_dim(dim=0, shape=[1, 128, h]).permute(dims=[1, 0, 2])`,
