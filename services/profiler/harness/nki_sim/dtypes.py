@@ -12,6 +12,8 @@ from typing import Any, Dict
 
 import numpy as np
 
+from .errors import CompileError, not_modelled_cause
+
 
 def to_storage(values: Any, storage: np.dtype) -> np.ndarray:
     """values cast to a storage dtype; float to integer saturates at the integer's range (NaN gives 0)."""
@@ -64,6 +66,21 @@ float8_e5m2 = LowPrecisionType('float8_e5m2', 1, 57344.0)
 LOW_PRECISION = {t.name: t for t in (bfloat16, tfloat32, float8_e4m3, float8_e5m2)}
 
 
+class PackedMxType:
+    """nl.float8_e4m3fn_x4 and the other packed MX dtypes: a kernel may name and compare them (the NKI Library's
+    dtype-size tables and quantization checks list them beside float32), but MX formats are not modelled, so any
+    use as a dtype (`kind_of`: an allocation, a cast, a dtype= argument) is a CompileError naming that cause."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return self.name
+
+
+MX_DTYPES = {name: PackedMxType(name) for name in ('float8_e4m3fn_x4', 'float8_e5m2_x4', 'float4_e2m1fn_x4')}
+
+
 class Kind:
     """Storage dtype plus hardware element size of one kernel-facing dtype; `rounding` (None for numpy dtypes)
     rounds float32 storage to the format's precision in place."""
@@ -92,6 +109,8 @@ def kind_of(dtype: Any) -> Kind:
         pass
     if isinstance(dtype, NumericType):
         return kind_of(dtype.dtype)
+    if isinstance(dtype, PackedMxType) or isinstance(dtype, str) and dtype in MX_DTYPES:
+        raise CompileError(f'dtype {dtype}: {not_modelled_cause(str(dtype))}')
     if isinstance(dtype, LowPrecisionType):
         kind = Kind(dtype, np.dtype(np.float32), dtype.itemsize, _ROUNDING[dtype.name])
     else:

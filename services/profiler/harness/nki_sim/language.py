@@ -17,7 +17,7 @@ from .compute import (  # noqa: F401  (re-exported as nl.*)
 from .compute import deterministic_dropout, element_count, free_elements
 from .affine import Predicate, arange, ds, mgrid  # noqa: F401  (re-exported as nl.*)
 from .call_forms import check_module
-from .dtypes import NumericType, bfloat16, float8_e4m3, float8_e5m2, kind_of, tfloat32  # noqa: F401  (nl.* dtypes)
+from .dtypes import MX_DTYPES, NumericType, bfloat16, float8_e4m3, float8_e5m2, kind_of, tfloat32  # noqa: F401  (nl.* dtypes)
 from .errors import CompileError, missing_api
 from .indirect import IndirectView
 from .loops import affine_range, is_first_iteration, sequential_range, static_range  # noqa: F401
@@ -55,6 +55,9 @@ bool_ = np.dtype(np.bool_)
 # dtype objects with .min/.max that np.dtype() accepts (nl.fp32.min, np.dtype(nl.bf16))
 fp32, fp16, fp64 = NumericType(np.float32), NumericType(np.float16), NumericType(np.float64)
 bf16, tf32, fp8_e4m3, fp8_e5m2 = bfloat16, tfloat32, float8_e4m3, float8_e5m2
+# the packed MX dtypes: named and compared only (dtypes.PackedMxType); any use is a CompileError naming MX
+float8_e4m3fn_x4, float8_e5m2_x4, float4_e2m1fn_x4 = (MX_DTYPES[name] for name in (
+    'float8_e4m3fn_x4', 'float8_e5m2_x4', 'float4_e2m1fn_x4'))
 
 
 class tile_size:

@@ -24,7 +24,7 @@ import numpy as np
 from . import compute, isa, isa_select, language, memory, runtime
 from .affine import Affine, Predicate
 from .call_forms import normalized
-from .dtypes import LowPrecisionType, NumericType
+from .dtypes import LowPrecisionType, NumericType, PackedMxType, kind_of
 from .errors import CompileError
 from .indirect import DynamicView, IndirectView, dynamic_reach_ok
 from .jit import RunObserver, as_outputs, check_fresh, simulate
@@ -340,6 +340,8 @@ class Recorder:
                                'supports (docs/simulator.md lists them)')
         if isinstance(value, OutOfRangePattern):
             raise CompileError(value.message)
+        if isinstance(value, PackedMxType):
+            kind_of(value)          # raises, naming MX as the cause
         raise CompileError(f'cannot pass a {type(value).__name__} to an NKI call')
 
     def _encode_view(self, value: View) -> Dict[str, Any]:

@@ -16,7 +16,7 @@ from nki_sim.language import MEMORY_KEYWORDS
 
 from . import host_logging, static_rules
 from .loop_returns import hoist_loop_returns
-from .problem import load_module
+from .problem import load_module, registered
 
 ENTRY_POINTS = ('kernel', 'optimized_kernel')
 LOW_PRECISION = re.compile(r'bfloat16|float16|\bbf16\b|\bfp16\b')
@@ -195,7 +195,8 @@ class KernelSource:
         module = types.ModuleType('accelopt_candidate_kernel')
         module.__file__ = self.path
         vars(module).update(preset)
-        exec(compile(tree, self.path, 'exec'), vars(module))
+        with registered(module):
+            exec(compile(tree, self.path, 'exec'), vars(module))
         return module
 
     def line_of(self, error):

@@ -12,9 +12,11 @@ problem.yaml (beside the module as problem.yaml or <module stem>.yaml, or given 
 Any failure here is the problem's fault, never the kernel's: ProblemError.
 """
 import ast
+import contextlib
 import importlib.util
 import operator
 import os
+import sys
 
 import numpy as np
 import yaml
@@ -81,6 +83,22 @@ class Problem:
                 'roofline': self.roofline}
 
 
+@contextlib.contextmanager
+def registered(module):
+    """`module` in sys.modules while its code runs, as an import would have it: @dataclass resolves a string
+    annotation (`field: "Optional[Cls]"`) through sys.modules[cls.__module__]. Removed again afterwards, so that
+    nothing later in the process finds the file's module by name."""
+    saved = sys.modules.get(module.__name__)
+    sys.modules[module.__name__] = module
+    try:
+        yield module
+    finally:
+        if saved is None:
+            sys.modules.pop(module.__name__, None)
+        else:
+            sys.modules[module.__name__] = saved
+
+
 def load_module(path, name, preset=None):
     """Import the file at `path` as module `name`; `preset` names are bound in it before its code runs."""
     spec = importlib.util.spec_from_file_location(name, path)
@@ -89,7 +107,8 @@ def load_module(path, name, preset=None):
     module = importlib.util.module_from_spec(spec)
     if preset:
         vars(module).update(preset)
-    spec.loader.exec_module(module)
+    with registered(module):
+        spec.loader.exec_module(module)
     return module
 
 
