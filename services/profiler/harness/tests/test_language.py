@@ -595,9 +595,9 @@ def transform_nki_outputs(k_res, ref):
             @nki.jit
             def kernel(x):
                 t = nl.load(x)
-                nisa.dma_compute(t, [t], [1.0], nl.add)  # <- here
+                nisa.activate2(t, t)  # <- here
                 return x
-            ''', 'nisa.dma_compute is not supported by the simulator')
+            ''', 'nisa.activate2 is not supported by the simulator')
 
     def test_mx_and_random_apis_are_refused_naming_the_cause(self):
         for call, message in (
