@@ -3,7 +3,8 @@
 Every kernel-facing dtype normalises to a `Kind`: the numpy storage dtype and the size the hardware uses.
 Low-precision float formats numpy lacks (bfloat16, tfloat32, fp8) are stored as float32 and rounded to their
 precision when written (`Kind.rounding`): bfloat16 and tfloat32 to nearest even, fp8 e4m3 / e5m2 to nearest even
-with the format's subnormals and saturating at its largest finite value (240 for the e4m3 of NeuronCores).
+with the format's subnormals and saturating at its largest finite value (240 for the e4m3 of NeuronCores, 448 for
+the OCP e4m3fn, which has no infinities).
 A float result written to an integer dtype saturates at the integer's range (NaN gives 0): numpy leaves that
 conversion undefined (an out-of-range float32 becomes 0 on x86), while kernels such as AWS's neuronx-distributed
 find_index add offsets to nc_find_index8's UINT32_MAX "absent" marker and pool with a min (`to_storage`).
@@ -63,7 +64,8 @@ bfloat16 = LowPrecisionType('bfloat16', 2, 3.3895313892515355e38)
 tfloat32 = LowPrecisionType('tfloat32', 4, 3.4028234663852886e38)
 float8_e4m3 = LowPrecisionType('float8_e4m3', 1, 240.0)
 float8_e5m2 = LowPrecisionType('float8_e5m2', 1, 57344.0)
-LOW_PRECISION = {t.name: t for t in (bfloat16, tfloat32, float8_e4m3, float8_e5m2)}
+float8_e4m3fn = LowPrecisionType('float8_e4m3fn', 1, 448.0)
+LOW_PRECISION = {t.name: t for t in (bfloat16, tfloat32, float8_e4m3, float8_e5m2, float8_e4m3fn)}
 
 
 class PackedMxType:
@@ -159,23 +161,29 @@ def round_to_fp8_e5m2(array: np.ndarray) -> np.ndarray:
     return _round_to_format(array, 2, -14, 57344.0)
 
 
+def round_to_fp8_e4m3fn(array: np.ndarray) -> np.ndarray:
+    return _round_to_format(array, 3, -6, 448.0)
+
+
 _ROUNDING = {'bfloat16': round_to_bf16, 'tfloat32': round_to_tf32, 'float8_e4m3': round_to_fp8_e4m3,
-             'float8_e5m2': round_to_fp8_e5m2}
+             'float8_e5m2': round_to_fp8_e5m2, 'float8_e4m3fn': round_to_fp8_e4m3fn}
 
 
 # ----- bit patterns (bitcasts between element sizes, t.view(dtype)) -----
-def _e4m3_table() -> np.ndarray:
+def _e4m3_table(finite: bool = False) -> np.ndarray:
     """The value of each float8_e4m3 bit pattern (bias 7, 3 mantissa bits, subnormals; exponent field 15 is
-    infinity or NaN, so 240 is the largest finite value, as the rounding above saturates). A NaN pattern decodes to
-    a float32 NaN carrying the pattern in its low byte (0x7FC000xx, sign bit as the pattern's), so that encoding it
-    again gives the same byte."""
+    infinity or NaN, so 240 is the largest finite value, as the rounding above saturates). With `finite`, the OCP
+    float8_e4m3fn: exponent field 15 holds normal numbers up to 448 and only the all-ones mantissa is NaN. A NaN
+    pattern decodes to a float32 NaN carrying the pattern in its low byte (0x7FC000xx, sign bit as the pattern's),
+    so that encoding it again gives the same byte."""
     codes = np.arange(256)
     exponent = (codes >> 3) & 0xF
     mantissa = (codes & 7).astype(np.float64)
     magnitude = np.where(exponent == 0, mantissa * 2.0 ** -9, (1 + mantissa / 8) * np.exp2(exponent - 7.0))
-    magnitude = np.where(exponent == 15, np.inf, magnitude)
+    if not finite:
+        magnitude = np.where(exponent == 15, np.inf, magnitude)
     table = np.where(codes >= 128, -magnitude, magnitude).astype(np.float32)
-    nan = (exponent == 15) & (mantissa > 0)
+    nan = (exponent == 15) & (mantissa == 7) if finite else (exponent == 15) & (mantissa > 0)
     bits = table.view(np.uint32)
     bits[nan] = np.uint32(0x7FC00000) | codes[nan].astype(np.uint32) | \
         np.where(codes[nan] >= 128, np.uint32(0x80000000), np.uint32(0))
@@ -184,15 +192,23 @@ def _e4m3_table() -> np.ndarray:
 
 _E4M3 = _e4m3_table()
 _E4M3_FINITE = _E4M3[:0x78]         # the non-negative finite values, ascending with their codes
+_E4M3FN = _e4m3_table(finite=True)
+_E4M3FN_FINITE = _E4M3FN[:0x7F]
 
 
-def _e4m3_codes(values: np.ndarray) -> np.ndarray:
+def _e4m3_codes(values: np.ndarray, finite: bool = False) -> np.ndarray:
+    """The e4m3 (or, with `finite`, e4m3fn) codes of values on the format's grid; e4m3fn has no infinity, so an
+    infinite value gets its NaN code."""
     magnitude = np.abs(values)
-    codes = np.searchsorted(_E4M3_FINITE, np.where(np.isfinite(magnitude), magnitude, 0)).astype(np.uint8)
+    table = _E4M3FN_FINITE if finite else _E4M3_FINITE
+    codes = np.searchsorted(table, np.where(np.isfinite(magnitude), magnitude, 0)).astype(np.uint8)
     bits = values.view(np.uint32)
     carried = (bits & np.uint32(0x7FFFFF00)) == np.uint32(0x7FC00000)       # a NaN decoded from a pattern
     nan_codes = np.where(carried, (bits & np.uint32(0x7F)).astype(np.uint8) | np.uint8(0x78), np.uint8(0x7F))
-    codes = np.where(np.isinf(magnitude), np.uint8(0x78), np.where(np.isnan(magnitude), nan_codes, codes))
+    if finite:
+        nan_codes = np.full_like(nan_codes, 0x7F)
+    infinite = np.uint8(0x7F if finite else 0x78)
+    codes = np.where(np.isinf(magnitude), infinite, np.where(np.isnan(magnitude), nan_codes, codes))
     return (codes | (np.signbit(values).astype(np.uint8) << 7)).astype(np.uint8)
 
 
@@ -208,6 +224,8 @@ def to_bytes(values: np.ndarray, kind: Kind) -> np.ndarray:
         return (values.astype(np.float16).view(np.uint16) >> np.uint16(8)).astype(np.uint8)
     if name == 'float8_e4m3':
         return _e4m3_codes(values)
+    if name == 'float8_e4m3fn':
+        return _e4m3_codes(values, finite=True)
     return np.ascontiguousarray(values, kind.storage).view(np.uint8)     # numpy formats, tfloat32 (float32 bits)
 
 
@@ -222,4 +240,6 @@ def from_bytes(raw: np.ndarray, kind: Kind) -> np.ndarray:
         return (raw.astype(np.uint16) << np.uint16(8)).view(np.float16).astype(np.float32)
     if name == 'float8_e4m3':
         return _E4M3[raw]
+    if name == 'float8_e4m3fn':
+        return _E4M3FN[raw]
     return raw.view(kind.storage).copy()

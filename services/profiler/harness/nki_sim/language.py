@@ -17,7 +17,8 @@ from .compute import (  # noqa: F401  (re-exported as nl.*)
 from .compute import deterministic_dropout, element_count, free_elements
 from .affine import Predicate, arange, ds, mgrid  # noqa: F401  (re-exported as nl.*)
 from .call_forms import check_module
-from .dtypes import MX_DTYPES, NumericType, bfloat16, float8_e4m3, float8_e5m2, kind_of, tfloat32  # noqa: F401  (nl.* dtypes)
+from .dtypes import (  # noqa: F401  (nl.* dtypes)
+    MX_DTYPES, NumericType, bfloat16, float8_e4m3, float8_e4m3fn, float8_e5m2, kind_of, tfloat32)
 from .errors import CompileError, missing_api
 from .indirect import IndirectView
 from .loops import affine_range, is_first_iteration, sequential_range, static_range  # noqa: F401

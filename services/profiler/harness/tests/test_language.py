@@ -1024,6 +1024,39 @@ class BitcastAcrossElementSizesTest(unittest.TestCase):
         # the fp8 bytes stored and loaded again are the float32 bits, NaN patterns included
         np.testing.assert_array_equal(back.view(np.uint32), x.view(np.uint32))
 
+    def test_ocp_e4m3fn_decodes_every_byte_and_rounds_to_its_grid(self):
+        # nl.float8_e4m3fn (the NKI Library's quantization default): bias 7, exponent field 15 holds normal numbers
+        # up to 448, only S.1111.111 is NaN, no infinities
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(codes, x):
+                decoded = nl.ndarray((1, 256), dtype=nl.float32, buffer=nl.shared_hbm)
+                rounded = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+                c = nl.load(codes)
+                nl.store(decoded, value=nl.copy(c.view(nl.float8_e4m3fn), dtype=nl.float32))
+                q = nl.ndarray(x.shape, dtype=nl.float8_e4m3fn, buffer=nl.sbuf)
+                q[...] = nl.load(x)
+                nl.store(rounded, value=nl.copy(q, dtype=nl.float32))
+                return decoded, rounded
+            ''')
+
+        def e4m3fn_of(byte):
+            sign = -1.0 if byte & 0x80 else 1.0
+            exponent, mantissa = (byte >> 3) & 0xF, byte & 7
+            if exponent == 15 and mantissa == 7:
+                return np.nan
+            if exponent == 0:
+                return sign * mantissa * 2.0 ** -9
+            return sign * (1 + mantissa / 8) * 2.0 ** (exponent - 7)
+        codes = np.arange(256, dtype=np.uint8).reshape(1, 256)
+        x = np.array([[0.3, 447.0, 500.0, -1000.0, 2.0 ** -10, 17.0, 300.0, -0.0]], np.float32)
+        (decoded, rounded), _ = self.ws.run(kernel, codes, x)
+        np.testing.assert_array_equal(decoded, np.vectorize(e4m3fn_of)(codes).astype(np.float32))
+        # 0.3 -> 0.3125; 447 and above saturate at 448; 2**-10 is a tie between 0 and 2**-9 (even: 0); 17 -> 16
+        # (tie, even mantissa); 300 -> 288 (step 32 above 256)
+        np.testing.assert_array_equal(rounded, np.array([[0.3125, 448.0, 448.0, -448.0, 0.0, 16.0, 288.0, -0.0]],
+                                                        np.float32))
+
     def test_fp8_tile_read_as_int8_and_a_bitcast_sees_later_writes(self):
         kernel = self.ws.kernel('''
             @nki.jit
