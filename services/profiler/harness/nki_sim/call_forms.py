@@ -19,6 +19,7 @@ from typing import Any, Callable, Dict, Tuple
 from . import memory, runtime
 from .compute import accumulate, assign
 from .errors import CompileError
+from .indirect import DynamicView
 from .runtime import operand
 
 ACCEPTED_WITHOUT_EFFECT = frozenset({'name', 'dge_mode'})
@@ -92,6 +93,10 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
             return result
         if result is None:
             raise CompileError(f'{qualified}() writes no result, so dst= has nothing to receive', _line())
+        written_at_offset = getattr(function, 'dynamic_destination', None)
+        if written_at_offset is not None and isinstance(dst, DynamicView):
+            written_at_offset(dst, result)      # nisa.tensor_copy into an .ap(scalar_offset=...) view
+            return None
         target = operand(dst)
         if add_into is None:        # matmuls into PSUM accumulate unless told otherwise (Beta 2 accumulate=None)
             add_into = qualified == 'nisa.nc_matmul' and target.tensor.buffer is memory.psum

@@ -159,9 +159,6 @@ def scalar_offset_access(tensor: Any, block: Any, start: int, shape: Any, stride
     """`t.ap(pattern, offset, scalar_offset=s, indirect_dim=d)`, the Beta 2 scalar dynamic access (a DMA whose start
     is data): the pattern's elements, moved by `s * prod(t.shape[d + 1:])` elements, `s` the value of a (1, 1) SBUF
     integer tile (NKI access-patterns guide, "Scalar dynamic access": the dimension is the base tensor's)."""
-    if tensor.buffer.on_chip:
-        raise CompileError('.ap(scalar_offset=...) of an on-chip tensor is not supported by the simulator (the '
-                           'scalar dynamic access is a DMA from or to HBM)')
     dims = tuple(int(n) for n in tensor.inner_shape)
     try:
         dim = int(indirect_dim) + (len(dims) if int(indirect_dim) < 0 else 0)
@@ -169,6 +166,8 @@ def scalar_offset_access(tensor: Any, block: Any, start: int, shape: Any, stride
         raise CompileError(f'.ap(scalar_offset=...): indirect_dim must be an int, not {indirect_dim!r}') from None
     if not 0 <= dim < len(dims):
         raise CompileError(f'.ap(scalar_offset=...): indirect_dim={indirect_dim} of a tensor of shape {dims}')
+    if tensor.buffer.on_chip:
+        return _on_chip_scalar_offset(tensor, block, start, shape, strides, index, dims, dim)
     index = index_tile(index)
     if index.shape[0] != 1:
         raise CompileError(f'.ap(scalar_offset=...): the offset is a (1, 1) tile, not {index.shape}')
@@ -180,6 +179,29 @@ def scalar_offset_access(tensor: Any, block: Any, start: int, shape: Any, stride
     return IndirectView(View(tensor, block, start, tuple(shape), tuple(strides)), index, step, rows, scalar=True)
 
 
+def _on_chip_scalar_offset(tensor: Any, block: Any, start: int, shape: Any, strides: Any, index: Any, dims: Any,
+                           dim: int) -> 'DynamicView':
+    """The scalar dynamic access of an SBUF/PSUM tensor (NKI 0.4: nisa.tensor_copy with `.ap(scalar_offset=)` in
+    place of the dynamic copies): the pattern moved by `s * prod(t.shape[dim + 1:])` elements within each
+    partition, `s` read from a [1, 1] SBUF integer tile when the instruction runs."""
+    if dim == 0:
+        raise CompileError('.ap(scalar_offset=...) of an on-chip tensor: indirect_dim=0 is its partition dimension; '
+                           'a dynamic offset moves an access along a free dimension')
+    if not isinstance(index, View) and hasattr(index, 'view') and hasattr(index, 'buffer'):
+        index = index.view()
+    index = dynamic_index_tile(index, View)
+    step = math.prod(dims[dim + 1:])
+    free = tensor.free
+    lo, hi = extent(start % free, shape[1:], strides[1:])
+    rows = min(dims[dim], (free - 1 - hi) // step + 1)
+    view = DynamicView(View(tensor, block, start, tuple(shape), tuple(strides)), index, step, rows)
+    if lo < 0 or rows < 1 or not dynamic_reach_ok(view, step, rows):
+        raise CompileError('.ap(scalar_offset=...): the pattern reaches beyond each partition of the tensor for the '
+                           'offset 0')
+    view.pattern = True
+    return view
+
+
 DYNAMIC_ACCESS.update(vector=vector_offset_access, scalar=scalar_offset_access)
 
 
@@ -189,11 +211,12 @@ class DynamicView(IndirectView):
     elements within each partition; `rows` offsets (0 .. rows - 1) keep it inside its dimension. Its trace region
     is every element some offset reaches (which one is data, unknown to the dependency tracking and to
     timing-only runs); the index tile is read by the instruction."""
-    __slots__ = ('allowed',)
+    __slots__ = ('allowed', 'pattern')
 
     def __init__(self, base: View, index: View, row_stride: int, rows: int) -> None:
         super().__init__(base, index, row_stride, rows, scalar=True)
         self.allowed = False
+        self.pattern = False        # an .ap(scalar_offset=...) view (also an operand of tensor_copy and dma_copy)
 
     def region(self, window: Any, free: int) -> Tuple[int, int, int, int, Any]:
         p0, p1, f0, f1, _ = View.region(self, window, free)
@@ -228,6 +251,63 @@ class DynamicView(IndirectView):
         return f'DynamicView({self.tensor.name or "tile"} shape={self.shape})'
 
 
+class DynamicRunsView(DynamicView):
+    """The older multi-offset form of the dynamic copies (NKI 2.21-era pages: "each index element specifying the
+    offset along the free dimension will trigger a tensor_copy instruction"): an index tile of N offsets ([N, 1] or
+    [1, N], integers in SBUF) indexes one free dimension of an on-chip tile numpy-style (`t[0, idx_tile, iz]`,
+    `t[i_p, idx_row]`, `t[0, idx_tile + iz]`), so that position k along `axis` of the access is the static access
+    (offset 0) moved by idx[k] * row_stride elements: one element run per index. Every offset is read from SBUF
+    when the copy runs and checked (0 .. rows - 1); the trace has one dynamic copy per index element."""
+    __slots__ = ('axis',)
+
+    def __init__(self, base: View, index: View, row_stride: int, rows: int, axis: int) -> None:
+        super().__init__(base, index, row_stride, rows)
+        self.scalar = False
+        self.axis = axis
+
+    @property
+    def count(self) -> int:
+        return int(self.shape[self.axis])
+
+    def index_window(self, k: int) -> Tuple[Tuple[int, int], ...]:
+        """The window of the index tile holding offset k."""
+        along = 0 if self.index.shape[0] == self.count else 1
+        return tuple((k, k + 1) if a == along else (0, n) for a, n in enumerate(self.index.shape))
+
+    def values(self) -> np.ndarray:
+        """The N offsets, read from the index tile; one out of range is an error naming it."""
+        values = self.index.array().reshape(-1).astype(np.int64)
+        bad = values[(values < 0) | (values >= self.rows)]
+        if bad.size:
+            where = self.tensor.name or f'a tile of shape {list(self.tensor.shape)}'
+            raise IndexError(f'dynamic offset {int(bad[0])} is out of range for this access of {where} '
+                             f'(valid offsets 0..{self.rows - 1})')
+        return values
+
+    def _offsets(self, window: Any) -> np.ndarray:
+        offset, shape = self.clip(window)
+        first = window[self.axis][0] if window is not None else 0
+        moved = self.values()[first:first + shape[self.axis]]
+        flat = np.full(shape, offset, dtype=np.int64)
+        for a, (n, s) in enumerate(zip(shape, self.strides)):
+            along = [1] * len(shape)
+            along[a] = n
+            flat = flat + s * np.arange(n, dtype=np.int64).reshape(along)
+        along = [1] * len(shape)
+        along[self.axis] = shape[self.axis]
+        return flat + moved.reshape(along) * self.row_stride
+
+    def array_over(self, data: np.ndarray, window: Any = None) -> np.ndarray:
+        """The gathered runs (a copy: a destination is written back with scatter_over)."""
+        return data[self._offsets(window)]
+
+    def scatter_over(self, data: np.ndarray, values: Any, window: Any = None) -> None:
+        data[self._offsets(window)] = values
+
+    def __repr__(self):
+        return f'DynamicRunsView({self.tensor.name or "tile"} shape={self.shape} runs={self.count})'
+
+
 def dynamic_reach_ok(view: View, row_stride: int, rows: int) -> bool:
     """Does every offset 0 .. rows - 1 keep the on-chip access inside each partition's elements?"""
     free = view.tensor.free
@@ -238,8 +318,9 @@ def dynamic_reach_ok(view: View, row_stride: int, rows: int) -> bool:
     return lo >= 0 and hi + (rows - 1) * row_stride < free and top < view.tensor.parts
 
 
-def dynamic_index_tile(value: Any, tile_type: type) -> View:
-    """The offset operand: a [1, 1] integer tile (or a one-element view of one) in SBUF."""
+def dynamic_index_tile(value: Any, tile_type: type, several: bool = False) -> View:
+    """The offset operand: a [1, 1] integer tile (or a one-element view of one) in SBUF; with `several`, also a
+    tile of offsets [N, 1] or [1, N] (the older multi-offset form)."""
     index: Any = None
     if isinstance(value, View):
         index = value
@@ -248,8 +329,10 @@ def dynamic_index_tile(value: Any, tile_type: type) -> View:
     if index is None or index.tensor.buffer.name != 'sbuf' or index.tensor.kind.storage.kind not in 'iu':
         raise CompileError('a dynamic offset is one integer held in SBUF: a [1, 1] integer tile (e.g. off[0, 0] '
                            'of an nl.int32 tile in SBUF)')
-    if int(np.prod(index.shape)) != 1:
-        raise CompileError(f'a dynamic offset is one integer ([1, 1] tile); got a tile of shape {index.shape}')
+    count = int(np.prod(index.shape))
+    if count != 1 and not (several and len(index.shape) == 2 and 1 in index.shape):
+        raise CompileError(f'a dynamic offset is one integer ([1, 1] tile), or a tile of offsets [N, 1] or [1, N] '
+                           f'indexing one dimension of a dynamic copy\'s tile; got a tile of shape {index.shape}')
     return index
 
 
@@ -262,16 +345,19 @@ def dynamic_on_chip(tensor: Any, key: Tuple[Any, ...], tile_type: type) -> Dynam
     position = positions[0]
     dynamic = key[position]
     if not isinstance(dynamic, DynamicIndex):
-        if int(np.prod(dynamic.shape)) != 1:
-            raise CompileError('indexing an on-chip tile with a tile of indices is not supported by the simulator '
-                               '(indirect access is a DMA from HBM: nl.load(t[idx_tile, ...]) / nl.store; one '
-                               'index read from SBUF is a dynamic offset of nisa.tensor_copy_dynamic_src / _dst)')
         dynamic = DynamicIndex(0, dynamic)
-    index = dynamic_index_tile(dynamic.index, tile_type)
+    index = dynamic_index_tile(dynamic.index, tile_type, several=True)
     nblock = tensor.nblock
+    if position <= nblock and int(np.prod(index.shape)) > 1:
+        raise CompileError('indexing an on-chip tile with a tile of indices is not supported by the simulator along '
+                           'its partition dimension (indirect access is a DMA from HBM: nl.load(t[idx_tile, ...]) / '
+                           'nl.store; a tile of offsets of a free dimension is the source of '
+                           'nisa.tensor_copy_dynamic_src or the destination of nisa.tensor_copy_dynamic_dst)')
     if position <= nblock:
         raise CompileError('a dynamic offset moves an access along a free dimension, not along the partition '
                            'dimension (nor a block dimension)')
+    if int(np.prod(index.shape)) > 1:
+        return _dynamic_runs(tensor, key, position, dynamic.static, index)
     resolved = key[:position] + (dynamic.static,) + key[position + 1:]
     static = tensor[resolved]
     if type(static) is not View:
@@ -292,3 +378,41 @@ def dynamic_on_chip(tensor: Any, key: Tuple[Any, ...], tile_type: type) -> Dynam
     if not dynamic_reach_ok(view, view.row_stride, rows):
         raise CompileError('a dynamically indexed access must lie within each partition of its tile')
     return view
+
+
+def _dynamic_runs(tensor: Any, key: Tuple[Any, ...], position: int, static: Any, index: View) -> DynamicRunsView:
+    """`tile[key]` with a tile of N offsets at `position` (a free dimension): the index tile takes part in the
+    subscript as a numpy index array of its own shape would ([N, 1] spans the second axis from the right, [1, N]
+    the last), holding 0 for the static access; each position along that axis moves by its own offset."""
+    count = int(np.prod(index.shape))
+    if isinstance(static, slice) or not isinstance(static, (Affine, int, np.integer)):
+        raise CompileError('a tile of offsets indexes a dimension with nl.arange / nl.mgrid expressions besides it '
+                           '(t[0, idx_tile, iz], t[i_p, idx_row], t[0, idx_tile + iz]), not with slices or nl.ds')
+    if any(isinstance(k, slice) or k is Ellipsis for k in key):
+        raise CompileError('a tile of offsets indexes a tile whose other dimensions take integers or nl.arange / '
+                           'nl.mgrid expressions (t[0, idx_tile, iz]), not slices (mixing basic and advanced '
+                           'indexing)')
+    rax = 1 if index.shape[0] == count else 0
+    ndim = max([k.ndim for k in key if isinstance(k, Affine)] + [static.ndim if isinstance(static, Affine) else 0,
+                                                                 2])
+    element = Affine(0, ((rax, 0, count),), ndim) + static
+    resolved = key[:position] + (element,) + key[position + 1:]
+    view = tensor[resolved]
+    if type(view) is not View:
+        raise CompileError('a dynamically indexed tile needs a plain subscript besides its tile of offsets')
+    dim = position - tensor.nblock
+    axes = [axis for axis, _ in view.index_map[dim][2] if view.shape[axis] == count]
+    if len(axes) != 1:
+        raise CompileError(f'a tile of {count} offsets: the access has {len(axes)} axes of that size among those '
+                           'its dimension spans; which one the offsets run along is ambiguous')
+    size, c, _ = view.index_map[dim]
+    lo = hi = c
+    for _, coef, n in (static.terms if isinstance(static, Affine) else ()):
+        lo, hi = lo + min(0, coef * (n - 1)), hi + max(0, coef * (n - 1))
+    if lo < 0 or hi >= size:
+        raise CompileError('a dynamically indexed access must fit its dimension at offset 0')
+    rows = size - hi
+    runs = DynamicRunsView(view, index, tensor.inner_strides[dim], rows, axes[0])
+    if not dynamic_reach_ok(runs, runs.row_stride, rows):
+        raise CompileError('a dynamically indexed access must lie within each partition of its tile')
+    return runs

@@ -17,7 +17,7 @@ from .compute import copy, deterministic_dropout, elementwise, fold_positions, r
 from .call_forms import check_module
 from .dtypes import kind_of
 from .errors import CompileError, missing_api
-from .indirect import DynamicView, IndirectView
+from .indirect import DynamicRunsView, DynamicView, IndirectView
 from . import isa_select
 from .isa_select import (  # noqa: F401  (re-exported as nisa.*)
     core_barrier, dma_transpose, local_gather, max8, nc_find_index8, nc_match_replace8, nc_n_gather, nc_stream_shuffle,
@@ -28,7 +28,7 @@ from .operands import (  # noqa: F401  (the *_engine values are re-exported as n
 from .operands import mask as mask_of
 from .ops import activation as activation_function
 from .ops import alu
-from .runtime import Pending, begin, current, direct, issue, operand, operand_reads
+from .runtime import Pending, begin, current, direct, dynamic_refusal, issue, operand, operand_reads
 from .tensors import Tensor
 from .views import View, destination
 
@@ -519,9 +519,32 @@ def reciprocal(data: Any, dtype: Any = None, mask: Any = None, engine: Any = unk
 
 
 def tensor_copy(src: Any, dtype: Any = None, mask: Any = None, engine: Any = unknown_engine, **kwargs: Any) -> Any:
+    """A copy within SBUF/PSUM; a source (or, through dst=, a destination) that is an `.ap(scalar_offset=...)`
+    view of an on-chip tensor sits at an offset read from SBUF when the copy runs (NKI 0.4's form of the dynamic
+    copies): traced as those are (`dyn=1`, the offset's tile read)."""
+    if isinstance(src, DynamicView) and src.pattern:
+        return _copy_from_dynamic(src, dtype, mask, engine)
     tile = copy(src, dtype=dtype, mask=mask)
     tile.pending.eng = engine_name(engine)
     return tile
+
+
+def _copy_to_pattern(target: DynamicView, tile: Any) -> None:
+    """nisa.tensor_copy(dst=t.ap(..., scalar_offset=s, indirect_dim=d), src=...): the copy written at the offset."""
+    pending = tile.pending if isinstance(tile, Tensor) else None
+    if not target.pattern or pending is None or pending is not current().pending:
+        raise CompileError(dynamic_refusal(target))
+    if pending.dynamic:
+        raise CompileError('tensor_copy: the source is a static access (one dynamic side per copy)')
+    _mark_dynamic(pending, target, None)
+    target.allowed = True
+    try:
+        copy_into(target, tile)
+    finally:
+        target.allowed = False
+
+
+setattr(tensor_copy, 'dynamic_destination', _copy_to_pattern)
 
 
 def _dynamic(value: Any, what: str, role: str) -> DynamicView:
@@ -538,16 +561,28 @@ def tensor_copy_dynamic_src(src: Any, dtype: Any = None, mask: Any = None, engin
     from SBUF when the copy runs); Beta 2's (dst, src) form writes the copy to dst. Traced as a copy that also
     reads the offset's tile (`dyn=1`: the model's minimum initiation interval of a dynamic access), its source
     region every element some offset reaches."""
-    view = _dynamic(src, 'tensor_copy_dynamic_src', 'source')
+    return _copy_from_dynamic(_dynamic(src, 'tensor_copy_dynamic_src', 'source'), dtype, mask, engine)
+
+
+def _copy_from_dynamic(view: DynamicView, dtype: Any, mask: Any, engine: Any) -> Any:
     view.allowed = True
     try:
         tile = copy(view, dtype=dtype, mask=mask)
     finally:
         view.allowed = False
-    tile.pending.eng = engine_name(engine)
-    tile.pending.reads.append((view.index, None))
-    tile.pending.dynamic = True
+    _mark_dynamic(tile.pending, view, engine)
     return tile
+
+
+def _mark_dynamic(pending: Any, view: DynamicView, engine: Any) -> None:
+    """A copy with a dynamic side: it also reads the offsets' tile and costs as a dynamic access (`dyn=1`); at a
+    tile of N offsets it is N copies, one per offset (NKI 2.21's pages: each index element triggers a copy)."""
+    if engine is not None:
+        pending.eng = engine_name(engine)
+    pending.reads.append((view.index, None))
+    pending.dynamic = True
+    if isinstance(view, DynamicRunsView):
+        pending.runs = view
 
 
 def tensor_copy_dynamic_dst(dst: Any, src: Any, dtype: Any = None, mask: Any = None, engine: Any = unknown_engine,
@@ -559,9 +594,7 @@ def tensor_copy_dynamic_dst(dst: Any, src: Any, dtype: Any = None, mask: Any = N
     if isinstance(src, DynamicView):
         raise CompileError('tensor_copy_dynamic_dst: the source is a static access (one dynamic side per copy)')
     tile = copy(src, dtype=dtype, mask=mask)
-    tile.pending.eng = engine_name(engine)
-    tile.pending.reads.append((target.index, None))
-    tile.pending.dynamic = True
+    _mark_dynamic(tile.pending, target, engine)
     target.allowed = True
     try:
         copy_into(target, tile)
@@ -903,8 +936,15 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
     """dst = src by the DMA engines (cast to dst's format); with dst_rmw_op=nl.add (the only operator the API
     pages allow) dst = dst + src, computed in float32, the DMA reading dst as well."""
     run = begin()
-    target = destination(operand(dst))
-    source = operand(src)
+    patterns = [v for v in (dst, src) if isinstance(v, DynamicView) and v.pattern]
+    for view in patterns:       # an on-chip .ap(scalar_offset=...) side: a DMA with a dynamic start address
+        view.allowed = True
+    try:
+        target = destination(operand(dst))
+        source = operand(src)
+    finally:
+        for view in patterns:
+            view.allowed = False
     add = _rmw_add(dst_rmw_op, unique_indices)
     if add and isinstance(target, IndirectView):
         raise CompileError('dma_copy: dst_rmw_op on a scatter (indirect destination) is not modelled by the '

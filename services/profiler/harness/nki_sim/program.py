@@ -26,7 +26,7 @@ from .affine import Affine, Predicate
 from .call_forms import normalized
 from .dtypes import LowPrecisionType, NumericType, PackedMxType, kind_of
 from .errors import CompileError
-from .indirect import DynamicView, IndirectView, dynamic_reach_ok
+from .indirect import DynamicRunsView, DynamicView, IndirectView, dynamic_reach_ok
 from .jit import RunObserver, as_outputs, check_fresh, simulate
 from .loops import FirstIndex, LoopIndex
 from .operands import Engine
@@ -292,10 +292,15 @@ class Recorder:
         if isinstance(value, (Tensor, View)) and id(value) in self.ids:
             return {'ref': self.ids[id(value)]}
         if isinstance(value, IndirectView):
-            return {'indirect': self.encode(View(value.tensor, value.block, value.offset, value.shape,
-                                                 value.strides)),
-                    'index': self.encode(value.index), 'row_stride': value.row_stride, 'rows': value.rows,
-                    'scalar': value.scalar}
+            encoded = {'indirect': self.encode(View(value.tensor, value.block, value.offset, value.shape,
+                                                    value.strides)),
+                       'index': self.encode(value.index), 'row_stride': value.row_stride, 'rows': value.rows,
+                       'scalar': value.scalar}
+            if isinstance(value, DynamicRunsView):
+                encoded['runs'] = value.axis
+            elif isinstance(value, DynamicView) and value.pattern:
+                encoded['pattern'] = True
+            return encoded
         if isinstance(value, View):
             return self._encode_view(value)
         if isinstance(value, Tensor):
@@ -959,6 +964,12 @@ class Replay:
         scalar = value.get('scalar', False)
         if not isinstance(scalar, bool):
             raise ProgramError('an indirect access has a bad scalar flag')
+        runs = value.get('runs')
+        if runs is not None and (type(runs) is not int or scalar):
+            raise ProgramError('an indirect access has a bad runs axis')
+        pattern = value.get('pattern', False)
+        if pattern is not False and (pattern is not True or not scalar):
+            raise ProgramError('an indirect access has a bad pattern flag')
 
         def indirect(replay: 'Replay') -> IndirectView:
             index = index_of(replay)
@@ -969,11 +980,21 @@ class Replay:
             view = base(replay)
             if not isinstance(view, View):
                 raise ProgramError('an indirect access needs a view')
+            if view.tensor.buffer.on_chip and runs is not None:     # a tile of offsets, one run per offset
+                count = view.shape[runs] if 0 <= runs < len(view.shape) else 0
+                if count < 2 or index.shape not in ((count, 1), (1, count)) or index.tensor.buffer is not memory.sbuf \
+                        or index.tensor.kind.storage.kind not in 'iu' or not dynamic_reach_ok(view, row_stride, rows):
+                    raise ProgramError('bad dynamic offsets access geometry')
+                return DynamicRunsView(view, index, row_stride, rows, runs)
+            if runs is not None or pattern and not view.tensor.buffer.on_chip:
+                raise ProgramError('a runs axis or pattern flag on an HBM access')
             if view.tensor.buffer.on_chip:      # a dynamic offset within each partition (the dynamic copies)
                 if not scalar or int(np.prod(index.shape)) != 1 or index.tensor.buffer is not memory.sbuf \
                         or index.tensor.kind.storage.kind not in 'iu' or not dynamic_reach_ok(view, row_stride, rows):
                     raise ProgramError('bad dynamic offset access geometry')
-                return DynamicView(view, index, row_stride, rows)
+                dynamic = DynamicView(view, index, row_stride, rows)
+                dynamic.pattern = pattern
+                return dynamic
             lo, hi = extent(view.offset, view.shape, view.strides)
             rows_ok = index.shape[0] == 1 if scalar else view.shape[0] == index.shape[0] and view.strides[0] == 0
             if row_stride < 0 or hi + (rows - 1) * row_stride >= view.tensor.free \

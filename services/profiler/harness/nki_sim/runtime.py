@@ -16,7 +16,7 @@ import numpy as np
 from . import memory
 from .dtypes import Kind
 from .errors import CompileError
-from .indirect import DynamicView, IndirectView
+from .indirect import DynamicRunsView, DynamicView, IndirectView
 from .tensors import Tensor
 from .views import OutOfRangePattern, View, destination, operand_window
 
@@ -103,7 +103,7 @@ class Pending:
     """An executed instruction whose output location is not decided yet."""
     __slots__ = ('op', 'eng', 'line', 'reads', 'consts', 'n', 'nstat', 'p', 'tile', 'result', 'window', 'where',
                  'cse_key', 'value_key', 'combine', 'first', 'accumulating', 'extra_writes', 'dma', 'psum_only',
-                 'window_free', 'folds', 'dynamic')
+                 'window_free', 'folds', 'dynamic', 'runs')
 
     def __init__(self, op, eng, line, reads, tile, result, window):
         self.op = op
@@ -129,6 +129,7 @@ class Pending:
         self.window_free = False
         self.folds = ()               # (view, window) operands of an associative op: written in place, a reduction
         self.dynamic = False          # an operand sits at an offset read from SBUF when it runs (trace `dyn=1`)
+        self.runs = None              # a DynamicRunsView operand: one traced copy per offset of its index tile
 
 
 def begin() -> 'Run':
@@ -146,13 +147,20 @@ def flush() -> None:
 
 DYNAMIC_ONLY = ('a tile indexed at a dynamic offset (an index read from SBUF) is the source of '
                 'nisa.tensor_copy_dynamic_src or the destination of nisa.tensor_copy_dynamic_dst only')
+PATTERN_ONLY = ('an .ap(scalar_offset=...) access of an SBUF/PSUM tensor (a dynamic offset read from SBUF) is the '
+                'source or destination of nisa.tensor_copy or nisa.dma_copy (or of the dynamic copies) only: the '
+                'NKI pages describe no other instruction taking a dynamic on-chip access')
+
+
+def dynamic_refusal(view: DynamicView) -> str:
+    return PATTERN_ONLY if view.pattern else DYNAMIC_ONLY
 
 
 def operand(value: Any) -> View:
     """A tile-valued argument as a View."""
     if isinstance(value, View):
-        if type(value) is DynamicView and not value.allowed:
-            raise CompileError(DYNAMIC_ONLY)
+        if isinstance(value, DynamicView) and not value.allowed:
+            raise CompileError(dynamic_refusal(value))
         return value
     if isinstance(value, Tensor):
         return value.view()
@@ -205,6 +213,8 @@ def _store(run, pending, dst, accumulate):
         rounding = dst.tensor.kind.rounding
         if rounding is not None:
             rounding(target)
+        if type(dst) is DynamicRunsView:        # target is the gathered copy: write it back
+            dst.scatter_over(dst.storage(), target, window)
     reads = list(pending.reads)
     if accumulate or (pending.combine is not None and not pending.first):
         reads.append((dst, window))
@@ -229,7 +239,8 @@ def _adopted(pending, dst, accumulate):
     fill, no copy). Only for plain overwrites of an array that owns its memory."""
     result = pending.result
     if accumulate or pending.window is not None or pending.where is not None or pending.combine is not None \
-            and not pending.first or result.base is not None or not result.flags.c_contiguous:
+            and not pending.first or result.base is not None or not result.flags.c_contiguous \
+            or isinstance(dst, IndirectView):
         return False
     tensor = dst.tensor
     if tensor.hbm_alloc is not None or dst.block in tensor.blocks or dst.offset != 0 \
@@ -252,14 +263,17 @@ def _row_major(view):
 
 def bind(run: Run, pending: 'Pending', dst: View, accumulate: bool) -> None:
     destination(dst)
-    if type(dst) is DynamicView and not dst.allowed:
-        raise CompileError(DYNAMIC_ONLY, pending.line)
+    if isinstance(dst, DynamicView) and not dst.allowed:
+        raise CompileError(dynamic_refusal(dst), pending.line)
     if not dst.tensor.buffer.on_chip:
         raise CompileError('HBM tensors are written with nl.store or nisa.dma_copy, not by assignment', pending.line)
     run.pending = None
     tile = pending.tile
     tile.pending = None
     if dst.shape != tile.shape:
+        if pending.runs is not None:
+            raise CompileError(f'a copy at a tile of dynamic offsets is assigned to a destination of its own shape '
+                               f'{tile.shape}, not {dst.shape}', pending.line)
         if _elements(dst.shape) != _elements(tile.shape) or dst.shape[0] != tile.shape[0]:
             raise CompileError(f'shape mismatch: cannot assign a tile of shape {tile.shape} '
                                f'to a destination of shape {dst.shape}', pending.line)
@@ -346,7 +360,34 @@ def _check_start_partition(p0, p1, line):
 
 def record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes: List[Tuple[View, Any]],
            accumulate: bool) -> None:
-    """Turn a settled instruction into a trace record (CompileErrors get the instruction's kernel line)."""
+    """Turn a settled instruction into a trace record (CompileErrors get the instruction's kernel line); a copy at
+    a tile of N dynamic offsets into N records, one per offset (its element run and its element of the index)."""
+    if pending.runs is None:
+        _record(run, pending, reads, writes, accumulate)
+        return
+    runs = pending.runs
+    axis, count = runs.axis, runs.count
+    for k in range(count):
+        parts = []
+        for view, window in list(reads) + list(writes):
+            if view is runs.index:
+                parts.append((view, runs.index_window(k)))
+                continue
+            if len(view.shape) <= axis or view.shape[axis] != count:
+                raise CompileError(f'a copy at a tile of {count} dynamic offsets: an operand of shape {view.shape} '
+                                   f'does not run along its axis {axis}', pending.line)
+            bounds = list(window) if window is not None else [(0, n) for n in view.shape]
+            lo, hi = max(bounds[axis][0], k), min(bounds[axis][1], k + 1)
+            if hi <= lo:
+                break
+            bounds[axis] = (lo, hi)
+            parts.append((view, tuple(bounds)))
+        else:
+            _record(run, pending, parts[:len(reads)], parts[len(reads):], accumulate)
+
+
+def _record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes: List[Tuple[View, Any]],
+            accumulate: bool) -> None:
     recorder = run.recorder
     full = pending.window_free
     read_regions = []

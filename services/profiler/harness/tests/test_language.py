@@ -831,7 +831,17 @@ def transform_nki_outputs(k_res, ref):
                 u = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
                 nisa.tensor_copy(dst=u, src=t.ap(pattern=[[64, 128], [1, 64]], scalar_offset=idx))  # <- here
                 return x
-            ''', '.ap(scalar_offset=...) of an on-chip tensor is not supported by the simulator')
+            ''', '.ap(scalar_offset=...) of an on-chip tensor: indirect_dim=0 is its partition dimension')
+        # an on-chip scalar dynamic access is an operand of the copies (tensor_copy, dma_copy) only
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                idx = nl.zeros((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+                t = nl.load(x)
+                u = nl.exp(t.ap(pattern=[[64, 128], [1, 32]], scalar_offset=idx, indirect_dim=1))  # <- here
+                return x
+            ''', 'an .ap(scalar_offset=...) access of an SBUF/PSUM tensor (a dynamic offset read from SBUF) is the '
+                 'source or destination of nisa.tensor_copy or nisa.dma_copy')
 
     def test_vector_offset_only_on_hbm_rows(self):
         """The vector dynamic access (corpus/ap_vector_offset.py) is a DMA gather of HBM rows along dimension 0."""
@@ -1216,6 +1226,56 @@ DYNAMIC_KERNEL = '''
     '''
 
 
+RUNS_KERNEL = '''
+    @nki.jit
+    def kernel(data, idx, cols):
+        out = nl.ndarray((8, 4), dtype=data.dtype, buffer=nl.shared_hbm)
+        out2 = nl.ndarray((16, 5), dtype=data.dtype, buffer=nl.shared_hbm)
+        data_tile = nl.load(data)                 # [1, 32, 4]
+        idx_tile = nl.load(idx)                   # [8, 1] int32 in SBUF
+        out_sbuf = nl.ndarray([8, 4], dtype=data.dtype, buffer=nl.sbuf)
+        iy, iz = nl.mgrid[0:8, 0:4]
+        out_sbuf[iy, iz] = nisa.tensor_copy_dynamic_src(data_tile[0, idx_tile, iz])  # <- rows
+        nl.store(out, value=out_sbuf)
+        wide = nl.load(data.reshape((16, 8)))
+        col_tile = nl.load(cols)                  # [1, 5] int32 in SBUF
+        ip, jf = nl.mgrid[0:16, 0:5]
+        nl.store(out2, value=nisa.tensor_copy_dynamic_src(wide[ip, col_tile[0, jf]]))
+        return out, out2
+    '''
+
+RUNS_REFERENCE = '''
+def get_inputs():
+    idx = np.random.permutation(32)[:8].reshape(8, 1).astype(np.int32)
+    if BAD:
+        idx[5, 0] = 32
+    return [np.random.normal(size=(1, 32, 4)).astype(np.float32), idx,
+            np.random.randint(0, 8, size=(1, 5)).astype(np.int32)]
+
+
+def forward(data, idx, cols):
+    return data[0, idx[:, 0] % 32, :], data.reshape(16, 8)[:, cols[0]]
+''' + STANDARD_TRANSFORMS
+
+
+BETA2_DYNAMIC_KERNEL = '''
+    @nki.jit
+    def kernel(x, offs):
+        out = nl.ndarray((32, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+        t = nl.ndarray((32, 64), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        off = nl.ndarray((1, 2), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=off, src=offs)
+        piece = nl.ndarray((32, 16), dtype=x.dtype, buffer=nl.sbuf)
+        SOURCE
+        moved = nl.ndarray((32, 64), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.memset(moved, 0.0)
+        DESTINATION
+        nisa.dma_copy(dst=out, src=moved)
+        return out
+    '''
+
+
 class DynamicCopyTest(unittest.TestCase):
     """nisa.tensor_copy_dynamic_src / _dst: a copy within SBUF/PSUM whose source (destination) sits at an offset
     read from SBUF along a free dimension."""
@@ -1315,24 +1375,120 @@ class DynamicCopyTest(unittest.TestCase):
 
     def test_beta2_destination_passing_forms(self):
         # nki 0.3: tensor_copy_dynamic_src(dst, src) and tensor_copy_dynamic_dst(dst, src), positional
+        kernel = self.ws.kernel(BETA2_DYNAMIC_KERNEL.replace(
+            'SOURCE', 'nisa.tensor_copy_dynamic_src(piece, t[:, nl.ds(off[0, 0], 16)])').replace(
+            'DESTINATION', 'nisa.tensor_copy_dynamic_dst(moved[:, nl.ds(off[0, 1], 16)], piece)'), header=BETA2_HEADER)
+        result = self.ws.evaluate(self.reference(9, 17), kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_a_tile_of_offsets_copies_one_run_per_offset(self):
+        # the older pages' form: a tile of N offsets ([N, 1] as in the NKI errors page's workaround
+        # `data_tensor[0, idx_tile, iz]`, or [1, N]) indexes one free dimension; each offset moves one run
+        kernel = self.ws.kernel(RUNS_KERNEL)
+        data = np.random.normal(size=(1, 32, 4)).astype(np.float32)
+        idx = np.array([[5], [0], [31], [7], [7], [12], [3], [30]], dtype=np.int32)
+        cols = np.array([[7, 0, 3, 3, 5]], dtype=np.int32)
+        (rows, picked), trace = self.ws.run(kernel, data, idx, cols)
+        np.testing.assert_array_equal(rows, data[0, idx[:, 0], :])
+        np.testing.assert_array_equal(picked, data.reshape(16, 8)[:, cols[0]])
+        copies = [line for line in trace.text().splitlines() if ' op=copy ' in line]
+        self.assertEqual(len(copies), 8 + 5)          # one dynamic copy per offset, each reading its offset
+        self.assertTrue(all(' dyn=1 ' in line for line in copies))
+        self.assertEqual(sum(' p=1 n=4 in=sbuf:16,sbuf:4 ' in line for line in copies), 8)
+        self.assertEqual(sum(' p=16 n=1 in=sbuf:4,sbuf:4 ' in line for line in copies), 5)
+        _, timing = self.ws.run(kernel, data, idx, cols, timing_only=True)
+        self.assertEqual(timing.text().count(' dyn=1 '), 13)
+        # through both protocol steps: the replay reads the offsets from its own SBUF, on every seed
+        result = self.ws.evaluate(self.ws.reference(RUNS_REFERENCE.replace('BAD', 'False')), kernel, seeds=3)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        result = self.ws.evaluate(self.ws.reference(RUNS_REFERENCE.replace('BAD', 'True')), kernel)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+        self.assertIn('dynamic offset 32 is out of range', result['message'])
+        self.assertIn('(valid offsets 0..31)', result['message'])
+        self.assertEqual(result['line'], line_of(kernel, '# <- rows'))
+
+    def test_a_tile_of_offsets_as_destination_and_in_an_index_expression(self):
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(rows, idx, line):
+                out = nl.ndarray((1, 32, 4), dtype=rows.dtype, buffer=nl.shared_hbm)
+                out2 = nl.ndarray((8, 6), dtype=rows.dtype, buffer=nl.shared_hbm)
+                big = nl.zeros((1, 32, 4), dtype=rows.dtype, buffer=nl.sbuf)
+                idx_tile = nl.load(idx)
+                iy, iz = nl.mgrid[0:8, 0:4]
+                nisa.tensor_copy_dynamic_dst(dst=big[0, idx_tile, iz], src=nl.load(rows))
+                nl.store(out, value=big)
+                i6 = nl.arange(6)[None, :]
+                nl.store(out2, value=nisa.tensor_copy_dynamic_src(nl.load(line)[0, idx_tile + i6]))
+                return out, out2
+            ''')
+        rows = np.random.normal(size=(8, 4)).astype(np.float32)
+        idx = np.array([[9], [0], [31], [4], [17], [2], [25], [11]], dtype=np.int32)
+        line = np.random.normal(size=(1, 64)).astype(np.float32)
+        (big, windows), trace = self.ws.run(kernel, rows, idx, line)
+        want = np.zeros((1, 32, 4), np.float32)
+        want[0, idx[:, 0], :] = rows
+        np.testing.assert_array_equal(big, want)
+        np.testing.assert_array_equal(windows, np.stack([line[0, i:i + 6] for i in idx[:, 0]]))
+        self.assertEqual(trace.text().count(' dyn=1 '), 16)
+        with self.assertRaisesRegex(IndexError, r'dynamic offset 37 is out of range .* \(valid offsets 0\.\.31\)'):
+            self.ws.run(kernel, rows, idx + 28, line)          # the destination's offsets are checked first
+
+    def test_a_tile_of_offsets_beside_a_slice_is_refused(self):
+        self.refused('''
+            @nki.jit
+            def kernel(x, offs):
+                t = nl.load(x)
+                idx = nl.zeros((1, 4), dtype=nl.int32, buffer=nl.sbuf)
+                u = nisa.tensor_copy_dynamic_src(t[:, idx])  # <- here
+                return x
+            ''', 'a tile of offsets indexes a tile whose other dimensions take integers or nl.arange')
+
+    def test_nki_0_4_tensor_copy_with_an_on_chip_scalar_offset(self):
+        # NKI 0.4 replaced the dynamic copies by nisa.tensor_copy with `.ap(scalar_offset=s, indirect_dim=d)` views
+        # of SBUF/PSUM tensors: source (here the offset a view of a [1, 2] tile) and destination (positional form)
+        kernel = self.ws.kernel(BETA2_DYNAMIC_KERNEL.replace('SOURCE', 'nisa.tensor_copy(dst=piece, src=t.ap('
+            '[[64, 32], [1, 16]], 0, scalar_offset=off.ap([[2, 1], [1, 1]], 0), indirect_dim=1))').replace(
+            'DESTINATION', 'nisa.tensor_copy(moved.ap([[64, 32], [1, 16]], 0, scalar_offset=off.ap([[2, 1], [1, 1]], '
+            '1), indirect_dim=1), piece)  # <- dst'), header=BETA2_HEADER)
+        x = np.random.normal(size=(32, 64)).astype(np.float32)
+        outputs, trace = self.ws.run(kernel, x, np.array([[5, 40]], dtype=np.int32))
+        want = np.zeros((32, 64), dtype=np.float32)
+        want[:, 40:56] = x[:, 5:21]
+        np.testing.assert_array_equal(outputs, want)
+        copies = [line for line in trace.text().splitlines() if ' op=copy ' in line]
+        self.assertEqual(len(copies), 2)
+        self.assertTrue(all(' dyn=1 ' in line and 'in=sbuf:64,sbuf:4' in line for line in copies))
+        for src, dst in ((0, 0), (48, 48), (7, 31)):      # the replay reads the offsets from its own SBUF
+            result = self.ws.evaluate(self.reference(src, dst), kernel)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
+        result = self.ws.evaluate(self.reference(0, 49), kernel)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+        self.assertIn('dynamic offset 49 is out of range', result['message'])
+        self.assertEqual(result['line'], line_of(kernel, '# <- dst'))
+
+    def test_a_dma_with_an_on_chip_scalar_offset_side(self):
+        # nisa.dma_copy takes a dynamic start address on either side; here an SBUF destination row block
         kernel = self.ws.kernel('''
             @nki.jit
             def kernel(x, offs):
                 out = nl.ndarray((32, 64), dtype=x.dtype, buffer=nl.shared_hbm)
-                t = nl.ndarray((32, 64), dtype=x.dtype, buffer=nl.sbuf)
-                nisa.dma_copy(dst=t, src=x)
                 off = nl.ndarray((1, 2), dtype=nl.int32, buffer=nl.sbuf)
                 nisa.dma_copy(dst=off, src=offs)
-                piece = nl.ndarray((32, 16), dtype=x.dtype, buffer=nl.sbuf)
-                nisa.tensor_copy_dynamic_src(piece, t[:, nl.ds(off[0, 0], 16)])
-                moved = nl.ndarray((32, 64), dtype=x.dtype, buffer=nl.sbuf)
+                moved = nl.ndarray((32, 4, 16), dtype=x.dtype, buffer=nl.sbuf)
                 nisa.memset(moved, 0.0)
-                nisa.tensor_copy_dynamic_dst(moved[:, nl.ds(off[0, 1], 16)], piece)
-                nisa.dma_copy(dst=out, src=moved)
+                nisa.dma_copy(dst=moved.ap([[64, 32], [1, 16]], 0, scalar_offset=off.ap([[2, 1], [1, 1]], 1),
+                                           indirect_dim=1), src=x[:, 0:16])
+                nisa.dma_copy(dst=out, src=moved.reshape((32, 64)))
                 return out
             ''', header=BETA2_HEADER)
-        result = self.ws.evaluate(self.reference(9, 17), kernel)
-        self.assertEqual(result['verdict'], 'OK', result['message'])
+        x = np.random.normal(size=(32, 64)).astype(np.float32)
+        outputs, trace = self.ws.run(kernel, x, np.array([[0, 2]], dtype=np.int32))
+        want = np.zeros((32, 64), dtype=np.float32)
+        want[:, 32:48] = x[:, 0:16]
+        np.testing.assert_array_equal(outputs, want)
+        with self.assertRaisesRegex(IndexError, r'dynamic offset 4 is out of range .* \(valid offsets 0\.\.3\)'):
+            self.ws.run(kernel, x, np.array([[0, 4]], dtype=np.int32))
 
     def refused(self, body, expected):
         kernel = self.ws.kernel(body)

@@ -149,7 +149,12 @@ def forward(x, offs):
                 nl.store(out, value=nisa.tensor_copy_dynamic_src(nl.load(x)[:, nl.ds(off[0, 0], 16)]))
                 return out
             ''')
-        cls.program = os.path.join(cls.ws.root, 'dynamic.jsonl')
+        cls.record(kernel, 'dynamic.jsonl')
+
+    @classmethod
+    def record(cls, kernel, name):
+        """Step A alone: the kernel's program, as entries."""
+        cls.program = os.path.join(cls.ws.root, name)
         subprocess.run([sys.executable, os.path.join(HARNESS, 'run_kernel.py'), '--problem', cls.reference,
                         '--kernel', kernel, '--program-out', cls.program], check=True)
         with open(cls.program) as f:
@@ -181,6 +186,51 @@ def forward(x, offs):
         result = self.replay(entries)
         self.assertEqual(result['verdict'], 'RUNTIME_ERROR')
         self.assertIn('bad dynamic offset access geometry', result['message'])
+
+
+class DynamicRunsProgramTest(DynamicCopyProgramTest):
+    """The older multi-offset form: the program carries the access, the axis the offsets run along and the
+    offsets' tile, never their values; the replay checks the geometry against the tile it reads them from."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.ws = Workspace()
+        cls.reference = cls.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(1, 32, 4)).astype(np.float32),
+            np.random.randint(0, 32, size=(8, 1)).astype(np.int32)]
+
+
+def forward(data, idx):
+    return data[0, idx[:, 0], :]
+''' + STANDARD_TRANSFORMS)
+        kernel = cls.ws.kernel('''
+            @nki.jit
+            def kernel(data, idx):
+                out = nl.ndarray((8, 4), dtype=data.dtype, buffer=nl.shared_hbm)
+                iy, iz = nl.mgrid[0:8, 0:4]
+                nl.store(out, value=nisa.tensor_copy_dynamic_src(nl.load(data)[0, nl.load(idx), iz]))
+                return out
+            ''')
+        cls.record(kernel, 'runs.jsonl')
+
+    def test_the_program_holds_no_offset_and_replays_on_every_seed(self):
+        source = self.copy_source(self.entries)
+        self.assertEqual(set(source), {'indirect', 'index', 'row_stride', 'rows', 'scalar', 'runs'})
+        self.assertEqual((source['row_stride'], source['rows'], source['runs']), (4, 32, 0))
+        result = self.replay(self.entries)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_a_forged_offset_range_is_refused(self):
+        for field, value, message in (('rows', 33, 'bad dynamic offsets access geometry'),
+                                      ('runs', 1, 'bad dynamic offsets access geometry'),
+                                      ('runs', 7, 'bad dynamic offsets access geometry'),
+                                      ('scalar', True, 'bad runs axis')):
+            entries = json.loads(json.dumps(self.entries))
+            self.copy_source(entries)[field] = value
+            result = self.replay(entries)
+            self.assertEqual(result['verdict'], 'RUNTIME_ERROR', (field, value))
+            self.assertIn(message, result['message'])
 
 
 class ViewDefinitionParseTest(unittest.TestCase):
