@@ -12,7 +12,7 @@ import numpy as np
 from . import memory
 from .dtypes import kind_of
 from .errors import CompileError
-from .ops import ASSOCIATIVE_ALU
+from .ops import ABS_MAX, ABS_MIN, ASSOCIATIVE_ALU
 from .operands import broadcast_shape, fit, on_chip, padded, result_kind, tile_or_scalar, window_shape
 from .operands import mask as _mask
 from .runtime import begin, bind, current, flush, issue, operand, operand_reads
@@ -208,6 +208,8 @@ bitwise_or = _binary('bitwise_or', np.bitwise_or)
 bitwise_xor = _binary('bitwise_xor', np.bitwise_xor)
 left_shift = _binary('left_shift', np.left_shift)
 right_shift = _binary('right_shift', np.right_shift)
+abs_max = _binary('abs_max', ABS_MAX)      # NKI 2.31+: the input of larger magnitude, signed (tie: y)
+abs_min = _binary('abs_min', ABS_MIN)      # NKI 2.31+: the input of smaller magnitude, signed (tie: y)
 
 
 # ----- reductions -----

@@ -27,7 +27,7 @@ from .operands import (  # noqa: F401  (the *_engine values are re-exported as n
     scalar_engine, tensor_engine, unapplied_mask, unknown_engine, vector_engine, window_shape)
 from .operands import mask as mask_of
 from .ops import activation as activation_function
-from .ops import alu
+from .ops import ABS_MAX, ABS_MIN, BYPASS, alu
 from .runtime import Pending, begin, current, direct, dynamic_refusal, issue, operand, operand_reads
 from .tensors import Tensor
 from .views import View, destination
@@ -46,6 +46,9 @@ class reduce_cmd:
     reduce = 'reduce'
     reset_reduce = 'reset_reduce'
     load_reduce = 'load_reduce'
+
+
+_CMD = reduce_cmd       # inside functions whose reduce_cmd parameter hides the class
 
 
 class nc_version:
@@ -305,6 +308,99 @@ def activation_reduce(op: Any, data: Any, reduce_op: Any, reduce_res: Any, bias:
                       reduce_cmd=reduce_cmd.reset_reduce, dtype=dtype, mask=mask)
 
 
+_ACTIVATE2_STAGES = (('multiply', 'add'), ('multiply', 'subtract'), ('multiply', None), ('add', None),
+                     ('subtract', None), (None, None))      # (op0, op1) pairs of the API page; None = nl.bypass
+
+
+def activate2(op: Any, data: Any, imm0: Any, imm1: Any, op0: Any, op1: Any, relu_param: Any = 0.0,
+              reverse0: Any = False, reverse1: Any = False, reduce_op: Any = None, reduce_res: Any = None,
+              reduce_cmd: Any = reduce_cmd.idle, engine: Any = scalar_engine, **kwargs: Any) -> Any:
+    """NKI 2.31+ (NeuronCore-v4): op((data op0 imm0) op1 imm1) per partition (imm0/imm1 scalars or [P, 1] tiles;
+    nl.bypass skips a stage; reverse0/1 swap an operator's inputs), then an optional free-axis reduction into the
+    scalar engine's registers: reset (registers to reduce_op's identity), reduce (on top of them), reset_reduce
+    (identity, then this result), idle (unchanged); reduce_res reads the registers out. reduce_op is nl.add,
+    nl.maximum, nl.minimum, nl.abs_max or nl.abs_min."""
+    fn = activation_function(op)
+    stages = (_stage_name(op0, 'op0'), _stage_name(op1, 'op1'))
+    if stages not in _ACTIVATE2_STAGES:
+        shown = ', '.join(f'({a or "bypass"}, {b or "bypass"})' for a, b in _ACTIVATE2_STAGES)
+        raise CompileError(f'activate2: (op0, op1) = ({stages[0] or "bypass"}, {stages[1] or "bypass"}) is not one '
+                           f'of the pairs the instruction supports: {shown}')
+    if reverse0 and stages[0] is None or reverse1 and stages[1] is None:
+        raise CompileError('activate2: reverse0/reverse1 need op0/op1 to be set (not nl.bypass)')
+    if not (isinstance(relu_param, SCALARS) and not isinstance(relu_param, bool) and float(relu_param) == 0.0):
+        raise CompileError('activate2: relu_param (the parameter of parameterized activation functions such as '
+                           'PReLU) is not modelled: the simulator has no parameterized activation function')
+    eng = engine_name(engine, 'act')
+    if eng not in ('act', 'pool'):
+        raise CompileError(f'activate2 runs on the scalar engine (or GpSimd on NeuronCore-v4), not {eng}')
+    reducing = reduce_res is not None or reduce_cmd not in (None, _CMD.idle)
+    if reducing and eng != 'act':
+        raise CompileError('activate2: the reduction registers are on the scalar engine only')
+    folds = {np.add: 0.0, np.maximum: -np.inf, np.minimum: np.inf, ABS_MAX: 0.0, ABS_MIN: np.inf}
+    fold: Any = None
+    if reducing:
+        if reduce_op is None:
+            raise CompileError('activate2: reduce_res / reduce_cmd need reduce_op (nl.add, nl.maximum, nl.minimum, '
+                               'nl.abs_max or nl.abs_min)')
+        fold = alu(reduce_op)
+        if fold not in folds:
+            raise CompileError(f'activate2: reduce_op {getattr(reduce_op, "__name__", reduce_op)!r} is not one of '
+                               'nl.add, nl.maximum, nl.minimum, nl.abs_max, nl.abs_min')
+        if reduce_cmd not in (None, _CMD.idle, _CMD.reset, _CMD.reduce, _CMD.reset_reduce):
+            raise CompileError(f'activate2: reduce_cmd {reduce_cmd!r} is not idle, reset, reduce or reset_reduce')
+    elif reduce_op is not None:
+        raise CompileError('activate2: reduce_op without reduce_cmd or reduce_res would be ignored')
+    first = None if stages[0] is None else alu(op0)
+    second = None if stages[1] is None else alu(op1)
+
+    def compute(x, a, b):
+        if first is not None:
+            x = first(a, x) if reverse0 else first(x, a)
+        if second is not None:
+            x = second(b, x) if reverse1 else second(x, b)
+        return fn(x)
+    view = on_chip(operand(data), 'activate2')
+    tile = _with_scalars('activation', eng, compute, view, (None if first is None else imm0,
+                                                            None if second is None else imm1), None, None)
+    if not reducing:
+        return tile
+    pending = tile.pending
+    run = current()
+    target = destination(operand(reduce_res)) if reduce_res is not None else None
+    if run.numerics:
+        rows = pending.result.shape[0]
+        register = run.accumulator
+        if register is None or np.shape(register) != (rows,) or reduce_cmd in (_CMD.reset,
+                                                                                 _CMD.reset_reduce):
+            register = np.full(rows, folds[fold])
+        if reduce_cmd in (_CMD.reduce, _CMD.reset_reduce):
+            register = fold(register, fold.reduce(pending.result.reshape(rows, -1).astype(np.float64), axis=1))
+        if reduce_cmd not in (None, _CMD.idle):
+            run.accumulator = register
+        if target is not None:
+            out = target.array()
+            if out.size != rows:
+                raise CompileError(f'reduce_res must hold one value per partition ([{rows}, 1]), got {out.shape}')
+            out[...] = np.asarray(register).reshape(out.shape)
+    elif target is not None and target.free_size != 1:
+        raise CompileError(f'reduce_res must hold one value per partition, got {target.shape}')
+    if target is not None:
+        pending.extra_writes = [(target, None)]
+    return tile
+
+
+def _stage_name(op: Any, field: str) -> Any:
+    """activate2's op0/op1 as 'multiply' / 'add' / 'subtract', or None for nl.bypass (or None)."""
+    if op is None or getattr(op, 'alu', None) is BYPASS:
+        return None
+    fn = alu(op)
+    for name, ufunc in (('multiply', np.multiply), ('add', np.add), ('subtract', np.subtract)):
+        if fn is ufunc:
+            return name
+    return getattr(fn, '__name__', repr(op))
+
+
 def _scale_bias_op(op, eng, fn, data, bias, scale, dtype, mask_predicate, reduce_op, reduce_res, command):
     run = begin()
     view = on_chip(operand(data), op)
@@ -351,9 +447,11 @@ def _scale_bias_op(op, eng, fn, data, bias, scale, dtype, mask_predicate, reduce
     return pending.tile
 
 
-def _accumulate_register(run, reduce_op, result, target, command, window=None):
+def _accumulate_register(run, reduce_op, result, target, command, window=None, negate=False):
     """The ACT/DVE accumulation registers: reset and/or reduce this instruction's output along free axes. Under a
-    mask the result holds only the window's partitions, and only those rows of the target are written."""
+    mask the result holds only the window's partitions, and only those rows of the target are written. `negate`
+    writes the negated value to the target (the registers keep it as it is); a None target updates the registers
+    only."""
     ufunc = alu(reduce_op)
     partial = ufunc.reduce(result.reshape(result.shape[0], -1), axis=1)
     register = run.accumulator
@@ -361,6 +459,10 @@ def _accumulate_register(run, reduce_op, result, target, command, window=None):
         partial = ufunc(register, partial)
     if command != reduce_cmd.idle:
         run.accumulator = partial
+    if target is None:
+        return
+    if negate:
+        partial = -partial
     out = target.array()
     if window is not None and out.ndim and out.shape[0] > partial.shape[0] == window[0][1] - window[0][0]:
         out = out[window[0][0]:window[0][1]]
@@ -386,19 +488,23 @@ def tensor_scalar(data: Any, op0: Any, operand0: Any, reverse0: Any = False, op1
 
 
 def tensor_scalar_reduce(data: Any, op0: Any, operand0: Any, reduce_op: Any, reduce_res: Any, reverse0: Any = False,
-                         reduce_cmd: Any = None, reduce_init: Any = None, dtype: Any = None, mask: Any = None,
-                         **kwargs: Any) -> Any:
+                         reduce_cmd: Any = None, reduce_init: Any = None, reduce_res_negate: Any = False,
+                         dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """data op0 operand0, its free-axis reduce_op reduction written to reduce_res. reduce_cmd (NKI 2.31+) drives
     the vector engine's accumulation registers as for the other accumulating instructions: reset_reduce (the
     default, and what idle reads as here), reduce (on top of the registers), load_reduce (on top of reduce_init,
-    a scalar or a [P, 1] tile)."""
+    a scalar or a [P, 1] tile). reduce_res_negate (NKI 2.33) writes the negated registers to reduce_res (the
+    registers keep the reduction itself)."""
+    if not isinstance(reduce_res_negate, (bool, np.bool_)):
+        raise CompileError(f'tensor_scalar_reduce: reduce_res_negate is True or False, not {reduce_res_negate!r}')
     tile = tensor_scalar(data=data, op0=op0, operand0=operand0, reverse0=reverse0, dtype=dtype, mask=mask)
     pending = tile.pending
     target = destination(operand(reduce_res))
     run = current()
     command = _load_register(run, pending, reduce_cmd, reduce_init, alu(reduce_op))
     if run.numerics:
-        _accumulate_register(run, reduce_op, pending.result, target, command, pending.window)
+        _accumulate_register(run, reduce_op, pending.result, target, command, pending.window,
+                             negate=bool(reduce_res_negate))
     pending.extra_writes = [(target, None)]
     return tile
 
@@ -475,17 +581,43 @@ def tensor_tensor(data1: Any, data2: Any, op: Any, dtype: Any = None, mask: Any 
 
 
 def scalar_tensor_tensor(data: Any, op0: Any, operand0: Any, op1: Any, operand1: Any, reverse0: Any = False,
-                         reverse1: Any = False, dtype: Any = None, mask: Any = None,
+                         reverse1: Any = False, reduce_cmd: Any = reduce_cmd.reset_reduce, reduce_op: Any = None,
+                         reduce_res: Any = None, dtype: Any = None, mask: Any = None,
                          engine: Any = unknown_engine, **kwargs: Any) -> Any:
-    """(data op0 operand0) op1 operand1, with operand0 a scalar or [P, 1] tile and operand1 a tile."""
+    """(data op0 operand0) op1 operand1, with operand0 a scalar or [P, 1] tile and operand1 a tile. NKI 2.33: with
+    reduce_op (nl.add, nl.multiply, nl.maximum, nl.minimum) the result is also reduced along its free axes into
+    the vector engine's accumulation registers, as tensor_scalar_reduce does (reduce_cmd reset_reduce, the
+    default, or reduce; idle reads as reset_reduce), and reduce_res (a [P, 1] tile) receives them."""
     first = alu(op0)
     second = alu(op1)
+    if reduce_op is Ellipsis:       # the 2.33 signature's "not set"
+        reduce_op = None
+    if reduce_op is None and reduce_res is not None:
+        raise CompileError('scalar_tensor_tensor: reduce_res needs reduce_op (nl.add, nl.multiply, nl.maximum or '
+                           'nl.minimum)')
+    if reduce_op is not None:
+        if alu(reduce_op) not in (np.add, np.multiply, np.maximum, np.minimum):
+            raise CompileError(f'scalar_tensor_tensor: reduce_op {getattr(reduce_op, "__name__", reduce_op)!r} is '
+                               'not one of nl.add, nl.multiply, nl.maximum, nl.minimum')
+        if reduce_cmd not in (None, _CMD.idle, _CMD.reduce, _CMD.reset_reduce):
+            raise CompileError(f'scalar_tensor_tensor: reduce_cmd {reduce_cmd!r} is not reset_reduce, reduce or '
+                               'idle (load_reduce needs a reduce_init, which this instruction does not take)')
 
     def compute(x, scalar, other):
         y = first(scalar, x) if reverse0 else first(x, scalar)
         return second(other, y) if reverse1 else second(y, other)
-    return elementwise('tensor_tensor', engine_name(engine), compute, (data, operand0, operand1), dtype, mask,
-                       folds=fold_positions(second, 2))
+    tile = elementwise('tensor_tensor', engine_name(engine), compute, (data, operand0, operand1), dtype, mask,
+                       folds=fold_positions(second, 2) if reduce_op is None else ())
+    if reduce_op is not None:
+        pending = tile.pending
+        run = current()
+        command = _CMD.reduce if reduce_cmd == _CMD.reduce else _CMD.reset_reduce
+        target = destination(operand(reduce_res)) if reduce_res is not None else None
+        if run.numerics:
+            _accumulate_register(run, reduce_op, pending.result, target, command, pending.window)
+        if target is not None:
+            pending.extra_writes = [(target, None)]
+    return tile
 
 
 def tensor_reduce(op: Any, data: Any, axis: Any, negate: Any = False, keepdims: Any = False, dtype: Any = None,

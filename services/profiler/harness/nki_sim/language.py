@@ -11,9 +11,9 @@ import numpy as np
 
 from . import compute, isa, memory, runtime
 from .compute import (  # noqa: F401  (re-exported as nl.*)
-    add, bitwise_and, bitwise_or, bitwise_xor, broadcast_to, copy, divide, elementwise, equal, full_tile, greater,
-    greater_equal, left_shift, less, less_equal, logical_and, logical_or, logical_xor, maximum, minimum, mod,
-    multiply, not_equal, power, reduce, reshape_view, right_shift, subtract)
+    abs_max, abs_min, add, bitwise_and, bitwise_or, bitwise_xor, broadcast_to, copy, divide, elementwise, equal,
+    full_tile, greater, greater_equal, left_shift, less, less_equal, logical_and, logical_or, logical_xor, maximum,
+    minimum, mod, multiply, not_equal, power, reduce, reshape_view, right_shift, subtract)
 from .compute import deterministic_dropout, element_count, free_elements
 from .affine import Predicate, arange, ds, mgrid  # noqa: F401  (re-exported as nl.*)
 from .call_forms import check_module
@@ -26,7 +26,7 @@ from .operands import (broadcast_shape, fit, on_chip, padded, result_kind, tile_
                        window_shape)
 from .operands import mask as _mask
 from .operands import unapplied_mask
-from .ops import alu
+from .ops import BYPASS, alu
 from .runtime import begin, issue, operand, operand_reads
 from .tensors import PARTITION_LIMIT, Tensor, hbm_declared, hbm_tensor, par_dim  # noqa: F401
 from .views import View
@@ -422,6 +422,15 @@ _UNARY = {
     'gelu_apprx_sigmoid': _gelu_sigmoid, 'gelu_apprx_sigmoid_dx': _gelu_sigmoid_dx,
     'invert': np.invert, 'logical_not': np.logical_not,
 }
+
+
+def bypass(x: Any, y: Any = None, **kwargs: Any) -> Any:
+    """nl.bypass names "no operation" in nisa.activate2's tensor-scalar stage (op0=/op1=); it computes nothing."""
+    raise CompileError('nl.bypass is an operator argument (nisa.activate2 op0=/op1=: no tensor-scalar operation), '
+                       'not an instruction')
+
+
+bypass.alu = BYPASS     # type: ignore[attr-defined]
 
 
 def _unary(name, fn):

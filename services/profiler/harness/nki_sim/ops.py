@@ -23,6 +23,43 @@ NUMPY_ALU = {
 _NO_OPERAND = object()
 
 
+class MagnitudeChoice:
+    """nl.abs_max / nl.abs_min (NKI 2.31+) as an ALU operator: element-wise, the input whose magnitude is larger
+    (abs_max) or smaller (abs_min), keeping its sign; on a tie the second input (the API pages' examples:
+    abs_max(-5, 3) = -5, abs_max(1, -1) = -1). `reduce` folds it along an axis (activate2's reduce_op)."""
+
+    def __init__(self, name: str, larger: bool) -> None:
+        self.__name__ = name
+        self.larger = larger
+
+    def __call__(self, x: Any, y: Any) -> Any:
+        x, y = np.asarray(x), np.asarray(y)
+        keep_x = np.abs(x) > np.abs(y) if self.larger else np.abs(x) < np.abs(y)
+        return np.where(keep_x, x, y)
+
+    def reduce(self, values: Any, axis: int) -> Any:
+        values = np.asarray(values)
+        if values.shape[axis] == 0:
+            raise CompileError(f'{self.__name__}: nothing to reduce')
+        moved = np.moveaxis(values, axis, 0)
+        out = moved[0]
+        for row in moved[1:]:
+            out = self(out, row)
+        return out
+
+
+ABS_MAX = MagnitudeChoice('abs_max', larger=True)
+ABS_MIN = MagnitudeChoice('abs_min', larger=False)
+
+
+def _bypass(x: Any, operand: Any) -> Any:
+    """nl.bypass: activate2's "no tensor-scalar operation" in its op0/op1 stage (passes the data through)."""
+    return x
+
+
+BYPASS = _bypass
+
+
 def _magnitude(x: Any, operand: Any) -> Any:
     """The ALU `abs` operator with operand 0: |x| (kernels write `op0=nl.abs, operand0=0.0`)."""
     return np.abs(x)
@@ -60,6 +97,9 @@ def alu(op: Any, operand: Any = _NO_OPERAND) -> Any:
         raise CompileError('abs as an ALU operator is modelled as |x| with the scalar operand 0 only ('
                            f'tensor_scalar(..., op0=nl.abs, operand0=0.0)); got operand {shown}')
     fn = getattr(op, 'alu', None)
+    if fn is BYPASS:
+        raise CompileError('nl.bypass is modelled as the op0/op1 of nisa.activate2 only (no tensor-scalar '
+                           'operation); other instructions take an arithmetic operator')
     if fn is None:
         try:
             fn = NUMPY_ALU.get(op)

@@ -26,6 +26,12 @@ class ApiSurfaceTest(unittest.TestCase):
             self.ws.run(path, *inputs)
         return caught.exception.message
 
+    def assert_refusals(self, template, cases, *inputs):
+        """Each (call, cause): the kernel `template` with CALL replaced by `call` is refused naming `cause`."""
+        for call, cause in cases:
+            with self.subTest(call=call):
+                self.assertIn(cause, self.refused(template.replace('CALL', call), *inputs))
+
     def test_tensor_tensor_scan_reverses_the_operands(self):
         path = self.ws.kernel('''
             @nki.jit
@@ -97,6 +103,146 @@ class ApiSurfaceTest(unittest.TestCase):
                 return out
             ''', a)
         self.assertIn('load_reduce', message)
+
+    def test_abs_max_and_abs_min_keep_the_signed_input_of_larger_or_smaller_magnitude(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(a, b):
+                out = nl.ndarray((2,) + a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+                x, y = nl.load(a), nl.load(b)
+                nl.store(out[0], nl.abs_max(x, y))
+                nl.store(out[1], nl.abs_min(x, y))
+                return out
+            ''')
+        a = np.array([[-5.0, 1.0, 2.0, -0.5]] * 4, np.float32)
+        b = np.array([[3.0, -1.0, -4.0, 0.25]] * 4, np.float32)
+        out, _ = self.ws.run(path, a, b)
+        np.testing.assert_array_equal(out[0], [[-5.0, -1.0, -4.0, -0.5]] * 4)     # tie |1| = |-1|: y
+        np.testing.assert_array_equal(out[1], [[3.0, -1.0, 2.0, 0.25]] * 4)
+
+    def test_activate2_stages_activation_and_register_reductions(self):
+        path = self.ws.kernel('''
+            import nki.language as nl2
+            @nki.jit
+            def kernel(a, s):
+                out = nl.ndarray((128, 20), dtype=a.dtype, buffer=nl.shared_hbm)
+                x = nl.load(a)
+                scale = nl.load(s)
+                y = nl.ndarray((128, 16), dtype=np.float32, buffer=nl.sbuf)
+                r = nl.ndarray((128, 4), dtype=np.float32, buffer=nl.sbuf)
+                nisa.activate2(dst=y, op=nl.exp, data=x, imm0=scale, imm1=0.5, op0=nl.multiply, op1=nl.subtract,
+                               reverse1=True, reduce_op=nl.maximum, reduce_res=r[:, 0:1],
+                               reduce_cmd=nisa.reduce_cmd.reset_reduce)
+                z = nl.ndarray((128, 16), dtype=np.float32, buffer=nl.sbuf)
+                nisa.activate2(dst=z, op=nl.copy, data=x, imm0=1.0, imm1=0.0, op0=nl.subtract, op1=nl2.bypass,
+                               reduce_op=nl.abs_max, reduce_cmd=nisa.reduce_cmd.reset_reduce)
+                nisa.activate2(dst=z, op=nl.copy, data=x, imm0=0.0, imm1=0.0, op0=nl2.bypass, op1=nl2.bypass,
+                               reduce_op=nl.abs_max, reduce_res=r[:, 1:2], reduce_cmd=nisa.reduce_cmd.reduce)
+                nisa.activate2(dst=z, op=nl.square, data=x, imm0=2.0, imm1=0.0, op0=nl.add, op1=nl2.bypass,
+                               reduce_op=nl.add, reduce_res=r[:, 2:3], reduce_cmd=nisa.reduce_cmd.reset_reduce)
+                nisa.activate2(dst=z, op=nl.copy, data=x, imm0=0.0, imm1=0.0, op0=nl2.bypass, op1=nl2.bypass,
+                               reduce_op=nl.add, reduce_res=r[:, 3:4])
+                nl.store(out[:, 0:16], y)
+                nl.store(out[:, 16:20], r)
+                return out
+            ''')
+        a, s = self.normal(128, 16), self.normal(128, 1)
+        out, _ = self.ws.run(path, a, s)
+        y = np.exp(0.5 - a * s)
+        self.assertLess(rel_l2(out[:, :16], y), 1e-6)
+        self.assertLess(rel_l2(out[:, 16], y.max(axis=1)), 1e-6)
+        both = np.concatenate([a - 1.0, a], axis=1)        # reduce on top of the first abs_max
+        want = np.take_along_axis(both, np.abs(both).argmax(axis=1)[:, None], axis=1)[:, 0]
+        self.assertLess(rel_l2(out[:, 17], want), 1e-6)
+        square_sum = np.square(a + 2.0).sum(axis=1)
+        self.assertLess(rel_l2(out[:, 18], square_sum), 1e-6)
+        self.assertLess(rel_l2(out[:, 19], square_sum), 1e-6)      # idle: reads the registers unchanged
+        self.assert_refusals('''
+            import nki.language as nl2
+            @nki.jit
+            def kernel(a):
+                x = nl.load(a)
+                y = nl.ndarray((128, 16), dtype=np.float32, buffer=nl.sbuf)
+                r = nl.ndarray((128, 1), dtype=np.float32, buffer=nl.sbuf)
+                nisa.activate2(dst=y, op=nl.exp, data=x, imm0=1.0, imm1=1.0, CALL)
+                return a
+            ''', (('op0=nl.add, op1=nl.add', '(add, add) is not one of the pairs'),
+                  ('op0=nl2.bypass, op1=nl2.bypass, reverse0=True', 'reverse0/reverse1 need op0/op1'),
+                  ('op0=nl.multiply, op1=nl.add, relu_param=0.1', 'relu_param'),
+                  ('op0=nl.multiply, op1=nl.add, reduce_res=r', 'need reduce_op'),
+                  ('op0=nl.multiply, op1=nl.add, reduce_op=nl.multiply, reduce_res=r', 'reduce_op'),
+                  ('op0=nl.multiply, op1=nl.add, reduce_op=nl.add', 'would be ignored')), a)
+        message = self.refused('''
+            @nki.jit
+            def kernel(a):
+                nisa.tensor_scalar(nl.load(a), op0=nl.bypass, operand0=0.0)
+                return a
+            ''', a)
+        self.assertIn('nl.bypass is modelled as the op0/op1 of nisa.activate2 only', message)
+
+    def test_scalar_tensor_tensor_reduces_into_the_registers(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(a, b):
+                out = nl.ndarray((128, 18), dtype=a.dtype, buffer=nl.shared_hbm)
+                x, y = nl.load(a), nl.load(b)
+                r = nl.ndarray((128, 2), dtype=np.float32, buffer=nl.sbuf)
+                z = nl.ndarray((128, 16), dtype=np.float32, buffer=nl.sbuf)
+                nisa.scalar_tensor_tensor(dst=z, data=x, op0=nl.multiply, operand0=2.0, op1=nl.add, operand1=y,
+                                          reduce_op=nl.maximum, reduce_res=r[:, 0:1])
+                nisa.scalar_tensor_tensor(dst=z, data=x, op0=nl.multiply, operand0=2.0, op1=nl.add, operand1=y,
+                                          reduce_op=nl.add, reduce_res=r[:, 1:2])
+                nisa.scalar_tensor_tensor(dst=z, data=x, op0=nl.subtract, operand0=1.0, op1=nl.multiply, operand1=y,
+                                          reduce_op=nl.add, reduce_res=r[:, 1:2], reduce_cmd=nisa.reduce_cmd.reduce)
+                nl.store(out[:, 0:16], z)
+                nl.store(out[:, 16:18], r)
+                return out
+            ''')
+        a, b = self.normal(128, 16), self.normal(128, 16)
+        out, _ = self.ws.run(path, a, b)
+        first, second = 2 * a + b, (a - 1.0) * b
+        self.assertLess(rel_l2(out[:, :16], second), 1e-6)
+        self.assertLess(rel_l2(out[:, 16], first.max(axis=1)), 1e-6)
+        self.assertLess(rel_l2(out[:, 17], first.sum(axis=1) + second.sum(axis=1)), 1e-6)
+        self.assert_refusals('''
+            @nki.jit
+            def kernel(a):
+                x = nl.load(a)
+                r = nl.ndarray((128, 1), dtype=np.float32, buffer=nl.sbuf)
+                z = nisa.scalar_tensor_tensor(data=x, op0=nl.multiply, operand0=2.0, op1=nl.add, operand1=x, CALL)
+                return a
+            ''', (('reduce_res=r', 'reduce_res needs reduce_op'),
+                  ('reduce_op=nl.subtract, reduce_res=r', 'is not one of nl.add'),
+                  ('reduce_op=nl.add, reduce_res=r, reduce_cmd=nisa.reduce_cmd.load_reduce',
+                   'load_reduce needs a reduce_init')), a)
+
+    def test_tensor_scalar_reduce_writes_the_negated_registers(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(a):
+                out = nl.ndarray((128, 2), dtype=a.dtype, buffer=nl.shared_hbm)
+                r = nl.ndarray((128, 2), dtype=np.float32, buffer=nl.sbuf)
+                x = nl.load(a)
+                y = nisa.tensor_scalar_reduce(data=x, op0=np.multiply, operand0=2.0, reduce_op=np.add,
+                                              reduce_res=r[:, 0:1], reduce_res_negate=True)
+                y = nisa.tensor_scalar_reduce(data=x, op0=np.add, operand0=0.0, reduce_op=np.add,
+                                              reduce_res=r[:, 1:2], reduce_cmd=nisa.reduce_cmd.reduce)
+                nl.store(out, r)
+                return out
+            ''')
+        a = self.normal(128, 16)
+        out, _ = self.ws.run(path, a)
+        self.assertLess(rel_l2(out[:, 0], -(2 * a).sum(axis=1)), 1e-6)
+        self.assertLess(rel_l2(out[:, 1], (2 * a).sum(axis=1) + a.sum(axis=1)), 1e-6)   # registers not negated
+        message = self.refused('''
+            @nki.jit
+            def kernel(a):
+                r = nl.ndarray((128, 1), dtype=np.float32, buffer=nl.sbuf)
+                y = nisa.tensor_scalar_reduce(data=nl.load(a), op0=np.add, operand0=0.0, reduce_op=np.add,
+                                              reduce_res=r, reduce_res_negate=-1)
+                return a
+            ''', a)
+        self.assertIn('reduce_res_negate is True or False', message)
 
     def test_transposes_cast_to_dtype(self):
         path = self.ws.kernel('''

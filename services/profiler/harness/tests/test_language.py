@@ -595,9 +595,9 @@ def transform_nki_outputs(k_res, ref):
             @nki.jit
             def kernel(x):
                 t = nl.load(x)
-                nisa.activate2(t, t)  # <- here
+                nisa.activate3(t, t)  # <- here
                 return x
-            ''', 'nisa.activate2 is not supported by the simulator')
+            ''', 'nisa.activate3 is not supported by the simulator')
 
     def test_mx_and_random_apis_are_refused_naming_the_cause(self):
         for call, message in (
