@@ -51,6 +51,24 @@ class Kernel:
                                'program on every axis (a grid of 0 programs runs nothing and returns nothing)')
         return Kernel(self.func, extents, spread[0] if spread else None, self.simulation)
 
+    def with_schedule(self, edges: Any) -> 'Kernel':
+        """NKI's scheduling API (the "How to use the NKI scheduling APIs" guide): `kernel.with_schedule([(name,
+        name or [names]), ...])` adds dependency edges between instructions labelled with `name=` for the
+        compiler's scheduler. Like `nl.no_reorder()`, an ordering hint: the simulator runs instructions in program
+        order and the timing model does not take the edges; the pairs' form is checked and the same kernel is
+        returned."""
+        if not isinstance(edges, (list, tuple)):
+            raise CompileError(f'{self.__name__}.with_schedule: the schedule is a list of (name, name or list of '
+                               f'names) pairs, not {type(edges).__name__}')
+        for edge in edges:
+            later = edge[1] if isinstance(edge, (list, tuple)) and len(edge) == 2 else None
+            earlier = later if isinstance(later, (list, tuple)) else [later]
+            if later is None or not isinstance(edge[0], str) or not earlier or \
+                    not all(isinstance(name, str) for name in earlier):
+                raise CompileError(f'{self.__name__}.with_schedule: {edge!r} is not a (name, name or list of names) '
+                                   'pair of instruction names')
+        return Kernel(self.func, self.grid, self.core_split, self.simulation)
+
     def __call__(self, *args, **kwargs):
         run = runtime.RUN
         if run is None:

@@ -28,11 +28,23 @@ def is_first_iteration(index: int) -> bool:
     return index.first if isinstance(index, LoopIndex) else index == 0
 
 
+def _bound(value: Any) -> Any:
+    """A loop bound: an integral float (`nl.affine_range(in_tensor.shape[0] / nl.tile_size.pmax)`, the NKI tiling
+    overview's kernel, where `/` gives 2.0) counts as its integer; any other float is refused by name rather than
+    failing as Python's range would."""
+    if not isinstance(value, int) and hasattr(value, 'is_integer'):      # float, numpy floats
+        if not value.is_integer():
+            raise CompileError(f'a loop bound must be an integer, not {value!r}')
+        return int(value)
+    return value
+
+
 def _iterate(start, stop, step, unrolled=False):
     """`unrolled` (nl.static_range): the compiler unrolls the loop, so its iterations are straight-line copies in
     the enclosing loop's body and share that body's reuse scope (load reuse and CSE, see compute.py)."""
     if stop is None:
         start, stop = 0, start
+    start, stop, step = _bound(start), _bound(stop), _bound(step)
     run = runtime.RUN
     if run is None:
         yield from _plain(start, stop, step)
@@ -52,6 +64,7 @@ def _iterate(start, stop, step, unrolled=False):
 
 
 def _plain(start, stop, step):
+    start, stop, step = _bound(start), _bound(stop), _bound(step)
     first = True
     for i in range(start, stop, step):
         yield FirstIndex(i) if first else LoopIndex(i)

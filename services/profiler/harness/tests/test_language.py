@@ -8,6 +8,7 @@ import unittest
 import numpy as np
 
 from nki_sim.dtypes import round_to_fp8_e4m3
+from nki_sim.errors import CompileError
 from tests.support import SIMPLE_REFERENCE, STANDARD_TRANSFORMS, Workspace, line_of, rel_l2
 
 CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'corpus')
@@ -1568,6 +1569,65 @@ class PublicFormsTest(unittest.TestCase):
         self.assertTrue((found[0, 1:] == 0xFFFFFFFF).all() and (found[1:] == 0xFFFFFFFF).all())
         self.assertEqual(shifted[0, 0], 35)
         self.assertTrue((shifted[0, 1:] == -1).all())   # UINT32_MAX stored to int32 keeps its bits
+
+    def test_an_integral_float_loop_bound_counts_as_its_integer(self):
+        # the NKI tiling overview loops over nl.affine_range(in_tensor.shape[0] / nl.tile_size.pmax), a float
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                for k in nl.affine_range(x.shape[0] / nl.tile_size.pmax):
+                    for j in nl.sequential_range(0.0, x.shape[1] / 64, 1.0):
+                        rows, cols = nl.ds(k * 128, 128), nl.ds(j * 64, 64)
+                        nl.store(out[rows, cols], value=nl.exp(nl.load(x[rows, cols])))
+                return out
+            ''')
+        x = np.random.default_rng(3).standard_normal((256, 128)).astype(np.float32)
+        out, _ = self.ws.run(kernel, x)
+        np.testing.assert_allclose(out, np.exp(x), rtol=1e-6)
+        refused = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                for k in nl.affine_range(x.shape[0] / 3):
+                    pass
+                return x
+            ''')
+        with self.assertRaises(CompileError) as caught:
+            self.ws.run(refused, x)
+        self.assertIn('a loop bound must be an integer, not 85.33', caught.exception.message)
+
+    def test_with_schedule_is_an_ordering_hint_whose_form_is_checked(self):
+        # the NKI guide "How to use the NKI scheduling APIs": kernel.with_schedule([("plus1", "recip")])
+        kernel = self.ws.kernel('''
+            @nki.jit()
+            def base(t):
+                x = nl.ndarray(t.shape, t.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=x, src=t)
+                a = nl.ndarray(t.shape, t.dtype, buffer=nl.sbuf)
+                nisa.reciprocal(dst=a, data=x, name="recip")
+                b = nl.ndarray(t.shape, t.dtype, buffer=nl.sbuf)
+                nisa.tensor_scalar(dst=b, data=a, op0=nl.add, operand0=1, name="plus1")
+                out = nl.ndarray(t.shape, t.dtype, buffer=nl.hbm)
+                nisa.dma_copy(dst=out, src=b)
+                return out
+
+            kernel = base.with_schedule([("plus1", "recip"), ("plus1", ["recip"])])
+            ''', header=BETA2_HEADER)
+        x = (np.random.default_rng(4).random((128, 32)) + 0.5).astype(np.float32)
+        out, _ = self.ws.run(kernel, x)
+        np.testing.assert_allclose(out, 1.0 / x + 1.0, rtol=1e-6)
+        for schedule in ('"plus1"', '[("plus1",)]', '[("plus1", 3)]', '[("plus1", [])]'):
+            with self.subTest(schedule=schedule):
+                bad = self.ws.kernel(f'''
+                    @nki.jit
+                    def base(t):
+                        return t
+
+                    kernel = base.with_schedule({schedule})
+                    ''', header=BETA2_HEADER)
+                with self.assertRaises(CompileError) as caught:
+                    self.ws.run(bad, x)
+                self.assertIn('with_schedule', caught.exception.message)
 
     def test_interleaved_writes_of_affine_iterations_are_no_conflict(self):
         # a student conv2d kernel stores each filter tap's transpose into W_trans[:, t, 0:128, i, j]: the
