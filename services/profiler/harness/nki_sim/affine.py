@@ -325,6 +325,9 @@ def mask_window(predicate: Any, shape: Sequence[int]) -> Tuple[Any, Optional[np.
     window = [[0, s] for s in shape]
     for aff, kind in predicate.atoms:
         aff = _fit(aff, shape)
+        if any(shape[ndim - 1 - rax] == 1 for rax, _, _ in aff.terms):
+            # a term on an axis of extent 1 is the constant 0 (`i_p * FREE + i_f < n` with FREE = 1)
+            aff = Affine(aff.c, tuple(t for t in aff.terms if shape[ndim - 1 - t[0]] != 1), ndim)
         if kind != 'ge' or len(aff.terms) > 1:
             return None, predicate.evaluate(shape)
         if not aff.terms:

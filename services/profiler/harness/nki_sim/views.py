@@ -485,6 +485,8 @@ class View(TileOperators):
     def array_over(self, data: np.ndarray, window: Any = None) -> np.ndarray:
         """The window of this view laid over `data`, a flat array of the allocation's size."""
         offset, shape = self.clip(window)
+        if 0 in shape:      # an empty window (a mask that keeps nothing) may start past the allocation
+            return np.empty(shape, data.dtype)
         size = data.itemsize
         return np.ndarray(shape, data.dtype, buffer=data, offset=offset * size,
                           strides=tuple(s * size for s in self.strides))

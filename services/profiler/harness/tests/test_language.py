@@ -1679,6 +1679,62 @@ def forward(x):
         result = self.ws.evaluate(reference, kernel, seeds=1)
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
+    def test_a_flattened_index_mask_with_a_unit_free_axis(self):
+        # a Triton-to-NKI generated vector add loads x[block * 128 + lin], lin = i_p * FREE + i_f with FREE = 1,
+        # under mask=(block * 128 + lin < n): the i_f term is 0 on an axis of extent 1, so the mask clips the
+        # tail block's rows (before: COMPILE_ERROR "index range [256, 383] is out of bounds"); both protocol steps
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                n = x.shape[0]
+                out = nl.ndarray((n,), dtype=x.dtype, buffer=nl.shared_hbm)
+                for block in nl.affine_range((n + 127) // 128):
+                    i_p, i_f = nl.mgrid[0:128, 0:1]
+                    lin = i_p * 1 + i_f
+                    t = nl.load(x[block * 128 + lin], mask=block * 128 + lin < n)
+                    nl.store(out[block * 128 + lin], value=nl.multiply(t, 3.0), mask=block * 128 + lin < n)
+                return out
+            ''')
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(300,)).astype(np.float32)]
+
+
+def forward(x):
+    return 3 * x
+''' + STANDARD_TRANSFORMS)
+        result = self.ws.evaluate(reference, kernel, seeds=1)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_a_masked_load_whose_mask_keeps_nothing(self):
+        # a UW Madison fused three-matmul kernel loads fixed-size blocks of 128-row tiles with
+        # mask=(rows < max_rows): a tile wholly past the end keeps nothing and its window starts past the tensor
+        # (before: numerics RUNTIME_ERROR "strides is incompatible with shape of requested array")
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((200, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                ti = nl.mgrid[0:128, 0:64]
+                buf = nl.zeros((nl.par_dim(128), 4, 64), dtype=x.dtype, buffer=nl.sbuf)
+                for b in nl.affine_range(4):
+                    rows = b * 128 + ti.p
+                    buf[ti.p, b, ti.x] = nl.load(x[rows, ti.x], mask=(rows < 200) & (ti.x < 64))
+                for b in nl.affine_range(2):
+                    rows = b * 128 + ti.p
+                    nl.store(out[rows, ti.x], value=buf[ti.p, b, ti.x], mask=(rows < 200))
+                return out
+            ''')
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(200, 64)).astype(np.float32)]
+
+
+def forward(x):
+    return x
+''' + STANDARD_TRANSFORMS)
+        result = self.ws.evaluate(reference, kernel, seeds=1)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
     def test_iota_of_an_mgrid_index_spans_the_whole_grid(self):
         # nl.mgrid is numpy's dense mesh grid: nisa.iota(expr=grid.x) of nl.mgrid[0:128, 0:n] is a [128, n] tile
         # (a public cross-entropy kernel builds its class ids so); run through the program replay
