@@ -176,38 +176,61 @@ class ReplayCheck:
 
     def _compared(self, outputs, reference, unwritten):
         """The unwritten outputs whose unwritten elements reach the comparison. A kernel may leave elements
-        undefined that the problem's transform_nki_outputs drops (padding rows a masked store skips): each float
-        output with unwritten elements is passed through the transform once more with those elements NaN; if no
-        NaN appears that the real outputs do not have, they were dropped. Other outputs count in full."""
+        undefined that the problem's transform_nki_outputs drops (padding rows a masked store skips, the overhang
+        guard of an integer output): the outputs are passed through the transform twice more with those elements
+        poisoned, NaN in a float output and in an integer or bool output its dtype's lowest value the first time and
+        highest the second; if the two results are equal (NaN equal to NaN) and no NaN appears that the real
+        outputs do not have, the elements were dropped. Any other output counts in full."""
         if not unwritten:
             return unwritten
         arrays = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
-        if not all(isinstance(a, np.ndarray) and a.dtype.kind == 'f' for a in arrays):
+        if not all(isinstance(a, np.ndarray) and a.dtype.kind in 'fiub' for a in arrays):
             return unwritten
-        poisoned = [a.copy() for a in arrays]
-        for index, _, mask in unwritten:
-            poisoned[index][mask] = np.nan
+        probes = []
+        for extreme in (0, 1):
+            poisoned = [a.copy() for a in arrays]
+            for index, _, mask in unwritten:
+                poisoned[index][mask] = _poison(poisoned[index].dtype, extreme)
+            probes.append(tuple(poisoned) if isinstance(outputs, (tuple, list)) else poisoned[0])
         transform = self.problem.module.transform_nki_outputs
         try:
             with np.errstate(all='ignore'):
-                real = _float_list(transform(outputs, reference))
-                probe = _float_list(transform(tuple(poisoned) if isinstance(outputs, (tuple, list)) else poisoned[0],
-                                              reference))
+                real = _array_list(transform(outputs, reference))
+                low, high = (_array_list(transform(probe, reference)) for probe in probes)
         except Exception:   # the comparison reports a failing transform; here it only means: count in full
             return unwritten
-        if real is None or probe is None or len(real) != len(probe):
+        if real is None or low is None or high is None or not len(real) == len(low) == len(high):
             return unwritten
-        for r, p in zip(real, probe):
-            if r.shape != p.shape or np.any(np.isnan(p) & ~np.isnan(r)):
+        for r, p, q in zip(real, low, high):
+            if not r.shape == p.shape == q.shape or p.dtype.kind != q.dtype.kind:
+                return unwritten
+            if p.dtype.kind == 'f':
+                if np.any(np.isnan(p) & ~np.isnan(r)) or not np.array_equal(p, q, equal_nan=True):
+                    return unwritten
+            elif not np.array_equal(p, q):
                 return unwritten
         return []
 
 
-def _float_list(value):
-    """The transformed outputs as a list of float arrays, or None when one is not float."""
+def _poison(dtype, extreme):
+    """The value an unwritten element gets in a probe: NaN in a float array, else the dtype's lowest (extreme 0)
+    or highest (1) value."""
+    if dtype.kind == 'f':
+        return np.nan
+    if dtype.kind == 'b':
+        return bool(extreme)
+    limits = np.iinfo(dtype)
+    return limits.max if extreme else limits.min
+
+
+def _array_list(value):
+    """The transformed outputs as a list of numeric arrays (float, integer or bool), or None otherwise."""
     items = value if isinstance(value, (tuple, list)) else [value]
-    arrays = [np.asarray(v) for v in items]
-    return arrays if all(a.dtype.kind == 'f' for a in arrays) else None
+    try:
+        arrays = [np.asarray(v) for v in items]
+    except Exception:
+        return None
+    return arrays if all(a.dtype.kind in 'fiub' for a in arrays) else None
 
 
 def _output_bytes(outputs):

@@ -1548,6 +1548,66 @@ class PublicFormsTest(unittest.TestCase):
         self.ws = Workspace()
         self.addCleanup(self.ws.close)
 
+    def test_integer_output_elements_the_transform_drops_may_stay_unwritten(self):
+        # a public radix-sort pass returns (N + S, 1) int32 whose last S elements absorb window overhang and are
+        # partly never written; the problem's transform keeps the first N. Before, only float outputs were probed
+        # for dropped unwritten elements, so an integer output counted them as "never written" (a false INCORRECT)
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((x.shape[0] + 16, x.shape[1]), dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.load(x)
+                nl.store(out[0:x.shape[0], :], value=nl.add(t, 1, dtype=x.dtype))
+                return out
+            ''')
+        keeps_rows = self.ws.reference('''
+            def get_inputs():
+                return [np.random.randint(-100, 100, size=(64, 8)).astype(np.int32)]
+
+            def forward(x):
+                return x + 1
+
+            def transform_to_nki_inputs(inputs):
+                return inputs
+
+            def transform_nki_outputs(k, r):
+                return [np.asarray(k)[:r.shape[0]]]
+            ''')
+        result = self.ws.evaluate(keeps_rows, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        compares_all = self.ws.reference('''
+            def get_inputs():
+                return [np.random.randint(-100, 100, size=(64, 8)).astype(np.int32)]
+
+            def forward(x):
+                return np.concatenate([x + 1, np.zeros((16, 8), np.int32)])
+
+            def transform_to_nki_inputs(inputs):
+                return inputs
+
+            def transform_nki_outputs(k, r):
+                return [np.asarray(k)]
+            ''')
+        result = self.ws.evaluate(compares_all, kernel)
+        self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
+        self.assertIn('output 0: 128 element(s) never written', result['message'])
+        as_float = self.ws.reference('''
+            def get_inputs():
+                return [np.random.randint(-100, 100, size=(64, 8)).astype(np.int32)]
+
+            def forward(x):
+                return np.concatenate([x + 1, np.zeros((16, 8), np.int32)]).astype(np.float32)
+
+            def transform_to_nki_inputs(inputs):
+                return inputs
+
+            def transform_nki_outputs(k, r):
+                return [np.asarray(k, dtype=np.float32)]
+            ''')
+        result = self.ws.evaluate(as_float, kernel)
+        self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
+        self.assertIn('never written', result['message'])
+
     def test_an_absent_value_is_uint32_max_and_float_results_saturate_in_integers(self):
         # neuronx-distributed's find_index pools quadrants with a min over nc_find_index8's UINT32_MAX
         # "absent" marker after adding an offset: the float result saturates instead of wrapping to 0
