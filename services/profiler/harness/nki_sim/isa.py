@@ -25,6 +25,7 @@ from .isa_select import (  # noqa: F401  (re-exported as nisa.*)
 from .operands import (  # noqa: F401  (the *_engine values are re-exported as nisa.*)
     SCALARS, dma_engine, engine_name, fit, gpsimd_engine, is_tile, on_chip, per_partition, result_kind,
     scalar_engine, tensor_engine, unapplied_mask, unknown_engine, vector_engine, window_shape)
+from .operands import sync_engine as _sync_engine
 from .operands import mask as mask_of
 from .ops import activation as activation_function
 from .ops import ABS_MAX, ABS_MIN, BYPASS, alu
@@ -1208,6 +1209,7 @@ class _Engines:
     activation = scalar_engine
     gpsimd = gpsimd_engine
     dma = dma_engine
+    sync = _sync_engine
 
 
 engine = _Engines()

@@ -31,11 +31,15 @@ vector_engine = Engine('vector_engine', 'dve')
 scalar_engine = Engine('scalar_engine', 'act')
 gpsimd_engine = Engine('gpsimd_engine', 'pool')
 dma_engine = Engine('dma_engine', 'dma')
+sync_engine = Engine('sync_engine', 'sync')     # nisa.engine.sync: triggers DMAs (dma_copy engine=), computes nothing
 
 
 def engine_name(engine: Any, default: str = 'auto') -> str:
     if engine is None or engine is unknown_engine:
         return default
+    if engine is sync_engine:
+        raise CompileError('engine=nisa.engine.sync: the Sync engine runs no compute instruction (it only triggers '
+                           'DMAs, as the engine= of nisa.dma_copy)')
     if isinstance(engine, Engine):
         return engine.trace_name
     raise CompileError(f'unknown engine {engine!r}')

@@ -10,7 +10,7 @@ from typing import Any, Callable
 import numpy as np
 
 from .affine import Affine, DynamicIndex
-from .errors import CompileError
+from .errors import CompileError, UnsupportedApi
 
 
 def _not_installed(*args: Any) -> Any:
@@ -39,9 +39,24 @@ def _compare(name: str, tile: Any, other: Any) -> Any:
     return NotImplemented
 
 
+_ATTRIBUTE_HINTS = {
+    'T': 'transpose with nl.transpose or nisa.nc_transpose',
+    'astype': "convert with nl.copy(t, dtype=...) or an instruction's dtype=",
+}
+
+
 class TileOperators:
     """Arithmetic operators shared by Tensor and View: each one issues an nl elementwise instruction."""
     __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        """An attribute tiles do not have (numpy's `.T`, `.astype`): a COMPILE_ERROR naming it, also an
+        AttributeError, so hasattr() answers False."""
+        if name.startswith('_'):
+            raise AttributeError(name)
+        hint = _ATTRIBUTE_HINTS.get(name)
+        raise UnsupportedApi(f'tile attribute .{name} is not supported by the simulator: it is not an attribute of '
+                             f'NKI tensors in the API reference' + (f' ({hint})' if hint else ''))
 
     def __add__(self, other: Any) -> Any:
         if isinstance(other, Affine):        # `off[0, 0] + i_f`: a dynamic offset of an index expression

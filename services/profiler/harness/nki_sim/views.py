@@ -84,7 +84,9 @@ def _basic(dims, strides, offset, key):
         else:
             k = int(k)
             if not 0 <= k < size:
-                raise CompileError(f'index {k} is out of bounds for a dimension of size {size}')
+                # an integer index (a loop variable) past the end: allowed when a mask turns the instruction off
+                # (`mask=row < H` with row that same loop variable), checked at the use like nl.ds past the end
+                in_bounds = False
             offset += k * strides[d]
             index_map.append((size, k, ()))
     return (offset, *at_least_2d(shape, out_strides), tuple(index_map), in_bounds)
@@ -131,7 +133,7 @@ def _advanced(dims, strides, offset, key, ndim):
             k = int(k)
             offset += k * stride
             if k < 0 or k >= size:
-                raise CompileError(f'index {k} is out of bounds for a dimension of size {size}')
+                in_bounds = False       # as in _basic: checked at the use, where a mask may turn it off
             index_map.append((size, k, ()))
     if ndim == 1:
         shape.append(1)

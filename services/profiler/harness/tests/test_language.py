@@ -466,6 +466,27 @@ class RefusalTest(unittest.TestCase):
             self.assertEqual(result['verdict'], 'COMPILE_ERROR')
             self.assertIn('the kernel returned nothing and wrote none of its arguments', result['message'])
 
+    def test_a_tile_attribute_nki_tensors_do_not_have(self):
+        # a public GQA attention kernel transposes a loaded tile with numpy's `.T`, an MoE tutorial converts one with
+        # `.astype` (before: RUNTIME_ERROR "AttributeError: 'Tensor' object has no attribute 'T'")
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.load(x).T  # <- here
+                nl.store(out, value=t)
+                return out
+            ''', 'tile attribute .T is not supported by the simulator: it is not an attribute of NKI tensors')
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.load(x)
+                assert not hasattr(t, 'astype')
+                nl.store(out, value=t.astype(np.float32))  # <- here
+                return out
+            ''', "tile attribute .astype is not supported by the simulator")
+
     def test_a_launch_grid_of_zero_programs(self):
         self.check('''
             @nki.jit
@@ -1794,6 +1815,86 @@ def forward(x):
 ''' + STANDARD_TRANSFORMS)
         result = self.ws.evaluate(reference, kernel, seeds=1)
         self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_an_integer_index_past_the_end_under_a_mask_that_turns_it_off(self):
+        # a student conv2d loads each row of a 16-row chunk with nl.load(X[b, c0:c1, row, :], mask=row < H), row a
+        # loop variable: the rows past the image are masked off (before: COMPILE_ERROR "index 10 is out of bounds
+        # for a dimension of size 10" when the index was taken, before the mask was seen)
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 10, 16), dtype=x.dtype, buffer=nl.shared_hbm)
+                buf = nl.ndarray((nl.par_dim(128), 16, 16), dtype=x.dtype, buffer=nl.sbuf)
+                for r in nl.affine_range(16):
+                    buf[:, r, :] = nl.load(x[0:128, r, :], mask=r < 10)
+                for r in nl.affine_range(16):
+                    nl.store(out[0:128, r, :], value=nl.exp(buf[:, r, :]), mask=r < 10)
+                return out
+            ''')
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(128, 10, 16)).astype(np.float32)]
+
+
+def forward(x):
+    return np.exp(x)
+''' + STANDARD_TRANSFORMS)
+        result = self.ws.evaluate(reference, kernel, seeds=1)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        for body in ('nl.store(out[0:128, 0, :], value=nl.load(x[0:128, 10, :]))',
+                     'nl.store(out[0:128, 10, :], value=nl.load(x[0:128, 0, :]), mask=(0 < 10))',
+                     't = nl.load(x[0:128, 0:2, :])\n                nl.store(out[0:128, 0, :], value=nl.exp(t[:, 2, :]))',
+                     'nl.store(out[0:128, 0, :], value=nl.load(x[0:128, -1, :]), mask=(0 < 10))'):
+            with self.subTest(body=body):
+                unmasked = self.ws.kernel(f'''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 10, 16), dtype=x.dtype, buffer=nl.shared_hbm)
+                {body}
+                return out
+            ''')
+                result = self.ws.evaluate(reference, unmasked, seeds=1)
+                self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+                self.assertIn('is out of bounds for a dimension of size', result['message'])
+
+    def test_the_sync_engine_triggers_dma_and_computes_nothing(self):
+        # nisa.dma_copy(..., dge_mode=nisa.dge_mode.hwdge, engine=nisa.engine.sync) (NKI 0.6 hardware DGE; a public
+        # attention kernel splits its loads over the Sync and Scalar queues); before: AttributeError
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x, dge_mode=nisa.dge_mode.hwdge, engine=nisa.engine.sync)
+                y = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+                nisa.activation(dst=y, op=nl.exp, data=t)
+                nisa.dma_copy(dst=out, src=y, dge_mode=nisa.dge_mode.hwdge, engine=nisa.engine.scalar)
+                return out
+            ''', header=BETA2_HEADER)
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(64, 32)).astype(np.float32)]
+
+
+def forward(x):
+    return np.exp(x)
+''' + STANDARD_TRANSFORMS)
+        result = self.ws.evaluate(reference, kernel, seeds=1)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        refused = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                y = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+                nisa.tensor_copy(dst=y, src=t, engine=nisa.engine.sync)
+                nisa.dma_copy(dst=out, src=y)
+                return out
+            ''', header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, refused, seeds=1)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('the Sync engine runs no compute instruction', result['message'])
 
     def test_iota_of_an_mgrid_index_spans_the_whole_grid(self):
         # nl.mgrid is numpy's dense mesh grid: nisa.iota(expr=grid.x) of nl.mgrid[0:128, 0:n] is a [128, n] tile
