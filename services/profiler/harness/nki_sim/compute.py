@@ -75,8 +75,12 @@ def broadcast_to(src: Any, shape: Sequence[int]) -> Union[Tensor, View]:
 
 def reshape_view(view: View, shape: Sequence[int]) -> View:
     shape = tuple(int(s) for s in shape)
-    if shape[0] != view.shape[0] or element_count(shape) != element_count(view.shape):
+    if shape[0] != view.shape[0]:
         raise CompileError(f'reshape of a tile must keep its partition dimension: {view.shape} -> {shape}')
+    if element_count(shape) != element_count(view.shape):
+        raise CompileError(f'reshape of a tile must keep its number of elements per partition: {view.shape} '
+                           f'({element_count(view.shape[1:])} per partition) -> {shape} '
+                           f'({element_count(shape[1:])} per partition)')
     expected = 1
     for size, stride in zip(reversed(view.shape[1:]), reversed(view.strides[1:])):
         if size != 1 and stride != expected:

@@ -487,6 +487,27 @@ class RefusalTest(unittest.TestCase):
                 return out
             ''', "tile attribute .astype is not supported by the simulator")
 
+    def test_a_tile_reshape_that_changes_the_element_count(self):
+        # a student conv2d reshapes a (128, 2) row maximum to (128, 4, 2); the partition dimension is kept, so the
+        # message names the per-partition element counts (before: "must keep its partition dimension")
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.load(x).reshape((128, 4, 32))  # <- here
+                nl.store(out, value=t)
+                return out
+            ''', 'reshape of a tile must keep its number of elements per partition: (128, 64) (64 per partition) '
+                 '-> (128, 4, 32) (128 per partition)')
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.load(x).reshape((64, 128))  # <- here
+                nl.store(out, value=t)
+                return out
+            ''', 'reshape of a tile must keep its partition dimension: (128, 64) -> (64, 128)')
+
     def test_a_launch_grid_of_zero_programs(self):
         self.check('''
             @nki.jit
