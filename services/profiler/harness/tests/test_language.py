@@ -1787,6 +1787,40 @@ def forward(x):
         result = self.ws.evaluate(reference, kernel, seeds=1)
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
+    def test_tensor_tensor_pairs_equal_counts_of_different_shapes_element_for_element(self):
+        # a public Qwen3 MoE kernel multiplies a (128, 16) tile by a TensorView broadcast access pattern of shape
+        # (128, 1, 16); nisa.tensor_tensor needs "the same partition axis size and the same number of elements per
+        # partition", so element i pairs with element i (before: numpy broadcasting into a (128, 16, 16) outer
+        # product, a COMPILE_ERROR "cannot assign a tile of shape (128, 16, 16)")
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, y):
+                out = nl.ndarray((128, 16), dtype=x.dtype, buffer=nl.shared_hbm)
+                a = nl.ndarray((128, 16), dtype=x.dtype, buffer=nl.sbuf)
+                b = nl.ndarray((128, 1, 16), dtype=x.dtype, buffer=nl.sbuf)
+                c = nl.ndarray((128, 4, 4), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=a, src=x)
+                nisa.dma_copy(dst=b, src=y.reshape((128, 1, 16)))
+                nisa.dma_copy(dst=c, src=y.reshape((128, 4, 4)))
+                r = nl.ndarray((128, 16), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.tensor_tensor(dst=r, data1=a, data2=b, op=nl.multiply)
+                s = nl.ndarray((128, 16), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.tensor_tensor(dst=s, data1=r, data2=c, op=nl.add)
+                nisa.dma_copy(dst=out, src=s)
+                return out
+            ''')
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(128, 16)).astype(np.float32), np.random.normal(size=(128, 16)).astype(np.float32)]
+
+
+def forward(x, y):
+    return x * y + y
+''' + STANDARD_TRANSFORMS)
+        for timing_only in (True, False):
+            result = self.ws.evaluate(reference, kernel, seeds=1, timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
+
     def test_a_masked_load_whose_mask_keeps_nothing(self):
         # a UW Madison fused three-matmul kernel loads fixed-size blocks of 128-row tiles with
         # mask=(rows < max_rows): a tile wholly past the end keeps nothing and its window starts past the tensor
