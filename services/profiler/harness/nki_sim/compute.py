@@ -163,6 +163,10 @@ def _flat_pairing(views: Sequence[View]) -> bool:
     return all(v.shape[0] == first[0] and free_elements(v) == free_elements(views[0]) for v in views)
 
 
+def _astype(src: Any, dtype: Any) -> Tensor:
+    return copy(src, dtype=dtype)
+
+
 def deterministic_dropout(name: str, x: Any, rate: Any, dtype: Any, mask_predicate: Any) -> Tensor:
     """Dropout (zero elements with probability `rate`, no rescaling) at the rates whose result is known: 0 keeps
     x, 1 zeroes it. A random drop cannot be checked against a reference, so it is refused."""
@@ -410,3 +414,4 @@ EXECUTION.broadcast_to = broadcast_to
 EXECUTION.reshape = reshape_view
 EXECUTION.indirect = indirect
 EXECUTION.bitcast = bitcast
+EXECUTION.astype = _astype
