@@ -106,14 +106,19 @@ def element_count(shape: Sequence[int]) -> int:
 
 
 def elementwise(op: str, eng: str, fn: Callable[..., Any], args: Sequence[Any], dtype: Any,
-                mask_predicate: Any, cse_key: Any = None, folds: Sequence[int] = (), positional: bool = False) -> Tensor:
+                mask_predicate: Any, cse_key: Any = None, folds: Sequence[int] = (), positional: bool = False,
+                flat_operands: bool = False) -> Tensor:
     """Issue an elementwise instruction over tiles/scalars broadcast partition-first. `cse_key` (the operation and
     its operands' identities) marks a repeat of the same computation on unchanged inputs within the load-reuse
     scope as `cse=1`: the compiler computes a loop-invariant result once. `folds`: positions in `args` of the
     operands of the last, associative operation; written back in place, the instruction is a reduction
     (`acc = max(acc, x)`), which different iterations of an affine_range loop may repeat. `positional`: `fn`
     depends on where an element lies in the iteration space (affine_select), so it also gets the iteration space's
-    shape and the mask's window (`fn(*arrays, shape=..., window=...)`; window None when unmasked)."""
+    shape and the mask's window (`fn(*arrays, shape=..., window=...)`; window None when unmasked).
+    `flat_operands` (nisa.tensor_tensor: "the same partition axis size and the same number of elements per
+    partition"): tiles of equal partition size and equal free element count but different shapes, e.g. a
+    (P, 16) tile and a (P, 1, 16) access pattern, pair their elements in row-major order within each partition
+    (the result has the first tile's shape) instead of broadcasting into an outer product."""
     run = begin()
     values = [tile_or_scalar(a) for a in args]
     views = [v for v in values if isinstance(v, View)]
@@ -121,9 +126,13 @@ def elementwise(op: str, eng: str, fn: Callable[..., Any], args: Sequence[Any], 
         raise CompileError('an elementwise operation needs at least one tile operand')
     for v in views:
         on_chip(v, 'an elementwise operation')
-    shape = broadcast_shape(views)
+    flat = flat_operands and _flat_pairing(views)
+    shape = views[0].shape if flat else broadcast_shape(views)
     kind = result_kind(dtype, views)
     window, where = _mask(mask_predicate, shape)
+    if flat and window is not None:
+        raise CompileError(f'{op}: a mask on operands of different shapes {[v.shape for v in views]} (equal '
+                           'elements per partition) is not modelled; give the operands one shape')
     reads = operand_reads(views, window, shape)
     result = None
     if run.numerics:
@@ -133,7 +142,7 @@ def elementwise(op: str, eng: str, fn: Callable[..., Any], args: Sequence[Any], 
         for v in values:
             if isinstance(v, View):
                 view, w = next(read_iter)
-                arrays.append(padded(view.array(w), ndim))
+                arrays.append(view.array(w).reshape(shape) if flat else padded(view.array(w), ndim))
             else:
                 arrays.append(v)
         with np.errstate(all='ignore'):
@@ -148,6 +157,18 @@ def elementwise(op: str, eng: str, fn: Callable[..., Any], args: Sequence[Any], 
     if cse_key is not None:
         pending.cse_key = cse_key + (kind.public, window, run.reuse_scope)
     return pending.tile
+
+
+def _flat_pairing(views: Sequence[View]) -> bool:
+    """Whether tile operands differ in shape while sharing the partition size and the free element count."""
+    first = views[0].shape
+    if all(v.shape == first for v in views):
+        return False
+    return all(v.shape[0] == first[0] and free_elements(v) == free_elements(views[0]) for v in views)
+
+
+def _astype(src: Any, dtype: Any) -> Tensor:
+    return copy(src, dtype=dtype)
 
 
 def deterministic_dropout(name: str, x: Any, rate: Any, dtype: Any, mask_predicate: Any) -> Tensor:
@@ -397,3 +418,4 @@ EXECUTION.broadcast_to = broadcast_to
 EXECUTION.reshape = reshape_view
 EXECUTION.indirect = indirect
 EXECUTION.bitcast = bitcast
+EXECUTION.astype = _astype

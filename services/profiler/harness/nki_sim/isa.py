@@ -578,7 +578,8 @@ def tensor_tensor(data1: Any, data2: Any, op: Any, dtype: Any = None, mask: Any 
     # a repeat on unchanged inputs (loop-invariant in the innermost loop) is computed once (cse=1)
     key = ('tensor_tensor', op, eng, _identity_key(a), _identity_key(b))
     fn = alu(op)
-    return elementwise('tensor_tensor', eng, fn, (a, b), dtype, mask, cse_key=key, folds=fold_positions(fn, 0, 1))
+    return elementwise('tensor_tensor', eng, fn, (a, b), dtype, mask, cse_key=key, folds=fold_positions(fn, 0, 1),
+                       flat_operands=True)
 
 
 def scalar_tensor_tensor(data: Any, op0: Any, operand0: Any, op1: Any, operand1: Any, reverse0: Any = False,

@@ -46,7 +46,8 @@ _NOT_RECORDED = {'finfo', 'iinfo', 'program_id', 'num_programs', 'program_ndim',
                  'all_first', 'get_nc_version', 'kind_of', 'element_count', 'free_elements',
                  'elementwise', 'reduce', 'full_tile', 'reshape_view', 'deterministic_dropout'}
 _API_MODULES = {'nl': (language.__name__, compute.__name__), 'nisa': (isa.__name__, isa_select.__name__)}
-_TILE_OPERATORS = ('assign', 'accumulate', 'binary', 'negate', 'broadcast_to', 'reshape', 'indirect', 'bitcast')
+_TILE_OPERATORS = ('assign', 'accumulate', 'binary', 'negate', 'broadcast_to', 'reshape', 'indirect', 'bitcast',
+                   'astype')
 
 
 class ProgramError(Exception):

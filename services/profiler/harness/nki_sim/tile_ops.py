@@ -28,6 +28,7 @@ class Execution:
     reshape: Callable[[Any, Any], Any] = staticmethod(_not_installed)
     indirect: Callable[[Any, Any, Any], Any] = staticmethod(_not_installed)
     bitcast: Callable[[Any, Any], Any] = staticmethod(_not_installed)
+    astype: Callable[[Any, Any], Any] = staticmethod(_not_installed)
 
 
 EXECUTION = Execution
@@ -41,7 +42,6 @@ def _compare(name: str, tile: Any, other: Any) -> Any:
 
 _ATTRIBUTE_HINTS = {
     'T': 'transpose with nl.transpose or nisa.nc_transpose',
-    'astype': "convert with nl.copy(t, dtype=...) or an instruction's dtype=",
 }
 
 
@@ -50,13 +50,18 @@ class TileOperators:
     __slots__ = ()
 
     def __getattr__(self, name: str) -> Any:
-        """An attribute tiles do not have (numpy's `.T`, `.astype`): a COMPILE_ERROR naming it, also an
+        """An attribute tiles do not have (numpy's `.T`): a COMPILE_ERROR naming it, also an
         AttributeError, so hasattr() answers False."""
         if name.startswith('_'):
             raise AttributeError(name)
         hint = _ATTRIBUTE_HINTS.get(name)
         raise UnsupportedApi(f'tile attribute .{name} is not supported by the simulator: it is not an attribute of '
                              f'NKI tensors in the API reference' + (f' ({hint})' if hint else ''))
+
+    def astype(self, dtype: Any) -> Any:
+        """`t.astype(dtype)` (nki.tensor.astype, listed in the Beta 1 API index): the tile converted to `dtype`,
+        one copy instruction as `nl.copy(t, dtype=dtype)`."""
+        return EXECUTION.astype(self, dtype)
 
     def __add__(self, other: Any) -> Any:
         if isinstance(other, Affine):        # `off[0, 0] + i_f`: a dynamic offset of an index expression

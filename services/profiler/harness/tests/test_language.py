@@ -467,8 +467,8 @@ class RefusalTest(unittest.TestCase):
             self.assertIn('the kernel returned nothing and wrote none of its arguments', result['message'])
 
     def test_a_tile_attribute_nki_tensors_do_not_have(self):
-        # a public GQA attention kernel transposes a loaded tile with numpy's `.T`, an MoE tutorial converts one with
-        # `.astype` (before: RUNTIME_ERROR "AttributeError: 'Tensor' object has no attribute 'T'")
+        # a public GQA attention kernel transposes a loaded tile with numpy's `.T` (before: RUNTIME_ERROR
+        # "AttributeError: 'Tensor' object has no attribute 'T'")
         self.check('''
             @nki.jit
             def kernel(x):
@@ -477,15 +477,34 @@ class RefusalTest(unittest.TestCase):
                 nl.store(out, value=t)
                 return out
             ''', 'tile attribute .T is not supported by the simulator: it is not an attribute of NKI tensors')
-        self.check('''
+
+    def test_tile_astype_converts_like_nl_copy(self):
+        # `t.astype(dtype)` is nki.tensor.astype (the Beta 1 API index lists it); an MoE tutorial's RMSNorm converts
+        # a loaded tile with `x.astype(np.float32)` and back with `t.astype(x.dtype)` (before: COMPILE_ERROR "tile
+        # attribute .astype is not supported by the simulator"). The bfloat16 round trip rounds.
+        kernel = self.ws.kernel('''
             @nki.jit
             def kernel(x):
-                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
                 t = nl.load(x)
-                assert not hasattr(t, 'astype')
-                nl.store(out, value=t.astype(np.float32))  # <- here
+                assert hasattr(t, 'astype')
+                b = t.astype(nl.bfloat16)
+                nl.store(out, value=b.astype(np.float32) * 2.0)
                 return out
-            ''', "tile attribute .astype is not supported by the simulator")
+            ''')
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(128, 64)).astype(np.float32)]
+
+
+def forward(x):
+    bits = x.view(np.uint32)
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return bits.view(np.float32) * 2.0
+''' + STANDARD_TRANSFORMS)
+        for timing_only in (True, False):
+            result = self.ws.evaluate(reference, kernel, seeds=1, timing_only=timing_only, tolerance=1e-7)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
 
     def test_a_tile_reshape_that_changes_the_element_count(self):
         # a student conv2d reshapes a (128, 2) row maximum to (128, 4, 2); the partition dimension is kept, so the
@@ -1807,6 +1826,40 @@ def forward(x):
 ''' + STANDARD_TRANSFORMS)
         result = self.ws.evaluate(reference, kernel, seeds=1)
         self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_tensor_tensor_pairs_equal_counts_of_different_shapes_element_for_element(self):
+        # a public Qwen3 MoE kernel multiplies a (128, 16) tile by a TensorView broadcast access pattern of shape
+        # (128, 1, 16); nisa.tensor_tensor needs "the same partition axis size and the same number of elements per
+        # partition", so element i pairs with element i (before: numpy broadcasting into a (128, 16, 16) outer
+        # product, a COMPILE_ERROR "cannot assign a tile of shape (128, 16, 16)")
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, y):
+                out = nl.ndarray((128, 16), dtype=x.dtype, buffer=nl.shared_hbm)
+                a = nl.ndarray((128, 16), dtype=x.dtype, buffer=nl.sbuf)
+                b = nl.ndarray((128, 1, 16), dtype=x.dtype, buffer=nl.sbuf)
+                c = nl.ndarray((128, 4, 4), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=a, src=x)
+                nisa.dma_copy(dst=b, src=y.reshape((128, 1, 16)))
+                nisa.dma_copy(dst=c, src=y.reshape((128, 4, 4)))
+                r = nl.ndarray((128, 16), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.tensor_tensor(dst=r, data1=a, data2=b, op=nl.multiply)
+                s = nl.ndarray((128, 16), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.tensor_tensor(dst=s, data1=r, data2=c, op=nl.add)
+                nisa.dma_copy(dst=out, src=s)
+                return out
+            ''')
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(128, 16)).astype(np.float32), np.random.normal(size=(128, 16)).astype(np.float32)]
+
+
+def forward(x, y):
+    return x * y + y
+''' + STANDARD_TRANSFORMS)
+        for timing_only in (True, False):
+            result = self.ws.evaluate(reference, kernel, seeds=1, timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
 
     def test_a_masked_load_whose_mask_keeps_nothing(self):
         # a UW Madison fused three-matmul kernel loads fixed-size blocks of 128-row tiles with
