@@ -6,7 +6,7 @@ activation: act, iota/affine_select: pool, bn_stats/bn_aggr/scan: dve); the othe
 passed an explicit engine=.
 """
 import time
-from typing import Any
+from typing import Any, List
 
 import numpy as np
 
@@ -1098,8 +1098,7 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
             rounding(out)
         if isinstance(target, IndirectView):      # a scatter: out is the gathered copy
             target.scatter(out, window if target.shape == source.shape else None)
-    direction = 'load' if target.tensor.buffer.on_chip and not source.tensor.buffer.on_chip else \
-        'store' if source.tensor.buffer.on_chip and not target.tensor.buffer.on_chip else 'copy'
+    direction = _dma_direction(target, [source])
     reads = [(source, window)] + [(v.index, None) for v in (source, target) if isinstance(v, IndirectView)]
     if add:
         reads.append((target, window if target.shape == source.shape else None))
@@ -1118,8 +1117,7 @@ def dma_compute(dst: Any, srcs: Any, scales: Any = None, reduce_op: Any = None, 
         scales, reduce_op = reduce_op, scales
     if reduce_op is None or not callable(reduce_op) or alu(reduce_op) is not np.add:
         raise CompileError(f'dma_compute: reduce_op {reduce_op!r} is not supported (the API page allows nl.add only)')
-    if not isinstance(unique_indices, (bool, np.bool_)):
-        raise CompileError(f'dma_compute: unique_indices is True or False, not {unique_indices!r}')
+    _check_unique_indices('dma_compute', unique_indices)
     if not isinstance(srcs, (list, tuple)) or not srcs:
         raise CompileError('dma_compute: srcs is a list of source tensors')
     if scales is not None and (not isinstance(scales, (list, tuple)) or len(scales) != len(srcs)
@@ -1156,15 +1154,29 @@ def dma_compute(dst: Any, srcs: Any, scales: Any = None, reduce_op: Any = None, 
             out[...] = out.astype(np.float32) + total if accumulate else total
             if rounding is not None:
                 rounding(out)
-    on_chip_sources = {v.tensor.buffer.on_chip for v in others}
-    direction = 'load' if target.tensor.buffer.on_chip and on_chip_sources == {False} else \
-        'store' if not target.tensor.buffer.on_chip and on_chip_sources == {True} else 'copy'
+    direction = _dma_direction(target, others)
     reads = [(v, None) for v in others] + [(v.index, None) for v in views if isinstance(v, IndirectView)]
     if accumulate:
         reads.append((target, None))
     pending = Pending('dma_copy', 'dma', run.line(), reads, None, None, None)
     pending.dma = direction
     direct(run, pending, target, None)
+
+
+def _dma_direction(target: View, sources: List[View]) -> str:
+    """The trace's DMA direction: `load` into on-chip memory from HBM sources only, `store` to HBM from on-chip
+    sources only, else `copy`."""
+    on_chip = {v.tensor.buffer.on_chip for v in sources}
+    if target.tensor.buffer.on_chip and on_chip == {False}:
+        return 'load'
+    if not target.tensor.buffer.on_chip and on_chip == {True}:
+        return 'store'
+    return 'copy'
+
+
+def _check_unique_indices(name: str, value: Any) -> None:
+    if not isinstance(value, (bool, np.bool_)):
+        raise CompileError(f'{name}: unique_indices is True or False, not {value!r}')
 
 
 def _same_access(a: Any, b: Any) -> bool:
@@ -1178,8 +1190,7 @@ def _same_access(a: Any, b: Any) -> bool:
 
 
 def _rmw_add(op: Any, unique_indices: Any) -> bool:
-    if not isinstance(unique_indices, (bool, np.bool_)):
-        raise CompileError(f'dma_copy: unique_indices is True or False, not {unique_indices!r}')
+    _check_unique_indices('dma_copy', unique_indices)
     if op is None:
         return False
     if alu(op) is not np.add:

@@ -88,8 +88,13 @@ def per_partition(array: np.ndarray, ndim: int) -> np.ndarray:
     return array.reshape((array.shape[0],) + (1,) * (ndim - 1))
 
 
+def _masks_nothing_off(predicate: Any) -> bool:
+    """No mask, or a plain true one."""
+    return predicate is None or predicate is True or isinstance(predicate, np.bool_) and bool(predicate)
+
+
 def mask(predicate: Any, shape: Sequence[int]) -> Tuple[Any, Optional[np.ndarray]]:
-    if predicate is None or predicate is True or isinstance(predicate, np.bool_) and predicate:
+    if _masks_nothing_off(predicate):
         return None, None
     if predicate is False or isinstance(predicate, np.bool_):
         return tuple((0, 0) for _ in shape), None     # a plain False mask: the instruction touches nothing
@@ -100,9 +105,7 @@ def unapplied_mask(name: str, predicate: Any) -> None:
     """`mask=` on an instruction whose mask the simulator does not apply: accepted when it masks nothing off (a
     predicate true at every index, as a boundary mask is on a tile the shapes fill), otherwise refused, never
     silently ignored (the instruction would otherwise compute and write every element)."""
-    if predicate is None or predicate is True or isinstance(predicate, np.bool_) and predicate:
-        return
-    if isinstance(predicate, Predicate) and predicate.holds_everywhere():
+    if _masks_nothing_off(predicate) or isinstance(predicate, Predicate) and predicate.holds_everywhere():
         return
     raise CompileError(f'{name}: mask= is not modelled by the simulator for this instruction (it would be '
                        'ignored); compute the full tile and select or store the masked part')

@@ -200,8 +200,6 @@ class Tensor(TileOperators):
     def __getitem__(self, key):
         if self.alias is not None:
             return self.alias[key]
-        if key is True or type(key) is Predicate and key.holds_everywhere():
-            return self     # `t[c_out < C_out]` with the condition true at every index: the whole tensor
         if self.pending is not None:
             EXECUTION.flush()
         if type(key) is not tuple:
@@ -232,6 +230,8 @@ class Tensor(TileOperators):
         return self._subscript(key)
 
     def _subscript(self, key):
+        if len(key) == 1 and (key[0] is True or type(key[0]) is Predicate and key[0].holds_everywhere()):
+            return self     # `t[c_out < C_out]` with the condition true at every index: the whole tensor
         for k in key:
             if isinstance(k, (Tensor, View, DynamicIndex)):
                 if self.buffer.on_chip:       # a dynamic offset (nisa.tensor_copy_dynamic_src / _dst)
