@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <limits>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "libs/sandbox/bounded_output.h"
@@ -28,6 +29,7 @@ namespace fs = std::filesystem;
 
 constexpr size_t kOutputHeadBytes = 32 << 10;
 constexpr size_t kOutputTailBytes = 32 << 10;
+constexpr size_t kMaxPassedFds = 16;
 
 std::string Bytes(int mib) { return absl::StrCat(static_cast<int64_t>(mib) << 20); }
 
@@ -174,6 +176,18 @@ struct ReaperArgs {
   dup2(devnull, 0);
   dup2(r.out_fd, 1);
   dup2(r.out_fd, 2);
+  // The passed descriptors become 3, 4, ... (moved above that range first, so none overwrites another); every
+  // other descriptor is closed, also those of other sandboxes that concurrent threads of the worker hold.
+  const int passed = static_cast<int>(spec.pass_fds.size());
+  int moved[kMaxPassedFds];
+  for (int i = 0; i < passed; ++i) {
+    moved[i] = fcntl(spec.pass_fds[i], F_DUPFD, 3 + passed);
+    if (moved[i] < 0) _exit(126);
+  }
+  for (int i = 0; i < passed; ++i) {
+    if (dup2(moved[i], 3 + i) < 0) _exit(126);
+  }
+  close_range(3 + passed, ~0U, 0);
   rlimit cpu{r.cpu_seconds, r.cpu_seconds + 5};
   setrlimit(RLIMIT_CPU, &cpu);
   SetLimit(RLIMIT_AS, r.address_space_bytes);
@@ -237,6 +251,12 @@ void Drain(int fd, BoundedOutput* output, int max_reads) {
 }  // namespace
 
 absl::StatusOr<SandboxOutcome> RunInSandbox(const SandboxSpec& spec, const std::atomic<bool>* cancel) {
+  absl::Cleanup close_passed = [&spec] {
+    for (int fd : spec.pass_fds) close(fd);
+  };
+  if (spec.pass_fds.size() > kMaxPassedFds) {
+    return absl::InvalidArgumentError(absl::StrCat("at most ", kMaxPassedFds, " descriptors can be passed"));
+  }
   struct stat st;
   if (stat(spec.scratch_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return absl::FailedPreconditionError(absl::StrCat("scratch directory ", spec.scratch_dir, " does not exist"));
@@ -286,13 +306,13 @@ absl::StatusOr<SandboxOutcome> RunInSandbox(const SandboxSpec& spec, const std::
 
   auto start = std::chrono::steady_clock::now();
   pid_t pid = fork();
+  if (pid == 0) RunReaper(spec, reaper);
+  std::move(close_passed).Invoke();
+  close(pipe_fds[1]);
   if (pid < 0) {
     close(pipe_fds[0]);
-    close(pipe_fds[1]);
     return absl::UnavailableError(absl::StrCat("fork failed: ", std::strerror(errno)));
   }
-  if (pid == 0) RunReaper(spec, reaper);
-  close(pipe_fds[1]);
   const int out = pipe_fds[0];
   fcntl(out, F_SETFL, O_NONBLOCK);
   BoundedOutput output(kOutputHeadBytes, kOutputTailBytes);

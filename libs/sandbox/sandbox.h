@@ -51,6 +51,10 @@ struct SandboxSpec {
   // child with the same limits (tests of the harness only).
   std::string bwrap = "bwrap";
   bool use_bwrap = true;
+  // Open descriptors of the worker the program gets as its descriptors 3, 4, ... (e.g. the ends of a pipe between
+  // two sandboxes). RunInSandbox closes them in the worker once the program is started (or failed to start), so
+  // the program's exit is the last close of its ends. The program inherits no other descriptor but 0, 1 and 2.
+  std::vector<int> pass_fds;
   // When the worker runs as root, the sandbox runs as this unprivileged uid/gid (one per slot and worker, see
   // uid_range.h, so that RLIMIT_NPROC counts only this sandbox's processes).
   int sandbox_uid = 65534;

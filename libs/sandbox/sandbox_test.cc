@@ -1,5 +1,6 @@
 #include "libs/sandbox/sandbox.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -71,6 +72,53 @@ TEST_F(SandboxTest, RunsAProgramWithItsScratchWritable) {
   EXPECT_EQ(o.exit_code, 0) << o.output;
   EXPECT_EQ(*core::ReadFile(scratch_ + "/out.txt"), "hello");
   EXPECT_NE(o.output.find("done"), std::string::npos);
+}
+
+// A pipe end passed to the program arrives as descriptor 3; it is the program's only descriptor beyond 0-2 (a
+// descriptor the worker holds without O_CLOEXEC stays out), and the worker's copy is closed once the program
+// started, so the reader sees end-of-file when the program exits.
+TEST_F(SandboxTest, PassedDescriptorsArriveFromThreeAndNothingElseLeaks) {
+  int ends[2];
+  ASSERT_EQ(pipe2(ends, O_CLOEXEC), 0);
+  const int stray = open("/dev/null", O_RDONLY);  // inheritable
+  ASSERT_GE(stray, 0);
+  SandboxSpec spec = PythonSpec(
+      "import os\n"
+      "os.write(3, b'through the pipe')\n"
+      "open_fds = []\n"
+      "for fd in range(3, 256):\n"
+      "    try:\n"
+      "        os.fstat(fd)\n"
+      "        open_fds.append(fd)\n"
+      "    except OSError:\n"
+      "        pass\n"
+      "print('open', open_fds)\n");
+  spec.pass_fds = {ends[1]};
+  SandboxOutcome o = Run(spec);
+  EXPECT_EQ(fcntl(ends[1], F_GETFD), -1) << "the worker's copy of the passed end is still open";
+  close(stray);
+  std::string received;
+  char buffer[256];
+  ssize_t n;
+  while ((n = read(ends[0], buffer, sizeof buffer)) > 0) received.append(buffer, static_cast<size_t>(n));
+  close(ends[0]);
+  EXPECT_EQ(n, 0);
+  EXPECT_EQ(received, "through the pipe");
+  EXPECT_EQ(o.exit_code, 0) << o.output;
+  EXPECT_NE(o.output.find("open [3]"), std::string::npos) << o.output;
+}
+
+TEST_F(SandboxTest, PassedDescriptorsAreClosedWhenTheSandboxCannotStart) {
+  int ends[2];
+  ASSERT_EQ(pipe2(ends, O_CLOEXEC), 0);
+  SandboxSpec spec = PythonSpec("pass\n");
+  spec.scratch_dir = scratch_ + "/absent";
+  spec.pass_fds = {ends[1]};
+  EXPECT_FALSE(RunInSandbox(spec, nullptr).ok());
+  EXPECT_EQ(fcntl(ends[1], F_GETFD), -1);
+  char c;
+  EXPECT_EQ(read(ends[0], &c, 1), 0);
+  close(ends[0]);
 }
 
 TEST_F(SandboxTest, SystemIsReadOnlyAndTheRestOfTheFilesystemIsAbsent) {

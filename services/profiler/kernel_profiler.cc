@@ -1,14 +1,18 @@
 #include "services/profiler/kernel_profiler.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -80,16 +84,20 @@ std::string SandboxEnvValue(const char* name) {
   return v == nullptr ? "" : v;
 }
 
-constexpr uintmax_t kMaxProgramBytes = uintmax_t{1} << 30;
+constexpr int kProgramPipeBytes = 1 << 20;
 
-// The two protocol steps of a backend with a trusted replay (docs/adr/0009-trusted-replay.md). `spec` is the
-// single-process harness run as prepared (argv: python, harness_guard.py, kernel, run_kernel.py, harness arguments).
-// Step A runs the kernel under the guard in `spec`'s scratch and only records its program (--program-out). The program
-// is copied out once into `replay_dir`, next to fresh copies of the problem `files` (never the kernel's copies), and
-// step B (replay_check.py, no kernel mounted, no guard needed) writes the only result.json and trace.txt that are read.
-// Returns step A's outcome when it ended abnormally or left a violation marker (*result_dir is then its scratch).
+// The two protocol steps of a backend with a trusted replay (docs/adr/0009-trusted-replay.md), run at the same
+// time. `spec` is the single-process harness run as prepared (argv: python, harness_guard.py, kernel, run_kernel.py,
+// harness arguments). Step A runs the kernel under the guard in `spec`'s scratch and writes its program into a pipe
+// (its descriptor 3). Step B (replay_check.py, no guard needed) runs in a fresh sandbox holding fresh copies of the
+// problem's `files` (never the kernel's copies) and the kernel's text as kernel.txt, which it only quotes in messages
+// (`replay_work` is its scratch as it sees it); it reads the other end of the pipe (its descriptor 3), replays the
+// program as it arrives and writes the only result.json and trace.txt that are read. The program never touches a
+// disk; step B bounds its size. Once step B has finished, step A is no longer needed and is stopped.
+// Returns step A's outcome when it ended abnormally on its own or left a violation marker (*result_dir is then its
+// scratch), else step B's.
 absl::StatusOr<sandbox::SandboxOutcome> RunRecordAndReplay(
-    const sandbox::SandboxSpec& spec, const std::string& work, const std::string& replay_dir,
+    const sandbox::SandboxSpec& spec, const std::string& replay_dir, const std::string& replay_work,
     const std::vector<std::pair<std::string, std::string>>& files, const std::string& replay_runner,
     std::string* result_dir, const std::atomic<bool>* cancel) {
   const std::vector<std::string> harness_args(spec.argv.begin() + 4, spec.argv.end());
@@ -110,44 +118,41 @@ absl::StatusOr<sandbox::SandboxOutcome> RunRecordAndReplay(
     if (for_record) record.argv.insert(record.argv.end(), item.begin(), item.end());
     if (for_replay) replay.argv.insert(replay.argv.end(), item.begin(), item.end());
   }
-  record.argv.insert(record.argv.end(), {"--program-out", work + "/program.jsonl"});
-  replay.argv.insert(replay.argv.end(), {"--program", work + "/program.jsonl"});
+  record.argv.insert(record.argv.end(), {"--program-out", "fd:3"});
+  replay.argv.insert(replay.argv.end(), {"--program", "fd:3", "--kernel-source", replay_work + "/kernel.txt"});
   if (!spec.output_files.empty()) {
-    record.output_files = {"program.jsonl", "result.json", "violation.json"};
+    record.output_files = {"result.json", "violation.json"};
     replay.output_files = {"result.json", "trace.txt"};
   }
   *result_dir = spec.scratch_dir;
-  auto recorded = sandbox::RunInSandbox(record, cancel);
-  if (!recorded.ok() || recorded->ending != sandbox::SandboxOutcome::Ending::kExited ||
-      fs::exists(spec.scratch_dir + "/violation.json")) {
-    return recorded;
-  }
   for (const auto& [name, contents] : files) {
     if (auto s = core::WriteFileAtomic(replay_dir + "/" + name, contents); !s.ok()) return s;
   }
-  // Copied file to file (never through the worker's memory); an oversized program is replaced by a failure
-  // entry that step B reports. A regular file only: a symlink planted by the kernel is not followed.
-  const std::string program = spec.scratch_dir + "/program.jsonl";
-  std::error_code ec;
-  if (fs::is_regular_file(fs::symlink_status(program, ec))) {
-    if (fs::file_size(program, ec) > kMaxProgramBytes) {
-      auto s = core::WriteFileAtomic(
-          replay_dir + "/program.jsonl",
-          absl::StrCat(R"({"error": {"verdict": "RUNTIME_ERROR", "message": )", R"("the kernel's program exceeds )",
-                       kMaxProgramBytes >> 20, R"( MiB", "line": 0}})", "\n"));
-      if (!s.ok()) return s;
-    } else if (!fs::copy_file(program, replay_dir + "/program.jsonl", ec)) {
-      return absl::InternalError(absl::StrCat("copying the program out of the scratch: ", ec.message()));
-    } else {
-      // The kernel chose the source's mode bits; step B only needs to read the copy.
-      fs::permissions(replay_dir + "/program.jsonl",
-                      fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read,
-                      ec);
-    }
+  int program_pipe[2];
+  if (pipe2(program_pipe, O_CLOEXEC) != 0) {
+    return absl::UnavailableError(absl::StrCat("cannot create the program pipe: ", std::strerror(errno)));
   }
-  replay.timeout = std::max(absl::Seconds(1), spec.timeout - absl::Seconds(recorded->wall_seconds));
+  // Step A writes on while step B executes a batch of steps (the default 64 KiB holds about 500 program lines; step
+  // B reads them in batches of over a thousand). A smaller buffer (pipe-max-size) only makes step A wait more.
+  fcntl(program_pipe[1], F_SETPIPE_SZ, kProgramPipeBytes);
+  record.pass_fds = {program_pipe[1]};  // RunInSandbox closes each end in the worker
+  replay.pass_fds = {program_pipe[0]};
+
+  // Step A stops once step B has finished (B also ends on cancellation of the profile).
+  std::atomic<bool> stop_record{false};
+  absl::StatusOr<sandbox::SandboxOutcome> recorded = absl::UnknownError("step A did not run");
+  std::thread recorder([&] { recorded = sandbox::RunInSandbox(record, &stop_record); });
   auto replayed = sandbox::RunInSandbox(replay, cancel);
-  if (replayed.ok()) replayed->wall_seconds += recorded->wall_seconds;
+  stop_record = true;
+  recorder.join();
+  if (!recorded.ok()) return recorded;
+  const bool record_stopped_for_replay =
+      recorded->ending == sandbox::SandboxOutcome::Ending::kCancelled && !(cancel != nullptr && cancel->load());
+  if ((recorded->ending != sandbox::SandboxOutcome::Ending::kExited && !record_stopped_for_replay) ||
+      fs::exists(spec.scratch_dir + "/violation.json")) {
+    return recorded;
+  }
+  if (replayed.ok()) replayed->wall_seconds = std::max(replayed->wall_seconds, recorded->wall_seconds);
   *result_dir = replay_dir;
   return replayed;
 }
@@ -284,10 +289,12 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
                      absl::StrCat("cannot create a scratch directory in ", options_.scratch_root));
     }
   }
-  const std::string work = options_.use_bwrap ? "/scratch" : scratch.path();
+  std::vector<std::pair<std::string, std::string>> replay_files = problem_files;
+  replay_files.emplace_back("kernel.txt", kernel.source());
   auto outcome = replay_runner.empty() ? sandbox::RunInSandbox(spec, cancel)
-                                       : RunRecordAndReplay(spec, work, replay_scratch->path(), problem_files,
-                                                            replay_runner, &result_dir, cancel);
+                                       : RunRecordAndReplay(spec, replay_scratch->path(),
+                                                            options_.use_bwrap ? "/scratch" : replay_scratch->path(),
+                                                            replay_files, replay_runner, &result_dir, cancel);
   if (!outcome.ok()) return Verdict(v1::VERDICT_INFRA_ERROR, std::string(outcome.status().message()));
   v1::ProfileResult result;
   auto violation = core::ReadFile(scratch.path() + "/violation.json");

@@ -75,7 +75,8 @@ TEST_P(HostileKernelTest, GetsTheRightVerdictAndTheWorkerStillServes) {
 // cached_output: every seed re-executes the recorded program, so a result cached in kernel Python cannot be
 // replayed; the program computes 2x for each input and is correct. backing_array: its `import atexit` breaks an
 // NKI static rule before anything runs (the harness cheat suite checks the replay catches the backing-array
-// write itself).
+// write itself). endless_after_error: the replay's verdict on an early instruction ends the profile although the
+// recording would never end (it is stopped), with the kernel's source line quoted.
 INSTANTIATE_TEST_SUITE_P(Hostile, HostileKernelTest,
                          ::testing::Values(HostileCase{"syntax_error.py", v1::VERDICT_COMPILE_ERROR, "kernel.py:7"},
                                            HostileCase{"wrong_shape.py", v1::VERDICT_INCORRECT, "shape"},
@@ -83,7 +84,10 @@ INSTANTIATE_TEST_SUITE_P(Hostile, HostileKernelTest,
                                            HostileCase{"constant_output.py", v1::VERDICT_INCORRECT,
                                                        "relative L2 error"},
                                            HostileCase{"cached_output.py", v1::VERDICT_OK, ""},
-                                           HostileCase{"backing_array.py", v1::VERDICT_COMPILE_ERROR, "atexit"}),
+                                           HostileCase{"backing_array.py", v1::VERDICT_COMPILE_ERROR, "atexit"},
+                                           HostileCase{"endless_after_error.py", v1::VERDICT_COMPILE_ERROR,
+                                                       "kernel.py:11: shifted = nl.multiply(tile[16:80, :], 2.0)\n"
+                                                       "an engine access of 64 partitions must start"}),
                          [](const ::testing::TestParamInfo<HostileCase>& info) {
                            return info.param.file.substr(0, info.param.file.size() - 3);
                          });

@@ -38,6 +38,8 @@ def _kernel_line(kernel_path):
 
 
 def _outside_scratch(path):
+    if isinstance(path, int):
+        return False  # an inherited open descriptor (the program pipe, stdout), not a path to write
     try:
         real = os.path.realpath(os.fsdecode(path))
     except (TypeError, ValueError):

@@ -18,15 +18,17 @@ import nki_sim  # noqa: E402
 
 nki_sim.tune_allocator()
 
-from protocol.command_line import add_evaluation_arguments, report  # noqa: E402
+from protocol.command_line import add_evaluation_arguments, path_or_descriptor, report  # noqa: E402
 from protocol.replay import replay_check  # noqa: E402
 
 
 def parse_arguments(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('--problem', required=True, help='numpy reference module (REF.py)')
-    parser.add_argument('--program', required=True, help='the program step A wrote')
+    parser.add_argument('--program', required=True, type=path_or_descriptor,
+                        help='the program step A writes (a path, or fd:N: an open descriptor, read as it arrives)')
     add_evaluation_arguments(parser)
+    parser.add_argument('--kernel-source', help='the kernel\'s text, read only to quote its lines in messages')
     return parser.parse_args(argv)
 
 
@@ -34,7 +36,8 @@ def main(argv=None, retain=None):
     args = parse_arguments(argv)
     return report(lambda: replay_check(reference=args.problem, program=args.program, metadata=args.metadata,
                                        seeds=args.seeds, tolerance=args.tolerance, timing_only=args.timing_only,
-                                       trace_out=args.trace_out, retain=retain),
+                                       trace_out=args.trace_out, kernel_source=args.kernel_source,
+                                       retain=retain),
                   args.result_out)
 
 

@@ -21,7 +21,7 @@ import nki_sim  # noqa: E402
 nki_sim.install_import_shim()
 nki_sim.tune_allocator()
 
-from protocol.command_line import add_evaluation_arguments, report  # noqa: E402
+from protocol.command_line import add_evaluation_arguments, path_or_descriptor, report  # noqa: E402
 from protocol.evaluation import evaluate  # noqa: E402
 from protocol.recording import record  # noqa: E402
 
@@ -32,13 +32,14 @@ def parse_arguments(argv):
     parser.add_argument('--kernel', required=True, help='NKI kernel module defining kernel or optimized_kernel')
     add_evaluation_arguments(parser)
     parser.add_argument('--ban-low-precision', action='store_true', help='reject fp16/bf16 kernels')
-    parser.add_argument('--program-out', help='step A only: record the kernel\'s program here')
+    parser.add_argument('--program-out', type=path_or_descriptor,
+                        help='step A only: record the kernel\'s program here (a path, or fd:N: an open descriptor)')
     return parser.parse_args(argv)
 
 
 def main(argv=None):
     args = parse_arguments(argv)
-    if args.program_out:
+    if args.program_out is not None:
         record(args.problem, args.kernel, args.program_out, args.metadata, args.ban_low_precision)
         return 0
     return report(lambda: evaluate(reference=args.problem, kernel=args.kernel, metadata=args.metadata,

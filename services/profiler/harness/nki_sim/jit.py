@@ -15,7 +15,7 @@ from . import language, memory, runtime     # language: looked up at call time, 
 from .dtypes import LowPrecisionType
 from .errors import CompileError, StaleOutputError
 from .tensors import PSUM_BANKS, Tensor, hbm_tensor, shape_only_input
-from .trace import TraceRecorder, WriteChecker
+from .trace import TraceRecorder, Untraced
 
 
 class InputSpec:
@@ -149,12 +149,13 @@ def simulate(kernel: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]] 
              free_plan: Optional[Dict[int, List[int]]] = None, observer: RunObserver = RunObserver(),
              traced: bool = True) -> Tuple[Any, Any]:
     """Run one kernel invocation. Returns (outputs as numpy arrays or None in timing-only mode, TraceRecorder);
-    with `traced` False the instructions are checked but not traced (the second value is a WriteChecker)."""
+    with `traced` False the instructions are neither traced nor checked (the second value is an Untraced: a
+    program's replay checks them)."""
     kernel = jit(kernel)
     func = kernel.func
     kernel_file = func.__code__.co_filename
     name = os.path.basename(kernel_file)
-    recorder: Any = TraceRecorder(name, timing_only, free_plan) if traced else WriteChecker(name)
+    recorder: Any = TraceRecorder(name, timing_only, free_plan) if traced else Untraced(name)
     run = runtime.Run(kernel_file, recorder, numerics=not timing_only)
     run.grid = kernel.grid
     run.core_split = kernel.core_split

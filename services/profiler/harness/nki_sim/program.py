@@ -17,7 +17,7 @@ import json
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 import re
 import types
-from typing import IO, Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -95,8 +95,11 @@ class Recorder:
 
     def __init__(self, out: IO[str]) -> None:
         self.out = out
-        self.ids: Dict[int, int] = {}
-        self.alive: List[Any] = []       # keeps recorded objects alive so their id() stays unique
+        # recorded tensor or view -> its reference number. Keyed by the object itself, not id(): tiles hash by
+        # identity and a dict tests a key's identity before its (elementwise) ==, which is never reached since two
+        # live objects never share an identity hash; and builtins.id is an audited event, which step A's guard
+        # hook would see a million times for a large kernel
+        self.ids: Dict[Any, int] = {}
         self.depth = 0
         self.scope: Any = ()
         self.function_names = {id(f): name for name, f in _functions().items()}
@@ -122,10 +125,9 @@ class Recorder:
 
     def register(self, value: Any) -> Any:
         if isinstance(value, (Tensor, View)):
-            if id(value) not in self.ids:
-                self.ids[id(value)] = len(self.alive)
-                self.alive.append(value)
-            return self.ids[id(value)]
+            if value not in self.ids:
+                self.ids[value] = len(self.ids)
+            return self.ids[value]
         if isinstance(value, (tuple, list)):
             return [self.register(v) for v in value]
         return None
@@ -136,7 +138,6 @@ class Recorder:
         key_text = self.key_text
         key_texts = self.key_texts
         ids = self.ids
-        alive = self.alive
         out = self.out
         # normalized() leaves calls of a function without Beta 2 call forms as they are
         beta2_forms = bool(getattr(function, 'beta2_order', None)) or bool(getattr(function, 'dst_first', False))
@@ -171,10 +172,9 @@ class Recorder:
                 self.depth -= 1
                 run.fixed_line = None
             if type(result) is Tensor:      # an instruction's tile (register(), inline)
-                registered = ids.get(id(result))
+                registered = ids.get(result)
                 if registered is None:
-                    registered = ids[id(result)] = len(alive)
-                    alive.append(result)
+                    registered = ids[result] = len(ids)
                 out.write(''.join((head, str(registered), '}\n')))
                 return result
             registered = self.register(result)
@@ -207,10 +207,10 @@ class Recorder:
 
     def _view_text(self, value: View) -> str:
         ids = self.ids
-        ref = ids.get(id(value))
+        ref = ids.get(value)
         if ref is not None:
             return '{"ref":%d}' % ref
-        ref = ids.get(id(value.tensor))
+        ref = ids.get(value.tensor)
         if ref is None:
             return _ENCODE(self._encode_view(value))
         index_map = value.index_map
@@ -262,7 +262,7 @@ class Recorder:
                         text))
 
     def _tensor_text(self, value: Tensor) -> str:
-        ref = self.ids.get(id(value))
+        ref = self.ids.get(value)
         if ref is not None:
             return '{"ref":%d}' % ref
         return _ENCODE(self.encode(value))
@@ -290,8 +290,8 @@ class Recorder:
             return {'loop': int(value), 'first': bool(value.first)}
         if isinstance(value, (int, float)):
             return value
-        if isinstance(value, (Tensor, View)) and id(value) in self.ids:
-            return {'ref': self.ids[id(value)]}
+        if isinstance(value, (Tensor, View)) and value in self.ids:
+            return {'ref': self.ids[value]}
         if isinstance(value, IndirectView):
             encoded = {'indirect': self.encode(View(value.tensor, value.block, value.offset, value.shape,
                                                     value.strides)),
@@ -306,8 +306,8 @@ class Recorder:
             return self._encode_view(value)
         if isinstance(value, Tensor):
             canonical = value.hbm_alloc.canonical if value.hbm_alloc is not None else None
-            if canonical is not None and id(canonical) in self.ids:
-                return {'hbm_reshape': self.ids[id(canonical)], 'shape': list(value.shape)}
+            if canonical is not None and canonical in self.ids:
+                return {'hbm_reshape': self.ids[canonical], 'shape': list(value.shape)}
             raise CompileError('a tensor that no recorded NKI call created was passed to an NKI call')
         if isinstance(value, np.generic):
             return {'np': value.dtype.name, 'v': value.item()}
@@ -354,7 +354,7 @@ class Recorder:
         """A view of a recorded tensor is defined once (a `viewdef` line) and then referred to by number: a
         kernel's loops pass the same views again and again."""
         key = None
-        ref = self.ids.get(id(value.tensor))
+        ref = self.ids.get(value.tensor)
         if ref is not None:
             try:
                 key = self._view_key(ref, value)
@@ -491,8 +491,8 @@ class Recording:
 
 def record_program(kernel: Any, args: Sequence[Any], recorder: Recorder) -> int:
     """Run `kernel` shapes-only on `args` (arrays become shape-only inputs), recording its program; returns the
-    number of instructions. No trace is made (the replay writes the one that counts), but the instructions
-    are checked as when tracing. The caller holds a `Recording` open around kernel import and this call.
+    number of instructions. No trace is made and the instructions are not checked: the replay traces and checks
+    the program (its errors name the instruction's kernel line). The caller holds a `Recording` open around kernel import and this call.
     Kernel errors propagate."""
     _, checker = simulate(kernel, args, timing_only=True, observer=_Observer(recorder), traced=False)
     return checker.count
@@ -534,12 +534,12 @@ def _int_tuple(value: Any, what: str) -> Tuple[int, ...]:
 
 
 class Program:
-    """A parsed program: header, then entries (calls, SPMD starts, the return)."""
+    """A program: its header, then its entries (calls, view definitions, SPMD starts, the return) as a list or
+    as an iterator still being read (read_program)."""
 
-    def __init__(self, header: Dict[str, Any], entries: List[Dict[str, Any]], error: Optional[Dict[str, Any]]):
+    def __init__(self, header: Dict[str, Any], entries: Iterable[Dict[str, Any]]):
         self.header = header
         self.entries = entries
-        self.error = error
         name = header.get('kernel')
         if not isinstance(name, str) or not name or not set(name) <= _KERNEL_NAME_CHARS:
             raise ProgramError(f'bad kernel name {name!r}')
@@ -563,19 +563,59 @@ class Program:
 _SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 
+# The largest program step B reads (characters; the recorder writes ASCII): a bigger one is the kernel's failure.
+MAX_PROGRAM_CHARS = 1 << 30
+
+
+class RecordedFailure(Exception):
+    """Step A's failure entry ({"error": ...}), met while reading the program. Its contents are untrusted: the
+    caller turns it into a non-OK verdict (protocol/replay.py)."""
+
+    def __init__(self, entry: Any) -> None:
+        super().__init__('the kernel failed while its program was recorded')
+        self.entry = entry
+
+
+def read_program(lines: Iterable[str], max_chars: int = MAX_PROGRAM_CHARS) -> Program:
+    """The program with its header read now and its entries read lazily, as the replay reaches them: `lines` may
+    be a stream that step A is still writing. A step-A failure entry raises RecordedFailure where it is read
+    (here, if it precedes the header); a malformed line raises ProgramError."""
+    items = _decoded_lines(lines, max_chars)
+    for number, entry in items:
+        if entry.get('program') != FORMAT:
+            raise ProgramError(f'program line {number}: expected the header {FORMAT!r}')
+        return Program(entry, _entries(items))
+    raise ProgramError('empty program: the kernel produced no instruction stream')
+
+
 def parse_program(lines: Iterable[str]) -> Program:
-    """Parse a program file's lines; a step-A failure entry ({"error": ...}) is kept, not raised."""
-    header: Optional[Dict[str, Any]] = None
-    entries: List[Dict[str, Any]] = []
-    error = None
+    """The whole program read at once (a list of entries)."""
+    program = read_program(lines)
+    program.entries = list(program.entries)
+    return program
+
+
+def _entries(items: Iterator[Tuple[int, Dict[str, Any]]]) -> Iterator[Dict[str, Any]]:
+    for _, entry in items:
+        yield entry
+
+
+def _decoded_lines(lines: Iterable[str], max_chars: int) -> Iterator[Tuple[int, Dict[str, Any]]]:
+    """(line number, entry) of each non-blank line; an error entry raises RecordedFailure."""
     geometries: Dict[str, Optional[Dict[str, Any]]] = {}
+    header_read = False
+    size = 0
     for number, text in enumerate(lines, 1):
+        size += len(text)
+        if size > max_chars:
+            raise RecordedFailure({'verdict': 'RUNTIME_ERROR', 'line': 0,
+                                   'message': f"the kernel's program exceeds {max_chars >> 20} MiB"})
         if not text or text.isspace():    # (not text.strip(), without copying the line)
             continue
-        if header is not None and text.startswith('{"viewdef":'):
+        if header_read and text.startswith('{"viewdef":'):
             view = _view_definition(text, geometries)
             if view is not None:
-                entries.append(view)
+                yield number, view
                 continue
         try:
             entry, end = _SCAN(text, 0)
@@ -590,20 +630,11 @@ def parse_program(lines: Iterable[str]) -> Program:
         if not isinstance(entry, dict):
             raise ProgramError(f'program line {number} is not an object')
         if 'error' in entry:
-            error = entry['error']
-            if not isinstance(error, dict):
+            if not isinstance(entry['error'], dict):
                 raise ProgramError(f'program line {number}: bad error entry')
-        elif header is None:
-            if entry.get('program') != FORMAT:
-                raise ProgramError(f'program line {number}: expected the header {FORMAT!r}')
-            header = entry
-        else:
-            entries.append(entry)
-    if header is None:
-        if error is not None:
-            return Program({'kernel': 'kernel.py', 'inputs': []}, [], error)
-        raise ProgramError('empty program: the kernel produced no instruction stream')
-    return Program(header, entries, error)
+            raise RecordedFailure(entry['error'])
+        header_read = True
+        yield number, entry
 
 
 # A view definition as the recorder writes it, up to its geometry: view number, tensor reference, int block and
@@ -654,6 +685,9 @@ _NO_ARGUMENTS: List[Any] = []      # never modified
 Compiled = Tuple[bool, Any]
 
 
+_STEP_BATCH = 1024
+
+
 class Replay:
     """Executes a program through the simulator API on real inputs (no kernel code involved). The program is
     validated and compiled once (constants decoded, geometry checked); each run only resolves references."""
@@ -672,12 +706,41 @@ class Replay:
         # (parse_program): validated once
         self.geometries: Dict[int, Tuple[Any, ...]] = {}
         self.references: Dict[int, Callable[['Replay'], Any]] = {}    # compiled {"ref": n} by n
-        compiled = [self._compile_entry(number, entry) for number, entry in enumerate(program.entries)]
-        self.steps = [step for step in compiled if step is not None]
-        if not self.steps or self.steps[-1][0] != 'return':
+        self.steps: List[Tuple[Any, ...]] = []
+        # the entries not compiled yet: the first run compiles them as it reaches them (step A may still be
+        # writing the program), later runs execute the compiled steps
+        self.unread: Optional[Iterator[Dict[str, Any]]] = iter(program.entries)
+        self.reading = False
+
+    def _steps(self) -> Iterable[Tuple[Any, ...]]:
+        if self.unread is None:
+            return self.steps
+        if self.reading:
+            raise ProgramError('the first run of the program did not complete')
+        self.reading = True
+        return self._compile_steps(self.unread)
+
+    def _compile_steps(self, entries: Iterator[Dict[str, Any]]) -> Iterator[Tuple[Any, ...]]:
+        """Compile the steps as their entries are read and yield them in batches (executing each step as soon as
+        it is compiled costs a third more CPU time than compiling a batch, then executing it); the program must
+        end with its only return."""
+        steps = self.steps
+        batch: List[Tuple[Any, ...]] = []
+        for number, entry in enumerate(entries):
+            step = self._compile_entry(number, entry)
+            if step is None:
+                continue
+            if steps and steps[-1][0] == 'return':
+                raise ProgramError('entries after the return')
+            steps.append(step)
+            batch.append(step)
+            if len(batch) == _STEP_BATCH:
+                yield from batch
+                batch = []
+        yield from batch
+        if not steps or steps[-1][0] != 'return':
             raise ProgramError('the program ends without a return entry (truncated?)')
-        if any(step[0] == 'return' for step in self.steps[:-1]):
-            raise ProgramError('entries after the return')
+        self.unread = None
 
     def run(self, arrays: Sequence[np.ndarray], timing_only: bool, free_plan: Optional[Dict[int, List[int]]] = None,
             check_coverage: bool = True, formats: Optional[Sequence[Optional[LowPrecisionType]]] = None
@@ -717,7 +780,7 @@ class Replay:
         runtime.RUN = run
         returned: Any = None
         try:
-            for step in self.steps:
+            for step in self._steps():
                 kind = step[0]
                 if kind == 'call':
                     _, function, line, args, kwargs, static_args, static_kwargs = step

@@ -18,6 +18,7 @@ from .dtypes import Kind
 from .errors import CompileError
 from .indirect import DynamicRunsView, DynamicView, IndirectView
 from .tensors import Tensor
+from .trace import settle_write
 from .views import OutOfRangePattern, View, destination, operand_window
 
 RUN: Optional["Run"] = None
@@ -390,6 +391,9 @@ def _record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes:
             accumulate: bool) -> None:
     recorder = run.recorder
     full = pending.window_free
+    if not recorder.traced:
+        _settle_writes(run, pending, writes, full)
+        return
     read_regions = []
     free_max = 0
     compute = pending.eng != 'dma'
@@ -415,9 +419,6 @@ def _record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes:
         if compute and not start_allowed:
             _check_start_partition(region[0], region[1], pending.line)
     try:
-        if recorder.checks_only:
-            recorder.check(write_regions, run.affine_context)
-            return
         recorder.record(_fields(pending, reads, writes, free_max, partitions), read_regions, write_regions,
                         run.affine_context, _extra(run, pending, reads, writes, accumulate), pending.consts)
         if pending.dma is not None:
@@ -433,6 +434,24 @@ def _record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes:
     except CompileError as error:
         error.line = error.line or pending.line
         raise
+
+
+def _settle_writes(run, pending, writes, full):
+    """Recording a program (no trace): only what the kernel's own run decides, which a replay cannot: the
+    affine_range write conflicts (the replay has no loops) and which arguments were written. The replay makes
+    every other check of an instruction (regions, start partitions) and reports it with the instruction's line."""
+    recorder = run.recorder
+    context = run.affine_context
+    accumulating = pending.accumulating
+    try:
+        for view, window in (list(writes) + list(pending.extra_writes)) if pending.extra_writes else writes:
+            alloc, (region, *_) = _region(view, None if full else window, recorder)
+            footprint = None if isinstance(view, IndirectView) else (view, None if full else window)
+            settle_write(alloc, region, context, accumulating, recorder.count, None, footprint)
+    except CompileError as error:
+        error.line = error.line or pending.line
+        raise
+    recorder.count += 1
 
 
 def _fields(pending, reads, writes, free_max, partitions):

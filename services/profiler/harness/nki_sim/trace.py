@@ -19,7 +19,7 @@ READ_HISTORY_LIMIT = 64
 
 
 class TraceRecorder:
-    checks_only = False
+    traced = True
 
     def __init__(self, kernel_name, timing_only, free_plan=None):
         self.kernel_name = kernel_name
@@ -95,7 +95,7 @@ class TraceRecorder:
                 on_chip_ids.append(alloc.id)
         written_ids = []
         for alloc, region, _, accumulating, footprint in writes:
-            _settle_write(alloc, region, context, accumulating, me, deps, footprint)
+            settle_write(alloc, region, context, accumulating, me, deps, footprint)
             if alloc.reads:
                 reads_kept = []
                 p0, p1, f0, f1, box = region
@@ -168,11 +168,11 @@ class TraceRecorder:
             f.write(self.text())
 
 
-class WriteChecker:
-    """Stands in for a TraceRecorder where no trace is wanted (recording a program, whose trace the replay
-    writes): keeps the checks instructions must pass (writes of different affine_range iterations to one
-    location) and the instruction count, without dependencies, allocation records or trace lines."""
-    checks_only = True
+class Untraced:
+    """Stands in for a TraceRecorder where no trace is wanted: recording a program, which the replay executes, checks
+    and traces (protocol/replay.py). Instructions are only counted: the region, start-partition and affine_range
+    write checks that tracing makes are the replay's, which reports them with the instruction's kernel line."""
+    traced = False
 
     def __init__(self, kernel_name: str) -> None:
         self.kernel_name = kernel_name
@@ -182,23 +182,11 @@ class WriteChecker:
     def touch(self, alloc: Alloc) -> None:
         """Allocations are not traced."""
 
-    def seen_before(self, key: Any) -> bool:
-        return False
-
-    def note_scratch_dma(self, alloc: Alloc) -> None:
-        """No trace lines to mark."""
-
     def mark_output(self, alloc: Alloc) -> None:
         """No trace lines to mark."""
 
-    def check(self, writes: List[Tuple[Any, ...]], context: Any) -> None:
-        """Settle one instruction's writes, given as TraceRecorder.record takes them."""
-        for alloc, region, _, accumulating, footprint in writes:
-            _settle_write(alloc, region, context, accumulating, self.count, None, footprint)
-        self.count += 1
 
-
-def _settle_write(alloc: Alloc, region: Tuple[Any, ...], context: Any, accumulating: bool, me: int,
+def settle_write(alloc: Alloc, region: Tuple[Any, ...], context: Any, accumulating: bool, me: int,
                   deps: Any, footprint: Any = None) -> None:
     """Record instruction `me`'s write of `region`: earlier overlapping writes become dependencies (when `deps` is
     a list), raise if another iteration of the same affine_range loop wrote one of the same elements

@@ -3,8 +3,9 @@ one evaluation into exactly one result JSON (an unexpected exception becomes an 
 import argparse
 import json
 import os
+import re
 import traceback
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, Union
 
 from .evaluation import empty_result
 
@@ -17,6 +18,13 @@ def add_evaluation_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--timing-only', action='store_true', help='trace on shapes only, no numerics')
     parser.add_argument('--trace-out', help='write the instruction trace here')
     parser.add_argument('--result-out', help='write the result JSON here (it is always printed too)')
+
+
+def path_or_descriptor(text: str) -> Union[str, int]:
+    """A program option's value: a path, or `fd:N` for the inherited open descriptor N (a pipe from or to the
+    other protocol step; used as it is, never reopened through /proc)."""
+    match = re.fullmatch(r'fd:([0-9]+)', text)
+    return int(match.group(1)) if match else text
 
 
 def report(evaluation: Callable[[], Dict[str, Any]], result_out: Optional[str]) -> int:

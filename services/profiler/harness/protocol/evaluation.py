@@ -7,9 +7,10 @@ Step B (replay_check.py, protocol/replay.py), a trusted process that never impor
 program on each seed's inputs, checks coverage and numerics against the reference, and writes the result and the
 timing trace of the program it executed. See docs/adr/0009-trusted-replay.md.
 
-`evaluate` runs both steps as child processes (the local, unsandboxed form of what the C++ profiler does with
-two sandboxes). Verdicts: OK, COMPILE_ERROR, RUNTIME_ERROR, INCORRECT, OUT_OF_MEMORY, PROBLEM_ERROR, INFRA_ERROR.
+`evaluate` runs both steps as child processes at the same time, connected by a pipe (the local, unsandboxed form
+of what the C++ profiler does with two sandboxes). Verdicts: OK, COMPILE_ERROR, RUNTIME_ERROR, INCORRECT, OUT_OF_MEMORY, PROBLEM_ERROR, INFRA_ERROR.
 """
+import fcntl
 import json
 import os
 import subprocess
@@ -20,6 +21,9 @@ CHECK_SEEDS = (0, 21, 42, 63, 84)
 FRESH_SEED = 105
 KERNEL_VERDICTS = ('COMPILE_ERROR', 'RUNTIME_ERROR', 'INCORRECT', 'OUT_OF_MEMORY')
 HARNESS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The program pipe's buffer: step A writes on while step B executes a batch of steps (the default 64 KiB holds
+# about 500 program lines; step B reads them in batches of over a thousand, so with it step A would wait)
+PROGRAM_PIPE_BYTES = 1 << 20
 
 
 class Verdict(Exception):
@@ -40,28 +44,40 @@ def empty_result():
 
 def evaluate(reference, kernel, metadata=None, seeds=5, tolerance=None, timing_only=False,
              ban_low_precision=False, trace_out=None, python=sys.executable):
-    """Step A then step B, each in its own child process; returns step B's result."""
+    """Step A and step B as two child processes at the same time, the program passing through a pipe (step B
+    replays it as it arrives); returns step B's result. Step A is stopped once step B has finished."""
     reference, kernel = os.path.abspath(reference), os.path.abspath(kernel)
     metadata = os.path.abspath(metadata) if metadata else None
     trace_out = os.path.abspath(trace_out) if trace_out else None
     with tempfile.TemporaryDirectory(prefix='accelopt-protocol-') as work:
-        program = os.path.join(work, 'program.jsonl')
         result_path = os.path.join(work, 'result.json')
         common = ['--problem', reference] + (['--metadata', metadata] if metadata else [])
-        step_a = [python, os.path.join(HARNESS, 'run_kernel.py'), '--kernel', kernel, '--program-out', program]
+        program_in, program_out = os.pipe()
+        fcntl.fcntl(program_out, fcntl.F_SETPIPE_SZ, PROGRAM_PIPE_BYTES)
+        step_a = [python, os.path.join(HARNESS, 'run_kernel.py'), '--kernel', kernel,
+                  '--program-out', f'fd:{program_out}']
         if ban_low_precision:
             step_a.append('--ban-low-precision')
-        subprocess.run(step_a + common, cwd=work, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                       check=False)
-        step_b = [python, os.path.join(HARNESS, 'replay_check.py'), '--program', program, '--seeds', str(seeds),
-                  '--result-out', result_path] + common
+        step_b = [python, os.path.join(HARNESS, 'replay_check.py'), '--program', f'fd:{program_in}',
+                  '--seeds', str(seeds), '--result-out', result_path, '--kernel-source', kernel] + common
         if tolerance is not None:
             step_b += ['--tolerance', repr(tolerance)]
         if timing_only:
             step_b.append('--timing-only')
         if trace_out:
             step_b += ['--trace-out', trace_out]
-        done = subprocess.run(step_b, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False)
+        try:
+            recording = subprocess.Popen(step_a + common, cwd=work, stdout=subprocess.DEVNULL,
+                                         stderr=subprocess.DEVNULL, pass_fds=(program_out,))
+        finally:
+            os.close(program_out)
+        try:
+            done = subprocess.run(step_b, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False,
+                                  pass_fds=(program_in,))
+        finally:
+            os.close(program_in)
+            recording.kill()
+            recording.wait()
         try:
             with open(result_path) as f:
                 return json.load(f)

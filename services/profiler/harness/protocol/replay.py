@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from nki_sim.errors import CompileError, StaleOutputError
-from nki_sim.program import ProgramError, Replay, parse_program
+from nki_sim.program import ProgramError, RecordedFailure, Replay, read_program
 
 from .comparison import compare
 from .evaluation import CHECK_SEEDS, FRESH_SEED, KERNEL_VERDICTS, Verdict, empty_result
@@ -32,7 +32,7 @@ REPLAY_GC_THRESHOLDS = (100_000, 20, 100)
 
 class ReplayCheck:
     def __init__(self, reference, program, metadata=None, seeds=5, tolerance=None, timing_only=False,
-                 trace_out=None):
+                 trace_out=None, kernel_source=None):
         self.reference = reference
         self.program_path = program
         self.metadata = metadata
@@ -41,6 +41,7 @@ class ReplayCheck:
         self.widen = False
         self.timing_only = timing_only
         self.trace_out = trace_out
+        self.kernel_source = kernel_source
         self.problem = None
         self.replay = None
         self.recorder = None
@@ -67,20 +68,24 @@ class ReplayCheck:
         gc.set_threshold(*REPLAY_GC_THRESHOLDS)
         first_seed = self.seeds[0] if self.seeds else FRESH_SEED
         inputs, arrays, formats = self._inputs(first_seed)
-        # The parsed program is millions of small objects that live to the end: keep the cyclic collector from
-        # traversing them again and again while they are built (and afterwards).
-        gc.disable()
         try:
-            self.replay = Replay(self._program())
-        except ProgramError as error:
-            raise Verdict('RUNTIME_ERROR', f'malformed program: {error}') from error
-        finally:
-            gc.freeze()
-            gc.enable()
-        began, began_cpu = time.monotonic(), time.process_time()
-        _, recorder, _ = self._execute(arrays, formats, timing_only=True)
-        self.result['trace_seconds'] = round(time.monotonic() - began, 3)
-        self.result['trace_cpu_seconds'] = round(time.process_time() - began_cpu, 3)
+            program_file = open(self.program_path)
+        except OSError as error:
+            raise Verdict('RUNTIME_ERROR', f'the kernel produced no program: {error.strerror}') from error
+        with program_file:
+            # The timing pass reads and compiles the program as it arrives (step A may still be writing it). The
+            # program is millions of small objects that live to the end: keep the cyclic collector from
+            # traversing them again and again while they are built (and afterwards).
+            began, began_cpu = time.monotonic(), time.process_time()
+            gc.disable()
+            try:
+                self.replay = self._read(lambda: Replay(read_program(program_file)))
+                _, recorder, _ = self._execute(arrays, formats, timing_only=True)
+            finally:
+                gc.freeze()
+                gc.enable()
+            self.result['trace_seconds'] = round(time.monotonic() - began, 3)
+            self.result['trace_cpu_seconds'] = round(time.process_time() - began_cpu, 3)
         self.result['instructions'] = recorder.count
         if not self.timing_only:
             plan = recorder.liveness_plan()
@@ -97,17 +102,15 @@ class ReplayCheck:
             recorder.write(self.trace_out)
             self.result['trace'] = self.trace_out
 
-    def _program(self):
+    @staticmethod
+    def _read(action):
+        """`action()`, which reads the program, with its reading failures as verdicts."""
         try:
-            with open(self.program_path) as f:
-                program = parse_program(f)
-        except OSError as error:
-            raise Verdict('RUNTIME_ERROR', f'the kernel produced no program: {error.strerror}') from error
+            return action()
+        except RecordedFailure as failure:
+            raise _recorded_failure(failure.entry) from None
         except (ProgramError, UnicodeDecodeError) as error:
             raise Verdict('RUNTIME_ERROR', f'malformed program: {error}') from error
-        if program.error is not None:
-            raise _recorded_failure(program.error)
-        return program
 
     def _inputs(self, seed):
         """(the reference's inputs, the kernel's input arrays, their NKI formats). The formats come from the
@@ -140,9 +143,9 @@ class ReplayCheck:
 
     def _execute(self, arrays, formats, timing_only, plan=None):
         try:
-            return self.replay.run(arrays, timing_only, plan, formats=formats)
-        except ProgramError as error:
-            raise Verdict('RUNTIME_ERROR', f'malformed program: {error}') from error
+            return self._read(lambda: self.replay.run(arrays, timing_only, plan, formats=formats))
+        except Verdict:
+            raise
         except StaleOutputError as error:
             raise Verdict('INCORRECT', str(error)) from error
         except Exception as error:
@@ -150,7 +153,23 @@ class ReplayCheck:
             detail = error.message if isinstance(error, CompileError) else f'{type(error).__name__}: {error}'
             verdict = 'COMPILE_ERROR' if isinstance(error, CompileError) else \
                 'OUT_OF_MEMORY' if isinstance(error, MemoryError) else 'RUNTIME_ERROR'
-            raise Verdict(verdict, f'{KERNEL_NAME}:{line}: {detail}', line) from error
+            source = self._source_line(line)
+            where = f'{KERNEL_NAME}:{line}: {source}\n' if source else f'{KERNEL_NAME}:{line}: '
+            raise Verdict(verdict, where + detail, line) from error
+
+    def _source_line(self, line):
+        """The kernel's source line `line` when its text was given (read as text for messages only, never run;
+        the message then reads as step A's: 'kernel.py:LINE: <source>' and the detail on the next line)."""
+        if self.kernel_source is None or line <= 0:
+            return ''
+        try:
+            with open(self.kernel_source, errors='replace') as f:
+                for number, text in enumerate(f, 1):
+                    if number == line:
+                        return text.strip()
+        except OSError:
+            pass
+        return ''
 
     def _check(self, seed, inputs, arrays, formats, plan, fresh=False):
         reference = self._reference(seed, inputs)

@@ -8,7 +8,7 @@ import unittest
 import numpy as np
 
 from nki_sim.jit import simulate
-from nki_sim.program import FORMAT, ProgramError, parse_program
+from nki_sim.program import FORMAT, ProgramError, RecordedFailure, parse_program, read_program
 from protocol.evaluation import FRESH_SEED, evaluate
 from protocol.problem import load_module, load_problem
 from protocol.replay import replay_check
@@ -24,16 +24,21 @@ DOUBLING_KERNEL = '''
     '''
 
 
+def recorded_doubling_program():
+    """(workspace, reference path, the program lines step A records for DOUBLING_KERNEL)."""
+    ws = Workspace()
+    reference = ws.reference(SIMPLE_REFERENCE)
+    program = os.path.join(ws.root, 'honest.jsonl')
+    subprocess.run([sys.executable, os.path.join(HARNESS, 'run_kernel.py'), '--problem', reference,
+                    '--kernel', ws.kernel(DOUBLING_KERNEL), '--program-out', program], check=True)
+    with open(program) as f:
+        return ws, reference, f.readlines()
+
 class ForgedProgramTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.ws = Workspace()
-        cls.reference = cls.ws.reference(SIMPLE_REFERENCE)
-        program = os.path.join(cls.ws.root, 'honest.jsonl')
-        subprocess.run([sys.executable, os.path.join(HARNESS, 'run_kernel.py'), '--problem', cls.reference,
-                        '--kernel', cls.ws.kernel(DOUBLING_KERNEL), '--program-out', program], check=True)
-        with open(program) as f:
-            cls.entries = [json.loads(line) for line in f]
+        cls.ws, cls.reference, lines = recorded_doubling_program()
+        cls.entries = [json.loads(line) for line in lines]
 
     @classmethod
     def tearDownClass(cls):
@@ -124,6 +129,67 @@ class ForgedProgramTest(unittest.TestCase):
         result = replay_check(reference=self.reference, program=os.path.join(self.ws.root, 'none'), seeds=1)
         self.assertEqual(result['verdict'], 'RUNTIME_ERROR')
         self.assertIn('produced no program', result['message'])
+
+
+class StreamedProgramTest(unittest.TestCase):
+    """Step B reads the program as step A writes it (through a pipe), so a verdict can come before the program ends."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.ws, cls.reference, cls.lines = recorded_doubling_program()
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.ws.close()
+
+    def replay_from_pipe(self, text):
+        """replay_check.py on a pipe that gets `text` and is then held open (never closed): the result JSON."""
+        read_end, write_end = os.pipe()
+        try:
+            os.write(write_end, text.encode())
+            done = subprocess.run([sys.executable, os.path.join(HARNESS, 'replay_check.py'), '--problem',
+                                   self.reference, '--program', f'fd:{read_end}', '--seeds', '1'],
+                                  pass_fds=(read_end,), capture_output=True, text=True, timeout=120)
+        finally:
+            os.close(read_end)
+            os.close(write_end)
+        return json.loads(done.stdout)
+
+    def test_a_malformed_line_ends_the_replay_before_the_program_ends(self):
+        result = self.replay_from_pipe(''.join(self.lines[:3]) + 'not json\n')
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR')
+        self.assertIn('program line 4 is not JSON', result['message'])
+
+    def test_a_recorded_failure_ends_the_replay_before_the_program_ends(self):
+        failure = {'error': {'verdict': 'COMPILE_ERROR', 'message': 'kernel.py:3: recorded', 'line': 3}}
+        result = self.replay_from_pipe(''.join(self.lines[:3]) + json.dumps(failure) + '\n')
+        self.assertEqual((result['verdict'], result['message'], result['line']),
+                         ('COMPILE_ERROR', 'kernel.py:3: recorded', 3))
+
+    def test_a_program_over_the_size_limit_is_the_kernels_failure(self):
+        text = ''.join(self.lines)
+        with self.assertRaises(RecordedFailure) as raised:
+            list(read_program(text.splitlines(keepends=True), max_chars=len(text) - 1).entries)
+        self.assertEqual(raised.exception.entry['verdict'], 'RUNTIME_ERROR')
+        self.assertIn("the kernel's program exceeds", raised.exception.entry['message'])
+        self.assertEqual(len(list(read_program(text.splitlines(keepends=True), max_chars=len(text)).entries)),
+                         len(self.lines) - 1)
+
+    def test_a_source_line_is_quoted_when_the_kernels_text_is_given(self):
+        kernel = self.ws.kernel(DOUBLING_KERNEL)
+        entries = [json.loads(line) for line in self.lines]
+        multiply = next(e for e in entries if e.get('c') == 'nl.multiply')
+        multiply['a'][0] = {'ref': 0}     # the HBM input itself: not a tile a compute engine reads
+        path = os.path.join(self.ws.root, 'quoted.jsonl')
+        with open(path, 'w') as f:
+            f.write(''.join(json.dumps(e) + '\n' for e in entries))
+        with open(kernel) as f:
+            source = f.readlines()[multiply['l'] - 1].strip()
+        quoted = replay_check(reference=self.reference, program=path, seeds=1, kernel_source=kernel)
+        plain = replay_check(reference=self.reference, program=path, seeds=1)
+        self.assertNotEqual(quoted['verdict'], 'OK')
+        self.assertTrue(quoted['message'].startswith(f"kernel.py:{multiply['l']}: {source}\n"), quoted['message'])
+        self.assertEqual(quoted['message'].split('\n', 1)[1], plain['message'].split(': ', 1)[1])
 
 
 class DynamicCopyProgramTest(unittest.TestCase):
