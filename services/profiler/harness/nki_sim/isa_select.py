@@ -277,19 +277,31 @@ def local_gather(src_buffer: Any, index: Any, num_elem_per_idx: Any = 1, num_val
     return _issue('copy', 'pool', [source, picks], (partitions, valid * elements), kind, gather)
 
 
+# the permutation nki.isa.dma_transpose applies to a tile of each rank (its API page: the i-th axis of the result is
+# axis axes[i] of src, and these are the supported axes)
+DMA_TRANSPOSE_AXES = {2: (1, 0), 3: (2, 1, 0), 4: (3, 1, 2, 0)}
+
+
 def dma_transpose(src: Any, axes: Any = None, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
-    """The 2-D transpose of src (partition and free axes swapped) by the DMA engines, into a new SBUF tile."""
+    """The transpose of src by the DMA engines into a new SBUF tile: [a, b] -> [b, a], [a, b, c] -> [c, b, a],
+    [a, b, c, d] -> [d, b, c, a] (the last axis of src becomes the partition axis)."""
     unapplied_mask('nisa.dma_transpose', mask)
     view = operand(src)
-    if len(view.shape) != 2 or axes not in (None, (1, 0), [1, 0]):
-        raise CompileError('dma_transpose: the simulator transposes 2-D tiles (axes=(1, 0)) only')
-    if view.shape[1] > PARTITION_LIMIT:
-        raise CompileError(f'dma_transpose: the result has {view.shape[1]} partitions (at most {PARTITION_LIMIT})')
+    rank = len(view.shape)
+    if rank not in DMA_TRANSPOSE_AXES:
+        raise CompileError(f'dma_transpose: src has {rank} dimensions; the transpose takes a 2-, 3- or 4-D tile')
+    perm = DMA_TRANSPOSE_AXES[rank]
+    if axes is not None and tuple(axes) != perm:
+        raise CompileError(f'dma_transpose: axes={tuple(axes)} for a {rank}-D tile; the supported axes are (1, 0), '
+                           '(2, 1, 0) and (3, 1, 2, 0), by rank')
+    shape = tuple(view.shape[axis] for axis in perm)
+    if shape[0] > PARTITION_LIMIT:
+        raise CompileError(f'dma_transpose: the result has {shape[0]} partitions (at most {PARTITION_LIMIT})')
     run = begin()
     kind = kind_of(dtype) if dtype is not None else view.tensor.kind
-    result = np.ascontiguousarray(view.array().T).astype(kind.storage) if run.numerics else None
+    result = np.ascontiguousarray(view.array().transpose(perm)).astype(kind.storage) if run.numerics else None
     pending = issue(run, 'load' if not view.tensor.buffer.on_chip else 'dma_copy', 'dma', [(view, None)],
-                    (view.shape[1], view.shape[0]), kind, result)
+                    shape, kind, result)
     pending.dma = 'load' if not view.tensor.buffer.on_chip else 'copy'
     return pending.tile
 

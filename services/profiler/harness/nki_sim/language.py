@@ -162,7 +162,12 @@ def _declare(shape, dtype, buffer, name, fill):
     return tensor
 
 
-_PARTITION_BYTES = {'sbuf': tile_size.total_available_sbuf_size, 'psum': 16 * 1024}   # bytes per partition
+# Bytes per partition a fixed address may reach. `address=` is an NKI 0.4+ (Beta 2) argument, and Beta 2 targets
+# Trainium2 and Trainium3 (NKI FAQ), whose SBUF is 28 MiB per NeuronCore-v3 (Trainium2 Architecture Guide for NKI)
+# and 32 MiB per NeuronCore-v4: 224 KiB per partition on the smaller, above the 192 KiB of trn1 that
+# tile_size.total_available_sbuf_size gives (the NKI Library places its SbufManager heap up to 200 KiB in mlp_tkg
+# and counts 224 KiB of SBUF in mlp_cte and the MoE kernels).
+_PARTITION_BYTES = {'sbuf': 28 * 1024 * 1024 // 128, 'psum': 16 * 1024}
 
 
 def _check_address(address: Any, tensor: Any, line: int) -> None:

@@ -15,13 +15,14 @@ the introspection or dynamic-code builtins. Each violation names its rule:
 - private-attribute: `x._name` or `x.__name__`-style access (except `__getitem__`, `__len__`, `__contains__`,
   which restate `x[i]`, `len(x)`, `in`), a dunder name such as `__builtins__` (except `__annotations__ = {...}`
   assigned in a class body, a dataclass's field declarations), or an import from a private module
-  (`neuronxcc.nki._private.private_api`). A method of a class the kernel defines may read its own
-  members: `self._name` where `self` is the method's first parameter and `_name` (one leading underscore) is a
-  method, class attribute or `self._name = ...` attribute of the kernel's own classes (the NKI Library's
-  configuration classes call `self._calculate_...()`), unless that name is also a private name of the harness or
-  of any loaded module or class (so that calling the method on a foreign object reaches nothing new). The same
-  own members may be read through the name of a class the kernel defines at module level and never rebinds
-  (`Layout.<member>`: the NKI Library's MoEBlockIOLayout enumeration has a member with a leading underscore)
+  (`neuronxcc.nki._private.private_api`). The kernel may read its own members: `x._name` where `_name` (one
+  leading underscore) is a method, class attribute, annotated field or `self._name = ...` attribute of the
+  kernel's own classes, unless that name is also a private name of the harness or of any loaded module or class
+  (so that reading it on a foreign object reaches nothing new), and `x` is a name the kernel binds (a parameter,
+  a local, its own class) or an attribute chain from one, not an imported name nor a call's result (the NKI
+  Library's configuration classes call `self._calculate_...()`, its MoEBlockIOLayout enumeration has a member
+  with a leading underscore, its MLP calls `params.quant_params.<private method>(params)` and reads the private
+  fields of its dimensions dataclass). No name the harness uses may appear here: its sources are scanned for them
 - module-mutation: assigning, augmenting or deleting an attribute of an imported module or name
 - forbidden-builtin: exec, eval, compile, __import__, open, globals, locals, vars, setattr, delattr, input,
   breakpoint
@@ -166,31 +167,6 @@ def _own_private_members(tree):
     return names - _foreign_private_names() if names else names
 
 
-def _own_class_names(tree):
-    """Names of the classes the kernel defines at module level that nothing else binds: a parameter, an
-    assignment, an import, another definition or an `except ... as` of the same name makes the name ambiguous."""
-    defined = [node.name for node in tree.body if isinstance(node, ast.ClassDef)]
-    bound = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.arg):
-            bound.append(node.arg)
-        elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            bound.append(node.id)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.append(node.name)
-        elif isinstance(node, ast.alias):
-            bound.append(node.asname or node.name.split('.')[0])
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
-            bound.extend(node.names)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
-            bound.append(node.name)
-        elif isinstance(node, (ast.MatchAs, ast.MatchStar)) and node.name:
-            bound.append(node.name)
-        elif isinstance(node, ast.MatchMapping) and node.rest:
-            bound.append(node.rest)
-    return {name for name in defined if bound.count(name) == 1}
-
-
 def _root_name(node):
     while isinstance(node, (ast.Attribute, ast.Subscript)):
         node = node.value
@@ -216,10 +192,9 @@ class _Checker(ast.NodeVisitor):
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.bound.add(node.name)
         self.own_private = _own_private_members(tree)
-        self.own_classes = _own_class_names(tree)
-        self.methods = {id(item) for cls in ast.walk(tree) if isinstance(cls, ast.ClassDef) for item in cls.body
-                        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.args.args}
-        self.me = [None]  # per enclosing function: the name of a method's first parameter (else inherited)
+        # every name an import binds, wherever the import stands (a use may precede it in the source)
+        self.import_bound = {(alias.asname or alias.name).split('.')[0] for node in ast.walk(tree)
+                             if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
 
     def fail(self, rule, detail, node):
         raise RuleViolation(rule, detail, getattr(node, 'lineno', 0))
@@ -265,23 +240,12 @@ class _Checker(ast.NodeVisitor):
                 self.fail('forbidden-module', f'{node.module}.{alias.name} gives access to the host', node)
             self.imported.add(alias.asname or alias.name)
 
-    def visit_FunctionDef(self, node):
-        params = {a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs}
-        if id(node) in self.methods:
-            me = node.args.args[0].arg
-        else:
-            me = self.me[-1] if self.me[-1] not in params else None
-        self.me.append(me)
-        self.generic_visit(node)
-        self.me.pop()
-
-    visit_AsyncFunctionDef = visit_FunctionDef
-
     def own_member(self, node):
-        """`self._name` in a method of the kernel's own class, or `Cls._name` with Cls a class the kernel defines
-        (and never rebinds); `_name` one of that kernel's own members."""
-        return node.attr in self.own_private and isinstance(node.value, ast.Name) and \
-            (self.me[-1] is not None and node.value.id == self.me[-1] or node.value.id in self.own_classes)
+        """`_name` one of the kernel's own members, read through a name the kernel binds or an attribute chain
+        from one (`self._name`, `Cls._name`, `params.config._name`), not through an imported name
+        (`np.lib._name`) nor through a call's result."""
+        root = _root_name(node.value)
+        return node.attr in self.own_private and root is not None and root not in self.import_bound
 
     def visit_Attribute(self, node):
         module = self.restricted.get(node.value.id) if isinstance(node.value, ast.Name) else None

@@ -209,6 +209,9 @@ class Beta2Test(unittest.TestCase):
             ("acc = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.psum, address=(0, 15872)); "
              "nisa.nc_matmul(acc, lhs, rhs)", BETA2_HEADER,
              'address=(0, 15872)): 1024 bytes per partition from byte 15872 run past the 16384 bytes of a PSUM'),
+            ("t = nl.ndarray((128, 16), dtype=nl.float32, buffer=nl.sbuf, address=(0, 224 * 1024 - 32)); "
+             "nisa.nc_matmul(acc, lhs, rhs)", BETA2_HEADER,
+             'address=(0, 229344)): 64 bytes per partition from byte 229344 run past the 229376 bytes of a SBUF'),
             ("acc = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.psum, address=(64, 0)); "
              "nisa.nc_matmul(acc, lhs, rhs)", BETA2_HEADER, 'address=(64, 0)): 128 partitions from partition 64'),
             ("acc = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.psum, address=(0, 1.5)); "
@@ -226,11 +229,48 @@ class Beta2Test(unittest.TestCase):
                 result = self.ws.evaluate(self.reference, self.kernel(line, header=header))
                 self.assertEqual(result['verdict'], 'COMPILE_ERROR')
                 self.assertIn(expected, result['message'])
-        # in range: accepted, and the placement has no effect on the results
-        result = self.ws.evaluate(self.reference, self.kernel(
-            "acc = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.psum, address=(0, 14 * 1024)); "
-            "nisa.nc_matmul(acc, lhs, rhs)"), seeds=2)
-        self.assertEqual(result['verdict'], 'OK', result['message'])
+        # in range: accepted, and the placement has no effect on the results; SBUF reaches trn2's 224 KiB per
+        # partition (the NKI Library's mlp_tkg places its heap up to 200 KiB), past trn1's 192 KiB
+        for line in ("acc = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.psum, address=(0, 14 * 1024)); "
+                     "nisa.nc_matmul(acc, lhs, rhs)",
+                     "t = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.sbuf, address=(0, 200 * 1024 - 1024)); "
+                     "nisa.nc_matmul(acc, lhs, rhs)"):
+            with self.subTest(line=line):
+                result = self.ws.evaluate(self.reference, self.kernel(line), seeds=2)
+                self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_dma_transpose_of_3d_and_4d_tiles(self):
+        """nisa.dma_transpose's API page: a 3-D tile is permuted (2, 1, 0), a 4-D one (3, 1, 2, 0), the last axis
+        becoming the partition axis (the NKI Library's mlp_tkg transposes its [n, 1, 1, 128] bias view so)."""
+        for shape, perm in (((4, 6, 8), (2, 1, 0)), ((5, 2, 3, 16), (3, 1, 2, 0))):
+            with self.subTest(shape=shape):
+                result_shape = tuple(shape[axis] for axis in perm)
+                kernel = self.ws.kernel(f'''
+                    @nki.jit
+                    def kernel(x):
+                        out = nl.ndarray({result_shape}, dtype=x.dtype, buffer=nl.shared_hbm)
+                        t = nl.ndarray({result_shape}, dtype=x.dtype, buffer=nl.sbuf)
+                        nisa.dma_transpose(dst=t, src=x, axes={perm})
+                        u = nl.ndarray({result_shape}, dtype=x.dtype, buffer=nl.sbuf)
+                        nisa.dma_transpose(dst=u, src=x)
+                        nisa.tensor_tensor(dst=t, data1=t, data2=u, op=nl.add)
+                        nisa.dma_copy(dst=out, src=t)
+                        return out
+                    ''', header=BETA2_HEADER)
+                x = np.random.normal(size=shape).astype(np.float32)
+                outputs, _ = self.ws.run(kernel, x)
+                self.assertLess(rel_l2(outputs, 2 * x.transpose(perm)), 1e-6)
+        cases = [("t = nl.ndarray((128, 2, 64), dtype=b.dtype, buffer=nl.sbuf); "
+                  "nisa.dma_transpose(dst=t, src=b.reshape((2, 64, 256))[:, :, 0:128], axes=(0, 2, 1))",
+                  'axes=(0, 2, 1) for a 3-D tile; the supported axes are (1, 0), (2, 1, 0) and (3, 1, 2, 0)'),
+                 ("t = nl.ndarray((128, 2, 64), dtype=b.dtype, buffer=nl.sbuf); "
+                  "nisa.dma_transpose(dst=t, src=b.reshape((2, 2, 2, 16, 256)))",
+                  'src has 5 dimensions; the transpose takes a 2-, 3- or 4-D tile')]
+        for line, expected in cases:
+            with self.subTest(line=line):
+                result = self.ws.evaluate(self.reference, self.kernel(line + '; nisa.nc_matmul(acc, lhs, rhs)'))
+                self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+                self.assertIn(expected, result['message'])
 
     def test_nki_dtype_annotates_a_dtype_parameter(self):
         """The NKI Library annotates dtype parameters `dtype: nki.dtype = nl.bfloat16` (core/loss/cross_entropy)."""
