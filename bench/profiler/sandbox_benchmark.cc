@@ -1,6 +1,7 @@
 // Sandbox start-up cost per profile: the bubblewrap sandbox around a no-op program and around a Python start
-// that imports numpy (what every profile pays before the harness does real work), and a whole profile of a
-// tiny kernel through the harness and timing model.
+// that imports numpy (what every profile pays before the harness does real work), a whole profile of a tiny
+// kernel through the harness and timing model, and a whole timing-only profile of an 85k-instruction kernel (the
+// size of NKIBench's largest), whose two protocol steps overlap (docs/profiler.md).
 #include <benchmark/benchmark.h>
 #include <unistd.h>
 
@@ -44,8 +45,8 @@ void BM_PlainPythonNumpy(benchmark::State& state) {
   RunSandboxed(state, {"/usr/bin/python3", "-c", "import numpy"}, false);
 }
 
-void BM_WholeProfileOfTinyKernel(benchmark::State& state) {
-  const std::string dir = ACCELOPT_SOURCE_DIR "/services/profiler/testdata/double/";
+// Profiles the kernel.py of `dir` against its reference.py and problem.yaml in the real sandbox.
+void ProfileRepeatedly(benchmark::State& state, const std::string& dir, bool timing_only) {
   KernelProfilerOptions options;
   options.harness_dir = ACCELOPT_SOURCE_DIR "/services/profiler/harness";
   v1::Problem problem;
@@ -55,12 +56,21 @@ void BM_WholeProfileOfTinyKernel(benchmark::State& state) {
   kernel.set_source(*core::ReadFile(dir + "kernel.py"));
   v1::ProfileOptions profile_options;
   profile_options.set_seeds(1);
+  profile_options.set_timing_only(timing_only);
   KernelProfiler profiler(options, *BuiltinBackends().Create(v1::DEVICE_SIM_TRN1, v1::ProfilerConfig()));
   for (auto _ : state) {
-    if (profiler.Profile(kernel, problem, profile_options, 0, nullptr).verdict() != v1::VERDICT_OK) {
-      state.SkipWithError("profile failed");
-    }
+    v1::ProfileResult result = profiler.Profile(kernel, problem, profile_options, 0, nullptr);
+    if (result.verdict() != v1::VERDICT_OK) state.SkipWithError(("profile failed: " + result.message()).c_str());
+    state.counters["device_seconds"] = result.device_seconds();
   }
+}
+
+void BM_WholeProfileOfTinyKernel(benchmark::State& state) {
+  ProfileRepeatedly(state, ACCELOPT_SOURCE_DIR "/services/profiler/testdata/double/", /*timing_only=*/false);
+}
+
+void BM_TimingOnlyProfileOf85kInstructions(benchmark::State& state) {
+  ProfileRepeatedly(state, ACCELOPT_SOURCE_DIR "/bench/profiler/testdata/many_instructions/", /*timing_only=*/true);
 }
 
 BENCHMARK(BM_PlainTrue)->Unit(benchmark::kMillisecond)->UseRealTime();
@@ -68,6 +78,7 @@ BENCHMARK(BM_BwrapTrue)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_PlainPythonNumpy)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_BwrapPythonNumpy)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_WholeProfileOfTinyKernel)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_TimingOnlyProfileOf85kInstructions)->Unit(benchmark::kMillisecond)->UseRealTime()->Iterations(3);
 
 }  // namespace
 }  // namespace accelopt::profiler

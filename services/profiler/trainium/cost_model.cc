@@ -85,7 +85,7 @@ double InstructionCycles(const Instruction& inst, Engine engine, const DevicePar
   if (inst.stride > 16) cycles *= params.strided_access_factor;
   switch (engine) {
     case Engine::kPe:
-      return cycles + params.pe_overhead_cycles;
+      return cycles + (inst.dtype_bytes >= 4 ? params.pe_overhead_cycles : params.pe_single_pass_overhead_cycles);
     case Engine::kAct:
       return cycles + params.act_overhead_cycles;
     case Engine::kDve:

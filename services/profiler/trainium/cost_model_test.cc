@@ -24,8 +24,10 @@ TEST(CostModelTest, MatmulFollowsTheNcMatmulFormula) {
   // Small moving size: the stationary term min(64, N_stat) dominates.
   EXPECT_DOUBLE_EQ(InstructionCycles(Make(Op::kMatmul, 16, 128), Engine::kPe, p), 4 * 64 + 10);
   EXPECT_DOUBLE_EQ(InstructionCycles(Make(Op::kMatmul, 16, 32), Engine::kPe, p), 4 * 32 + 10);
-  // bf16 has no fp32 factor.
-  EXPECT_DOUBLE_EQ(InstructionCycles(Make(Op::kMatmul, 512, 128, 2), Engine::kPe, p), 512 + 10);
+  // bf16 has no fp32 factor, and its own (one-pass) overhead.
+  p.pe_single_pass_overhead_cycles = 3;
+  EXPECT_DOUBLE_EQ(InstructionCycles(Make(Op::kMatmul, 512, 128, 2), Engine::kPe, p), 512 + 3);
+  EXPECT_DOUBLE_EQ(InstructionCycles(Make(Op::kMatmul, 16, 128, 2), Engine::kPe, p), 64 + 3);
   // Transposes use their own fp32 factor.
   p.pe_transpose_fp32_factor = 2;
   EXPECT_DOUBLE_EQ(InstructionCycles(Make(Op::kTranspose, 128, 128), Engine::kPe, p), 2 * 128 + 10);

@@ -34,6 +34,7 @@ constexpr Field kFields[] = {
     {"pe_transpose_fp32_factor", &DeviceParams::pe_transpose_fp32_factor, kPositive},
     {"pe_min_stationary", &DeviceParams::pe_min_stationary, 0},
     {"pe_overhead_cycles", &DeviceParams::pe_overhead_cycles, 0},
+    {"pe_single_pass_overhead_cycles", &DeviceParams::pe_single_pass_overhead_cycles, 0},
     {"min_instruction_cycles", &DeviceParams::min_instruction_cycles, 0},
     {"act_overhead_cycles", &DeviceParams::act_overhead_cycles, 0},
     {"dve_overhead_cycles", &DeviceParams::dve_overhead_cycles, 0},

@@ -28,13 +28,15 @@ struct DeviceParams {
   double dve_clock_hz = 0;
   double pool_clock_hz = 0;
 
-  // PE array: cycles = max(min(pe_min_stationary, nstat), n) * factor + pe_overhead_cycles, factor
-  // applies to fp32 (dt == 4) operands.
+  // PE array: cycles = max(min(pe_min_stationary, nstat), n) * factor + overhead; the factor applies to fp32
+  // (dt == 4) operands, which also take pe_overhead_cycles; 1- and 2-byte operands (one pass) take
+  // pe_single_pass_overhead_cycles.
   double pe_array_dim = 0;
   double pe_fp32_factor = 0;
   double pe_transpose_fp32_factor = 0;
   double pe_min_stationary = 0;
-  double pe_overhead_cycles = 0;
+  double pe_overhead_cycles = 0;              // of a 4-byte (fp32: four-pass) PE instruction
+  double pe_single_pass_overhead_cycles = 0;  // of a PE instruction on 1- or 2-byte operands (one pass)
 
   // ACT / DVE / Pool cost terms.
   double min_instruction_cycles = 0;  // the 64 of max(64, N)

@@ -31,7 +31,8 @@ inline DeviceParams SimpleDeviceForTest() {
   EXPECT_TRUE(params.ok()) << params.status();
   DeviceParams p = *params;
   p.pe_clock_hz = p.act_clock_hz = p.dve_clock_hz = p.pool_clock_hz = 1e9;
-  p.pe_overhead_cycles = p.act_overhead_cycles = p.dve_overhead_cycles = p.pool_overhead_cycles = 0;
+  p.pe_overhead_cycles = p.pe_single_pass_overhead_cycles = p.act_overhead_cycles = p.dve_overhead_cycles =
+      p.pool_overhead_cycles = 0;
   p.dma_queue_bytes_per_ns = 1;
   p.dma_descriptor_overhead_bytes = 0;
   p.dma_queue_overhead_ns = 0;

@@ -1068,7 +1068,8 @@ def _shaped(op, view, fn, shape, dtype):
 def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine: Any = None, dst_rmw_op: Any = None,
              unique_indices: Any = True, **kwargs: Any) -> None:
     """dst = src by the DMA engines (cast to dst's format); with dst_rmw_op=nl.add (the only operator the API
-    pages allow) dst = dst + src, computed in float32, the DMA reading dst as well."""
+    pages allow) dst = dst + src, computed in float32, the DMA reading dst as well; into an indirect (scatter)
+    destination each index adds once, repeated indices accumulating (as nisa.dma_compute)."""
     run = begin()
     patterns = [v for v in (dst, src) if isinstance(v, DynamicView) and v.pattern]
     for view in patterns:       # an on-chip .ap(scalar_offset=...) side: a DMA with a dynamic start address
@@ -1080,13 +1081,20 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
         for view in patterns:
             view.allowed = False
     add = _rmw_add(dst_rmw_op, unique_indices)
-    if add and isinstance(target, IndirectView):
-        raise CompileError('dma_copy: dst_rmw_op on a scatter (indirect destination) is not modelled by the '
-                           'simulator (repeated indices would have to accumulate)')
+    scatter_add = add and isinstance(target, IndirectView)
     if target.shape != source.shape and target.free_size * target.shape[0] != source.free_size * source.shape[0]:
         raise CompileError(f'dma_copy: source shape {source.shape} does not match destination {target.shape}')
     window, where = mask_of(mask, source.shape)
-    if run.numerics:
+    if scatter_add and window is not None:
+        raise CompileError('dma_copy: a masked dst_rmw_op scatter is not modelled by the simulator')
+    if run.numerics and scatter_add:     # each index adds once, repeated indices accumulating (as dma_compute)
+        target.combine(np.add, source.array().reshape(target.shape).astype(np.float32))
+        rounding = target.tensor.kind.rounding
+        if rounding is not None:
+            out = target.array()
+            rounding(out)
+            target.scatter(out)
+    elif run.numerics:
         data = source.array(window)
         out = target.array(window if target.shape == source.shape else None)
         if add:

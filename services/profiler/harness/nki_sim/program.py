@@ -677,6 +677,7 @@ def _view_definition(text: str, geometries: Dict[str, Optional[Dict[str, Any]]])
     return {'viewdef': int(number), 'of': of}
 
 
+_PRIVATE_HBM = (memory.hbm, memory.private_hbm)
 _NO_KEYWORDS: Dict[str, Any] = {}   # passed as **_NO_KEYWORDS (never modified)
 _NO_ARGUMENTS: List[Any] = []      # never modified
 
@@ -700,6 +701,9 @@ class Replay:
         self.known: set = set()
         self.run_state: Optional[runtime.Run] = None
         self.run_token = object()    # a fresh object per run
+        # indices of the last run's outputs that live in per-program HBM (nl.hbm, nl.private_hbm) while the
+        # launch ran several programs: each program wrote its own copy, one of which was returned
+        self.private_outputs: List[int] = []
         self.view_table: List[Callable[['Replay'], View]] = []
         # id(shape value) -> (the geometry values of a view definition, then shape, strides, index map and the
         # lowest and highest element reached from offset 0) for definitions that share their decoded geometry
@@ -779,6 +783,7 @@ class Replay:
         previous = runtime.RUN
         runtime.RUN = run
         returned: Any = None
+        programs = 0
         try:
             for step in self._steps():
                 kind = step[0]
@@ -798,6 +803,7 @@ class Replay:
                 elif kind == 'scope':
                     run.reuse_scope = step[1]
                 elif kind == 'spmd':
+                    programs += 1
                     run.core_split = step[3]
                     run.enter_program(step[1])
                     run.shared_ordinal = step[2]
@@ -811,6 +817,9 @@ class Replay:
             runtime.RUN = previous
         outputs = as_outputs(returned, timing_only)
         unwritten = _unwritten(returned, run.coverage, arguments) if run.coverage is not None else []
+        self.private_outputs = [index for index, value in enumerate(
+            returned if isinstance(returned, (tuple, list)) else (returned,))
+            if programs > 1 and isinstance(value, Tensor) and value.buffer in _PRIVATE_HBM]
         return outputs, recorder, unwritten
 
     def register(self, value: Any) -> None:

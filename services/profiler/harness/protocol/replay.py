@@ -25,6 +25,9 @@ from .evaluation import CHECK_SEEDS, FRESH_SEED, KERNEL_VERDICTS, Verdict, empty
 from .problem import ProblemError, load_problem
 
 KERNEL_NAME = 'kernel.py'
+PRIVATE_OUTPUT = (' (it is in per-program HBM, nl.hbm or nl.private_hbm, of which each program of the launch has its '
+                  'own copy, and one copy is returned; an output that every program writes a part of is declared in '
+                  'nl.shared_hbm)')
 # Every run keeps its tensors, views and allocations (and the trace its lines) to the end, so the default
 # collector thresholds traverse an ever larger heap (a sixth of gqa_full's trace pass). Collect less often.
 REPLAY_GC_THRESHOLDS = (100_000, 20, 100)
@@ -178,6 +181,7 @@ class ReplayCheck:
         unwritten = self._compared(outputs, reference, unwritten)
         if unwritten:
             detail = '; '.join(f'output {index}: {count} element(s) never written by any instruction'
+                               + (PRIVATE_OUTPUT if index in self.replay.private_outputs else '')
                                for index, count, _ in unwritten)
             raise Verdict('INCORRECT', f'{which}: {detail}')
         try:

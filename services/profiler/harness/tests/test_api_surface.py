@@ -72,6 +72,33 @@ class ApiSurfaceTest(unittest.TestCase):
             ''', a)
         self.assertIn('dst_rmw_op', message)
 
+    def test_dma_copy_with_dst_rmw_op_scatter_adds_repeated_rows(self):
+        path = self.ws.kernel('''
+            import nki
+            import nki.isa as nisa
+            import nki.language as nl
+
+            @nki.jit
+            def kernel(table, ids, y):
+                rows, width = table.shape
+                n = ids.shape[0]
+                out = nl.ndarray((rows, width), dtype=table.dtype, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=out, src=table)
+                ids_sb = nl.ndarray((n, 1), dtype=ids.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=ids_sb, src=ids.ap(pattern=[[1, n], [1, 1]], offset=0))
+                y_sb = nl.ndarray((n, width), dtype=y.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=y_sb, src=y)
+                rows_at = out.ap(pattern=[[width, n], [1, width]], offset=0, vector_offset=ids_sb, indirect_dim=0)
+                nisa.dma_copy(dst=rows_at, src=y_sb, dst_rmw_op=nl.add, unique_indices=False)
+                return out
+            ''')
+        table, y = self.normal(40, 16), self.normal(64, 16)
+        ids = np.concatenate([np.arange(8), np.arange(8), np.random.randint(0, 40, size=48)]).astype(np.int32)
+        out, _ = self.ws.run(path, table, ids, y)
+        want = table.copy()
+        np.add.at(want, ids, y)
+        self.assertLess(rel_l2(out, want), 1e-6)
+
     def test_tensor_scalar_reduce_and_exponential_load_the_register(self):
         path = self.ws.kernel('''
             @nki.jit

@@ -2253,9 +2253,27 @@ class GridLaunchTest(unittest.TestCase):
         self.assertLess(rel_l2(outputs, np.exp(x)), 1e-6)
         self.assertEqual(trace.text().count(' op=load '), 4)
 
+    def test_an_output_in_per_program_hbm_that_each_program_writes_part_of_says_so(self):
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        reference = ws.reference(SIMPLE_REFERENCE)
+        source = '''
+            @nki.jit
+            def halves(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.BUFFER)
+                i = nl.program_id(0)
+                nl.store(out[i * 64:(i + 1) * 64, :], value=nl.multiply(nl.load(x[i * 64:(i + 1) * 64, :]), 2.0))
+                return out
 
-if __name__ == '__main__':
-    unittest.main()
+            def kernel(x):
+                return halves[2](x)
+            '''
+        private = ws.evaluate(reference, ws.kernel(source.replace('BUFFER', 'hbm')))
+        self.assertEqual(private['verdict'], 'INCORRECT')
+        self.assertIn('4096 element(s) never written by any instruction (it is in per-program HBM, nl.hbm or '
+                      'nl.private_hbm, of which each program of the launch has its own copy', private['message'])
+        shared = ws.evaluate(reference, ws.kernel(source.replace('BUFFER', 'shared_hbm')))
+        self.assertEqual(shared['verdict'], 'OK', shared['message'])
 
 
 class ReturnedTileTest(unittest.TestCase):
@@ -2367,3 +2385,7 @@ def forward(x):
         result = self.ws.evaluate(self.reference, self.ws.kernel(self.BODY.format(marker=''), header=BETA2_HEADER))
         self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
         self.assertIn('never written', result['message'])
+
+
+if __name__ == '__main__':
+    unittest.main()

@@ -99,7 +99,7 @@ class MatmulTutorialOrderTest(unittest.TestCase):
             self.assertLess(faster, slower, latencies)
         self.assertLess(latencies[3], 0.95 * latencies[2], latencies)
         block_free, optimized = results[2]['engine_active'], results[3]['engine_active']
-        self.assertLess(optimized['dma'], 0.85 * block_free['dma'])
+        self.assertLess(optimized['dma'], 0.9 * block_free['dma'])
         self.assertEqual(block_free['dve'], 0)
         self.assertGreater(optimized['dve'], 0.05)
         self.assertGreater(optimized['pe'], max(optimized['dve'], optimized['act'], optimized['dma']))
@@ -290,12 +290,13 @@ class PublishedBeforeAfterOrderTest(unittest.TestCase):
         self.assertSpeedup(halves, vectorized, 2.0, lambda r: busy_ns(r, 'dve'))
 
     def test_short_tensor_as_moving(self):
-        # performance guide, Opt #7 (vector x matrix, fast LoadStationary): the short tensor as the moving operand
+        # performance guide, Opt #7 (vector x matrix, fast LoadStationary): the short tensor as the moving operand;
+        # back-to-back bf16 matmuls issue every ~64 instead of ~128 cycles (2x on TensorE)
         shapes = (((128, 16), BF16), ((128, 4096), BF16))
         stationary = timed_corpus('matvec_short_stationary', *shapes)
         moving = timed_corpus('matvec_short_moving', *shapes)
         self.assertSpeedup(stationary, moving, None)
-        self.assertSpeedup(stationary, moving, None, lambda r: busy_ns(r, 'pe'))
+        self.assertSpeedup(stationary, moving, 2.0, lambda r: busy_ns(r, 'pe'))
 
     def test_pe_transposes_instead_of_a_dma_transpose(self):
         # performance guide, Opt #10: nl.load_transpose2d has "much lower DMA bandwidth" than nl.load; loads plus
