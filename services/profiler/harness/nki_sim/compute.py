@@ -12,7 +12,7 @@ import numpy as np
 from . import memory
 from .dtypes import kind_of
 from .errors import CompileError
-from .ops import ABS_MAX, ABS_MIN, ASSOCIATIVE_ALU
+from .ops import ABS_MAX, ABS_MIN, ASSOCIATIVE_ALU, float32_operands
 from .operands import broadcast_shape, fit, on_chip, padded, result_kind, tile_or_scalar, window_shape
 from .operands import mask as _mask
 from .runtime import begin, bind, current, flush, issue, operand, operand_reads
@@ -107,7 +107,7 @@ def element_count(shape: Sequence[int]) -> int:
 
 def elementwise(op: str, eng: str, fn: Callable[..., Any], args: Sequence[Any], dtype: Any,
                 mask_predicate: Any, cse_key: Any = None, folds: Sequence[int] = (), positional: bool = False,
-                flat_operands: bool = False) -> Tensor:
+                flat_operands: bool = False, alu_ops: Sequence[Any] = ()) -> Tensor:
     """Issue an elementwise instruction over tiles/scalars broadcast partition-first. `cse_key` (the operation and
     its operands' identities) marks a repeat of the same computation on unchanged inputs within the load-reuse
     scope as `cse=1`: the compiler computes a loop-invariant result once. `folds`: positions in `args` of the
@@ -118,7 +118,8 @@ def elementwise(op: str, eng: str, fn: Callable[..., Any], args: Sequence[Any], 
     `flat_operands` (nisa.tensor_tensor: "the same partition axis size and the same number of elements per
     partition"): tiles of equal partition size and equal free element count but different shapes, e.g. a
     (P, 16) tile and a (P, 1, 16) access pattern, pair their elements in row-major order within each partition
-    (the result has the first tile's shape) instead of broadcasting into an outer product."""
+    (the result has the first tile's shape) instead of broadcasting into an outer product. `alu_ops`: the ALU
+    operators `fn` applies; when all are arithmetic, integer operands reach `fn` as float32 (ops.float32_operands)."""
     run = begin()
     values = [tile_or_scalar(a) for a in args]
     views = [v for v in values if isinstance(v, View)]
@@ -145,6 +146,7 @@ def elementwise(op: str, eng: str, fn: Callable[..., Any], args: Sequence[Any], 
                 arrays.append(view.array(w).reshape(shape) if flat else padded(view.array(w), ndim))
             else:
                 arrays.append(v)
+        arrays = float32_operands(arrays, *alu_ops)
         with np.errstate(all='ignore'):
             computed = fn(*arrays, shape=shape, window=window) if positional else fn(*arrays)
             result = fit(computed, kind, window_shape(window, shape))
@@ -196,7 +198,8 @@ def _binary(name, ufunc):
         if len(tiles) < 2 or any(free_elements(operand(t)) == 1 for t in tiles) and \
                 free_elements(operand(tiles[0])) != free_elements(operand(tiles[1])):
             op = 'tensor_scalar'
-        return elementwise(op, 'auto', ufunc, (x, y), dtype, mask, folds=fold_positions(ufunc, 0, 1))
+        return elementwise(op, 'auto', ufunc, (x, y), dtype, mask, folds=fold_positions(ufunc, 0, 1),
+                           alu_ops=(ufunc,))
     operation.__name__ = name
     operation.alu = ufunc
     return operation
@@ -264,12 +267,12 @@ def reduce(ufunc: np.ufunc, x: Any, axis: Any, dtype: Any = None, mask_predicate
     result = None
     if run.numerics:
         if where is None:
-            data = view.array(window)
+            data = float32_operands([view.array(window)], ufunc)[0]
             with np.errstate(all='ignore'):
                 result = ufunc.reduce(data, axis=axes, keepdims=True)
         else:       # an elementwise mask: masked-out elements take no part (their indices may be out of bounds)
             identity = _identity_of(ufunc, view.tensor.kind.storage)
-            data = view.masked_array(where, identity)
+            data = float32_operands([view.masked_array(where, identity)], ufunc)[0]
             with np.errstate(all='ignore'):
                 result = ufunc.reduce(data, axis=axes, keepdims=True, initial=identity, where=where)
         if mean:

@@ -28,7 +28,7 @@ from .operands import (  # noqa: F401  (the *_engine values are re-exported as n
 from .operands import sync_engine as _sync_engine
 from .operands import mask as mask_of
 from .ops import activation as activation_function
-from .ops import ABS_MAX, ABS_MIN, BYPASS, alu
+from .ops import ABS_MAX, ABS_MIN, BYPASS, alu, float32_operands
 from .runtime import Pending, begin, current, direct, dynamic_refusal, issue, operand, operand_reads
 from .tensors import Tensor
 from .views import View, destination
@@ -485,7 +485,8 @@ def tensor_scalar(data: Any, op0: Any, operand0: Any, reverse0: Any = False, op1
         if second is not None:
             y = second(b, y) if reverse1 else second(y, b)
         return y
-    return _with_scalars('tensor_scalar', engine_name(engine), compute, data, (operand0, operand1), dtype, mask)
+    return _with_scalars('tensor_scalar', engine_name(engine), compute, data, (operand0, operand1), dtype, mask,
+                         alu_ops=(first,) if second is None else (first, second))
 
 
 def tensor_scalar_reduce(data: Any, op0: Any, operand0: Any, reduce_op: Any, reduce_res: Any, reverse0: Any = False,
@@ -536,7 +537,7 @@ def _load_register(run: Any, pending: Any, command: Any, init: Any, ufunc: Any) 
     return reduce_cmd.reduce
 
 
-def _with_scalars(op, eng, compute, data, scalars, dtype, mask_predicate):
+def _with_scalars(op, eng, compute, data, scalars, dtype, mask_predicate, alu_ops=()):
     run = begin()
     view = on_chip(operand(data), op)
     if eng == 'pool' and view.tensor.buffer is memory.psum:
@@ -558,6 +559,7 @@ def _with_scalars(op, eng, compute, data, scalars, dtype, mask_predicate):
                 values.append(per_partition(v.array(w), ndim))
             else:
                 values.append(s)
+        x, *values = float32_operands([x] + values, *alu_ops)
         with np.errstate(all='ignore'):
             result = fit(compute(x, *values), kind, window_shape(window, shape))
     pending = issue(run, op, eng, reads, shape, kind, result, window)
@@ -579,7 +581,7 @@ def tensor_tensor(data1: Any, data2: Any, op: Any, dtype: Any = None, mask: Any 
     key = ('tensor_tensor', op, eng, _identity_key(a), _identity_key(b))
     fn = alu(op)
     return elementwise('tensor_tensor', eng, fn, (a, b), dtype, mask, cse_key=key, folds=fold_positions(fn, 0, 1),
-                       flat_operands=True)
+                       flat_operands=True, alu_ops=(fn,))
 
 
 def scalar_tensor_tensor(data: Any, op0: Any, operand0: Any, op1: Any, operand1: Any, reverse0: Any = False,
@@ -609,7 +611,7 @@ def scalar_tensor_tensor(data: Any, op0: Any, operand0: Any, op1: Any, operand1:
         y = first(scalar, x) if reverse0 else first(x, scalar)
         return second(other, y) if reverse1 else second(y, other)
     tile = elementwise('tensor_tensor', engine_name(engine), compute, (data, operand0, operand1), dtype, mask,
-                       folds=fold_positions(second, 2) if reduce_op is None else ())
+                       folds=fold_positions(second, 2) if reduce_op is None else (), alu_ops=(first, second))
     if reduce_op is not None:
         pending = tile.pending
         run = current()

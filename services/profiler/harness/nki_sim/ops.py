@@ -74,6 +74,32 @@ def _is_abs(op: Any) -> bool:
 ASSOCIATIVE_ALU = frozenset((np.add, np.multiply, np.maximum, np.minimum, np.bitwise_and, np.bitwise_or,
                              np.bitwise_xor, np.logical_and, np.logical_or, np.logical_xor))
 
+# The arithmetic ALU operators of the NKI API's "Supported Math Operators" table (the rest are bitvec: bitwise
+# and/or/xor/invert and the shifts, which read integers as bit patterns; the logical operators are not listed).
+ARITHMETIC_ALU = frozenset((np.add, np.subtract, np.multiply, np.divide, np.maximum, np.minimum, np.power, np.mod,
+                            np.equal, np.not_equal, np.greater, np.greater_equal, np.less, np.less_equal, ABS_MAX,
+                            ABS_MIN))
+
+
+def float32_operands(values: Any, *fns: Any) -> Any:
+    """The operand values an instruction's ALU reads. When every operator in `fns` is arithmetic, integer operands
+    (arrays and numpy integer scalars) are converted to float32 first: "instructions using arithmetic operators
+    accept any valid NKI data type and convert input elements into float32 before performing the operators" (NKI
+    API common fields), so an int32 above 2**24 loses its low bits as on the hardware. Otherwise (bitvec operators,
+    or none given) the values are returned as they are."""
+    if not fns or any(fn not in ARITHMETIC_ALU for fn in fns):
+        return values
+    return [_float32(v) for v in values]
+
+
+def _float32(value: Any) -> Any:
+    if isinstance(value, np.ndarray) and value.dtype.kind in 'iu':
+        return value.astype(np.float32)
+    if isinstance(value, np.integer):
+        return np.float32(value)
+    return value
+
+
 NUMPY_ACTIVATION = {
     np.exp: np.exp, np.log: np.log, np.sqrt: np.sqrt, np.tanh: np.tanh, np.square: np.square,
     np.abs: np.abs, np.sin: np.sin, np.cos: np.cos, np.negative: np.negative,

@@ -1,0 +1,79 @@
+"""Arithmetic ALU operators on integer tiles compute in float32, bitvec operators on the bit patterns."""
+import unittest
+
+from tests.support import Workspace
+
+KERNEL = '''
+    @nki.jit
+    def kernel(a, b):
+        out = nl.ndarray((128, 20), dtype=nl.int32, buffer=nl.shared_hbm)
+        at = nl.ndarray((128, 4), dtype=nl.int32, buffer=nl.sbuf)
+        bt = nl.ndarray((128, 4), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=at, src=a)
+        nisa.dma_copy(dst=bt, src=b)
+        r = nl.ndarray((128, 20), dtype=nl.int32, buffer=nl.sbuf)
+        nisa.tensor_tensor(dst=r[:, 0:4], data1=at, data2=bt, op=nl.add)
+        nisa.tensor_scalar(dst=r[:, 4:8], data=at, op0=nl.subtract, operand0=3)
+        r[:, 8:12] = nl.multiply(at, bt)
+        nisa.tensor_tensor(dst=r[:, 12:16], data1=at, data2=bt, op=nl.bitwise_xor)
+        nisa.tensor_reduce(dst=r[:, 16:17], op=nl.add, data=at, axis=1)
+        nisa.tensor_copy(dst=r[:, 17:20], src=bt[:, 1:4])
+        nisa.dma_copy(dst=out, src=r)
+        return out
+    '''
+
+REFERENCE = '''
+def get_inputs():
+    rng = np.random.default_rng(3)
+    a = rng.integers(2**24, 2**28, (128, 4)).astype(np.int32)
+    a[:, 0] = rng.integers(-1000, 1000, 128)        # small values stay exact
+    b = rng.integers(1, 8, (128, 4)).astype(np.int32)
+    return [a, b]
+
+
+def f32(x):
+    return np.asarray(x, np.float64).astype(np.float32)
+
+
+def forward(a, b):
+    out = np.zeros((128, 20))
+    out[:, 0:4] = f32(f32(a) + f32(b))
+    out[:, 4:8] = f32(f32(a) - f32(3))
+    out[:, 8:12] = f32(f32(a) * f32(b))
+    out[:, 12:16] = np.bitwise_xor(a, b)
+    s = f32(a[:, 0])
+    for j in range(1, 4):
+        s = f32(s + f32(a[:, j]))
+    out[:, 16] = s
+    out[:, 17:20] = b[:, 1:4]
+    return np.trunc(out)
+
+
+def transform_to_nki_inputs(inputs):
+    return inputs
+
+
+def transform_nki_outputs(k_res, ref):
+    return [np.reshape(np.asarray(k_res, np.float64), ref.shape)]
+'''
+
+
+class IntegerArithmeticTest(unittest.TestCase):
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+
+    def test_arithmetic_operators_convert_integers_to_float32_and_bitvec_operators_do_not(self):
+        # the NKI API's "Supported Math Operators": arithmetic operators "convert input elements into float32
+        # before performing the operators", bitvec operators "treat input elements as bit patterns"; an int32
+        # above 2**24 added, subtracted, multiplied or summed loses its low bits (before: exact integer
+        # arithmetic, so a kernel whose integer math is wrong on the hardware verified)
+        kernel = self.ws.kernel(KERNEL)
+        reference = self.ws.reference(REFERENCE, metadata='tolerance: 1.0e-15\n')
+        for timing_only in (True, False):
+            result = self.ws.evaluate(reference, kernel, seeds=1, timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
+
+
+if __name__ == '__main__':
+    unittest.main()
