@@ -112,8 +112,8 @@ absl::StatusOr<sandbox::SandboxOutcome> RunRecordAndReplay(
     const std::vector<std::string> item =
         has_value ? std::vector<std::string>{arg, harness_args[i + 1]} : std::vector<std::string>{arg};
     if (has_value) ++i;
-    const bool for_record =
-        arg == "--problem" || arg == "--kernel" || arg == "--metadata" || arg == "--ban-low-precision";
+    const bool for_record = arg == "--problem" || arg == "--kernel" || arg == "--metadata" ||
+                            arg == "--ban-low-precision" || arg == "--target";
     const bool for_replay = arg != "--kernel" && arg != "--ban-low-precision";
     if (for_record) record.argv.insert(record.argv.end(), item.begin(), item.end());
     if (for_replay) replay.argv.insert(replay.argv.end(), item.begin(), item.end());

@@ -18,7 +18,8 @@ class KernelProfilerTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { setenv("ACCELOPT_TEST_SECRET", "hunter2-secret", 1); }
 
-  v1::ProfileResult ProfileFile(const std::string& kernel_file, double timeout_seconds = 20) {
+  v1::ProfileResult ProfileFile(const std::string& kernel_file, double timeout_seconds = 20,
+                                v1::Device device = v1::DEVICE_SIM_TRN1) {
     KernelProfilerOptions options;
     options.harness_dir = ACCELOPT_SOURCE_DIR "/services/profiler/harness";
     options.limits.memory_mb = 1024;
@@ -32,7 +33,7 @@ class KernelProfilerTest : public ::testing::Test {
     v1::ProfileOptions profile_options;
     profile_options.set_seeds(3);
     profile_options.set_timeout_seconds(timeout_seconds);
-    auto backend = BuiltinBackends().Create(v1::DEVICE_SIM_TRN1, v1::ProfilerConfig());
+    auto backend = BuiltinBackends().Create(device, v1::ProfilerConfig());
     EXPECT_TRUE(backend.ok()) << backend.status();
     return KernelProfiler(options, *std::move(backend)).Profile(kernel, problem, profile_options, 0, nullptr);
   }
@@ -52,6 +53,16 @@ TEST_F(KernelProfilerTest, CorrectKernelIsTimedWithCountersAndPeak) {
   EXPECT_GT(r.engine_active().dma(), 0);
   EXPECT_EQ(r.device(), v1::DEVICE_SIM_TRN1);
   EXPECT_EQ(r.backend_version(), "sim-trn1 simulator, timing model v1");
+}
+
+// Both protocol steps simulate the device's NeuronCore generation: a kernel branching on it takes the branch of the
+// device it is profiled for.
+TEST_F(KernelProfilerTest, TheKernelIsToldTheGenerationOfTheDevice) {
+  v1::ProfileResult on_trn2 = ProfileFile("doubles_on_trn2_only.py", 20, v1::DEVICE_SIM_TRN2);
+  EXPECT_EQ(v1::Verdict_Name(on_trn2.verdict()), "VERDICT_OK") << on_trn2.message();
+  EXPECT_EQ(on_trn2.device(), v1::DEVICE_SIM_TRN2);
+  v1::ProfileResult on_trn1 = ProfileFile("doubles_on_trn2_only.py", 20, v1::DEVICE_SIM_TRN1);
+  EXPECT_EQ(v1::Verdict_Name(on_trn1.verdict()), "VERDICT_INCORRECT") << on_trn1.message();
 }
 
 struct HostileCase {

@@ -48,8 +48,9 @@ void FillTiming(const trainium::TimingResult& t, v1::ProfileResult* r) {
 
 class SimulatorBackend final : public DeviceBackend {
  public:
-  SimulatorBackend(v1::Device device, std::string name, trainium::DeviceParams params)
-      : device_(device), name_(std::move(name)), params_(std::move(params)) {}
+  // `target`: the harness's --target (trn1, trn2), the NeuronCore generation the kernel is told it runs on.
+  SimulatorBackend(v1::Device device, std::string name, std::string target, trainium::DeviceParams params)
+      : device_(device), name_(std::move(name)), target_(std::move(target)), params_(std::move(params)) {}
 
   v1::Device device() const override { return device_; }
   std::string name() const override { return name_; }
@@ -64,8 +65,8 @@ class SimulatorBackend final : public DeviceBackend {
     BackendRunner run;
     run.runner = "run_kernel.py";
     run.replay_runner = "replay_check.py";
-    run.args = {"--trace-out", paths.work + "/trace.txt"};
-    run.output_files = {"program.jsonl", "result.json", "trace.txt", "violation.json"};
+    run.args = {"--trace-out", paths.work + "/trace.txt", "--target", target_};
+    run.output_files = {"result.json", "trace.txt", "violation.json"};
     return run;
   }
 
@@ -81,6 +82,7 @@ class SimulatorBackend final : public DeviceBackend {
  private:
   const v1::Device device_;
   const std::string name_;
+  const std::string target_;
   const trainium::DeviceParams params_;
 };
 
@@ -91,7 +93,7 @@ BackendRegistration Simulator(v1::Device device, std::string name, std::string p
     if (!params.ok()) {
       return absl::FailedPreconditionError(absl::StrCat("device ", name, ": ", params.status().message()));
     }
-    return std::make_unique<SimulatorBackend>(device, name, *std::move(params));
+    return std::make_unique<SimulatorBackend>(device, name, params_name, *std::move(params));
   };
   return {device, std::move(name), std::move(create)};
 }

@@ -20,6 +20,7 @@ nki_sim.tune_allocator()
 
 from protocol.command_line import add_evaluation_arguments, path_or_descriptor, report  # noqa: E402
 from protocol.replay import replay_check  # noqa: E402
+from nki_sim.target import set_target  # noqa: E402
 
 
 def parse_arguments(argv):
@@ -34,6 +35,7 @@ def parse_arguments(argv):
 
 def main(argv=None, retain=None):
     args = parse_arguments(argv)
+    set_target(args.target)
     return report(lambda: replay_check(reference=args.problem, program=args.program, metadata=args.metadata,
                                        seeds=args.seeds, tolerance=args.tolerance, timing_only=args.timing_only,
                                        trace_out=args.trace_out, kernel_source=args.kernel_source,

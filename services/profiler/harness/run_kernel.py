@@ -24,6 +24,7 @@ nki_sim.tune_allocator()
 from protocol.command_line import add_evaluation_arguments, path_or_descriptor, report  # noqa: E402
 from protocol.evaluation import evaluate  # noqa: E402
 from protocol.recording import record  # noqa: E402
+from nki_sim.target import set_target  # noqa: E402
 
 
 def parse_arguments(argv):
@@ -40,11 +41,13 @@ def parse_arguments(argv):
 def main(argv=None):
     args = parse_arguments(argv)
     if args.program_out is not None:
+        set_target(args.target)
         record(args.problem, args.kernel, args.program_out, args.metadata, args.ban_low_precision)
         return 0
     return report(lambda: evaluate(reference=args.problem, kernel=args.kernel, metadata=args.metadata,
                                    seeds=args.seeds, tolerance=args.tolerance, timing_only=args.timing_only,
-                                   ban_low_precision=args.ban_low_precision, trace_out=args.trace_out),
+                                   ban_low_precision=args.ban_low_precision, trace_out=args.trace_out,
+                                   target=args.target),
                   args.result_out)
 
 

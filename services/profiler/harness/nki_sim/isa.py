@@ -10,7 +10,7 @@ from typing import Any, List
 
 import numpy as np
 
-from . import memory
+from . import memory, target
 from .affine import Affine, Predicate
 from .compute import assign as copy_into
 from .compute import copy, deterministic_dropout, elementwise, fold_positions, reduce
@@ -58,7 +58,8 @@ class nc_version:
 
 
 def get_nc_version() -> Any:
-    return nc_version.gen2
+    """The NeuronCore generation of the simulated device (nki_sim.target: gen2 for trn1, gen3 for trn2)."""
+    return target.nc_version()
 
 
 # ----- PE -----

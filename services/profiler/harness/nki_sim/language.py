@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from . import compute, isa, memory, runtime
+from . import compute, isa, memory, runtime, target
 from .compute import (  # noqa: F401  (re-exported as nl.*)
     abs_max, abs_min, add, bitwise_and, bitwise_or, bitwise_xor, broadcast_to, copy, divide, elementwise, equal,
     full_tile, greater, greater_equal, left_shift, less, less_equal, logical_and, logical_or, logical_xor, maximum,
@@ -61,22 +61,39 @@ float8_e4m3fn_x4, float8_e5m2_x4, float4_e2m1fn_x4 = (MX_DTYPES[name] for name i
     'float8_e4m3fn_x4', 'float8_e5m2_x4', 'float4_e2m1fn_x4'))
 
 
-class tile_size:
+class _SbufSizes(type):
+    """tile_size's SBUF figures, of the simulated NeuronCore (nki_sim.target: 192 KiB per partition on trn1,
+    224 KiB on trn2)."""
+
+    @property
+    def total_available_sbuf_size(cls) -> int:     # bytes per partition
+        return target.sbuf_partition_bytes()
+
+    @property
+    def sbuf_fmax(cls) -> int:                     # in float32 elements
+        return target.sbuf_partition_bytes() // 4
+
+    @property
+    def sbuf_fmax_bytes(cls) -> int:
+        return target.sbuf_partition_bytes()
+
+    @property
+    def sbuf_size_bytes(cls) -> int:
+        return 128 * target.sbuf_partition_bytes()
+
+
+class tile_size(metaclass=_SbufSizes):
     pmax = 128
     psum_fmax = 512
     gemm_stationary_fmax = 128
     gemm_moving_fmax = 512
     bn_stats_fmax = 512
     psum_partition_max = 128
-    total_available_sbuf_size = 192 * 1024      # bytes per partition (24 MiB over 128 partitions)
     # NKI 0.3+ names (nki.language.tile_size page): the same limits in bytes, per PSUM bank, and for SBUF
     psum_fmax_bytes = 2048
     psum_bank_fmax = 512
     psum_bank_fmax_bytes = 2048
     psum_num_banks = 8
-    sbuf_fmax = total_available_sbuf_size // 4  # in float32 elements
-    sbuf_fmax_bytes = total_available_sbuf_size
-    sbuf_size_bytes = 128 * total_available_sbuf_size
 
 
 def finfo(dtype: Any) -> Any:

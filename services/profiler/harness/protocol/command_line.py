@@ -7,6 +7,8 @@ import re
 import traceback
 from typing import Any, Callable, Dict, Optional, Union
 
+from nki_sim.target import DEFAULT, TARGETS
+
 from .evaluation import empty_result
 
 
@@ -18,6 +20,9 @@ def add_evaluation_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument('--timing-only', action='store_true', help='trace on shapes only, no numerics')
     parser.add_argument('--trace-out', help='write the instruction trace here')
     parser.add_argument('--result-out', help='write the result JSON here (it is always printed too)')
+    parser.add_argument('--target', choices=sorted(TARGETS), default=DEFAULT,
+                        help=f'the NeuronCore generation to simulate (default {DEFAULT}): what '
+                             'nisa.get_nc_version() and nl.tile_size tell the kernel')
 
 
 def path_or_descriptor(text: str) -> Union[str, int]:

@@ -43,7 +43,7 @@ def empty_result():
 
 
 def evaluate(reference, kernel, metadata=None, seeds=5, tolerance=None, timing_only=False,
-             ban_low_precision=False, trace_out=None, python=sys.executable):
+             ban_low_precision=False, trace_out=None, python=sys.executable, target='trn1'):
     """Step A and step B as two child processes at the same time, the program passing through a pipe (step B
     replays it as it arrives); returns step B's result. Step A is stopped once step B has finished."""
     reference, kernel = os.path.abspath(reference), os.path.abspath(kernel)
@@ -51,7 +51,7 @@ def evaluate(reference, kernel, metadata=None, seeds=5, tolerance=None, timing_o
     trace_out = os.path.abspath(trace_out) if trace_out else None
     with tempfile.TemporaryDirectory(prefix='accelopt-protocol-') as work:
         result_path = os.path.join(work, 'result.json')
-        common = ['--problem', reference] + (['--metadata', metadata] if metadata else [])
+        common = ['--problem', reference, '--target', target] + (['--metadata', metadata] if metadata else [])
         program_in, program_out = os.pipe()
         fcntl.fcntl(program_out, fcntl.F_SETPIPE_SZ, PROGRAM_PIPE_BYTES)
         step_a = [python, os.path.join(HARNESS, 'run_kernel.py'), '--kernel', kernel,

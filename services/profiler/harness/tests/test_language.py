@@ -2276,6 +2276,27 @@ class GridLaunchTest(unittest.TestCase):
         self.assertEqual(shared['verdict'], 'OK', shared['message'])
 
 
+class TargetTest(unittest.TestCase):
+    def test_the_kernel_is_told_the_neuroncore_generation_it_is_profiled_for(self):
+        # x * 2 on trn2 (gen3, 224 KiB of SBUF per partition), x * 3 on trn1 (gen2, 192 KiB): the reference wants
+        # x * 2, so only a kernel told trn2 in both protocol steps verifies
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        reference = ws.reference(SIMPLE_REFERENCE)
+        kernel = ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                trn2 = nisa.get_nc_version() == nisa.nc_version.gen3 and \\
+                    nl.tile_size.total_available_sbuf_size == 224 * 1024 and nl.tile_size.sbuf_fmax == 56 * 1024
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0 if trn2 else 3.0))
+                return out
+            ''')
+        self.assertEqual(ws.evaluate(reference, kernel, target='trn2')['verdict'], 'OK')
+        self.assertEqual(ws.evaluate(reference, kernel)['verdict'], 'INCORRECT')
+        self.assertEqual(ws.evaluate(reference, kernel, target='trn1')['verdict'], 'INCORRECT')
+
+
 class ReturnedTileTest(unittest.TestCase):
     def test_a_returned_sbuf_tile_is_refused_in_both_runs(self):
         ws = Workspace()

@@ -1,0 +1,28 @@
+"""The NeuronCore generation a run simulates: trn1 (NeuronCore-v2, the default) or trn2 (NeuronCore-v3), the
+profiler's sim-trn1 and sim-trn2 devices. A kernel sees it through `nisa.get_nc_version()` and the SBUF size of
+`nl.tile_size` (24 MiB on trn1, 28 MiB on trn2: Trainium2 Architecture Guide for NKI). Both protocol steps set it
+before any kernel code runs or any program is replayed, so a kernel that branches on it records the branch of the
+device it is profiled for."""
+
+# target name -> (nisa.nc_version value, SBUF bytes per partition)
+TARGETS = {'trn1': (2, 192 * 1024), 'trn2': (3, 224 * 1024)}
+DEFAULT = 'trn1'
+
+_current = [DEFAULT]
+
+
+def set_target(name: str) -> None:
+    """Simulate NeuronCores of `name` (a key of TARGETS) from now on."""
+    if name not in TARGETS:
+        raise ValueError(f'unknown target {name!r}: one of {", ".join(sorted(TARGETS))}')
+    _current[0] = name
+
+
+def nc_version() -> int:
+    """The generation number nisa.get_nc_version() answers (nisa.nc_version.gen2 or gen3)."""
+    return TARGETS[_current[0]][0]
+
+
+def sbuf_partition_bytes() -> int:
+    """SBUF bytes per partition of the simulated NeuronCore."""
+    return TARGETS[_current[0]][1]
