@@ -340,6 +340,9 @@ class Recorder:
             return {'array': value.dtype.name, 'shape': list(value.shape), 'data': value.reshape(-1).tolist()}
         if callable(value) and id(value) in self.function_names:
             return {'fn': self.function_names[id(value)]}
+        refuse = getattr(type(value), 'refuse_as_nki_value', None)
+        if refuse is not None:      # a value that names why it is no NKI value (protocol/host_frameworks.py)
+            refuse(value)
         if callable(value):
             name = f"{getattr(value, '__module__', None) or ''}.{getattr(value, '__name__', type(value).__name__)}"
             raise CompileError(f'{name.lstrip(".")} is not an ALU operator or activation function the simulator '

@@ -11,10 +11,9 @@ import traceback
 import types
 
 from nki_sim.errors import CompileError
-from nki_sim.jit import jit
 from nki_sim.language import MEMORY_KEYWORDS
 
-from . import host_logging, static_rules
+from . import host_frameworks, host_logging, static_rules
 from .loop_returns import hoist_loop_returns
 from .problem import load_module, registered
 
@@ -42,42 +41,34 @@ def imports_beta2(tree):
 
 
 def stand_ins_imported(tree):
-    """The stand-in modules (static_rules.STAND_IN_MODULES) the kernel module imports."""
+    """The stand-in modules (static_rules.STAND_IN_MODULES, and host frameworks by their root) the kernel module
+    imports."""
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             names.add(node.module)
-    return sorted(names & static_rules.STAND_IN_MODULES)
+    hosts = {name.split('.')[0] for name in names if host_frameworks.is_host_framework(name)}
+    return sorted(names & static_rules.STAND_IN_MODULES | hosts)
 
 
-def _torch_neuronx_stand_in():
-    """`from torch_neuronx import nki_jit` (the decorator of the older NKI documentation examples): the simulator's
-    nki.jit. Nothing else of torch_neuronx exists here (an AttributeError naming what does)."""
-    module = types.ModuleType('torch_neuronx', 'torch_neuronx for NKI kernels: nki_jit only')
-    module.nki_jit = jit
-
-    def missing(name):
-        raise AttributeError(f'torch_neuronx.{name} is not available to NKI kernels: the simulator provides '
-                             f'torch_neuronx.nki_jit only (an alias of nki.jit)')
-    module.__getattr__ = missing
-    return module
-
-
-STAND_INS = {'logging': host_logging.stand_in, 'torch_neuronx': _torch_neuronx_stand_in}
+STAND_INS = {'logging': host_logging.stand_in}
 
 
 def kernel_builtins(names):
     """Builtins for a kernel module that imports stand-in modules (`names`): the host's, with `import logging`
-    (a logging that drops messages, host_logging.py) and `from torch_neuronx import nki_jit` bound to stand-ins,
-    never the host's packages. The static rules keep the kernel from reaching `__import__` or `__builtins__`."""
-    modules = {name: STAND_INS[name]() for name in names}
+    (a logging that drops messages, host_logging.py) and the host frameworks (torch, torch_xla, torch_neuronx,
+    whose nki_jit is nki.jit, and jax: host_frameworks.py) bound to stand-ins, never the host's packages. The static rules
+    keep the kernel from reaching `__import__` or `__builtins__`."""
+    modules = {name: STAND_INS[name]() for name in names if name in STAND_INS}
     host_import = builtins.__import__
 
     def kernel_import(name, globals=None, locals=None, fromlist=(), level=0):
         if level == 0 and name in modules:
             return modules[name]
+        if level == 0 and host_frameworks.is_host_framework(name):
+            return host_frameworks.imported(name, fromlist)
         return host_import(name, globals, locals, fromlist, level)
 
     namespace = dict(vars(builtins))

@@ -4,7 +4,8 @@ the introspection or dynamic-code builtins. Each violation names its rule:
 
 - import: a module other than nki / neuronxcc.nki (and submodules) / numpy / math / functools / itertools /
   __future__ / logging (the kernel gets a stand-in that drops every message, see host_logging.py) /
-  torch_neuronx (a stand-in whose only name is nki_jit, the simulator's nki.jit), except `from M import name` of
+  torch, torch_xla, torch_neuronx, jax (stand-ins for host code that never runs, see host_frameworks.py; only
+  torch_neuronx.nki_jit is real, the simulator's nki.jit), except `from M import name` of
   the pure helpers public kernels use (HELPER_NAMES: operator.mul, dataclasses.dataclass, typing.Tuple, ...);
   never those whole modules (operator.attrgetter reaches private
   attributes, typing.get_type_hints evaluates strings). `import warnings` is allowed for `warnings.warn` alone,
@@ -37,7 +38,7 @@ import re
 import sys
 import types
 
-from . import host_logging
+from . import host_frameworks, host_logging
 
 ALLOWED_MODULES = ('nki', 'neuronxcc.nki', 'numpy', 'math', 'functools', 'itertools', '__future__')
 FORBIDDEN_MODULES = frozenset({
@@ -56,11 +57,10 @@ HELPER_NAMES = {
     'enum': frozenset({'Enum', 'IntEnum'}),
     'collections': frozenset({'Counter', 'OrderedDict', 'defaultdict', 'deque', 'namedtuple'}),
     'logging': frozenset(host_logging.NAMES),
-    'torch_neuronx': frozenset({'nki_jit'}),
 }
 # Modules a kernel may import (whole, or the names above) that the loader replaces by a stand-in (never the host's
-# module): logging, whose messages are dropped, and torch_neuronx, whose nki_jit is nki.jit.
-STAND_IN_MODULES = frozenset({'logging', 'torch_neuronx'})
+# module): logging, whose messages are dropped (and the host frameworks, host_frameworks.py).
+STAND_IN_MODULES = frozenset({'logging'})
 # Modules a kernel may import whole for the names listed only (host-side diagnostics, e.g. neuronx-distributed's
 # find_index.py imports warnings): `warnings.warn(...)` prints a message and reaches nothing else. A student's
 # conv2d kernel imports pdb and never uses it; the debugger itself (pdb.set_trace, pdb.run) stays out of reach.
@@ -99,7 +99,7 @@ class RuleViolation(Exception):
 
 
 def _allowed(module):
-    return module in STAND_IN_MODULES or \
+    return module in STAND_IN_MODULES or host_frameworks.is_host_framework(module) or \
         any(module == allowed or module.startswith(allowed + '.') for allowed in ALLOWED_MODULES)
 
 
@@ -209,7 +209,8 @@ class _Checker(ast.NodeVisitor):
                       'part of NKI; the simulator does not model it', node)
         if not _allowed(module) and module not in MODULE_NAMES:
             self.fail('import', f'module {module!r} is not importable in NKI kernels (allowed: nki, '
-                      'neuronxcc.nki, numpy, math, functools, itertools, logging, torch_neuronx.nki_jit)', node)
+                      'neuronxcc.nki, numpy, math, functools, itertools, logging; torch, torch_xla, '
+                      'torch_neuronx and jax for host code that never runs, and torch_neuronx.nki_jit)', node)
 
     def visit_Import(self, node):
         for alias in node.names:

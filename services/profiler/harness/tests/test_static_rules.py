@@ -27,8 +27,6 @@ VIOLATIONS = {
                        'private-attribute'),
     'from_collections_chainmap': ('from collections import ChainMap  # <- here\n', 'import'),
     'import_logging_handlers': ('import logging.handlers  # <- here\n', 'import'),
-    'from_torch_neuronx_trace': ('from torch_neuronx import trace  # <- here\n', 'import'),
-    'import_torch_neuronx_submodule': ('import torch_neuronx.xla_impl  # <- here\n', 'import'),
     'from_logging_filehandler': ('from logging import FileHandler  # <- here\n', 'import'),
     'dunder_method_outside_operators': ('f = [].__reduce_ex__  # <- here\n', 'private-attribute'),
     'own_private_member_of_a_call_result': ('class Cfg:\n    def _budget_q7(self):\n        return 1\n'
@@ -190,9 +188,49 @@ class StaticRulesTest(unittest.TestCase):
                 return x
             ''')
         result = self.ws.evaluate(self.reference, other)
-        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
-        self.assertIn('torch_neuronx.trace is not available to NKI kernels', result['message'])
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('torch_neuronx.trace is host code (torch_neuronx is not available to NKI kernels)',
+                      result['message'])
         self.assertEqual(result['line'], line_of(other, '# <- here'))
+
+    def test_a_kernel_file_with_host_code_loads_and_its_host_code_may_not_run(self):
+        # public kernel files import torch / torch_xla / torch_neuronx / jax for a __main__ block or a runner
+        header = '''
+            import torch
+            import torch.nn.functional as F
+            from torch_xla.core import xla_model as xm
+            from torch_neuronx import trace
+            import jax.numpy as jnp
+
+            '''
+        kernel = '''
+            @nki.jit
+            def kernel(x: torch.Tensor):
+                out = nl.ndarray(x.shape, dtype=DTYPE, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+                return out
+
+            def run_on_device(a):
+                device = xm.xla_device()
+                return kernel(torch.tensor(a).to(device))
+
+            if __name__ == '__main__':
+                print(F.relu(run_on_device(jnp.ones((128, 64)))), trace)
+            '''
+        loads = self.ws.evaluate(self.reference, self.ws.kernel(header + kernel.replace('DTYPE', 'x.dtype')))
+        self.assertEqual(loads['verdict'], 'OK', loads['message'])
+        at_import = self.ws.kernel(header + 'device = xm.xla_device()  # <- here\n'
+                                   + kernel.replace('DTYPE', 'x.dtype'))
+        result = self.ws.evaluate(self.reference, at_import)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('torch_xla.core.xla_model.xla_device is host code', result['message'])
+        self.assertEqual(result['line'], line_of(at_import, '# <- here'))
+        in_kernel = self.ws.kernel(header + kernel.replace('DTYPE, buffer=nl.shared_hbm)',
+                                                          'torch.float32, buffer=nl.shared_hbm)  # <- here'))
+        result = self.ws.evaluate(self.reference, in_kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('torch.float32 is host code (torch is not available to NKI kernels)', result['message'])
+        self.assertEqual(result['line'], line_of(in_kernel, '# <- here'))
 
     def test_honest_constructs_pass(self):
         path = self.ws.kernel('''

@@ -1,0 +1,61 @@
+"""What an NKI kernel file gets for the host frameworks it imports for its host code (torch, torch_xla,
+torch_neuronx, jax): public
+kernel files import them at the top for a `__main__` block or a runner function that feeds the kernel device
+tensors. The simulator runs the NKI kernel alone, on the problem's numpy inputs, so such a file loads as it is:
+every name of these frameworks is a HostName, whose public attributes are HostNames too (`torch.float32`,
+`xm.xla_device`, `torch.Tensor` in an annotation), and whose every other use (a call, a comparison, arithmetic,
+truth, iteration, indexing) is a COMPILE_ERROR naming it. Nothing of the host's packages is ever imported. One
+name is real: `torch_neuronx.nki_jit`, the decorator of the older NKI documentation examples, is the simulator's
+nki.jit."""
+from nki_sim.errors import CompileError
+from nki_sim.jit import jit
+
+ROOTS = frozenset({'torch', 'torch_xla', 'torch_neuronx', 'jax'})
+KNOWN = {'torch_neuronx.nki_jit': jit}
+
+
+def is_host_framework(module):
+    """Is `module` (a dotted name) one of the host frameworks or inside one?"""
+    return module.split('.')[0] in ROOTS
+
+
+class HostName:
+    """A name of a host framework; see the module docstring."""
+    __slots__ = ('host_path',)
+
+    def __init__(self, path):
+        object.__setattr__(self, 'host_path', path)
+
+    def __getattr__(self, name):
+        if name.startswith('_'):
+            raise AttributeError(f'{self.host_path}.{name}')
+        path = f'{self.host_path}.{name}'
+        return KNOWN.get(path) or HostName(path)
+
+    def __setattr__(self, name, value):
+        self.unavailable()
+
+    def __repr__(self):
+        return f'<{self.host_path}: host code, not available to NKI kernels>'
+
+    def unavailable(self, *args, **kwargs):
+        raise CompileError(f'{self.host_path} is host code ({self.host_path.split(".")[0]} is not available to '
+                           f'NKI kernels): the simulator runs the NKI kernel alone, on the problem\'s numpy inputs; '
+                           f'the kernel module may import host frameworks, but only code that never runs (a '
+                           f'`__main__` block, a runner function) may use them')
+
+    __hash__ = object.__hash__
+    refuse_as_nki_value = unavailable    # passed to an nl/nisa call (the program recorder asks)
+
+
+for _name in ('__call__', '__bool__', '__eq__', '__ne__', '__lt__', '__le__', '__gt__', '__ge__', '__iter__',
+              '__len__', '__getitem__', '__setitem__', '__contains__', '__index__', '__int__', '__float__',
+              '__add__', '__radd__', '__sub__', '__rsub__', '__mul__', '__rmul__', '__truediv__', '__rtruediv__',
+              '__floordiv__', '__rfloordiv__', '__mod__', '__pow__', '__neg__', '__matmul__', '__rmatmul__',
+              '__and__', '__or__', '__enter__', '__exit__'):
+    setattr(HostName, _name, HostName.unavailable)
+
+
+def imported(name, fromlist):
+    """What `import name` (the framework's root) or `from name import ...` (name itself) binds."""
+    return HostName(name if fromlist else name.split('.')[0])
