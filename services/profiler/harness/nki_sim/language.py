@@ -353,7 +353,8 @@ def store(dst: Any, value: Any, mask: Any = None, **kwargs: Any) -> None:
 
 def atomic_rmw(dst: Any, value: Any, op: Any, mask: Any = None, **kwargs: Any) -> None:
     """dst = op(dst, value) on HBM, element by element even where an indirect access repeats a row (the DMA
-    engines' atomic read-modify-write)."""
+    engines' atomic read-modify-write). An associative reduction: iterations of an affine_range loop may update
+    the same rows (the affine_range page: associative reductions are not loop-carried dependencies)."""
     run = begin()
     target = operand(dst)
     if target.tensor.buffer.on_chip:
@@ -374,6 +375,7 @@ def atomic_rmw(dst: Any, value: Any, op: Any, mask: Any = None, **kwargs: Any) -
         ([(target.index, None)] if isinstance(target, IndirectView) else [])
     pending = runtime.Pending('store', 'dma', run.line(), reads, None, None, window)
     pending.dma = 'store'
+    pending.accumulating = True
     runtime.direct(run, pending, target, window)
 
 
