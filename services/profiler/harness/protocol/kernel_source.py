@@ -11,6 +11,7 @@ import traceback
 import types
 
 from nki_sim.errors import CompileError
+from nki_sim.jit import Kernel
 from nki_sim.language import MEMORY_KEYWORDS
 
 from . import host_frameworks, host_logging, static_rules
@@ -76,6 +77,18 @@ def kernel_builtins(names):
     return namespace
 
 
+def module_kernels(module):
+    """(name, kernel) of the NKI kernels (@nki.jit, @nki.baremetal, ... functions) the module itself defines, each
+    once, in definition order."""
+    kernels, seen = [], set()
+    for name, value in vars(module).items():
+        if isinstance(value, Kernel) and getattr(value.func, '__module__', None) == module.__name__ \
+                and id(value.func) not in seen:
+            seen.add(id(value.func))
+            kernels.append((name, value))
+    return kernels
+
+
 class KernelRejected(Exception):
     """The kernel cannot run: compile-time problem found before execution."""
 
@@ -133,7 +146,8 @@ class KernelSource:
         return tree
 
     def load_entry_point(self):
-        """Check the static rules, import the module and return its `kernel` (or `optimized_kernel`)."""
+        """Check the static rules, import the module and return its `kernel` (or `optimized_kernel`, or else the one
+        NKI kernel it defines)."""
         linecache.checkcache(self.path)
         tree = self.check_static_rules()
         try:
@@ -178,7 +192,12 @@ class KernelSource:
             entry = getattr(module, name, None)
             if callable(entry):
                 return entry
-        raise KernelRejected(f'{self.name} defines neither `kernel` nor `optimized_kernel`')
+        kernels = module_kernels(module)
+        if len(kernels) == 1:       # a public kernel file as published: its one NKI kernel is the entry point
+            return kernels[0][1]
+        found = f', and {len(kernels)} NKI kernels ({", ".join(name for name, _ in kernels)}): name the one to ' \
+                f'run with `kernel = <name>`' if kernels else ' (nor one function decorated with @nki.jit)'
+        raise KernelRejected(f'{self.name} defines neither `kernel` nor `optimized_kernel`{found}')
 
     def run_tree(self, tree, preset):
         """The kernel module from its (rewritten) syntax tree, compiled under the kernel file's name so that errors

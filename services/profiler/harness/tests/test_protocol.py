@@ -145,6 +145,16 @@ class ProtocolTest(unittest.TestCase):
         self.assertEqual(result['verdict'], 'COMPILE_ERROR')
         self.assertIn('optimized_kernel', result['message'])
 
+    def test_the_one_nki_kernel_of_a_file_without_kernel_is_the_entry_point(self):
+        one = DOUBLING_KERNEL.replace('def kernel(x):', 'def nki_double(x):')
+        result = self.ws.evaluate(self.reference, self.ws.kernel(one + '    alias = nki_double\n'))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        two = one + one.replace('def nki_double(x):', 'def nki_triple(x):').replace('2.0', '3.0')
+        result = self.ws.evaluate(self.reference, self.ws.kernel(two))
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR')
+        self.assertIn('defines neither `kernel` nor `optimized_kernel`, and 2 NKI kernels (nki_double, '
+                      'nki_triple): name the one to run with `kernel = <name>`', result['message'])
+
     def test_memory_error_is_out_of_memory(self):
         path = self.ws.kernel('''
             @nki.jit
