@@ -89,6 +89,19 @@ def module_kernels(module):
     return kernels
 
 
+def grid_launchers(tree, kernel_names):
+    """Names of the module-level functions, not NKI kernels themselves, that launch one of the module's NKI
+    kernels (`kernel_names`) on a grid (`k[g0, g1](...)`), in definition order."""
+    launchers = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name not in kernel_names and any(
+                isinstance(call, ast.Call) and isinstance(call.func, ast.Subscript)
+                and isinstance(call.func.value, ast.Name) and call.func.value.id in kernel_names
+                for call in ast.walk(node)):
+            launchers.append(node.name)
+    return launchers
+
+
 class KernelRejected(Exception):
     """The kernel cannot run: compile-time problem found before execution."""
 
@@ -192,11 +205,17 @@ class KernelSource:
             entry = getattr(module, name, None)
             if callable(entry):
                 return entry
+        # a public kernel file as published: the one function that launches one of its NKI kernels on a grid
+        # (`nki_add[grid_x, grid_y](a, b)`), else its one NKI kernel
         kernels = module_kernels(module)
-        if len(kernels) == 1:       # a public kernel file as published: its one NKI kernel is the entry point
-            return kernels[0][1]
-        found = f', and {len(kernels)} NKI kernels ({", ".join(name for name, _ in kernels)}): name the one to ' \
-                f'run with `kernel = <name>`' if kernels else ' (nor one function decorated with @nki.jit)'
+        launchers = [(name, getattr(module, name)) for name in grid_launchers(tree, {name for name, _ in kernels})
+                     if callable(getattr(module, name, None))]
+        candidates = launchers or kernels
+        if len(candidates) == 1:
+            return candidates[0][1]
+        names = ', '.join(name for name, _ in candidates)
+        found = f', and {len(candidates)} {"grid launchers" if launchers else "NKI kernels"} ({names}): name the ' \
+                f'one to run with `kernel = <name>`' if candidates else ' (nor one function decorated with @nki.jit)'
         raise KernelRejected(f'{self.name} defines neither `kernel` nor `optimized_kernel`{found}')
 
     def run_tree(self, tree, preset):

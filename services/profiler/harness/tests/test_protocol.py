@@ -155,6 +155,23 @@ class ProtocolTest(unittest.TestCase):
         self.assertIn('defines neither `kernel` nor `optimized_kernel`, and 2 NKI kernels (nki_double, '
                       'nki_triple): name the one to run with `kernel = <name>`', result['message'])
 
+    def test_the_one_grid_launcher_of_a_file_without_kernel_is_the_entry_point(self):
+        # each program doubles its 32 rows: the kernel alone (one program) would leave 96 rows unwritten
+        launched = self.ws.kernel('''
+            @nki.jit
+            def nki_double_rows(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                rows = nl.ds(nl.program_id(0) * 32, 32)
+                nl.store(out[rows, :], value=nl.multiply(nl.load(x[rows, :]), 2.0))
+                return out
+
+            def nki_double(x):
+                return nki_double_rows[x.shape[0] // 32](x)
+            ''')
+        result = self.ws.evaluate(self.reference, launched)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.assertEqual(result['instructions'], 4 * 3)
+
     def test_memory_error_is_out_of_memory(self):
         path = self.ws.kernel('''
             @nki.jit
