@@ -102,6 +102,18 @@ def grid_launchers(tree, kernel_names):
     return launchers
 
 
+def called_by_kernels(tree, kernel_names):
+    """Names of the module's NKI kernels (`kernel_names`) that another of them calls by name: sub-kernels, not entry
+    points."""
+    called = set()
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name in kernel_names:
+            called.update(call.func.id for call in ast.walk(node) if isinstance(call, ast.Call)
+                          and isinstance(call.func, ast.Name) and call.func.id in kernel_names
+                          and call.func.id != node.name)
+    return called
+
+
 class KernelRejected(Exception):
     """The kernel cannot run: compile-time problem found before execution."""
 
@@ -206,11 +218,12 @@ class KernelSource:
             if callable(entry):
                 return entry
         # a public kernel file as published: the one function that launches one of its NKI kernels on a grid
-        # (`nki_add[grid_x, grid_y](a, b)`), else its one NKI kernel
+        # (`nki_add[grid_x, grid_y](a, b)`), else its one NKI kernel that no other of its kernels calls
         kernels = module_kernels(module)
         launchers = [(name, getattr(module, name)) for name in grid_launchers(tree, {name for name, _ in kernels})
                      if callable(getattr(module, name, None))]
-        candidates = launchers or kernels
+        called = called_by_kernels(tree, {name for name, _ in kernels})
+        candidates = launchers or [(name, k) for name, k in kernels if name not in called]
         if len(candidates) == 1:
             return candidates[0][1]
         names = ', '.join(name for name, _ in candidates)

@@ -155,6 +155,21 @@ class ProtocolTest(unittest.TestCase):
         self.assertIn('defines neither `kernel` nor `optimized_kernel`, and 2 NKI kernels (nki_double, '
                       'nki_triple): name the one to run with `kernel = <name>`', result['message'])
 
+    def test_a_sub_kernel_another_kernel_calls_is_no_entry_point(self):
+        nested = self.ws.kernel('''
+            @nki.jit
+            def _scale_tile(x_tile, factor):
+                return nl.multiply(x_tile, factor)
+
+            @nki.jit
+            def nki_double(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=_scale_tile(nl.load(x), 2.0))
+                return out
+            ''')
+        result = self.ws.evaluate(self.reference, nested)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
     def test_the_one_grid_launcher_of_a_file_without_kernel_is_the_entry_point(self):
         # each program doubles its 32 rows: the kernel alone (one program) would leave 96 rows unwritten
         launched = self.ws.kernel('''
