@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -187,7 +188,12 @@ struct ReaperArgs {
   for (int i = 0; i < passed; ++i) {
     if (dup2(moved[i], 3 + i) < 0) _exit(126);
   }
-  close_range(3 + passed, ~0U, 0);
+  if (close_range(3 + passed, ~0U, 0) != 0) {  // (kernels before 5.9)
+    rlimit open_files{};
+    getrlimit(RLIMIT_NOFILE, &open_files);
+    const rlim_t last = std::min<rlim_t>(open_files.rlim_cur, 1 << 16);
+    for (rlim_t fd = 3 + passed; fd < last; ++fd) close(static_cast<int>(fd));
+  }
   rlimit cpu{r.cpu_seconds, r.cpu_seconds + 5};
   setrlimit(RLIMIT_CPU, &cpu);
   SetLimit(RLIMIT_AS, r.address_space_bytes);

@@ -53,7 +53,8 @@ struct SandboxSpec {
   bool use_bwrap = true;
   // Open descriptors of the worker the program gets as its descriptors 3, 4, ... (e.g. the ends of a pipe between
   // two sandboxes). RunInSandbox closes them in the worker once the program is started (or failed to start), so
-  // the program's exit is the last close of its ends. The program inherits no other descriptor but 0, 1 and 2.
+  // their last close is the exit of the program's whole process tree (the sandbox's reaper holds them until then).
+  // The program inherits no other descriptor but 0, 1 and 2.
   std::vector<int> pass_fds;
   // When the worker runs as root, the sandbox runs as this unprivileged uid/gid (one per slot and worker, see
   // uid_range.h, so that RLIMIT_NPROC counts only this sandbox's processes).

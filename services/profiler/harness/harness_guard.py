@@ -38,13 +38,20 @@ def _kernel_line(kernel_path):
 
 
 def _outside_scratch(path):
-    if isinstance(path, int):
-        return False  # an inherited open descriptor (the program pipe, stdout), not a path to write
     try:
         real = os.path.realpath(os.fsdecode(path))
     except (TypeError, ValueError):
         return True
     return not (real == SCRATCH or real.startswith(SCRATCH + "/") or real.startswith("/tmp/"))
+
+
+def _opened_path(path):
+    """Is an opened `path` a path (not an inherited descriptor: the program pipe, 3, or the standard streams)?"""
+    return not (isinstance(path, int) and 0 <= path <= 3)
+
+
+def _shown(path):
+    return str(path) if isinstance(path, int) else os.fsdecode(path)
 
 
 def _install(kernel_path):
@@ -56,13 +63,14 @@ def _install(kernel_path):
         if event in _NETWORK or event in _PROCESS or event in _SIGNAL or event in _NATIVE:
             detail = event
         elif event == "open" and len(args) >= 2 and isinstance(args[1], str) and \
-                any(c in args[1] for c in "wax+") and _outside_scratch(args[0]):
-            detail = "write to %s" % os.fsdecode(args[0])
+                any(c in args[1] for c in "wax+") and _opened_path(args[0]) and _outside_scratch(args[0]):
+            detail = "write to %s" % _shown(args[0])
         elif event == "open" and len(args) >= 3 and isinstance(args[2], int) and \
-                args[2] & (os.O_WRONLY | os.O_RDWR | os.O_CREAT) and _outside_scratch(args[0]):
-            detail = "write to %s" % os.fsdecode(args[0])
+                args[2] & (os.O_WRONLY | os.O_RDWR | os.O_CREAT) and _opened_path(args[0]) and \
+                _outside_scratch(args[0]):
+            detail = "write to %s" % _shown(args[0])
         elif event in _FILE_CHANGE and args and _outside_scratch(args[0]):
-            detail = "%s %s" % (event, os.fsdecode(args[0]))
+            detail = "%s %s" % (event, _shown(args[0]))
         else:
             return
         line = _kernel_line(kernel_path)

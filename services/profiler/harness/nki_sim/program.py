@@ -624,12 +624,14 @@ def _decoded_lines(lines: Iterable[str], max_chars: int) -> Iterator[Tuple[int, 
             entry, end = _SCAN(text, 0)
             if end != len(text) and text[end:] != '\n':
                 raise ValueError
-        except (StopIteration, ValueError):
+        except (StopIteration, ValueError, RecursionError):
             # anything else (leading whitespace, trailing data, not JSON): exactly as json.loads decides
             try:
                 entry = json.loads(text)
             except ValueError as failure:
                 raise ProgramError(f'program line {number} is not JSON: {failure}') from None
+            except RecursionError:
+                raise ProgramError(f'program line {number} nests too deeply') from None
         if not isinstance(entry, dict):
             raise ProgramError(f'program line {number} is not an object')
         if 'error' in entry:

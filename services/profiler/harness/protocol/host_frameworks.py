@@ -47,6 +47,19 @@ class HostName:
     __hash__ = object.__hash__
     refuse_as_nki_value = unavailable    # passed to an nl/nisa call (the program recorder asks)
 
+    def __mro_entries__(self, bases):
+        """`class Model(torch.nn.Module)`: the class is defined on a stand-in base; making an instance is the
+        COMPILE_ERROR naming the framework's class."""
+        return (type('HostBase', (HostBase,), {'host_name': self}),)
+
+
+class HostBase:
+    """The base of a kernel file's class derived from a host framework's class."""
+    host_name: HostName
+
+    def __init__(self, *args, **kwargs):
+        self.host_name.unavailable()
+
 
 for _name in ('__call__', '__bool__', '__eq__', '__ne__', '__lt__', '__le__', '__gt__', '__ge__', '__iter__',
               '__len__', '__getitem__', '__setitem__', '__contains__', '__index__', '__int__', '__float__',

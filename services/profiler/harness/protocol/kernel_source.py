@@ -91,15 +91,31 @@ def module_kernels(module):
 
 def grid_launchers(tree, kernel_names):
     """Names of the module-level functions, not NKI kernels themselves, that launch one of the module's NKI
-    kernels (`kernel_names`) on a grid (`k[g0, g1](...)`), in definition order."""
+    kernels (`kernel_names`) on a grid (`k[g0, g1](...)`) and use no host framework (a torch runner that moves its
+    tensors to the device is host code, not a launcher), in definition order."""
+    hosts = host_framework_names(tree)
     launchers = []
     for node in tree.body:
         if isinstance(node, ast.FunctionDef) and node.name not in kernel_names and any(
                 isinstance(call, ast.Call) and isinstance(call.func, ast.Subscript)
                 and isinstance(call.func.value, ast.Name) and call.func.value.id in kernel_names
-                for call in ast.walk(node)):
+                for call in ast.walk(node)) and not any(
+                isinstance(name, ast.Name) and name.id in hosts for name in ast.walk(node)):
             launchers.append(node.name)
     return launchers
+
+
+def host_framework_names(tree):
+    """The names the module's imports of host frameworks bind (`torch`, `xm`, `F`, ...)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update((alias.asname or alias.name).split('.')[0] for alias in node.names
+                         if host_frameworks.is_host_framework(alias.name))
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level \
+                and host_frameworks.is_host_framework(node.module):
+            names.update(alias.asname or alias.name for alias in node.names)
+    return names
 
 
 def called_by_kernels(tree, kernel_names):

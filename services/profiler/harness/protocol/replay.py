@@ -114,6 +114,8 @@ class ReplayCheck:
             raise _recorded_failure(failure.entry) from None
         except (ProgramError, UnicodeDecodeError) as error:
             raise Verdict('RUNTIME_ERROR', f'malformed program: {error}') from error
+        except MemoryError as error:
+            raise Verdict('OUT_OF_MEMORY', 'reading the program ran out of memory') from error
 
     def _inputs(self, seed):
         """(the reference's inputs, the kernel's input arrays, their NKI formats). The formats come from the

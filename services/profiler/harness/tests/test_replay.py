@@ -121,6 +121,12 @@ class ForgedProgramTest(unittest.TestCase):
         self.assertIn('no instruction stream', self.check(text='')['message'])
         self.assertIn('bad kernel name', self.check([dict(self.entries[0], kernel='k\nI id=0')])['message'])
 
+    def test_deeply_nested_lines_are_malformed_not_a_harness_failure(self):
+        for text in ('[' * 100000 + '\n', json.dumps(self.entries[0]) + '\n' + '{"c":' + '[' * 100000 + '\n'):
+            result = self.check(text=text)
+            self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+            self.assertIn('nests too deeply', result['message'])
+
     def test_forged_failure_entry_cannot_be_ok(self):
         result = self.check(self.entries + [{'error': {'verdict': 'OK', 'message': 'all good', 'line': 0}}])
         self.assertEqual(result['verdict'], 'RUNTIME_ERROR')

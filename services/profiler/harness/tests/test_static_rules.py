@@ -232,6 +232,33 @@ class StaticRulesTest(unittest.TestCase):
         self.assertIn('torch.float32 is host code (torch is not available to NKI kernels)', result['message'])
         self.assertEqual(result['line'], line_of(in_kernel, '# <- here'))
 
+    def test_host_runners_and_host_classes_of_a_kernel_file(self):
+        # a torch runner launching the kernel on a grid is host code, not the entry point; a class derived from a
+        # torch class is defined, and only making one is refused
+        source = '''
+            import torch
+
+            @nki.jit
+            def nki_double(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+                return out
+
+            def run_on_device():
+                return nki_double[1](torch.rand((128, 64)))
+
+            class Doubler(torch.nn.Module):
+                def forward(self, x):
+                    return nki_double(x)
+            '''
+        result = self.ws.evaluate(self.reference, self.ws.kernel(source))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        instance = self.ws.kernel(source.rstrip(' ') + '            doubler = Doubler()  # <- here\n')
+        result = self.ws.evaluate(self.reference, instance)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('torch.nn.Module is host code', result['message'])
+        self.assertEqual(result['line'], line_of(instance, '# <- here'))
+
     def test_honest_constructs_pass(self):
         path = self.ws.kernel('''
             from __future__ import annotations
