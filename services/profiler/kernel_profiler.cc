@@ -114,7 +114,7 @@ absl::StatusOr<sandbox::SandboxOutcome> RunRecordAndReplay(
     if (has_value) ++i;
     const bool for_record = arg == "--problem" || arg == "--kernel" || arg == "--metadata" ||
                             arg == "--ban-low-precision" || arg == "--target";
-    const bool for_replay = arg != "--kernel" && arg != "--ban-low-precision";
+    const bool for_replay = arg != "--kernel";
     if (for_record) record.argv.insert(record.argv.end(), item.begin(), item.end());
     if (for_replay) replay.argv.insert(replay.argv.end(), item.begin(), item.end());
   }

@@ -30,6 +30,8 @@ def parse_arguments(argv):
                         help='the program step A writes (a path, or fd:N: an open descriptor, read as it arrives)')
     add_evaluation_arguments(parser)
     parser.add_argument('--kernel-source', help='the kernel\'s text, read only to quote its lines in messages')
+    parser.add_argument('--ban-low-precision', action='store_true',
+                        help='refuse a program that uses fp16/bf16 (as step A refuses a kernel that names them)')
     return parser.parse_args(argv)
 
 
@@ -39,7 +41,7 @@ def main(argv=None, retain=None):
     return report(lambda: replay_check(reference=args.problem, program=args.program, metadata=args.metadata,
                                        seeds=args.seeds, tolerance=args.tolerance, timing_only=args.timing_only,
                                        trace_out=args.trace_out, kernel_source=args.kernel_source,
-                                       retain=retain),
+                                       ban_low_precision=args.ban_low_precision, retain=retain),
                   args.result_out)
 
 

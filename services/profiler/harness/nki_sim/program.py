@@ -17,7 +17,7 @@ import json
 from json.encoder import c_make_encoder, encode_basestring_ascii  # type: ignore[attr-defined]
 import re
 import types
-from typing import IO, Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
+from typing import IO, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -570,6 +570,16 @@ _SCAN = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 MAX_PROGRAM_CHARS = 1 << 30
 
 
+# The formats the low-precision ban refuses (protocol: --ban-low-precision).
+LOW_PRECISION_FORMATS = frozenset({'bfloat16', 'float16'})
+
+
+class BannedFormat(Exception):
+    def __init__(self, name: str) -> None:
+        super().__init__(name)
+        self.name = name
+
+
 class RecordedFailure(Exception):
     """Step A's failure entry ({"error": ...}), met while reading the program. Its contents are untrusted: the
     caller turns it into a non-OK verdict (protocol/replay.py)."""
@@ -698,8 +708,11 @@ class Replay:
     """Executes a program through the simulator API on real inputs (no kernel code involved). The program is
     validated and compiled once (constants decoded, geometry checked); each run only resolves references."""
 
-    def __init__(self, program: Program) -> None:
+    def __init__(self, program: Program, banned_formats: FrozenSet[str] = frozenset()) -> None:
+        """`banned_formats`: dtype names the program may not use (the profile's low-precision ban), a COMPILE_ERROR
+        at the kernel line of the call that names one."""
         self.program = program
+        self.banned_formats = banned_formats
         self.api = _api()
         self.functions = _functions()
         self.values: List[Any] = []
@@ -887,6 +900,10 @@ class Replay:
                     static_kwargs)
         except ProgramError as error:
             raise ProgramError(f'program entry {number}: {error}') from None
+        except BannedFormat as banned:
+            line = entry.get('l', 0)
+            raise CompileError(f'low-precision type {banned.name!r} is not allowed: kernels must compute in float32 '
+                               '(fp16/bf16 are banned)', line if type(line) is int else 0) from None
 
     def compile(self, value: Any) -> Compiled:
         if value is None or isinstance(value, (bool, int, float, str)):
@@ -955,6 +972,8 @@ class Replay:
             return _lookup(_ENGINES, value['engine'], 'engine')
         if 'dtype' in value:
             name = value['dtype']
+            if name in self.banned_formats:
+                raise BannedFormat(name)
             if name in _LOW_PRECISION:
                 return _LOW_PRECISION[name]
             return _numeric_dtype(name).type

@@ -60,6 +60,8 @@ def evaluate(reference, kernel, metadata=None, seeds=5, tolerance=None, timing_o
             step_a.append('--ban-low-precision')
         step_b = [python, os.path.join(HARNESS, 'replay_check.py'), '--program', f'fd:{program_in}',
                   '--seeds', str(seeds), '--result-out', result_path, '--kernel-source', kernel] + common
+        if ban_low_precision:
+            step_b.append('--ban-low-precision')
         if tolerance is not None:
             step_b += ['--tolerance', repr(tolerance)]
         if timing_only:

@@ -18,7 +18,7 @@ import time
 import numpy as np
 
 from nki_sim.errors import CompileError, StaleOutputError
-from nki_sim.program import ProgramError, RecordedFailure, Replay, read_program
+from nki_sim.program import LOW_PRECISION_FORMATS, ProgramError, RecordedFailure, Replay, read_program
 
 from .comparison import compare
 from .evaluation import CHECK_SEEDS, FRESH_SEED, KERNEL_VERDICTS, Verdict, empty_result
@@ -35,7 +35,7 @@ REPLAY_GC_THRESHOLDS = (100_000, 20, 100)
 
 class ReplayCheck:
     def __init__(self, reference, program, metadata=None, seeds=5, tolerance=None, timing_only=False,
-                 trace_out=None, kernel_source=None):
+                 trace_out=None, kernel_source=None, ban_low_precision=False):
         self.reference = reference
         self.program_path = program
         self.metadata = metadata
@@ -45,6 +45,7 @@ class ReplayCheck:
         self.timing_only = timing_only
         self.trace_out = trace_out
         self.kernel_source = kernel_source
+        self.banned_formats = LOW_PRECISION_FORMATS if ban_low_precision else frozenset()
         self.problem = None
         self.replay = None
         self.recorder = None
@@ -82,7 +83,7 @@ class ReplayCheck:
             began, began_cpu = time.monotonic(), time.process_time()
             gc.disable()
             try:
-                self.replay = self._read(lambda: Replay(read_program(program_file)))
+                self.replay = self._read(lambda: Replay(read_program(program_file), self.banned_formats))
                 _, recorder, _ = self._execute(arrays, formats, timing_only=True)
             finally:
                 gc.freeze()

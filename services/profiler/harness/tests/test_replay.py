@@ -12,7 +12,7 @@ from nki_sim.program import FORMAT, ProgramError, RecordedFailure, parse_program
 from protocol.evaluation import FRESH_SEED, evaluate
 from protocol.problem import load_module, load_problem
 from protocol.replay import replay_check
-from tests.support import SIMPLE_REFERENCE, STANDARD_TRANSFORMS, Workspace
+from tests.support import SIMPLE_REFERENCE, STANDARD_TRANSFORMS, Workspace, line_of
 
 HARNESS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOUBLING_KERNEL = '''
@@ -136,6 +136,30 @@ class ForgedProgramTest(unittest.TestCase):
         self.assertEqual(result['verdict'], 'RUNTIME_ERROR')
         self.assertIn('produced no program', result['message'])
 
+
+class LowPrecisionBanTest(unittest.TestCase):
+    def test_the_replay_refuses_a_banned_format_the_kernel_text_hides(self):
+        # step A's ban reads the kernel's text; `getattr(nl, 'bfloat' + '16')` names no banned type there, so the
+        # trusted replay checks the program's own dtypes
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        reference = ws.reference(SIMPLE_REFERENCE)
+        kernel = ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                tile = nl.load(x, dtype=getattr(nl, 'bfloat' + '16'))  # <- here
+                nl.store(out, value=nl.multiply(tile, 2.0))
+                return out
+            ''')
+        program = os.path.join(ws.root, 'bf16.jsonl')
+        subprocess.run([sys.executable, os.path.join(HARNESS, 'run_kernel.py'), '--problem', reference, '--kernel',
+                        kernel, '--ban-low-precision', '--program-out', program], check=True)
+        banned = replay_check(reference=reference, program=program, seeds=1, ban_low_precision=True)
+        self.assertEqual(banned['verdict'], 'COMPILE_ERROR', banned['message'])
+        self.assertIn("low-precision type 'bfloat16' is not allowed", banned['message'])
+        self.assertEqual(banned['line'], line_of(kernel, '# <- here'))
+        self.assertNotEqual(replay_check(reference=reference, program=program, seeds=1)['verdict'], 'COMPILE_ERROR')
 
 class StreamedProgramTest(unittest.TestCase):
     """Step B reads the program as step A writes it (through a pipe), so a verdict can come before the program ends."""
