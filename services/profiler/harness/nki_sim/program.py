@@ -495,8 +495,8 @@ class Recording:
 def record_program(kernel: Any, args: Sequence[Any], recorder: Recorder) -> int:
     """Run `kernel` shapes-only on `args` (arrays become shape-only inputs), recording its program; returns the
     number of instructions. No trace is made and the instructions are not checked: the replay traces and checks
-    the program (its errors name the instruction's kernel line). The caller holds a `Recording` open around kernel import and this call.
-    Kernel errors propagate."""
+    the program (its errors name the instruction's kernel line). The caller holds a `Recording` open around kernel
+    import and this call. Kernel errors propagate."""
     _, checker = simulate(kernel, args, timing_only=True, observer=_Observer(recorder), traced=False)
     return checker.count
 
@@ -575,6 +575,8 @@ LOW_PRECISION_FORMATS = frozenset({'bfloat16', 'float16'})
 
 
 class BannedFormat(Exception):
+    """A dtype of the banned formats met while compiling the program (Replay turns it into a CompileError)."""
+
     def __init__(self, name: str) -> None:
         super().__init__(name)
         self.name = name

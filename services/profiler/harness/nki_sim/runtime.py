@@ -407,10 +407,8 @@ def _record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes:
     write_regions = []
     partitions = 1
     accumulating = pending.accumulating
-    for view, window in (list(writes) + list(pending.extra_writes)) if pending.extra_writes else writes:
-        alloc, (region, token, free, parts, start_allowed) = _region(view, None if full else window, recorder)
-        # the written elements themselves, for the affine_range conflict check (not for an indirect scatter)
-        footprint = None if isinstance(view, IndirectView) else (view, None if full else window)
+    for view, window, footprint in _written(pending, writes, full):
+        alloc, (region, token, free, parts, start_allowed) = _region(view, window, recorder)
         write_regions.append((alloc, region, token, accumulating, footprint))
         if free > free_max:
             free_max = free
@@ -436,6 +434,15 @@ def _record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes:
         raise
 
 
+def _written(pending, writes, full):
+    """(view, window, footprint) of each location an instruction writes (its extra writes included; no window when
+    it writes whole views); the footprint, the written elements themselves, is for the affine_range conflict check
+    (none for an indirect scatter)."""
+    for view, window in (list(writes) + list(pending.extra_writes)) if pending.extra_writes else writes:
+        window = None if full else window
+        yield view, window, None if isinstance(view, IndirectView) else (view, window)
+
+
 def _settle_writes(run, pending, writes, full):
     """Recording a program (no trace): only what the kernel's own run decides, which a replay cannot: the
     affine_range write conflicts (the replay has no loops) and which arguments were written. The replay makes
@@ -444,9 +451,8 @@ def _settle_writes(run, pending, writes, full):
     context = run.affine_context
     accumulating = pending.accumulating
     try:
-        for view, window in (list(writes) + list(pending.extra_writes)) if pending.extra_writes else writes:
-            alloc, (region, *_) = _region(view, None if full else window, recorder)
-            footprint = None if isinstance(view, IndirectView) else (view, None if full else window)
+        for view, window, footprint in _written(pending, writes, full):
+            alloc, (region, *_) = _region(view, window, recorder)
             settle_write(alloc, region, context, accumulating, recorder.count, None, footprint)
     except CompileError as error:
         error.line = error.line or pending.line

@@ -8,7 +8,8 @@ program on each seed's inputs, checks coverage and numerics against the referenc
 timing trace of the program it executed. See docs/adr/0009-trusted-replay.md.
 
 `evaluate` runs both steps as child processes at the same time, connected by a pipe (the local, unsandboxed form
-of what the C++ profiler does with two sandboxes). Verdicts: OK, COMPILE_ERROR, RUNTIME_ERROR, INCORRECT, OUT_OF_MEMORY, PROBLEM_ERROR, INFRA_ERROR.
+of what the C++ profiler does with two sandboxes). Verdicts: OK, COMPILE_ERROR, RUNTIME_ERROR, INCORRECT,
+OUT_OF_MEMORY, PROBLEM_ERROR, INFRA_ERROR.
 """
 import fcntl
 import json

@@ -11,14 +11,13 @@ import traceback
 import types
 
 from nki_sim.errors import CompileError
-from nki_sim.jit import Kernel
 from nki_sim.language import MEMORY_KEYWORDS
 
 from . import host_frameworks, host_logging, static_rules
+from .entry_point import entry_point
 from .loop_returns import hoist_loop_returns
 from .problem import load_module, registered
 
-ENTRY_POINTS = ('kernel', 'optimized_kernel')
 LOW_PRECISION = re.compile(r'bfloat16|float16|\bbf16\b|\bfp16\b')
 
 
@@ -60,8 +59,8 @@ STAND_INS = {'logging': host_logging.stand_in}
 def kernel_builtins(names):
     """Builtins for a kernel module that imports stand-in modules (`names`): the host's, with `import logging`
     (a logging that drops messages, host_logging.py) and the host frameworks (torch, torch_xla, torch_neuronx,
-    whose nki_jit is nki.jit, and jax: host_frameworks.py) bound to stand-ins, never the host's packages. The static rules
-    keep the kernel from reaching `__import__` or `__builtins__`."""
+    whose nki_jit is nki.jit, and jax: host_frameworks.py) bound to stand-ins, never the host's packages. The static
+    rules keep the kernel from reaching `__import__` or `__builtins__`."""
     modules = {name: STAND_INS[name]() for name in names if name in STAND_INS}
     host_import = builtins.__import__
 
@@ -75,59 +74,6 @@ def kernel_builtins(names):
     namespace = dict(vars(builtins))
     namespace['__import__'] = kernel_import
     return namespace
-
-
-def module_kernels(module):
-    """(name, kernel) of the NKI kernels (@nki.jit, @nki.baremetal, ... functions) the module itself defines, each
-    once, in definition order."""
-    kernels, seen = [], set()
-    for name, value in vars(module).items():
-        if isinstance(value, Kernel) and getattr(value.func, '__module__', None) == module.__name__ \
-                and id(value.func) not in seen:
-            seen.add(id(value.func))
-            kernels.append((name, value))
-    return kernels
-
-
-def grid_launchers(tree, kernel_names):
-    """Names of the module-level functions, not NKI kernels themselves, that launch one of the module's NKI
-    kernels (`kernel_names`) on a grid (`k[g0, g1](...)`) and use no host framework (a torch runner that moves its
-    tensors to the device is host code, not a launcher), in definition order."""
-    hosts = host_framework_names(tree)
-    launchers = []
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name not in kernel_names and any(
-                isinstance(call, ast.Call) and isinstance(call.func, ast.Subscript)
-                and isinstance(call.func.value, ast.Name) and call.func.value.id in kernel_names
-                for call in ast.walk(node)) and not any(
-                isinstance(name, ast.Name) and name.id in hosts for name in ast.walk(node)):
-            launchers.append(node.name)
-    return launchers
-
-
-def host_framework_names(tree):
-    """The names the module's imports of host frameworks bind (`torch`, `xm`, `F`, ...)."""
-    names = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names.update((alias.asname or alias.name).split('.')[0] for alias in node.names
-                         if host_frameworks.is_host_framework(alias.name))
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level \
-                and host_frameworks.is_host_framework(node.module):
-            names.update(alias.asname or alias.name for alias in node.names)
-    return names
-
-
-def called_by_kernels(tree, kernel_names):
-    """Names of the module's NKI kernels (`kernel_names`) that another of them calls by name: sub-kernels, not entry
-    points."""
-    called = set()
-    for node in tree.body:
-        if isinstance(node, ast.FunctionDef) and node.name in kernel_names:
-            called.update(call.func.id for call in ast.walk(node) if isinstance(call, ast.Call)
-                          and isinstance(call.func, ast.Name) and call.func.id in kernel_names
-                          and call.func.id != node.name)
-    return called
 
 
 class KernelRejected(Exception):
@@ -187,8 +133,7 @@ class KernelSource:
         return tree
 
     def load_entry_point(self):
-        """Check the static rules, import the module and return its `kernel` (or `optimized_kernel`, or else the one
-        NKI kernel it defines)."""
+        """Check the static rules, import the module and return its entry point (entry_point.py)."""
         linecache.checkcache(self.path)
         tree = self.check_static_rules()
         try:
@@ -229,23 +174,10 @@ class KernelSource:
             line = self.line_of(error)
             raise KernelRejected(f'{self.where(line)}\nimporting the kernel failed: {type(error).__name__}: '
                                  f'{error}', line) from error
-        for name in ENTRY_POINTS:
-            entry = getattr(module, name, None)
-            if callable(entry):
-                return entry
-        # a public kernel file as published: the one function that launches one of its NKI kernels on a grid
-        # (`nki_add[grid_x, grid_y](a, b)`), else its one NKI kernel that no other of its kernels calls
-        kernels = module_kernels(module)
-        launchers = [(name, getattr(module, name)) for name in grid_launchers(tree, {name for name, _ in kernels})
-                     if callable(getattr(module, name, None))]
-        called = called_by_kernels(tree, {name for name, _ in kernels})
-        candidates = launchers or [(name, k) for name, k in kernels if name not in called]
-        if len(candidates) == 1:
-            return candidates[0][1]
-        names = ', '.join(name for name, _ in candidates)
-        found = f', and {len(candidates)} {"grid launchers" if launchers else "NKI kernels"} ({names}): name the ' \
-                f'one to run with `kernel = <name>`' if candidates else ' (nor one function decorated with @nki.jit)'
-        raise KernelRejected(f'{self.name} defines neither `kernel` nor `optimized_kernel`{found}')
+        entry, found = entry_point(module, tree)
+        if entry is None:
+            raise KernelRejected(f'{self.name} defines neither `kernel` nor `optimized_kernel`{found}')
+        return entry
 
     def run_tree(self, tree, preset):
         """The kernel module from its (rewritten) syntax tree, compiled under the kernel file's name so that errors
