@@ -257,8 +257,10 @@ void Drain(int fd, BoundedOutput* output, int max_reads) {
 }  // namespace
 
 absl::StatusOr<SandboxOutcome> RunInSandbox(const SandboxSpec& spec, const std::atomic<bool>* cancel) {
-  absl::Cleanup close_passed = [&spec] {
-    for (int fd : spec.pass_fds) close(fd);
+  // The passed descriptors belong to this call from here on: closed on every return path.
+  const std::vector<int> passed_fds = spec.pass_fds;
+  absl::Cleanup close_passed = [passed_fds] {
+    for (int fd : passed_fds) close(fd);
   };
   if (spec.pass_fds.size() > kMaxPassedFds) {
     return absl::InvalidArgumentError(absl::StrCat("at most ", kMaxPassedFds, " descriptors can be passed"));
