@@ -162,6 +162,23 @@ class StaticRulesTest(unittest.TestCase):
         self.assertIn('logging.FileHandler is not available to NKI kernels', result['message'])
         self.assertEqual(result['line'], line_of(handler, '# <- here'))
 
+    def test_logging_has_the_levels_neuronxcc_adds(self):
+        # neuronxcc adds TRACE, USER and OFF to the logging module; Beta 1 kernels turn logging off with OFF.
+        path = self.ws.kernel('''
+            import logging
+            from logging import TRACE
+            logging.disable(logging.OFF)
+
+            @nki.jit
+            def kernel(x):
+                assert TRACE < logging.DEBUG < logging.CRITICAL < logging.USER < logging.OFF
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+                return out
+            ''')
+        result = self.ws.evaluate(self.reference, path)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
     def test_torch_neuronx_nki_jit_is_nki_jit(self):
         path = self.ws.kernel('''
             from torch_neuronx import nki_jit
