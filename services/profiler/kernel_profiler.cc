@@ -92,10 +92,11 @@ constexpr int kProgramPipeBytes = 1 << 20;
 // (its descriptor 3). Step B (replay_check.py, no guard needed) runs in a fresh sandbox holding fresh copies of the
 // problem's `files` (never the kernel's copies) and the kernel's text as kernel.txt, which it only quotes in messages
 // (`replay_work` is its scratch as it sees it); it reads the other end of the pipe (its descriptor 3), replays the
-// program as it arrives and writes the only result.json and trace.txt that are read. The program never touches a
-// disk; step B bounds its size. Once step B has finished, step A is no longer needed and is stopped.
-// Returns step A's outcome when it ended abnormally on its own or left a violation marker (*result_dir is then its
-// scratch), else step B's.
+// program as it arrives and writes the only result.json and trace.txt that are read. Step B also sends step A the
+// shapes of the inputs it builds through a second pipe (B's descriptor 4, A's 4), so that step A never builds them. The
+// program never touches a disk; step B bounds its size. Once step B has finished, step A is no longer needed and is
+// stopped. Returns step A's outcome when it ended abnormally on its own or left a violation marker (*result_dir is then
+// its scratch), else step B's.
 absl::StatusOr<sandbox::SandboxOutcome> RunRecordAndReplay(
     const sandbox::SandboxSpec& spec, const std::string& replay_dir, const std::string& replay_work,
     const std::vector<std::pair<std::string, std::string>>& files, const std::string& replay_runner,
@@ -118,8 +119,9 @@ absl::StatusOr<sandbox::SandboxOutcome> RunRecordAndReplay(
     if (for_record) record.argv.insert(record.argv.end(), item.begin(), item.end());
     if (for_replay) replay.argv.insert(replay.argv.end(), item.begin(), item.end());
   }
-  record.argv.insert(record.argv.end(), {"--program-out", "fd:3"});
-  replay.argv.insert(replay.argv.end(), {"--program", "fd:3", "--kernel-source", replay_work + "/kernel.txt"});
+  record.argv.insert(record.argv.end(), {"--program-out", "fd:3", "--input-specs", "fd:4"});
+  replay.argv.insert(replay.argv.end(), {"--program", "fd:3", "--input-specs-out", "fd:4", "--kernel-source",
+                                         replay_work + "/kernel.txt"});
   if (!spec.output_files.empty()) {
     record.output_files = {"result.json", "violation.json"};
     replay.output_files = {"result.json", "trace.txt"};
@@ -129,14 +131,23 @@ absl::StatusOr<sandbox::SandboxOutcome> RunRecordAndReplay(
     if (auto s = core::WriteFileAtomic(replay_dir + "/" + name, contents); !s.ok()) return s;
   }
   int program_pipe[2];
+  int specs_pipe[2];
   if (pipe2(program_pipe, O_CLOEXEC) != 0) {
     return absl::UnavailableError(absl::StrCat("cannot create the program pipe: ", std::strerror(errno)));
+  }
+  if (pipe2(specs_pipe, O_CLOEXEC) != 0) {
+    const int error = errno;
+    close(program_pipe[0]);
+    close(program_pipe[1]);
+    return absl::UnavailableError(absl::StrCat("cannot create the input-shapes pipe: ", std::strerror(error)));
   }
   // Step A writes on while step B executes a batch of steps (the default 64 KiB holds about 500 program lines; step
   // B reads them in batches of over a thousand). A smaller buffer (pipe-max-size) only makes step A wait more.
   fcntl(program_pipe[1], F_SETPIPE_SZ, kProgramPipeBytes);
-  record.pass_fds = {program_pipe[1]};  // RunInSandbox closes each end in the worker
-  replay.pass_fds = {program_pipe[0]};
+  // Step A: program out (3), the inputs' shapes from step B in (4); step B: the other ends (harness
+  // protocol/input_specs.py). RunInSandbox closes each end in the worker.
+  record.pass_fds = {program_pipe[1], specs_pipe[0]};
+  replay.pass_fds = {program_pipe[0], specs_pipe[1]};
 
   // Step A stops once step B has finished (B also ends on cancellation of the profile).
   std::atomic<bool> stop_record{false};

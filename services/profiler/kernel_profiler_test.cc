@@ -19,14 +19,15 @@ class KernelProfilerTest : public ::testing::Test {
   static void SetUpTestSuite() { setenv("ACCELOPT_TEST_SECRET", "hunter2-secret", 1); }
 
   v1::ProfileResult ProfileFile(const std::string& kernel_file, double timeout_seconds = 20,
-                                v1::Device device = v1::DEVICE_SIM_TRN1) {
+                                v1::Device device = v1::DEVICE_SIM_TRN1,
+                                const std::string& reference_file = "reference.py") {
     KernelProfilerOptions options;
     options.harness_dir = ACCELOPT_SOURCE_DIR "/services/profiler/harness";
     options.limits.memory_mb = 1024;
     options.limits.cpu_seconds = 60;
     options.worker_name = "test";
     v1::Problem problem;
-    problem.set_reference_source(*core::ReadFile(kTestdata + "reference.py"));
+    problem.set_reference_source(*core::ReadFile(kTestdata + reference_file));
     problem.set_metadata_yaml(*core::ReadFile(kTestdata + "problem.yaml"));
     v1::Kernel kernel;
     kernel.set_source(*core::ReadFile(kTestdata + kernel_file));
@@ -63,6 +64,13 @@ TEST_F(KernelProfilerTest, TheKernelIsToldTheGenerationOfTheDevice) {
   EXPECT_EQ(on_trn2.device(), v1::DEVICE_SIM_TRN2);
   v1::ProfileResult on_trn1 = ProfileFile("doubles_on_trn2_only.py", 20, v1::DEVICE_SIM_TRN1);
   EXPECT_EQ(v1::Verdict_Name(on_trn1.verdict()), "VERDICT_INCORRECT") << on_trn1.message();
+}
+
+// The kernel's process never builds the problem's inputs: the trusted replay sends it their shapes.
+TEST_F(KernelProfilerTest, TheKernelsProcessIsSentTheInputShapes) {
+  v1::ProfileResult r = ProfileFile("kernel.py", 20, v1::DEVICE_SIM_TRN1, "reference_inputs_in_step_b_only.py");
+  EXPECT_EQ(v1::Verdict_Name(r.verdict()), "VERDICT_OK") << r.message();
+  EXPECT_EQ(r.seeds_checked(), 3);
 }
 
 struct HostileCase {

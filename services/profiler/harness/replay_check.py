@@ -3,7 +3,7 @@
 the problem's inputs, check it, and write the result JSON and the timing trace. Never imports kernel code.
 
 usage: replay_check.py --problem REF.py --program PROGRAM [--metadata problem.yaml] [--seeds N] [--tolerance T]
-                       [--timing-only] [--trace-out FILE] [--result-out FILE]
+                       [--timing-only] [--trace-out FILE] [--result-out FILE] [--input-specs-out fd:N]
 Exit status 0 whenever a result JSON was written (the verdict is in the JSON); see README.md for the schema.
 """
 import argparse
@@ -18,7 +18,7 @@ import nki_sim  # noqa: E402
 
 nki_sim.tune_allocator()
 
-from protocol.command_line import add_evaluation_arguments, path_or_descriptor, report  # noqa: E402
+from protocol.command_line import add_evaluation_arguments, descriptor, path_or_descriptor, report  # noqa: E402
 from protocol.replay import replay_check  # noqa: E402
 from nki_sim.target import set_target  # noqa: E402
 
@@ -32,6 +32,9 @@ def parse_arguments(argv):
     parser.add_argument('--kernel-source', help='the kernel\'s text, read only to quote its lines in messages')
     parser.add_argument('--ban-low-precision', action='store_true',
                         help='refuse a program that uses fp16/bf16 (as step A refuses a kernel that names them)')
+    parser.add_argument('--input-specs-out', type=descriptor,
+                        help='fd:N: send the first inputs\' shapes to step A through this pipe, once built '
+                             '(protocol/input_specs.py)')
     return parser.parse_args(argv)
 
 
@@ -41,7 +44,8 @@ def main(argv=None, retain=None):
     return report(lambda: replay_check(reference=args.problem, program=args.program, metadata=args.metadata,
                                        seeds=args.seeds, tolerance=args.tolerance, timing_only=args.timing_only,
                                        trace_out=args.trace_out, kernel_source=args.kernel_source,
-                                       ban_low_precision=args.ban_low_precision, retain=retain),
+                                       ban_low_precision=args.ban_low_precision,
+                                       input_specs_out=args.input_specs_out, retain=retain),
                   args.result_out)
 
 

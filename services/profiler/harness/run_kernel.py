@@ -4,6 +4,7 @@
 usage: run_kernel.py --problem REF.py --kernel KERNEL.py [--metadata problem.yaml] [--seeds N] [--tolerance T]
                      [--timing-only] [--ban-low-precision] [--trace-out FILE] [--result-out FILE]
        run_kernel.py --problem REF.py --kernel KERNEL.py --program-out PROGRAM [--metadata ..] [--ban-low-precision]
+                     [--input-specs fd:N]
 The first form runs both protocol steps as child processes (step A: this script with --program-out, the only
 process that runs kernel code; step B: replay_check.py). Exit status 0 whenever a result JSON (first form) or a
 program (second form) was written; see README.md for the schema.
@@ -21,7 +22,7 @@ import nki_sim  # noqa: E402
 nki_sim.install_import_shim()
 nki_sim.tune_allocator()
 
-from protocol.command_line import add_evaluation_arguments, path_or_descriptor, report  # noqa: E402
+from protocol.command_line import add_evaluation_arguments, descriptor, path_or_descriptor, report  # noqa: E402
 from protocol.evaluation import evaluate  # noqa: E402
 from protocol.recording import record  # noqa: E402
 from nki_sim.target import set_target  # noqa: E402
@@ -35,6 +36,9 @@ def parse_arguments(argv):
     parser.add_argument('--ban-low-precision', action='store_true', help='reject fp16/bf16 kernels')
     parser.add_argument('--program-out', type=path_or_descriptor,
                         help='step A only: record the kernel\'s program here (a path, or fd:N: an open descriptor)')
+    parser.add_argument('--input-specs', type=descriptor,
+                        help='step A: fd:N, a pipe from step B carrying the inputs\' shapes (else step A builds '
+                             'the inputs to read their shapes)')
     return parser.parse_args(argv)
 
 
@@ -42,7 +46,8 @@ def main(argv=None):
     args = parse_arguments(argv)
     if args.program_out is not None:
         set_target(args.target)
-        record(args.problem, args.kernel, args.program_out, args.metadata, args.ban_low_precision)
+        record(args.problem, args.kernel, args.program_out, args.metadata, args.ban_low_precision,
+               args.input_specs)
         return 0
     return report(lambda: evaluate(reference=args.problem, kernel=args.kernel, metadata=args.metadata,
                                    seeds=args.seeds, tolerance=args.tolerance, timing_only=args.timing_only,

@@ -4,6 +4,8 @@ CompileError: the program breaks a rule the real compiler enforces (tile limits,
 It carries the kernel source line that issued the offending call (0 when unknown).
 StaleStateError: a later run of the same kernel touched memory an earlier, identical run had proven dead;
 the kernel's instruction stream changed between runs (it is stateful or non-deterministic).
+AliasedReadError: a read that on the device sees another tensor's data, both placed at the same address by direct
+allocation (nki_sim/placement.py).
 StaleOutputError: the kernel returned an output tensor that this call did not create (e.g. one cached from an
 earlier call); its values cannot be the answer for this call's inputs.
 """
@@ -63,6 +65,11 @@ def missing_api(prefix, name):
     if cause:
         raise UnsupportedApi(f'{prefix}.{name} is not supported by the simulator: {cause}')
     raise UnsupportedApi(f'{prefix}.{name} is not supported by the simulator (docs/simulator.md lists what is)')
+
+
+class AliasedReadError(CompileError):
+    """A read of bytes that another tensor placed at the same address (direct allocation) wrote over since: on the
+    device it sees the other tensor's data (nki_sim/placement.py). The kernel's verdict is INCORRECT."""
 
 
 class StaleStateError(Exception):

@@ -5,7 +5,7 @@ eviction copy and matmul the compiler would). Numerics are computed in the stora
 NKIBench kernels) and skipped in timing-only mode.
 """
 import contextlib
-from typing import Any
+from typing import Any, Tuple
 
 import numpy as np
 
@@ -27,6 +27,7 @@ from .operands import (broadcast_shape, fit, on_chip, padded, result_kind, tile_
 from .operands import mask as _mask
 from .operands import unapplied_mask
 from .ops import BYPASS, alu
+from .placement import PlacedMemory, Placement, at_address
 from .runtime import begin, issue, operand, operand_reads
 from .tensors import PARTITION_LIMIT, Tensor, hbm_declared, hbm_tensor, par_dim  # noqa: F401
 from .views import View
@@ -148,11 +149,14 @@ def no_reorder() -> Any:
 
 
 # ----- declarations -----
-def _declare(shape, dtype, buffer, name, fill):
+def _declare(shape, dtype, buffer, name, fill, initialized=True):
     run = runtime.current()
     line = run.line()
     if buffer is None:
         buffer = memory.sbuf
+    placed = None
+    if isinstance(buffer, Placement):       # direct allocation (ncc.sbuf.mod_alloc, ...)
+        placed, buffer = buffer, buffer.buffer
     if not isinstance(buffer, memory.Buffer):
         raise CompileError(f'unknown buffer {buffer!r}', line)
     if isinstance(shape, int):
@@ -163,6 +167,8 @@ def _declare(shape, dtype, buffer, name, fill):
         # per block (more banks through block dimensions).
         tensor = Tensor(buffer, kind_of(dtype), shape, line, name, run.numerics, run.psum_banks)
         tensor.init = fill
+        if placed is not None:
+            _place(run, tensor, placed, initialized, line)
         return tensor
     if buffer is memory.shared_hbm:
         ordinal = run.shared_ordinal
@@ -187,11 +193,11 @@ def _declare(shape, dtype, buffer, name, fill):
 _PARTITION_BYTES = {'sbuf': 28 * 1024 * 1024 // 128, 'psum': 16 * 1024}
 
 
-def _check_address(address: Any, tensor: Any, line: int) -> None:
-    """`nl.ndarray(..., address=(partition_offset, free_offset))`: a fixed placement in SBUF / PSUM. The simulator
-    gives every tensor its own storage (placement is not modelled, as for `ncc.sbuf.mod_alloc`), so the address is
-    only checked: two integers that keep the tensor inside the memory's partitions and bytes per partition (nl.all
-    shadows the builtin here, hence no all())."""
+def _check_address(address: Any, tensor: Any, line: int) -> Tuple[int, int]:
+    """`nl.ndarray(..., address=(partition_offset, free_offset))`: a fixed placement in SBUF / PSUM, checked (two
+    integers that keep the tensor inside the memory's partitions and bytes per partition; nl.all shadows the builtin
+    here, hence no all()) and returned. The tensor keeps its own storage; nki_sim/placement.py checks reads of
+    bytes another placed tensor wrote over."""
     if not isinstance(tensor, Tensor) or not tensor.buffer.on_chip:
         raise CompileError(f'nl.ndarray(address={address!r}): a fixed address places a tensor in SBUF or PSUM, '
                            f'not in {tensor.buffer!r}', line)
@@ -209,12 +215,28 @@ def _check_address(address: Any, tensor: Any, line: int) -> None:
     if free + size > limit:
         raise CompileError(f'nl.ndarray(address={address!r}): {size} bytes per partition from byte {free} run past '
                            f'the {limit} bytes of a {tensor.buffer.name.upper()} partition', line)
+    return partition, free
+
+
+def _place(run: Any, tensor: Tensor, placed: Placement, initialized: bool, line: int) -> None:
+    """Track a tensor the kernel placed itself (nki_sim/placement.py); an initialized one (nl.zeros, ...) is
+    written at its declaration, an nl.ndarray is not."""
+    if run.placed is None:
+        run.placed = PlacedMemory()
+    run.placed.place(tensor, placed)
+    if initialized:
+        for block in np.ndindex(*tensor.shape[:tensor.nblock]):
+            run.placed.write(tensor, block, (0, tensor.parts, 0, tensor.free), line)
 
 
 def ndarray(shape: Any, dtype: Any, buffer: Any = None, name: Any = '', address: Any = None) -> Any:
-    tensor = _declare(shape, dtype, buffer, name, 0)
+    tensor = _declare(shape, dtype, buffer, name, 0, initialized=False)
     if address is not None:
-        _check_address(address, tensor, runtime.current().line())
+        run = runtime.current()
+        line = run.line()
+        partition, byte = _check_address(address, tensor, line)
+        _place(run, tensor, at_address(tensor.buffer, partition, byte, tuple(tensor.shape[:tensor.nblock])), False,
+               line)
     return tensor
 
 

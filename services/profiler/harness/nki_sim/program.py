@@ -30,6 +30,7 @@ from .indirect import DynamicRunsView, DynamicView, IndirectView, dynamic_reach_
 from .jit import RunObserver, as_outputs, check_fresh, simulate
 from .loops import FirstIndex, LoopIndex
 from .operands import Engine
+from .placement import Placement
 from .ops import NUMPY_ACTIVATION, NUMPY_ALU
 from .tensors import PSUM_BANKS, Tensor, hbm_tensor, par_dim, shape_only_input
 from .tile_ops import EXECUTION
@@ -318,6 +319,8 @@ class Recorder:
             return {'pred': [[self.encode(a), kind] for a, kind in value.atoms]}
         if isinstance(value, memory.Buffer):
             return {'buffer': value.name}
+        if isinstance(value, Placement):        # direct allocation: checked in this run only (nki_sim/placement.py)
+            return {'buffer': value.buffer.name}
         if isinstance(value, Engine):
             return {'engine': value.name}
         if isinstance(value, LowPrecisionType):

@@ -68,6 +68,7 @@ class Run:
         self.reuse_scope: Any = ()    # loop_path with the innermost loop's index dropped (load reuse, nl.load)
         self.beta2 = False            # the kernel is written against the `nki` namespace (Beta 2 call forms)
         self.psum_banks = 1           # PSUM banks one declared PSUM tensor may span (Beta 2: 8, no block dimensions)
+        self.placed: Any = None       # tensors the kernel placed itself (placement.PlacedMemory), once there is one
 
     def enter_program(self, ids: Tuple[int, ...]) -> None:
         """Program `ids` of the current grid starts: its instructions and allocations are traced on its core."""
@@ -391,6 +392,8 @@ def _record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes:
             accumulate: bool) -> None:
     recorder = run.recorder
     full = pending.window_free
+    if run.placed is not None:
+        _check_placed(run, pending, reads, writes, full)
     if not recorder.traced:
         _settle_writes(run, pending, writes, full)
         return
@@ -432,6 +435,21 @@ def _record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes:
     except CompileError as error:
         error.line = error.line or pending.line
         raise
+
+
+def _check_placed(run, pending, reads, writes, full):
+    """Reads and writes of tensors the kernel placed itself (direct allocation): a read of bytes another placed
+    tensor wrote over raises AliasedReadError (nki_sim/placement.py)."""
+    placed = run.placed
+    placements = placed.placements
+    for view, window in reads:
+        if view.tensor in placements:
+            _, (region, *_) = _region(view, None if full else window, run.recorder)
+            placed.read(view.tensor, view.block, region, pending.line)
+    for view, window, _ in _written(pending, writes, full):
+        if view.tensor in placements:
+            _, (region, *_) = _region(view, window, run.recorder)
+            placed.write(view.tensor, view.block, region, pending.line)
 
 
 def _written(pending, writes, full):

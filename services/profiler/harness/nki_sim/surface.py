@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from . import isa, jit, language
+from . import isa, jit, language, placement
 from .dtypes import kind_of
 from .errors import CompileError
 from .memory import Buffer
@@ -48,18 +48,22 @@ class _TensorModule(types.ModuleType):
 
 
 class _Allocation:
-    """nki.compiler.sbuf / psum: direct allocation requests are accepted and placed like automatic ones."""
+    """nki.compiler.sbuf / psum: a direct allocation request is a Placement (nki_sim/placement.py); auto_alloc is
+    the memory itself."""
 
     def __init__(self, buffer):
         self.buffer = buffer
 
-    def mod_alloc(self, *args: Any, **kwargs: Any) -> Buffer:
-        return self.buffer
+    def mod_alloc(self, *args: Any, **kwargs: Any) -> placement.Placement:
+        if self.buffer is language.psum:
+            return placement.psum_mod_alloc(*args, **kwargs)
+        return placement.sbuf_mod_alloc(*args, **kwargs)
 
-    def alloc(self, *args: Any, **kwargs: Any) -> Buffer:
-        return self.buffer
+    def alloc(self, func: Any) -> placement.Placement:
+        return placement.custom_alloc(self.buffer, func)
 
-    auto_alloc = alloc
+    def auto_alloc(self, *args: Any, **kwargs: Any) -> Buffer:
+        return self.buffer
 
 
 def _compiler_hint(*args: Any, **kwargs: Any) -> Any:

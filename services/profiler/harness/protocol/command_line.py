@@ -32,6 +32,14 @@ def path_or_descriptor(text: str) -> Union[str, int]:
     return int(match.group(1)) if match else text
 
 
+def descriptor(text: str) -> int:
+    """An `fd:N` option's value: the inherited open descriptor N."""
+    value = path_or_descriptor(text)
+    if not isinstance(value, int):
+        raise argparse.ArgumentTypeError(f'expected fd:N (an open descriptor), got {text!r}')
+    return value
+
+
 def report(evaluation: Callable[[], Dict[str, Any]], result_out: Optional[str]) -> int:
     """Runs `evaluation`, prints its result JSON and writes it to `result_out` (if given); returns exit status 0."""
     try:

@@ -46,7 +46,8 @@ def empty_result():
 def evaluate(reference, kernel, metadata=None, seeds=5, tolerance=None, timing_only=False,
              ban_low_precision=False, trace_out=None, python=sys.executable, target='trn1'):
     """Step A and step B as two child processes at the same time, the program passing through a pipe (step B
-    replays it as it arrives); returns step B's result. Step A is stopped once step B has finished."""
+    replays it as it arrives, and sends step A the inputs' shapes through another); returns step B's result. Step A
+    is stopped once step B has finished."""
     reference, kernel = os.path.abspath(reference), os.path.abspath(kernel)
     metadata = os.path.abspath(metadata) if metadata else None
     trace_out = os.path.abspath(trace_out) if trace_out else None
@@ -55,11 +56,13 @@ def evaluate(reference, kernel, metadata=None, seeds=5, tolerance=None, timing_o
         common = ['--problem', reference, '--target', target] + (['--metadata', metadata] if metadata else [])
         program_in, program_out = os.pipe()
         fcntl.fcntl(program_out, fcntl.F_SETPIPE_SZ, PROGRAM_PIPE_BYTES)
+        specs_in, specs_out = os.pipe()     # step B -> step A: the inputs' shapes (protocol/input_specs.py)
         step_a = [python, os.path.join(HARNESS, 'run_kernel.py'), '--kernel', kernel,
-                  '--program-out', f'fd:{program_out}']
+                  '--program-out', f'fd:{program_out}', '--input-specs', f'fd:{specs_in}']
         if ban_low_precision:
             step_a.append('--ban-low-precision')
         step_b = [python, os.path.join(HARNESS, 'replay_check.py'), '--program', f'fd:{program_in}',
+                  '--input-specs-out', f'fd:{specs_out}',
                   '--seeds', str(seeds), '--result-out', result_path, '--kernel-source', kernel] + common
         if ban_low_precision:
             step_b.append('--ban-low-precision')
@@ -71,14 +74,16 @@ def evaluate(reference, kernel, metadata=None, seeds=5, tolerance=None, timing_o
             step_b += ['--trace-out', trace_out]
         try:
             recording = subprocess.Popen(step_a + common, cwd=work, stdout=subprocess.DEVNULL,
-                                         stderr=subprocess.DEVNULL, pass_fds=(program_out,))
+                                         stderr=subprocess.DEVNULL, pass_fds=(program_out, specs_in))
         finally:
             os.close(program_out)
+            os.close(specs_in)
         try:
             done = subprocess.run(step_b, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, check=False,
-                                  pass_fds=(program_in,))
+                                  pass_fds=(program_in, specs_out))
         finally:
             os.close(program_in)
+            os.close(specs_out)
             recording.kill()
             recording.wait()
         try:

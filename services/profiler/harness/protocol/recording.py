@@ -10,10 +10,11 @@ import json
 
 import numpy as np
 
-from nki_sim.errors import CompileError, StaleOutputError
+from nki_sim.errors import AliasedReadError, CompileError, StaleOutputError
 from nki_sim.jit import InputSpec
 from nki_sim.program import Recorder, Recording, record_program
 
+from . import input_specs
 from .evaluation import CHECK_SEEDS
 from .kernel_source import KernelRejected, KernelSource
 from .problem import ProblemError, load_problem
@@ -21,8 +22,10 @@ from .problem import ProblemError, load_problem
 RECORDING_GC_THRESHOLDS = (100_000, 20, 100)
 
 
-def record(reference, kernel, program_out, metadata=None, ban_low_precision=False):
-    """Write the program of `kernel` on the problem's input shapes to `program_out`."""
+def record(reference, kernel, program_out, metadata=None, ban_low_precision=False, input_specs_in=None):
+    """Write the program of `kernel` on the problem's input shapes to `program_out`. With `input_specs_in` (a pipe
+    from step B, protocol/input_specs.py) the shapes are the ones step B sends, read after the kernel is loaded;
+    step A builds the inputs itself only when step B sends none."""
     # The recorder keeps every recorded tensor and view alive to the end, so the default collector thresholds
     # traverse an ever larger heap (a quarter of the CPU time of an 85k-instruction kernel). Collect less
     # often; cycles the kernel makes are still collected.
@@ -30,16 +33,20 @@ def record(reference, kernel, program_out, metadata=None, ban_low_precision=Fals
     with open(program_out, 'w') as out:
         recorder = Recorder(out)
         try:
-            nki_inputs = _input_shapes(reference, metadata)
             source = KernelSource(kernel)
             with Recording(recorder):
                 if ban_low_precision:
                     source.check_low_precision()
                 entry = source.load_entry_point()
+                nki_inputs = input_specs.receive(input_specs_in) if input_specs_in is not None else None
+                if nki_inputs is None:
+                    nki_inputs = _input_shapes(reference, metadata)
                 try:
                     record_program(entry, nki_inputs, recorder)
                 except StaleOutputError as error:
                     _error(out, 'INCORRECT', str(error))
+                except AliasedReadError as error:
+                    _error(out, 'INCORRECT', *source.describe(error))
                 except Exception as error:
                     message, line = source.describe(error)
                     verdict = 'COMPILE_ERROR' if isinstance(error, CompileError) else \

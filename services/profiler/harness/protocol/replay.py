@@ -13,13 +13,15 @@ numbers that are timed are the numbers that are checked.
 4. Final run on fresh inputs (seed 105), also checked; its trace is the one written.
 """
 import gc
+import os
 import time
 
 import numpy as np
 
-from nki_sim.errors import CompileError, StaleOutputError
+from nki_sim.errors import AliasedReadError, CompileError, StaleOutputError
 from nki_sim.program import LOW_PRECISION_FORMATS, ProgramError, RecordedFailure, Replay, read_program
 
+from . import input_specs
 from .comparison import compare
 from .evaluation import CHECK_SEEDS, FRESH_SEED, KERNEL_VERDICTS, Verdict, empty_result
 from .problem import ProblemError, load_problem
@@ -35,7 +37,7 @@ REPLAY_GC_THRESHOLDS = (100_000, 20, 100)
 
 class ReplayCheck:
     def __init__(self, reference, program, metadata=None, seeds=5, tolerance=None, timing_only=False,
-                 trace_out=None, kernel_source=None, ban_low_precision=False):
+                 trace_out=None, kernel_source=None, ban_low_precision=False, input_specs_out=None):
         self.reference = reference
         self.program_path = program
         self.metadata = metadata
@@ -46,6 +48,8 @@ class ReplayCheck:
         self.trace_out = trace_out
         self.kernel_source = kernel_source
         self.banned_formats = LOW_PRECISION_FORMATS if ban_low_precision else frozenset()
+        # a pipe to step A: the first inputs' shapes are sent there once built (protocol/input_specs.py)
+        self.input_specs_out = input_specs_out
         self.problem = None
         self.replay = None
         self.recorder = None
@@ -57,6 +61,10 @@ class ReplayCheck:
             self._protocol()
         except Verdict as verdict:
             self.result.update(verdict=verdict.verdict, message=verdict.message, line=verdict.line)
+        finally:
+            if self.input_specs_out is not None:     # never sent: step A waits for the line or its end
+                os.close(self.input_specs_out)
+                self.input_specs_out = None
         self.result['wall_seconds'] = round(time.monotonic() - start, 3)
         return self.result
 
@@ -136,6 +144,9 @@ class ReplayCheck:
             arrays, formats = self.problem.kernel_arrays(nki_inputs)
         except ProblemError as error:
             raise Verdict('PROBLEM_ERROR', f'problem: {error}') from error
+        if self.input_specs_out is not None:
+            descriptor, self.input_specs_out = self.input_specs_out, None
+            input_specs.send(descriptor, input_specs.encode(nki_inputs, arrays, formats))
         return inputs, arrays, formats
 
     def _reference(self, seed, inputs):
@@ -157,7 +168,8 @@ class ReplayCheck:
         except Exception as error:
             line = getattr(error, 'line', 0) or self.replay.run_state.fixed_line or 0
             detail = error.message if isinstance(error, CompileError) else f'{type(error).__name__}: {error}'
-            verdict = 'COMPILE_ERROR' if isinstance(error, CompileError) else \
+            verdict = 'INCORRECT' if isinstance(error, AliasedReadError) else \
+                'COMPILE_ERROR' if isinstance(error, CompileError) else \
                 'OUT_OF_MEMORY' if isinstance(error, MemoryError) else 'RUNTIME_ERROR'
             source = self._source_line(line)
             where = f'{KERNEL_NAME}:{line}: {source}\n' if source else f'{KERNEL_NAME}:{line}: '
