@@ -179,6 +179,13 @@ class PlacedMemory:
         if mine:
             self.clobbered[id(owner)] = [c for c in mine if not _covers(rect, c[0])]
 
+    def forget(self, tensor: Any, block: Any) -> None:
+        """A write through a bitcast view (other element size) of a placed block: what was written over before is
+        no longer known to be read, so nothing about the block is flagged."""
+        owner = self.owners.get((id(tensor), tuple(block) if isinstance(block, (tuple, list)) else ()))
+        if owner is not None:
+            self.clobbered.pop(id(owner), None)
+
     def read(self, tensor: Any, block: Any, region: Tuple[Any, ...], line: int) -> None:
         located = self._located(tensor, block, *region[:4])
         if located is None:

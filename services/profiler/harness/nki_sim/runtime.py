@@ -450,6 +450,8 @@ def _check_placed(run, pending, reads, writes, full):
         if view.tensor in placements:
             _, (region, *_) = _region(view, window, run.recorder)
             placed.write(view.tensor, view.block, region, pending.line)
+        elif view.tensor.source in placements:     # a bitcast of a placed tensor: not tracked, never flagged
+            placed.forget(view.tensor.source, view.block)
 
 
 def _written(pending, writes, full):
