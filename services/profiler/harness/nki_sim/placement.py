@@ -119,13 +119,14 @@ def at_address(buffer: memory.Buffer, partition: int, byte: int, block_shape: Tu
 
 
 class _Owner:
-    """One placed block: the tensor and its block index, with what messages say about it."""
-    __slots__ = ('tensor', 'block', 'label')
+    """One placed block: the tensor, its block index, its first partition and byte, and what messages call it."""
+    __slots__ = ('tensor', 'origin', 'label')
 
-    def __init__(self, tensor: Any, block: Tuple[int, ...], label: str) -> None:
+    def __init__(self, tensor: Any, block: Tuple[int, ...], placement: Placement) -> None:
         self.tensor = tensor
-        self.block = block
-        self.label = label
+        self.origin = placement.locate(block, tensor.parts, tensor.free * tensor.kind.itemsize)
+        name = f'tensor {tensor.name!r}' if tensor.name else f'the {tensor.buffer.name.upper()} tensor'
+        self.label = f'{name} declared at line {tensor.site}{" (block " + str(list(block)) + ")" if block else ""}'
 
 
 class PlacedMemory:
@@ -134,64 +135,50 @@ class PlacedMemory:
 
     def __init__(self) -> None:
         self.placements: Dict[Any, Placement] = {}
-        self.owners: Dict[Tuple[int, Tuple[int, ...]], _Owner] = {}
-        self.origins: Dict[Tuple[int, Tuple[int, ...]], Tuple[int, int]] = {}
+        self.owners: Dict[Tuple[Any, Tuple[int, ...]], _Owner] = {}    # (tensor, block index) -> its owner
         self.last_writer: Dict[str, List[Tuple[Rect, _Owner]]] = {}
-        self.clobbered: Dict[int, List[Tuple[Rect, _Owner, int]]] = {}
+        self.clobbered: Dict[_Owner, List[Tuple[Rect, _Owner, int]]] = {}
 
     def place(self, tensor: Any, placement: Placement) -> None:
         self.placements[tensor] = placement
 
-    def _located(self, tensor: Any, block: Any, p0: int, p1: int, f0: int, f1: int) -> Optional[Tuple[Rect, _Owner]]:
-        placement = self.placements.get(tensor)
-        if placement is None:
-            return None
+    def _owner(self, tensor: Any, block: Any) -> _Owner:
         block = tuple(block) if isinstance(block, (tuple, list)) else ()
-        key = (id(tensor), block)
-        origin = self.origins.get(key)
-        owner = self.owners.get(key)
-        if origin is None or owner is None:
-            itemsize = tensor.kind.itemsize
-            origin = self.origins[key] = placement.locate(block, tensor.parts, tensor.free * itemsize)
-            name = f'tensor {tensor.name!r}' if tensor.name else f'the {tensor.buffer.name.upper()} tensor'
-            label = f'{name} declared at line {tensor.site}{" (block " + str(list(block)) + ")" if block else ""}'
-            owner = self.owners[key] = _Owner(tensor, block, label)
+        owner = self.owners.get((tensor, block))
+        if owner is None:
+            owner = self.owners[(tensor, block)] = _Owner(tensor, block, self.placements[tensor])
+        return owner
+
+    def _located(self, tensor: Any, block: Any, p0: int, p1: int, f0: int, f1: int) -> Tuple[Rect, _Owner]:
+        owner = self._owner(tensor, block)
+        part, byte = owner.origin
         itemsize = tensor.kind.itemsize
-        part, byte = origin
         return (part + p0, part + p1, byte + f0 * itemsize, byte + f1 * itemsize), owner
 
     def write(self, tensor: Any, block: Any, region: Tuple[Any, ...], line: int) -> None:
-        located = self._located(tensor, block, *region[:4])
-        if located is None:
-            return
-        rect, owner = located
+        rect, owner = self._located(tensor, block, *region[:4])
         writers = self.last_writer.setdefault(tensor.buffer.name, [])
         kept = []
         for old, other in writers:
             shared = _overlap(old, rect) if other is not owner else None
             if shared is not None:
-                self.clobbered.setdefault(id(other), []).append((shared, owner, line))
+                self.clobbered.setdefault(other, []).append((shared, owner, line))
             if not _covers(rect, old):
                 kept.append((old, other))
         kept.append((rect, owner))
         self.last_writer[tensor.buffer.name] = kept
-        mine = self.clobbered.get(id(owner))
+        mine = self.clobbered.get(owner)
         if mine:
-            self.clobbered[id(owner)] = [c for c in mine if not _covers(rect, c[0])]
+            self.clobbered[owner] = [c for c in mine if not _covers(rect, c[0])]
 
     def forget(self, tensor: Any, block: Any) -> None:
         """A write through a bitcast view (other element size) of a placed block: what was written over before is
         no longer known to be read, so nothing about the block is flagged."""
-        owner = self.owners.get((id(tensor), tuple(block) if isinstance(block, (tuple, list)) else ()))
-        if owner is not None:
-            self.clobbered.pop(id(owner), None)
+        self.clobbered.pop(self._owner(tensor, block), None)
 
     def read(self, tensor: Any, block: Any, region: Tuple[Any, ...], line: int) -> None:
-        located = self._located(tensor, block, *region[:4])
-        if located is None:
-            return
-        rect, owner = located
-        for clobbered, other, written_at in self.clobbered.get(id(owner), ()):
+        rect, owner = self._located(tensor, block, *region[:4])
+        for clobbered, other, written_at in self.clobbered.get(owner, ()):
             if _overlap(clobbered, rect) is not None:
                 p0, p1, b0, b1 = clobbered
                 raise AliasedReadError(
