@@ -13,7 +13,7 @@ import numpy as np
 from . import memory, target
 from .affine import Affine, Predicate
 from .compute import assign as copy_into
-from .compute import copy, deterministic_dropout, elementwise, fold_positions, reduce
+from .compute import copy, deterministic_dropout, elementwise, fold_positions, free_elements, reduce
 from .call_forms import check_module
 from .dtypes import kind_of
 from .errors import CompileError, missing_api
@@ -578,11 +578,28 @@ def tensor_tensor(data1: Any, data2: Any, op: Any, dtype: Any = None, mask: Any 
     eng = engine_name(engine)
     if eng == 'pool' and memory.psum in (a.tensor.buffer, b.tensor.buffer):
         raise CompileError('the GpSimd engine cannot access PSUM')
+    _same_elements_per_partition(a, b)
     # a repeat on unchanged inputs (loop-invariant in the innermost loop) is computed once (cse=1)
     key = ('tensor_tensor', op, eng, _identity_key(a), _identity_key(b))
     fn = alu(op)
     return elementwise('tensor_tensor', eng, fn, (a, b), dtype, mask, cse_key=key, folds=fold_positions(fn, 0, 1),
                        flat_operands=True, alu_ops=(fn,))
+
+
+def _same_elements_per_partition(a: View, b: View) -> None:
+    """nisa.tensor_tensor: "The two tiles must have the same partition axis size and the same number of elements
+    per partition" (the API page, Beta 1 and Beta 2). The Beta 2 compiler checks it ("'dst' free total elements 64
+    != 'rhs' free total elements 1" for a (128, 64) tile and a (128, 1) one), so a kernel written against `nki`
+    that relies on broadcasting a [P, 1] operand is refused. Beta 1 kernels keep the partition-first broadcast:
+    neuronxcc compiles a (128, 4, 4) tile plus a (128, 1, 1) bias (CS 149 students' conv2d)."""
+    if not current().beta2:
+        return
+    if a.shape[0] != b.shape[0] or free_elements(a) != free_elements(b):
+        raise CompileError(
+            f'tensor_tensor: data1 {tuple(a.shape)} and data2 {tuple(b.shape)} differ in partition size or in '
+            f'elements per partition ({free_elements(a)} and {free_elements(b)}); the two tiles must have the same '
+            'partition axis size and the same number of elements per partition (a [P, 1] operand goes to '
+            'nisa.tensor_scalar, or is broadcast first with .broadcast_to)')
 
 
 def scalar_tensor_tensor(data: Any, op0: Any, operand0: Any, op1: Any, operand1: Any, reverse0: Any = False,

@@ -29,6 +29,15 @@ def forward(a_t, b):
     return a_t.T @ b
 ''' + STANDARD_TRANSFORMS
 
+ROW_MAX_REFERENCE = '''
+def get_inputs():
+    return [np.random.normal(size=(128, 64)).astype(np.float32)]
+
+
+def forward(x):
+    return x - x.max(axis=1, keepdims=True)
+''' + STANDARD_TRANSFORMS
+
 SCALE_REFERENCE = '''
 def get_inputs():
     return [np.random.normal(size=(128, 64)).astype(np.float32)]
@@ -480,6 +489,44 @@ class Beta2Test(unittest.TestCase):
         self.assertEqual(result['verdict'], beta1_verdict)
         self.assertIn(beta1_message, result['message'])
         self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+
+    def test_tensor_tensor_operands_have_equal_elements_per_partition_in_beta2(self):
+        """nisa.tensor_tensor's page: "the same partition axis size and the same number of elements per partition".
+        The Beta 2 compiler refuses a (128, 64) tile minus a (128, 1) one ("'dst' free total elements 64 != 'rhs'
+        free total elements 1"); before, the simulator broadcast the [P, 1] operand and the kernel verified. The
+        documented forms (tensor_scalar with the [P, 1] operand, or the operand broadcast first) stay OK, and a
+        Beta 1 kernel keeps the broadcast (neuronxcc compiles it)."""
+        reference = self.ws.reference(ROW_MAX_REFERENCE)
+        body = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                m = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.tensor_reduce(dst=m, op=nl.maximum, data=t, axis=1, keepdims=True)
+                r = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+                SUBTRACT  # <- here
+                nisa.dma_copy(dst=out, src=r)
+                return out
+            '''
+        refused = 'nisa.tensor_tensor(dst=r, data1=t, data2=m, op=nl.subtract)'
+        kernel = self.ws.kernel(body.replace('SUBTRACT', refused), header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('data1 (128, 64) and data2 (128, 1) differ in partition size or in elements per partition '
+                      '(64 and 1)', result['message'])
+        self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+        for documented in ('nisa.tensor_scalar(dst=r, data=t, op0=nl.subtract, operand0=m)',
+                           'nisa.tensor_tensor(dst=r, data1=t, data2=m.broadcast_to((128, 64)), op=nl.subtract)'):
+            with self.subTest(documented=documented):
+                kernel = self.ws.kernel(body.replace('SUBTRACT', documented), header=BETA2_HEADER)
+                result = self.ws.evaluate(reference, kernel)
+                self.assertEqual(result['verdict'], 'OK', result['message'])
+        header = BETA2_HEADER.replace('import nki\n', 'import neuronxcc.nki as nki\n')
+        header = header.replace('import nki.', 'import neuronxcc.nki.')
+        result = self.ws.evaluate(reference, self.ws.kernel(body.replace('SUBTRACT', refused), header=header))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
 
 
 class RefusalTest(unittest.TestCase):
