@@ -6,10 +6,12 @@
 
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "libs/core/file.h"
 #include "libs/testing/child_process.h"
+#include "libs/testing/free_ports.h"
 #include "libs/testing/http_get.h"
 #include "libs/testing/wait_until.h"
 #include "tests/integration/service_process.h"
@@ -19,6 +21,7 @@ namespace {
 
 using integration::FreshTempDir;
 using integration::kBinDir;
+using integration::kClusterPortSpan;
 using integration::kServiceNames;
 using integration::ServiceProcess;
 using integration::StartService;
@@ -159,12 +162,19 @@ TEST(ClusterProcessesTest, BadEndpointConfigExitsNamingTheField) {
 
 TEST(ClusterProcessesTest, CliUpTwiceStatusCrashAndDown) {
   std::string dir = FreshTempDir("cli");
-  std::string base = std::to_string(20000 + (getpid() % 200) * 150);
   // The cluster config's llm block reaches the agent services (their endpoints and prices).
   std::ofstream(dir + "/cluster.yaml")
       << "llm: {endpoints: [{name: local, base_url: \"http://127.0.0.1:8000/v1\", models: [{name: qwen}]}]}\n";
-  auto [up_code, up_out] =
-      Cli({"up", "--data-dir", dir, "--config", dir + "/cluster.yaml", "--base-port", base}, dir + "/up.log");
+  // Another process may take a port of the range between the probe and the bind: try another range then.
+  std::string base;
+  int up_code = -1;
+  std::string up_out;
+  for (int attempt = 0; attempt < 3 && up_code != 0; ++attempt) {
+    if (attempt > 0) Cli({"down", "--data-dir", dir}, dir + "/down0.log");
+    base = std::to_string(testing::FreePortRange(kClusterPortSpan, attempt));
+    std::tie(up_code, up_out) =
+        Cli({"up", "--data-dir", dir, "--config", dir + "/cluster.yaml", "--base-port", base}, dir + "/up.log");
+  }
   ASSERT_EQ(up_code, 0) << up_out;
   for (const auto& name : {"orchestrator", "planner", "executor", "memory", "profiler-0"}) {
     EXPECT_NE(up_out.find(name), std::string::npos) << up_out;

@@ -17,6 +17,7 @@
 #include "libs/core/file.h"
 #include "libs/rpc/tls_credentials.h"
 #include "libs/testing/child_process.h"
+#include "libs/testing/free_ports.h"
 #include "tests/integration/service_process.h"
 
 namespace accelopt {
@@ -24,6 +25,7 @@ namespace {
 
 using integration::FreshTempDir;
 using integration::kBinDir;
+using integration::kClusterPortSpan;
 using testing::ChildProcess;
 using namespace std::chrono_literals;
 
@@ -41,10 +43,10 @@ class SecureClusterTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
     dir_ = new std::string(FreshTempDir("secure"));
-    // Other processes on the machine may hold a port of the range: try a few ranges.
+    // Another process may take a port of the range between the probe and the bind: try another range then.
     std::string output;
     for (int attempt = 0; attempt < 3; ++attempt) {
-      base_ = 20000 + ((getpid() + attempt * 67) % 200) * 150 + 75;
+      base_ = testing::FreePortRange(kClusterPortSpan, attempt);
       auto [code, out] =
           Cli({"up", "--secure", "--data-dir", *dir_, "--base-port", std::to_string(base_)}, *dir_ + "/up.log");
       if (code == 0) return;

@@ -10,6 +10,8 @@ namespace accelopt::integration {
 
 inline const std::string kBinDir = ACCELOPT_BINARY_DIR "/bin";
 inline const std::vector<std::string> kServiceNames = {"orchestrator", "planner", "executor", "memory", "profiler"};
+// The ports `accelopt up --base-port B` gives its services lie in B .. B + 127 (cli/local_cluster.cc).
+inline constexpr int kClusterPortSpan = 128;
 
 struct ServiceProcess {
   std::string name;
