@@ -15,7 +15,8 @@ from .errors import CompileError
 from .ops import ABS_MAX, ABS_MIN, ASSOCIATIVE_ALU, float32_operands
 from .operands import broadcast_shape, fit, on_chip, padded, result_kind, tile_or_scalar, window_shape
 from .operands import mask as _mask
-from .runtime import begin, bind, current, flush, issue, operand, operand_reads
+from .indirect import IndirectView
+from .runtime import Pending, begin, bind, current, direct, flush, issue, operand, operand_reads
 from .tensors import PARTITION_LIMIT, Tensor, row_major_strides
 from .tile_ops import EXECUTION
 from .views import View
@@ -301,10 +302,46 @@ def _identity_of(ufunc: np.ufunc, dtype: np.dtype) -> Any:
     raise CompileError(f'a masked {ufunc.__name__} reduction has no starting value')
 
 
-# ----- assignment -----
+# ----- stores and assignment -----
+def store_tile(target: View, value: Any, mask: Any = None) -> None:
+    """One DMA of a tile (SBUF, or PSUM through a copy) into the HBM view `target`: nl.store, and an assignment
+    into HBM."""
+    run = begin()
+    source = operand(value)
+    if source.tensor.buffer is memory.psum:
+        source = operand(copy(source))
+    if element_count(source.shape) != element_count(target.shape) or source.shape[0] != target.shape[0]:
+        raise CompileError(f'nl.store: value of shape {source.shape} does not fit destination {target.shape}')
+    window, where = _mask(mask, source.shape)
+    if window is not None and source.shape != target.shape:
+        raise CompileError('nl.store with a mask needs value and destination of the same shape')
+    if run.numerics:
+        data = source.array(window)
+        out = target.array(window)
+        if data.shape != out.shape:
+            data = data.reshape(out.shape)
+        if where is not None:
+            np.copyto(out, data, where=where, casting='unsafe')
+        else:
+            out[...] = data
+        if isinstance(target, IndirectView):      # a scatter: out is the gathered copy
+            target.scatter(out, window)
+    reads = [(source, window)] + ([(target.index, None)] if isinstance(target, IndirectView) else [])
+    pending = Pending('store', 'dma', run.line(), reads, None, None, window)
+    pending.dma = 'store'
+    direct(run, pending, target, window)
+
+
 def assign(dst: View, value: Any) -> None:
-    """`dst[...] = value`: bind a pending result, or copy / memset into dst."""
+    """`dst[...] = value`: bind a pending result, or copy / memset into dst. Into HBM, the value (a tile) is
+    stored by a DMA, as nl.store stores it: no NKI page documents the form, but kernels compiled with NKI 0.6.0
+    ran it exactly on a trn2 (docs/simulator.md, round 11)."""
     run = current()
+    if not dst.tensor.buffer.on_chip:
+        if isinstance(value, (int, float, np.number)):
+            value = full_tile(dst.shape, value, dst.dtype)
+        store_tile(dst, value)
+        return
     pending = run.pending
     if isinstance(value, Tensor) and value.pending is not None and value.pending is pending:
         bind(run, pending, dst, accumulate=False)

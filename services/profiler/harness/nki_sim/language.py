@@ -340,7 +340,7 @@ def load_transpose2d(src: Any, dtype: Any = None, mask: Any = None, **kwargs: An
 
 
 def store(dst: Any, value: Any, mask: Any = None, **kwargs: Any) -> None:
-    run = begin()
+    begin()
     target = operand(dst)
     if target.tensor.buffer.on_chip:
         raise CompileError('nl.store writes HBM; assign to on-chip tiles instead')
@@ -348,29 +348,7 @@ def store(dst: Any, value: Any, mask: Any = None, **kwargs: Any) -> None:
         # a scalar value fills the destination (`nl.store(dst=buf[:, i], value=0.0)`): an SBUF tile of the
         # destination's shape and format set to it, then stored
         value = full(target.shape, value, dtype=target.tensor.dtype, buffer=memory.sbuf)
-    source = operand(value)
-    if source.tensor.buffer is memory.psum:
-        source = operand(copy(source))
-    if element_count(source.shape) != element_count(target.shape) or source.shape[0] != target.shape[0]:
-        raise CompileError(f'nl.store: value of shape {source.shape} does not fit destination {target.shape}')
-    window, where = _mask(mask, source.shape)
-    if window is not None and source.shape != target.shape:
-        raise CompileError('nl.store with a mask needs value and destination of the same shape')
-    if run.numerics:
-        data = source.array(window)
-        out = target.array(window)
-        if data.shape != out.shape:
-            data = data.reshape(out.shape)
-        if where is not None:
-            np.copyto(out, data, where=where, casting='unsafe')
-        else:
-            out[...] = data
-        if isinstance(target, IndirectView):      # a scatter: out is the gathered copy
-            target.scatter(out, window)
-    reads = [(source, window)] + ([(target.index, None)] if isinstance(target, IndirectView) else [])
-    pending = runtime.Pending('store', 'dma', run.line(), reads, None, None, window)
-    pending.dma = 'store'
-    runtime.direct(run, pending, target, window)
+    compute.store_tile(target, value, mask)
 
 
 def atomic_rmw(dst: Any, value: Any, op: Any, mask: Any = None, **kwargs: Any) -> None:

@@ -268,7 +268,8 @@ def bind(run: Run, pending: 'Pending', dst: View, accumulate: bool) -> None:
     if isinstance(dst, DynamicView) and not dst.allowed:
         raise CompileError(dynamic_refusal(dst), pending.line)
     if not dst.tensor.buffer.on_chip:
-        raise CompileError('HBM tensors are written with nl.store or nisa.dma_copy, not by assignment', pending.line)
+        raise CompileError('a compute instruction writes SBUF or PSUM, not HBM: store its tile with nl.store or '
+                           'nisa.dma_copy', pending.line)
     run.pending = None
     tile = pending.tile
     tile.pending = None
