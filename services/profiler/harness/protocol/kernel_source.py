@@ -137,7 +137,7 @@ class KernelSource:
         linecache.checkcache(self.path)
         tree = self.check_static_rules()
         try:
-            preset = {'getattr': static_rules.public_getattr}
+            preset = {'getattr': static_rules.public_getattr, 'breakpoint': static_rules.no_debugger}
             stand_ins = stand_ins_imported(tree)
             if stand_ins:
                 preset['__builtins__'] = kernel_builtins(stand_ins)

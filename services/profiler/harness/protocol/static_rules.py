@@ -25,8 +25,9 @@ the introspection or dynamic-code builtins. Each violation names its rule:
   with a leading underscore, its MLP calls `params.quant_params.<private method>(params)` and reads the private
   fields of its dimensions dataclass). No name the harness uses may appear here: its sources are scanned for them
 - module-mutation: assigning, augmenting or deleting an attribute of an imported module or name
-- forbidden-builtin: exec, eval, compile, __import__, open, globals, locals, vars, setattr, delattr, input,
-  breakpoint
+- forbidden-builtin: exec, eval, compile, __import__, open, globals, locals, vars, setattr, delattr, input.
+  `breakpoint` (a debugging leftover in public kernels, often in an error branch that never runs) is the kernel
+  module's `no_debugger`: calling it is a RUNTIME_ERROR, the debugger is never reached
 - getattr (public kernels read configuration with `getattr(nl, dtype_name)`) never reaches a private name: a
   literal name starting with `_` is a private-attribute violation here (a forbidden module's name, such as
   `getattr(np, 'ctypeslib')`, a forbidden-module one), and the kernel's module gets `public_getattr`, which
@@ -45,8 +46,7 @@ FORBIDDEN_MODULES = frozenset({
     'atexit', 'gc', 'sys', 'os', 'ctypes', 'threading', 'multiprocessing', 'subprocess', 'importlib',
     'builtins', 'inspect', 'ctypeslib', 'f2py', 'distutils', 'posix', '_thread', 'signal', 'socket'})
 FORBIDDEN_BUILTINS = frozenset({
-    'exec', 'eval', 'compile', '__import__', 'open', 'globals', 'locals', 'vars', 'setattr', 'delattr',
-    'breakpoint'})
+    'exec', 'eval', 'compile', '__import__', 'open', 'globals', 'locals', 'vars', 'setattr', 'delattr'})
 # Names public kernels import from standard modules for host-side helpers and configuration; none reaches an
 # attribute by name or evaluates code.
 HELPER_NAMES = {
@@ -81,6 +81,11 @@ def public_getattr(value, name, *default):
     if isinstance(value, types.ModuleType) and name not in MODULE_NAMES.get(value.__name__, (name,)):
         raise AttributeError(f'NKI kernels {_module_use(value.__name__)}, not {name!r}')
     return getattr(value, name, *default)
+
+
+def no_debugger(*args, **kwargs):
+    """The kernel module's breakpoint: a kernel run has no debugger."""
+    raise RuntimeError('breakpoint() starts a debugger, which a kernel run cannot: remove the call')
 
 
 def _module_use(module):

@@ -65,7 +65,6 @@ VIOLATIONS = {
     'globals': ('g = globals()  # <- here\n', 'forbidden-builtin'),
     'vars': ('v = vars(nl)  # <- here\n', 'forbidden-builtin'),
     'input_builtin': ('def kernel(x):\n    return input()  # <- here\n', 'forbidden-builtin'),
-    'breakpoint': ('breakpoint()  # <- here\n', 'forbidden-builtin'),
     'annotations_outside_a_class_body': ('a = __annotations__  # <- here\n', 'private-attribute'),
     'warnings_beyond_warn': ('import warnings\nf = warnings.filters  # <- here\n', 'import'),
     'from_warnings_beyond_warn': ('from warnings import catch_warnings  # <- here\n', 'import'),
@@ -381,6 +380,28 @@ class StaticRulesTest(unittest.TestCase):
             ''')
         KernelSource(path).check_static_rules()
         self.assertEqual(self.ws.evaluate(self.reference, path)['verdict'], 'OK')
+
+    def test_breakpoint_in_a_branch_never_taken_passes_and_a_call_is_a_runtime_error(self):
+        # a student's conv2d wraps a DMA in `try: ... except: breakpoint()`; the debugger is never reached
+        for called, verdict in ((False, 'OK'), (True, 'RUNTIME_ERROR')):
+            path = self.ws.kernel(f'''
+                @nki.jit
+                def kernel(x):
+                    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                    try:
+                        nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+                        if {called}:
+                            raise ValueError('debug me')
+                    except ValueError:
+                        breakpoint()  # <- here
+                    return out
+                ''')
+            with self.subTest(called=called):
+                result = self.ws.evaluate(self.reference, path)
+                self.assertEqual(result['verdict'], verdict, result['message'])
+                if called:
+                    self.assertEqual(result['line'], line_of(path, '# <- here'))
+                    self.assertIn('breakpoint() starts a debugger, which a kernel run cannot', result['message'])
 
     def test_getattr_reaches_only_the_listed_names_of_warnings(self):
         path = self.ws.kernel('''
