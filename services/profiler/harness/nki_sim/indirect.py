@@ -25,7 +25,7 @@ from .views import DYNAMIC_ACCESS, View, extent, subscript
 class IndirectView(View):
     """`scalar`: one index for the whole access (`.ap(scalar_offset=...)`, a (1, 1) tile) added to a view whose
     partition axis keeps its own stride; else one index per partition (the partition stride is 0)."""
-    __slots__ = ('index', 'row_stride', 'rows', 'scalar')
+    __slots__ = ('index', 'row_stride', 'rows', 'scalar', 'skip')
 
     def __init__(self, base: View, index: View, row_stride: int, rows: int, scalar: bool = False) -> None:
         super().__init__(base.tensor, base.block, base.offset, base.shape, base.strides)
@@ -33,6 +33,7 @@ class IndirectView(View):
         self.row_stride = row_stride
         self.rows = rows
         self.scalar = scalar
+        self.skip = False       # set by nisa.dma_copy(oob_mode=oob_mode.skip) for a scatter destination
 
     def region(self, window: Any, free: int) -> Tuple[int, int, int, int, Any]:
         return 0, 1, 0, self.tensor.parts * self.tensor.free, None
@@ -44,6 +45,8 @@ class IndirectView(View):
         lo = window[0][0] if window is not None else 0
         picked = index[:1] if self.scalar else index[lo:lo + shape[0]]
         picked = picked.astype(np.int64)
+        if self.skip:            # out-of-bounds rows address row 0 here; scatter_over leaves them unwritten
+            picked = np.where((picked < 0) | (picked >= self.rows), 0, picked)
         if picked.size and (picked.min() < 0 or picked.max() >= self.rows):
             raise IndexError(f'indirect DMA: index {int(picked.min() if picked.min() < 0 else picked.max())} is '
                              f'out of bounds for a dimension of size {self.rows}')
@@ -62,7 +65,25 @@ class IndirectView(View):
         return data[self._offsets(window)]
 
     def scatter_over(self, data: np.ndarray, values: Any, window: Any = None) -> None:
-        data[self._offsets(window)] = values
+        offsets = self._offsets(window)
+        if self.skip:            # oob_mode.skip: "Silently skip the runtime out-of-bounds access"
+            kept = self.kept_rows(window)
+            values = np.broadcast_to(values, offsets.shape)
+            if self.scalar:
+                if kept[0]:
+                    data[offsets] = values
+                return
+            data[offsets[kept]] = values[kept]
+            return
+        data[offsets] = values
+
+    def kept_rows(self, window: Any = None) -> np.ndarray:
+        """Per partition of the window (one value for a scalar index): whether its index is in bounds."""
+        index = self.index.array().reshape(-1).astype(np.int64)
+        _, shape = self.clip(window)
+        lo = window[0][0] if window is not None else 0
+        picked = index[:1] if self.scalar else index[lo:lo + shape[0]]
+        return (picked >= 0) & (picked < self.rows)
 
     def combine(self, ufunc: Any, values: Any, window: Any = None) -> None:
         """data[rows] = ufunc(data[rows], values), applied once per index even where indices repeat (atomic)."""

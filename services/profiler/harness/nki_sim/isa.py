@@ -1102,6 +1102,11 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
             view.allowed = False
     add = _rmw_add(dst_rmw_op, unique_indices)
     scatter_add = add and isinstance(target, IndirectView)
+    if _dma_oob_mode(oob_mode) == 'skip':
+        if add:
+            raise CompileError('dma_copy: with dst_rmw_op only oob_mode=oob_mode.error is allowed (nisa.dma_copy)')
+        if isinstance(target, IndirectView):
+            target.skip = True      # a scatter: rows whose index is out of bounds are not written
     if target.shape != source.shape and target.free_size * target.shape[0] != source.free_size * source.shape[0]:
         raise CompileError(f'dma_copy: source shape {source.shape} does not match destination {target.shape}')
     window, where = mask_of(mask, source.shape)
@@ -1235,9 +1240,19 @@ class dge_mode:
 
 
 class oob_mode:
-    """Out-of-bounds handling of dynamic DMA: the simulator always raises on an out-of-bounds index."""
+    """Out-of-bounds handling of dynamic DMA. The simulator raises on an out-of-bounds index, except for a
+    nisa.dma_copy scatter under oob_mode.skip, whose out-of-bounds rows are not written."""
     error = 'error'
     skip = 'skip'
+
+
+def _dma_oob_mode(mode: Any) -> str:
+    """`oob_mode=` of nisa.dma_copy: oob_mode.error (the default) or oob_mode.skip (also spelled as strings)."""
+    if mode is None:
+        return 'error'
+    if mode in ('error', 'skip'):
+        return str(mode)
+    raise CompileError(f'dma_copy: oob_mode={mode!r} is not an oob_mode (oob_mode.error or oob_mode.skip)')
 
 
 class _Engines:

@@ -1347,6 +1347,44 @@ def forward(x, rank):
         result = self.ws.evaluate(reference, kernel)
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
+    def test_a_scatter_with_oob_mode_skip_leaves_out_of_bounds_rows_unwritten(self):
+        # nisa.dma_copy(..., oob_mode=oob_mode.skip): "Silently skip the runtime out-of-bounds access"; a paged
+        # cache write marks the rows it must not write with index 0xFFFFFFFF (uint32). The destination rows of the
+        # skipped indices keep their content; under the default oob_mode.error the same index is a runtime error.
+        def kernel_text(mode):
+            return self.ws.kernel(f'''
+            @nki.jit
+            def kernel(table, ids, rows):
+                flat = table.reshape((64, 32))
+                wid = nl.ndarray((16, 1), dtype=nl.uint32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=wid, src=ids)
+                staged = nl.ndarray((16, 32), dtype=rows.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=staged, src=rows)
+                nisa.dma_copy(dst=flat.ap(pattern=[[32, 16], [1, 32]], offset=0, vector_offset=wid, indirect_dim=0),
+                              src=staged{mode})  # <- here
+                return table
+            ''')
+        reference = self.ws.reference('''
+def get_inputs():
+    ids = (np.arange(16) * 3).astype(np.uint32).reshape(16, 1)
+    ids[[2, 7, 11]] = 0xFFFFFFFF
+    return [np.random.normal(size=(4, 16, 32)).astype(np.float32), ids,
+            np.random.normal(size=(16, 32)).astype(np.float32)]
+
+
+def forward(table, ids, rows):
+    flat = table.reshape(64, 32).copy()
+    for t in range(16):
+        if ids[t, 0] < 64:
+            flat[ids[t, 0]] = rows[t]
+    return flat.reshape(table.shape)
+''' + STANDARD_TRANSFORMS)
+        result = self.ws.evaluate(reference, kernel_text(', oob_mode=nisa.oob_mode.skip'), seeds=2)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        result = self.ws.evaluate(reference, kernel_text(''))
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+        self.assertIn('index 4294967295 is out of bounds for a dimension of size 64', result['message'])
+
 
 DYNAMIC_REFERENCE = '''
 def get_inputs():
