@@ -28,7 +28,7 @@ from .operands import (  # noqa: F401  (the *_engine values are re-exported as n
 from .operands import sync_engine as _sync_engine
 from .operands import mask as mask_of
 from .ops import activation as activation_function
-from .ops import ABS_MAX, ABS_MIN, BYPASS, alu, float32_operands
+from .ops import ABS_MAX, ABS_MIN, ARITHMETIC_ALU, BYPASS, alu, float32_operands
 from .runtime import Pending, begin, current, direct, dynamic_refusal, issue, operand, operand_reads
 from .tensors import Tensor
 from .views import View, destination
@@ -480,6 +480,7 @@ def tensor_scalar(data: Any, op0: Any, operand0: Any, reverse0: Any = False, op1
     """(data op0 operand0) op1 operand1; operands are scalars or [P, 1] tiles; reverse swaps the operand order."""
     first = alu(op0, operand0)
     second = alu(op1, operand1) if op1 is not None else None
+    _float32_tile_operands(first if second is None else (first, second), operand0, operand1)
 
     def compute(x, a, b):
         y = first(a, x) if reverse0 else first(x, a)
@@ -488,6 +489,26 @@ def tensor_scalar(data: Any, op0: Any, operand0: Any, reverse0: Any = False, op1
         return y
     return _with_scalars('tensor_scalar', engine_name(engine), compute, data, (operand0, operand1), dtype, mask,
                          alu_ops=(first,) if second is None else (first, second))
+
+
+def _float32_tile_operands(fns: Any, *operands: Any) -> None:
+    """nisa.tensor_scalar: "arithmetic operators impose no restriction on the data types of input tensor data and
+    output tensor dst, but the operand0 and operand1 (if used) must be float32" (the API page's docstring). The
+    Beta 2 compiler checks it for tile operands ("'nisa.tensor_scalar_arith' op 'operand0' must be float32, got
+    'i32'", vllm-neuron's causal_fill), so a kernel written against `nki` that passes another dtype is refused.
+    Bitvec operators take integer operands; Beta 1 kernels keep the conversion to float32."""
+    if not current().beta2:
+        return
+    if any(fn not in ARITHMETIC_ALU for fn in (fns if isinstance(fns, tuple) else (fns,))):
+        return
+    for name, value in zip(('operand0', 'operand1'), operands):
+        if is_tile(value):
+            public = operand(value).tensor.kind.public
+            if not (isinstance(public, np.dtype) and public == np.float32):
+                raise CompileError(
+                    f'tensor_scalar: {name} is a {getattr(public, "name", public)} tile; with arithmetic operators '
+                    'the operand0 and operand1 tiles must be float32 (copy it to a float32 tile first, e.g. with '
+                    'nisa.tensor_copy)')
 
 
 def tensor_scalar_reduce(data: Any, op0: Any, operand0: Any, reduce_op: Any, reduce_res: Any, reverse0: Any = False,

@@ -528,6 +528,46 @@ class Beta2Test(unittest.TestCase):
         result = self.ws.evaluate(reference, self.ws.kernel(body.replace('SUBTRACT', refused), header=header))
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
+    def test_tensor_scalar_tile_operands_are_float32_in_beta2(self):
+        """nisa.tensor_scalar: with arithmetic operators "the operand0 and operand1 (if used) must be float32". The
+        Beta 2 compiler refuses an int32 [P, 1] operand ("'nisa.tensor_scalar_arith' op 'operand0' must be float32,
+        got 'i32'"); before, the simulator converted it and the kernel verified. The operand copied to a float32
+        tile stays OK, and so does int32 data with a scalar operand."""
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(128, 64)).astype(np.float32)]
+
+
+def forward(x):
+    return x + 2.0 * np.arange(128, dtype=np.float32)[:, None]
+''' + STANDARD_TRANSFORMS)
+        body = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                row = nl.ndarray((128, 1), dtype=nl.int32, buffer=nl.sbuf)
+                nisa.iota(dst=row, pattern=[[0, 1]], offset=0, channel_multiplier=1)
+                off = nl.ndarray((128, 1), dtype=nl.int32, buffer=nl.sbuf)
+                nisa.tensor_scalar(dst=off, data=row, op0=nl.multiply, operand0=2)
+                CAST
+                r = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.tensor_scalar(dst=r, data=t, op0=nl.add, operand0=OPERAND)  # <- here
+                nisa.dma_copy(dst=out, src=r)
+                return out
+            '''
+        kernel = self.ws.kernel(body.replace('CAST', 'pass').replace('OPERAND', 'off'), header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('tensor_scalar: operand0 is a int32 tile; with arithmetic operators the operand0 and operand1 '
+                      'tiles must be float32', result['message'])
+        self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+        cast = 'f = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf); nisa.tensor_copy(dst=f, src=off)'
+        kernel = self.ws.kernel(body.replace('CAST', cast).replace('OPERAND', 'f'), header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
 
 class RefusalTest(unittest.TestCase):
     def setUp(self):
