@@ -38,13 +38,18 @@ class IndirectView(View):
     def region(self, window: Any, free: int) -> Tuple[int, int, int, int, Any]:
         return 0, 1, 0, self.tensor.parts * self.tensor.free, None
 
-    def _offsets(self, window: Any) -> np.ndarray:
-        """Flat element offsets of the window: [partitions, free elements...]."""
+    def _picked(self, window: Any) -> Tuple[int, Tuple[int, ...], np.ndarray]:
+        """(offset, shape) of the clipped window and the indices it uses: one for a scalar index, else one per
+        partition of the window."""
         index = self.index.array().reshape(-1)
         offset, shape = self.clip(window)
         lo = window[0][0] if window is not None else 0
         picked = index[:1] if self.scalar else index[lo:lo + shape[0]]
-        picked = picked.astype(np.int64)
+        return offset, shape, picked.astype(np.int64)
+
+    def _offsets(self, window: Any) -> np.ndarray:
+        """Flat element offsets of the window: [partitions, free elements...]."""
+        offset, shape, picked = self._picked(window)
         if self.skip:            # out-of-bounds rows address row 0 here; scatter_over leaves them unwritten
             picked = np.where((picked < 0) | (picked >= self.rows), 0, picked)
         if picked.size and (picked.min() < 0 or picked.max() >= self.rows):
@@ -67,7 +72,8 @@ class IndirectView(View):
     def scatter_over(self, data: np.ndarray, values: Any, window: Any = None) -> None:
         offsets = self._offsets(window)
         if self.skip:            # oob_mode.skip: "Silently skip the runtime out-of-bounds access"
-            kept = self.kept_rows(window)
+            _, _, picked = self._picked(window)
+            kept = (picked >= 0) & (picked < self.rows)     # per partition (one value for a scalar index)
             values = np.broadcast_to(values, offsets.shape)
             if self.scalar:
                 if kept[0]:
@@ -76,14 +82,6 @@ class IndirectView(View):
             data[offsets[kept]] = values[kept]
             return
         data[offsets] = values
-
-    def kept_rows(self, window: Any = None) -> np.ndarray:
-        """Per partition of the window (one value for a scalar index): whether its index is in bounds."""
-        index = self.index.array().reshape(-1).astype(np.int64)
-        _, shape = self.clip(window)
-        lo = window[0][0] if window is not None else 0
-        picked = index[:1] if self.scalar else index[lo:lo + shape[0]]
-        return (picked >= 0) & (picked < self.rows)
 
     def combine(self, ufunc: Any, values: Any, window: Any = None) -> None:
         """data[rows] = ufunc(data[rows], values), applied once per index even where indices repeat (atomic)."""

@@ -480,7 +480,7 @@ def tensor_scalar(data: Any, op0: Any, operand0: Any, reverse0: Any = False, op1
     """(data op0 operand0) op1 operand1; operands are scalars or [P, 1] tiles; reverse swaps the operand order."""
     first = alu(op0, operand0)
     second = alu(op1, operand1) if op1 is not None else None
-    _float32_tile_operands(first if second is None else (first, second), operand0, operand1)
+    _float32_tile_operands((first,) if second is None else (first, second), operand0, operand1)
 
     def compute(x, a, b):
         y = first(a, x) if reverse0 else first(x, a)
@@ -499,7 +499,7 @@ def _float32_tile_operands(fns: Any, *operands: Any) -> None:
     Bitvec operators take integer operands; Beta 1 kernels keep the conversion to float32."""
     if not current().beta2:
         return
-    if any(fn not in ARITHMETIC_ALU for fn in (fns if isinstance(fns, tuple) else (fns,))):
+    if any(fn not in ARITHMETIC_ALU for fn in fns):
         return
     for name, value in zip(('operand0', 'operand1'), operands):
         if is_tile(value):
