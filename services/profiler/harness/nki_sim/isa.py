@@ -1172,6 +1172,9 @@ def dma_compute(dst: Any, srcs: Any, scales: Any = None, reduce_op: Any = None, 
     if reduce_op is None or not callable(reduce_op) or alu(reduce_op) is not np.add:
         raise CompileError(f'dma_compute: reduce_op {reduce_op!r} is not supported (the API page allows nl.add only)')
     _check_unique_indices('dma_compute', unique_indices)
+    if _dma_oob_mode(oob_mode, 'dma_compute') == 'skip':
+        raise CompileError('dma_compute: oob_mode=oob_mode.skip is not modelled by the simulator (a read-modify-write '
+                           'DMA, as dma_copy with dst_rmw_op, is modelled with oob_mode.error only)')
     if not isinstance(srcs, (list, tuple)) or not srcs:
         raise CompileError('dma_compute: srcs is a list of source tensors')
     if scales is not None and (not isinstance(scales, (list, tuple)) or len(scales) != len(srcs)
@@ -1267,13 +1270,13 @@ class oob_mode:
     skip = 'skip'
 
 
-def _dma_oob_mode(mode: Any) -> str:
-    """`oob_mode=` of nisa.dma_copy: oob_mode.error (the default) or oob_mode.skip (also spelled as strings)."""
+def _dma_oob_mode(mode: Any, callee: str = 'dma_copy') -> str:
+    """`oob_mode=` of a DMA instruction: oob_mode.error (the default) or oob_mode.skip (also spelled as strings)."""
     if mode is None:
         return 'error'
     if mode in ('error', 'skip'):
         return str(mode)
-    raise CompileError(f'dma_copy: oob_mode={mode!r} is not an oob_mode (oob_mode.error or oob_mode.skip)')
+    raise CompileError(f'{callee}: oob_mode={mode!r} is not an oob_mode (oob_mode.error or oob_mode.skip)')
 
 
 class _Engines:
