@@ -27,11 +27,13 @@ absl::Status CopyTree(const fs::path& from, const fs::path& to) {
     return absl::UnavailableError(absl::StrCat("cannot create ", to.string(), ": ", ec.message()));
   }
   for (const auto& entry : fs::directory_iterator(from, ec)) {
-    const fs::path target = to / entry.path().filename();
+    const std::string name = entry.path().filename().string();
+    if (name.front() == '.') continue;  // tool caches (.mypy_cache), VCS and editor files
+    const fs::path target = to / name;
     auto status = entry.symlink_status(ec);
     if (ec) break;
     if (fs::is_directory(status)) {
-      if (entry.path().filename() == "__pycache__") continue;
+      if (name == "__pycache__") continue;
       if (auto s = CopyTree(entry.path(), target); !s.ok()) return s;
     } else if (fs::is_regular_file(status)) {
       fs::copy_file(entry.path(), target, fs::copy_options::overwrite_existing, ec);

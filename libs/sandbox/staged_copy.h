@@ -11,7 +11,8 @@ namespace accelopt::sandbox {
 class StagedCopy {
  public:
   // Copies `source` into a new directory under `root` (which the worker controls, e.g. the scratch root):
-  // directories 0755, files 0644 (0755 when executable); symlinks and special files are skipped. The copy is
+  // directories 0755, files 0644 (0755 when executable); symlinks, special files, hidden entries (names starting
+  // with '.', such as .mypy_cache) and __pycache__ directories are skipped. The copy is
   // removed when this is destroyed. A lock file beside it, held while this lives, lets a later Create remove
   // copies left by processes that were killed (unlocked and older than a minute).
   static absl::StatusOr<StagedCopy> Create(const std::string& source, const std::string& root);

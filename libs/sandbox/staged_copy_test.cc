@@ -22,6 +22,9 @@ TEST(StagedCopyTest, CopyOfAPrivateTreeIsWorldReadableAndRemovedAfterwards) {
   std::ofstream(root + "/private/tree/run.py") << "print(1)";
   std::ofstream(root + "/private/tree/pkg/mod.py") << "X = 1";
   std::ofstream(root + "/private/tree/pkg/__pycache__/mod.pyc") << "junk";
+  fs::create_directories(root + "/private/tree/.mypy_cache/3.11");
+  std::ofstream(root + "/private/tree/.mypy_cache/3.11/mod.data.json") << "{}";
+  std::ofstream(root + "/private/tree/pkg/.mod.py.swp") << "junk";
   chmod((root + "/private/tree/run.py").c_str(), 0700);
   chmod((root + "/private/tree/pkg/mod.py").c_str(), 0600);
   chmod((root + "/private").c_str(), 0700);
@@ -40,6 +43,8 @@ TEST(StagedCopyTest, CopyOfAPrivateTreeIsWorldReadableAndRemovedAfterwards) {
     EXPECT_EQ(st.st_mode & 0777, 0644u);
     EXPECT_EQ(*core::ReadFile(staged + "/pkg/mod.py"), "X = 1");
     EXPECT_FALSE(fs::exists(staged + "/pkg/__pycache__"));
+    EXPECT_FALSE(fs::exists(staged + "/.mypy_cache"));
+    EXPECT_FALSE(fs::exists(staged + "/pkg/.mod.py.swp"));
   }
   EXPECT_FALSE(fs::exists(staged));
   fs::remove_all(root);
