@@ -4,6 +4,7 @@ the problem's inputs, check it, and write the result JSON and the timing trace. 
 
 usage: replay_check.py --problem REF.py --program PROGRAM [--metadata problem.yaml] [--seeds N] [--tolerance T]
                        [--timing-only] [--trace-out FILE] [--result-out FILE] [--input-specs-out fd:N]
+                       [--fresh-seed N]
 Exit status 0 whenever a result JSON was written (the verdict is in the JSON); see README.md for the schema.
 """
 import argparse
@@ -18,7 +19,8 @@ import nki_sim  # noqa: E402
 
 nki_sim.tune_allocator()
 
-from protocol.command_line import add_evaluation_arguments, descriptor, path_or_descriptor, report  # noqa: E402
+from protocol.command_line import add_evaluation_arguments, add_fresh_seed_argument, descriptor, \
+    path_or_descriptor, report  # noqa: E402
 from protocol.replay import replay_check  # noqa: E402
 from nki_sim.target import set_target  # noqa: E402
 
@@ -29,6 +31,7 @@ def parse_arguments(argv):
     parser.add_argument('--program', required=True, type=path_or_descriptor,
                         help='the program step A writes (a path, or fd:N: an open descriptor, read as it arrives)')
     add_evaluation_arguments(parser)
+    add_fresh_seed_argument(parser)
     parser.add_argument('--kernel-source', help='the kernel\'s text, read only to quote its lines in messages')
     parser.add_argument('--ban-low-precision', action='store_true',
                         help='refuse a program that uses fp16/bf16 (as step A refuses a kernel that names them)')
@@ -45,7 +48,8 @@ def main(argv=None, retain=None):
                                        seeds=args.seeds, tolerance=args.tolerance, timing_only=args.timing_only,
                                        trace_out=args.trace_out, kernel_source=args.kernel_source,
                                        ban_low_precision=args.ban_low_precision,
-                                       input_specs_out=args.input_specs_out, retain=retain),
+                                       input_specs_out=args.input_specs_out, fresh_seed=args.fresh_seed,
+                                       retain=retain),
                   args.result_out)
 
 

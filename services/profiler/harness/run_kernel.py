@@ -3,6 +3,7 @@
 
 usage: run_kernel.py --problem REF.py --kernel KERNEL.py [--metadata problem.yaml] [--seeds N] [--tolerance T]
                      [--timing-only] [--ban-low-precision] [--trace-out FILE] [--result-out FILE]
+                     [--fresh-seed N]
        run_kernel.py --problem REF.py --kernel KERNEL.py --program-out PROGRAM [--metadata ..] [--ban-low-precision]
                      [--input-specs fd:N]
 The first form runs both protocol steps as child processes (step A: this script with --program-out, the only
@@ -22,7 +23,8 @@ import nki_sim  # noqa: E402
 nki_sim.install_import_shim()
 nki_sim.tune_allocator()
 
-from protocol.command_line import add_evaluation_arguments, descriptor, path_or_descriptor, report  # noqa: E402
+from protocol.command_line import add_evaluation_arguments, add_fresh_seed_argument, descriptor, \
+    path_or_descriptor, report  # noqa: E402
 from protocol.evaluation import evaluate  # noqa: E402
 from protocol.recording import record  # noqa: E402
 from nki_sim.target import set_target  # noqa: E402
@@ -33,6 +35,7 @@ def parse_arguments(argv):
     parser.add_argument('--problem', required=True, help='numpy reference module (REF.py)')
     parser.add_argument('--kernel', required=True, help='NKI kernel module defining kernel or optimized_kernel')
     add_evaluation_arguments(parser)
+    add_fresh_seed_argument(parser)
     parser.add_argument('--ban-low-precision', action='store_true', help='reject fp16/bf16 kernels')
     parser.add_argument('--program-out', type=path_or_descriptor,
                         help='step A only: record the kernel\'s program here (a path, or fd:N: an open descriptor)')
@@ -45,6 +48,10 @@ def parse_arguments(argv):
 def main(argv=None):
     args = parse_arguments(argv)
     if args.program_out is not None:
+        if args.fresh_seed is not None:
+            print('run_kernel.py: --fresh-seed is for the checking step; step A (--program-out) never sees inputs',
+                  file=sys.stderr)
+            return 2
         set_target(args.target)
         record(args.problem, args.kernel, args.program_out, args.metadata, args.ban_low_precision,
                args.input_specs)
@@ -52,7 +59,7 @@ def main(argv=None):
     return report(lambda: evaluate(reference=args.problem, kernel=args.kernel, metadata=args.metadata,
                                    seeds=args.seeds, tolerance=args.tolerance, timing_only=args.timing_only,
                                    ban_low_precision=args.ban_low_precision, trace_out=args.trace_out,
-                                   target=args.target),
+                                   target=args.target, fresh_seed=args.fresh_seed),
                   args.result_out)
 
 

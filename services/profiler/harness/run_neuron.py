@@ -28,7 +28,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 from protocol.comparison import compare  # noqa: E402
-from protocol.evaluation import CHECK_SEEDS, FRESH_SEED  # noqa: E402
+from protocol.evaluation import CHECK_SEEDS, secret_fresh_seed  # noqa: E402
 from protocol.kernel_source import KernelRejected, KernelSource  # noqa: E402
 from protocol.problem import ProblemError, load_problem  # noqa: E402
 
@@ -63,7 +63,7 @@ def main(argv=None):
     args = parse_arguments(argv)
     start = time.monotonic()
     result = {'verdict': 'OK', 'message': '', 'line': 0, 'seeds_checked': 0, 'max_rel_l2': None,
-              'instructions': None, 'trace': None, 'problem': None, 'wall_seconds': 0.0}
+              'instructions': None, 'trace': None, 'problem': None, 'wall_seconds': 0.0, 'fresh_seed': None}
     try:
         import neuronxcc.nki as nki  # the real SDK: no simulator shim on this path
     except ImportError as error:
@@ -102,7 +102,8 @@ def main(argv=None):
             for seed in CHECK_SEEDS[:max(0, args.seeds)]:
                 check(seed)
                 result['seeds_checked'] += 1
-        timed_inputs = check(FRESH_SEED, save_neff_name=args.neff_out)
+        result['fresh_seed'] = fresh_seed = secret_fresh_seed()
+        timed_inputs = check(fresh_seed, save_neff_name=args.neff_out)
         os.makedirs(args.ntff_dir, exist_ok=True)
         for _ in range(args.warmups):
             run(timed_inputs)

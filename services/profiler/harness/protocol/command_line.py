@@ -25,6 +25,13 @@ def add_evaluation_arguments(parser: argparse.ArgumentParser) -> None:
                              'nisa.get_nc_version() and nl.tile_size tell the kernel')
 
 
+def add_fresh_seed_argument(parser: argparse.ArgumentParser) -> None:
+    """--fresh-seed of the checking step: by default the final run's inputs come from a secret seed drawn per run."""
+    parser.add_argument('--fresh-seed', type=int,
+                        help='the seed of the final run\'s fresh inputs (default: a secret seed drawn per run, '
+                             'named in the result as fresh_seed); give it to reproduce a reported failure')
+
+
 def path_or_descriptor(text: str) -> Union[str, int]:
     """A program option's value: a path, or `fd:N` for the inherited open descriptor N (a pipe from or to the
     other protocol step; used as it is, never reopened through /proc)."""

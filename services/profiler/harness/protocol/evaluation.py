@@ -14,12 +14,24 @@ OUT_OF_MEMORY, PROBLEM_ERROR, INFRA_ERROR.
 import fcntl
 import json
 import os
+import secrets
 import subprocess
 import sys
 import tempfile
 
 CHECK_SEEDS = (0, 21, 42, 63, 84)
-FRESH_SEED = 105
+
+
+def secret_fresh_seed():
+    """The seed of the final run's fresh inputs: drawn per profile from the operating system's randomness by the
+    checking process and never told to the kernel, so answers a kernel embeds for known seeds cannot match it
+    (docs/adr/0009-trusted-replay.md). Never one of the check seeds."""
+    while True:
+        seed = secrets.randbelow(2 ** 32)
+        if seed not in CHECK_SEEDS:
+            return seed
+
+
 KERNEL_VERDICTS = ('COMPILE_ERROR', 'RUNTIME_ERROR', 'INCORRECT', 'OUT_OF_MEMORY')
 HARNESS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The program pipe's buffer: step A writes on while step B executes a batch of steps (the default 64 KiB holds
@@ -40,11 +52,11 @@ class Verdict(Exception):
 def empty_result():
     return {'verdict': 'OK', 'message': '', 'line': 0, 'seeds_checked': 0, 'max_rel_l2': None,
             'instructions': None, 'trace': None, 'problem': None, 'wall_seconds': 0.0,
-            'trace_seconds': None, 'trace_cpu_seconds': None, 'output_bytes': None}
+            'trace_seconds': None, 'trace_cpu_seconds': None, 'output_bytes': None, 'fresh_seed': None}
 
 
 def evaluate(reference, kernel, metadata=None, seeds=5, tolerance=None, timing_only=False,
-             ban_low_precision=False, trace_out=None, python=sys.executable, target='trn1'):
+             ban_low_precision=False, trace_out=None, python=sys.executable, target='trn1', fresh_seed=None):
     """Step A and step B as two child processes at the same time, the program passing through a pipe (step B
     replays it as it arrives, and sends step A the inputs' shapes through another); returns step B's result. Step A
     is stopped once step B has finished."""
@@ -72,6 +84,8 @@ def evaluate(reference, kernel, metadata=None, seeds=5, tolerance=None, timing_o
             step_b.append('--timing-only')
         if trace_out:
             step_b += ['--trace-out', trace_out]
+        if fresh_seed is not None:
+            step_b += ['--fresh-seed', str(fresh_seed)]
         try:
             recording = subprocess.Popen(step_a + common, cwd=work, stdout=subprocess.DEVNULL,
                                          stderr=subprocess.DEVNULL, pass_fds=(program_out, specs_in))

@@ -10,7 +10,9 @@ numbers that are timed are the numbers that are checked.
 2. Timing pass: the program in timing-only mode on the first seed's input shapes (instruction count, liveness
    plan for the numerics runs).
 3. Correctness: for each seed in [0, 21, 42, 63, 84][:N]: inputs, reference, replay, coverage, comparison.
-4. Final run on fresh inputs (seed 105), also checked; its trace is the one written.
+4. Final run on fresh inputs, also checked; its trace is the one written. Their seed is drawn per profile
+   (secret_fresh_seed) and never told to step A; the result names it (`fresh_seed`) so a failure can be
+   reproduced with --fresh-seed.
 """
 import gc
 import os
@@ -23,7 +25,7 @@ from nki_sim.program import LOW_PRECISION_FORMATS, ProgramError, RecordedFailure
 
 from . import input_specs
 from .comparison import compare
-from .evaluation import CHECK_SEEDS, FRESH_SEED, KERNEL_VERDICTS, Verdict, empty_result
+from .evaluation import CHECK_SEEDS, KERNEL_VERDICTS, Verdict, empty_result, secret_fresh_seed
 from .problem import ProblemError, load_problem
 
 KERNEL_NAME = 'kernel.py'
@@ -37,11 +39,13 @@ REPLAY_GC_THRESHOLDS = (100_000, 20, 100)
 
 class ReplayCheck:
     def __init__(self, reference, program, metadata=None, seeds=5, tolerance=None, timing_only=False,
-                 trace_out=None, kernel_source=None, ban_low_precision=False, input_specs_out=None):
+                 trace_out=None, kernel_source=None, ban_low_precision=False, input_specs_out=None,
+                 fresh_seed=None):
         self.reference = reference
         self.program_path = program
         self.metadata = metadata
         self.seeds = CHECK_SEEDS[:max(0, seeds)]
+        self.fresh_seed = secret_fresh_seed() if fresh_seed is None else fresh_seed
         self.tolerance = tolerance
         self.widen = False
         self.timing_only = timing_only
@@ -78,7 +82,7 @@ class ReplayCheck:
             self.tolerance = self.problem.tolerance
         self.result['problem'] = self.problem.summary(self.tolerance)
         gc.set_threshold(*REPLAY_GC_THRESHOLDS)
-        first_seed = self.seeds[0] if self.seeds else FRESH_SEED
+        first_seed = self.seeds[0] if self.seeds else self.fresh_seed
         inputs, arrays, formats = self._inputs(first_seed)
         try:
             program_file = open(self.program_path)
@@ -106,9 +110,10 @@ class ReplayCheck:
                     inputs, arrays, formats = self._inputs(seed)
                 self._check(seed, inputs, arrays, formats, plan)
                 self.result['seeds_checked'] += 1
-            if first_seed != FRESH_SEED:
-                inputs, arrays, formats = self._inputs(FRESH_SEED)
-            recorder = self._check(FRESH_SEED, inputs, arrays, formats, plan, fresh=True)
+            self.result['fresh_seed'] = self.fresh_seed
+            if first_seed != self.fresh_seed:
+                inputs, arrays, formats = self._inputs(self.fresh_seed)
+            recorder = self._check(self.fresh_seed, inputs, arrays, formats, plan, fresh=True)
         self.recorder = recorder
         if self.trace_out:
             recorder.write(self.trace_out)

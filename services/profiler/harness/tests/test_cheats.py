@@ -142,6 +142,33 @@ CHEATS = {
 }
 
 
+# Correct for the inputs of every seed the protocol is known to use, and wrong for any other: at trace time the
+# kernel rebuilds the problem's inputs for those seeds (as the caller seeds numpy before get_inputs), embeds the
+# answers as constants, and selects one at run time by a traced comparison of the input's first column.
+KNOWN_SEED_ANSWERS = '''
+    PUBLIC_SEEDS = (0, 21, 42, 63, 84, 105)
+
+    @nki.jit
+    def kernel(x):
+        M, N = x.shape
+        out = nl.ndarray((M, N), dtype=x.dtype, buffer=nl.shared_hbm)
+        keys, answers = [], []
+        for seed in PUBLIC_SEEDS:
+            np.random.seed(seed)
+            xs = np.random.randn(M, N).astype(np.float32)
+            keys.append(nl.shared_constant(xs[:, 0:1].copy()))
+            answers.append(nl.shared_constant((xs / (1.0 + np.exp(-xs))).astype(np.float32)))
+        for i in nl.affine_range(M // 128):
+            probe = nl.load(x[i * 128:(i + 1) * 128, 0:1])
+            picked = nl.zeros((128, N), dtype=nl.float32)
+            for key, answer in zip(keys, answers):
+                hit = nl.equal(probe, nl.load(key[i * 128:(i + 1) * 128, 0:1]), dtype=nl.float32)
+                picked = nl.add(picked, nl.multiply(nl.load(answer[i * 128:(i + 1) * 128, :]), hit))
+            nl.store(out[i * 128:(i + 1) * 128, :], value=picked)
+        return out
+'''
+
+
 class CheatTest(unittest.TestCase):
     def setUp(self):
         self.ws = Workspace()
@@ -164,6 +191,13 @@ class CheatTest(unittest.TestCase):
                     # programs reaching the replay directly are covered by test_replay.py.
                     self.assertIn(result['verdict'], ('COMPILE_ERROR', 'INCORRECT', 'RUNTIME_ERROR'),
                                   result['message'])
+
+    def test_answers_embedded_for_every_known_seed_fail_on_the_secret_fresh_inputs(self):
+        # the final run's seed is drawn per profile by step B and never told to step A (protocol/evaluation.py)
+        result = self.ws.evaluate(SHAPES['small'], self.ws.kernel(KNOWN_SEED_ANSWERS), seeds=5)
+        self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
+        self.assertEqual(result['seeds_checked'], 5)
+        self.assertIn('fresh inputs', result['message'])
 
 
 if __name__ == '__main__':
