@@ -3,9 +3,10 @@
 Usage (inside the sandbox): python3 harness_guard.py KERNEL_PATH HARNESS_SCRIPT [harness args...]
 
 bubblewrap is the security boundary; this hook only gives a precise verdict. When code from KERNEL_PATH is on
-the stack of a network, process, signal or out-of-scratch write operation, the hook writes
-`/scratch/violation.json` ({"event", "detail", "line"}) once and raises SandboxViolation (a BaseException, so
-a kernel's `except Exception` cannot swallow it). The C++ worker turns the marker into SANDBOX_VIOLATION.
+the stack of a network, process, signal, native-code (ctypes), unpickling or out-of-scratch write operation, the
+hook writes `/scratch/violation.json` ({"event", "detail", "line"}) once and raises SandboxViolation (a
+BaseException, so a kernel's `except Exception` cannot swallow it). The C++ worker turns the marker into
+SANDBOX_VIOLATION.
 """
 import json
 import os
@@ -21,10 +22,18 @@ _PROCESS = {"os.fork", "os.forkpty", "os.system", "os.exec", "os.posix_spawn", "
 _SIGNAL = {"os.kill", "os.killpg", "signal.pthread_kill"}
 _FILE_CHANGE = {"os.remove", "os.rename", "os.rmdir", "os.mkdir", "os.chmod", "os.chown", "os.truncate",
                 "os.symlink", "os.link", "shutil.rmtree"}
-_NATIVE = {"ctypes.dlopen"}
+# Native code and memory: the harness has imported ctypes before any kernel code runs, so a kernel that reaches the
+# module (through an unpickled payload, say) needs no new dlopen: looking up a symbol, calling it or wrapping a raw
+# address are events of their own.
+_NATIVE = {"ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.call_function", "ctypes.cdata",
+           "ctypes.cdata/buffer", "ctypes.string_at", "ctypes.wstring_at", "ctypes.PyObj_FromPtr",
+           "ctypes.addressof"}
+# Unpickling runs whatever callable the data names (np.load(..., allow_pickle=True) of a file the kernel wrote):
+# every global a pickle looks up while kernel code is on the stack is refused.
+_UNPICKLE = {"pickle.find_class"}
 # Every event the hook looks at. Anything else returns at once: a simulated kernel raises about ten audit events per
 # instruction (builtins.id, sys._getframe, a frame's f_code), a million for a large kernel.
-_WATCHED = frozenset(_NETWORK | _PROCESS | _SIGNAL | _FILE_CHANGE | _NATIVE | {"open"})
+_WATCHED = frozenset(_NETWORK | _PROCESS | _SIGNAL | _FILE_CHANGE | _NATIVE | _UNPICKLE | {"open"})
 
 
 class SandboxViolation(BaseException):
@@ -65,6 +74,8 @@ def _install(kernel_path):
             return
         if event in _NETWORK or event in _PROCESS or event in _SIGNAL or event in _NATIVE:
             detail = event
+        elif event in _UNPICKLE:
+            detail = "unpickling %s.%s" % (args[0], args[1]) if len(args) >= 2 else "unpickling"
         elif event == "open" and len(args) >= 2 and isinstance(args[1], str) and \
                 any(c in args[1] for c in "wax+") and _opened_path(args[0]) and _outside_scratch(args[0]):
             detail = "write to %s" % _shown(args[0])
