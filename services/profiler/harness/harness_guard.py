@@ -33,6 +33,7 @@ _NATIVE = {"ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.call_
 _UNPICKLE = {"pickle.find_class"}
 # Every event the hook looks at. Anything else returns at once: a simulated kernel raises about ten audit events per
 # instruction (builtins.id, sys._getframe, a frame's f_code), a million for a large kernel.
+_DETAIL_CHARS = 1000
 _WATCHED = frozenset(_NETWORK | _PROCESS | _SIGNAL | _FILE_CHANGE | _NATIVE | _UNPICKLE | {"open"})
 
 
@@ -90,6 +91,8 @@ def _install(kernel_path):
         line = _kernel_line(kernel_path)
         if not line:
             return  # the harness itself, not the kernel
+        if len(detail) > _DETAIL_CHARS:     # names the kernel chose (a path, an unpickled global)
+            detail = detail[:_DETAIL_CHARS] + "..."
         state["reported"] = True
         with open(MARKER, "w") as f:
             json.dump({"event": event, "detail": detail, "line": line}, f)

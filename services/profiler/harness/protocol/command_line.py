@@ -47,6 +47,18 @@ def descriptor(text: str) -> int:
     return value
 
 
+# A result message is at most this many characters: a kernel chooses its exceptions' text, and an 8 MiB message
+# made the result larger than a gRPC reply may be.
+MAX_MESSAGE_CHARS = 4000
+
+
+def bounded(message: str) -> str:
+    """`message`, cut to MAX_MESSAGE_CHARS with a note of how much was left out."""
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    return f'{message[:MAX_MESSAGE_CHARS]}... ({len(message) - MAX_MESSAGE_CHARS} characters more)'
+
+
 def report(evaluation: Callable[[], Dict[str, Any]], result_out: Optional[str]) -> int:
     """Runs `evaluation`, prints its result JSON and writes it to `result_out` (if given); returns exit status 0."""
     try:
@@ -56,6 +68,8 @@ def report(evaluation: Callable[[], Dict[str, Any]], result_out: Optional[str]) 
         result = empty_result()
         result.update(verdict='INFRA_ERROR', message=f'harness failure: {type(error).__name__}: {error} '
                                                      f'({os.path.basename(last.filename)}:{last.lineno})')
+    if isinstance(result.get('message'), str):
+        result['message'] = bounded(result['message'])
     text = json.dumps(result)
     if result_out:
         with open(result_out, 'w') as f:

@@ -15,6 +15,7 @@ from nki_sim.jit import InputSpec
 from nki_sim.program import Recorder, Recording, record_program
 
 from . import input_specs
+from .command_line import bounded
 from .evaluation import CHECK_SEEDS
 from .kernel_source import KernelRejected, KernelSource
 from .problem import ProblemError, load_problem
@@ -71,4 +72,4 @@ def _input_shapes(reference, metadata):
 
 
 def _error(out, verdict, message, line=0):
-    out.write(json.dumps({'error': {'verdict': verdict, 'message': message, 'line': line}}) + '\n')
+    out.write(json.dumps({'error': {'verdict': verdict, 'message': bounded(message), 'line': line}}) + '\n')
