@@ -9,7 +9,7 @@ import numpy as np
 
 from nki_sim.jit import simulate
 from nki_sim.program import FORMAT, ProgramError, RecordedFailure, parse_program, read_program
-from protocol.evaluation import FRESH_SEED, evaluate
+from protocol.evaluation import evaluate
 from protocol.problem import load_module, load_problem
 from protocol.replay import replay_check
 from tests.support import SIMPLE_REFERENCE, STANDARD_TRANSFORMS, Workspace, line_of
@@ -389,7 +389,7 @@ class HonestTraceTest(unittest.TestCase):
                 result = evaluate(reference=reference, kernel=kernel, seeds=1, trace_out=trace_path)
                 self.assertEqual(result['verdict'], 'OK', result['message'])
                 module = load_problem(reference).module
-                np.random.seed(FRESH_SEED)
+                np.random.seed(result['fresh_seed'])     # the secret seed of the traced run, named afterwards
                 inputs = module.transform_to_nki_inputs(module.get_inputs())
                 entry = load_module(kernel, f'direct_{name}').kernel
                 _, recorder = simulate(entry, inputs)
