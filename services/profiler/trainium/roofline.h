@@ -26,7 +26,10 @@ struct RooflineResult {
   RooflineBound bound = RooflineBound::kMemory;
 };
 
-// Ties go to memory, then matmul. percent_of_peak is 0 when latency_ns is not positive.
-RooflineResult ComputeRoofline(const RooflineTerms& terms, double latency_ns, const DeviceParams& params);
+// Ties go to memory, then matmul. percent_of_peak is 0 when latency_ns is not positive. The peaks are one
+// NeuronCore's; a kernel whose programs ran on `cores` NeuronCores (an nl.nc(2) launch) has that many times the
+// compute and, with each core's HBM share, the bandwidth, so its t_peak is divided by `cores`.
+RooflineResult ComputeRoofline(const RooflineTerms& terms, double latency_ns, const DeviceParams& params,
+                               int cores = 1);
 
 }  // namespace accelopt::trainium

@@ -39,5 +39,18 @@ TEST(RooflineTest, MemoryAndVectorBounds) {
   EXPECT_DOUBLE_EQ(ComputeRoofline({1, 1, 1}, 0, Trn1()).percent_of_peak, 0);
 }
 
+TEST(RooflineTest, TwoCoresHaveTwiceTheCoresPeak) {
+  // the matmul above, its programs spread over two NeuronCores (nl.nc(2)): at the same latency it reaches half the
+  // share of the two cores' peak that it reaches of one core's
+  const double m = 4096, n = 12288, k = 5120;
+  const RooflineTerms terms{0, 2 * m * n * k, 4 * (m * n + n * k + m * k)};
+  const RooflineResult two = ComputeRoofline(terms, 35.1997e6, Trn1(), 2);
+  EXPECT_EQ(two.bound, RooflineBound::kMatmul);
+  EXPECT_NEAR(two.peak_ns * 1e-6, 21.701 / 2, 0.001);
+  EXPECT_NEAR(two.percent_of_peak, 61.7 / 2, 0.05);
+  EXPECT_DOUBLE_EQ(ComputeRoofline(terms, 35.1997e6, Trn1(), 0).peak_ns,
+                   ComputeRoofline(terms, 35.1997e6, Trn1()).peak_ns);
+}
+
 }  // namespace
 }  // namespace accelopt::trainium
