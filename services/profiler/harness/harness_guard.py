@@ -7,11 +7,14 @@ the stack of a network, process, signal, native-code (ctypes), unpickling or out
 hook writes `/scratch/violation.json` ({"event", "detail", "line"}) once and raises SandboxViolation (a
 BaseException, so a kernel's `except Exception` cannot swallow it). The C++ worker turns the marker into
 SANDBOX_VIOLATION.
+Below the hook, a seccomp filter (process_filter.py) denies new processes and programs to the whole process.
 """
 import json
 import os
 import runpy
 import sys
+
+import process_filter
 
 SCRATCH = "/scratch"
 MARKER = os.path.join(SCRATCH, "violation.json")
@@ -106,6 +109,10 @@ def main():
         sys.exit("usage: harness_guard.py KERNEL_PATH HARNESS_SCRIPT [args...]")
     kernel_path, script = sys.argv[1], sys.argv[2]
     sys.argv = [script] + sys.argv[3:]
+    not_installed = process_filter.install()     # before any other code runs (and any thread starts)
+    if not_installed:
+        print("harness_guard: %s; the sandbox relies on bubblewrap and the audit hook" % not_installed,
+              file=sys.stderr)
     _install(os.path.realpath(kernel_path))
     runpy.run_path(script, run_name="__main__")
 
