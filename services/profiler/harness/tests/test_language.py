@@ -1774,6 +1774,42 @@ class PublicFormsTest(unittest.TestCase):
         self.ws = Workspace()
         self.addCleanup(self.ws.close)
 
+    def test_dma_transpose_applies_its_mask(self):
+        # the Beta 1 nisa.dma_transpose page documents mask= ("a compile-time constant predicate that controls
+        # whether/how this instruction is executed"); a public nkipy router transposes a (tokens, hidden) tensor in
+        # 128-column tiles with a mask on the last, partial one. Before, any mask that masked something off was a
+        # COMPILE_ERROR ("mask= is not modelled by the simulator for this instruction")
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((x.shape[1], x.shape[0]), dtype=x.dtype, buffer=nl.shared_hbm)
+                for t in nl.affine_range(2):
+                    i_p, i_f = nl.mgrid[0:64, 0:128]
+                    xt = nisa.dma_transpose(x[i_p, t * 128 + i_f], axes=(1, 0), mask=t * 128 + i_f < 200)
+                    o_p, o_f = nl.mgrid[0:128, 0:64]
+                    nisa.dma_copy(dst=out[t * 128 + o_p, o_f], src=xt, mask=t * 128 + o_p < 200)
+                return out
+            ''')
+        x = np.random.normal(size=(64, 200)).astype(np.float32)
+        outputs, _ = self.ws.run(kernel, x)
+        self.assertLess(rel_l2(outputs, x.T), 1e-7)
+        # the masked-off rows of the result keep what the destination held (zeros here)
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                held = nl.zeros((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+                i_p, i_f = nl.mgrid[0:64, 0:128]
+                held[...] = nisa.dma_transpose(x[i_p, i_f], mask=i_f < 72)
+                nl.store(out, value=held)
+                return out
+            ''')
+        x = np.random.normal(size=(64, 72)).astype(np.float32)
+        outputs, _ = self.ws.run(kernel, x)
+        expected = np.zeros((128, 64), np.float32)
+        expected[:72] = x.T
+        self.assertLess(rel_l2(outputs, expected), 1e-7)
+
     def test_integer_output_elements_the_transform_drops_may_stay_unwritten(self):
         # a public radix-sort pass returns (N + S, 1) int32 whose last S elements absorb window overhang and are
         # partly never written; the problem's transform keeps the first N. Before, only float outputs were probed
