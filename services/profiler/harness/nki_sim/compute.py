@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
-from . import memory
+from . import memory, runtime
 from .dtypes import kind_of
 from .errors import CompileError
 from .ops import ABS_MAX, ABS_MIN, ASSOCIATIVE_ALU, float32_operands
@@ -172,6 +172,16 @@ def _flat_pairing(views: Sequence[View]) -> bool:
 
 def _astype(src: Any, dtype: Any) -> Tensor:
     return copy(src, dtype=dtype)
+
+
+def _itemsize(tile: Any) -> int:
+    """nki.tensor.itemsize (Beta 1): bytes per element of the tensor's NKI format. Beta 2's NkiTensor lists no
+    itemsize (its attributes are buffer, dtype, name, ndim, offset, shape, size, strides), so a Beta 2 kernel
+    keeps the COMPILE_ERROR naming the attribute."""
+    if runtime.RUN is not None and runtime.RUN.beta2:
+        raise AttributeError('itemsize')     # TileOperators.__getattr__ refuses it by name
+    kind = tile.kind if isinstance(tile, Tensor) else tile.tensor.kind
+    return int(kind.itemsize)
 
 
 def deterministic_dropout(name: str, x: Any, rate: Any, dtype: Any, mask_predicate: Any) -> Tensor:
@@ -459,3 +469,4 @@ EXECUTION.reshape = reshape_view
 EXECUTION.indirect = indirect
 EXECUTION.bitcast = bitcast
 EXECUTION.astype = _astype
+EXECUTION.itemsize = _itemsize

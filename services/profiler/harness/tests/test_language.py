@@ -1774,6 +1774,47 @@ class PublicFormsTest(unittest.TestCase):
         self.ws = Workspace()
         self.addCleanup(self.ws.close)
 
+    def test_tensor_itemsize_is_a_beta1_attribute(self):
+        # nki.tensor's Beta 1 API page lists the attribute itemsize, "Length of one tensor element in bytes"; a
+        # public CS 149 conv2d computes SBUF byte offsets with `X.itemsize`. Before, every kernel got
+        # "tile attribute .itemsize is not supported by the simulator". Beta 2's NkiTensor lists no itemsize.
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, y):
+                out = nl.ndarray((128, 4), dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nl.load(y)
+                sizes = (x.itemsize, y.itemsize, t.itemsize, t[:, 0:2].itemsize)
+                for j in range(4):
+                    nl.store(out[:, j:j + 1], value=nl.full((128, 1), sizes[j], dtype=nl.float32))
+                return out
+            ''')
+        x = np.zeros((128, 8), np.float32)
+        y = np.zeros((128, 8), np.float16)
+        outputs, _ = self.ws.run(kernel, x, y)
+        self.assertEqual(np.asarray(outputs)[0].tolist(), [4.0, 2.0, 2.0, 2.0])
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.zeros((128, 8), np.float32)]
+
+
+def forward(x):
+    return x
+''' + STANDARD_TRANSFORMS)
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                assert x.itemsize == 4  # <- here
+                t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                nisa.dma_copy(dst=out, src=t)
+                return out
+            ''', header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('the Beta 2 NkiTensor page lists no itemsize', result['message'])
+        self.assertIn('assert x.itemsize == 4', result['message'])
+
     def test_dma_transpose_applies_its_mask(self):
         # the Beta 1 nisa.dma_transpose page documents mask= ("a compile-time constant predicate that controls
         # whether/how this instruction is executed"); a public nkipy router transposes a (tokens, hidden) tensor in
