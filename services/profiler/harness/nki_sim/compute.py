@@ -339,7 +339,9 @@ def store_tile(target: View, value: Any, mask: Any = None) -> None:
     reads = [(source, window)] + ([(target.index, None)] if isinstance(target, IndirectView) else [])
     pending = Pending('store', 'dma', run.line(), reads, None, None, window)
     pending.dma = 'store'
-    direct(run, pending, target, window)
+    direct(run, pending, target, window,
+           where if where is not None and source.shape == target.shape and not isinstance(target, IndirectView)
+           else None)
 
 
 def assign(dst: View, value: Any) -> None:

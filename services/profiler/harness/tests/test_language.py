@@ -1774,6 +1774,50 @@ class PublicFormsTest(unittest.TestCase):
         self.ws = Workspace()
         self.addCleanup(self.ws.close)
 
+    def test_dma_copy_applies_an_elementwise_mask(self):
+        # nisa.dma_copy's mask= "controls whether/how this instruction is executed" (Beta 1 API page). A mask that
+        # is not a box of index ranges (`i_p + i_f < 100`; a public nkipy fused RMSNorm-GEMM loads its weight with
+        # `(h * H0 + i_h0 < H) & (i_n1 * N0 + i_n0 < N)`) was computed into `where` and then dropped: every
+        # element was copied, a silently wrong result
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.zeros((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+                i_p, i_f = nl.mgrid[0:128, 0:64]
+                nisa.dma_copy(src=x[i_p, i_f], dst=t[i_p, i_f], mask=(i_p + i_f < 100))
+                nl.store(out, value=t)
+                return out
+            ''')
+        x = np.random.normal(size=(128, 64)).astype(np.float32)
+        outputs, _ = self.ws.run(kernel, x)
+        p, f = np.mgrid[0:128, 0:64]
+        self.assertEqual(np.abs(np.asarray(outputs) - np.where(p + f < 100, x, 0)).max(), 0.0)
+        # into HBM (dma_copy and nl.store): the elements the mask leaves out are never written
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(128, 64)).astype(np.float32)]
+
+
+def forward(x):
+    return x
+''' + STANDARD_TRANSFORMS)
+        for line in ("nisa.dma_copy(src=t[i_p, i_f], dst=out[i_p, i_f], mask=(i_p + i_f < 100))",
+                     "nl.store(out[i_p, i_f], value=t[i_p, i_f], mask=(i_p + i_f < 100))"):
+            with self.subTest(line=line):
+                kernel = self.ws.kernel(f'''
+                    @nki.jit
+                    def kernel(x):
+                        out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                        t = nl.load(x)
+                        i_p, i_f = nl.mgrid[0:128, 0:64]
+                        {line}
+                        return out
+                    ''')
+                result = self.ws.evaluate(reference, kernel)
+                self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
+                self.assertIn('never written', result['message'])
+
     def test_tensor_itemsize_is_a_beta1_attribute(self):
         # nki.tensor's Beta 1 API page lists the attribute itemsize, "Length of one tensor element in bytes"; a
         # public CS 149 conv2d computes SBUF byte offsets with `X.itemsize`. Before, every kernel got
