@@ -1140,6 +1140,9 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
             raise CompileError('dma_copy: an elementwise mask (not a box of index ranges) is modelled only between '
                                'a source and a destination of the same shape without indirect indexing')
         where = np.broadcast_to(where, source.shape)
+        # indices the mask removes may lie outside the source (the padding of a partial tile): checked, and
+        # read, only where the mask keeps the element
+        source = source.checked_under(where)
     if run.numerics and scatter_add:     # each index adds once, repeated indices accumulating (as dma_compute)
         target.combine(np.add, source.array().reshape(target.shape).astype(np.float32))
         rounding = target.tensor.kind.rounding
@@ -1148,7 +1151,7 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
             rounding(out)
             target.scatter(out)
     elif run.numerics:
-        data = source.array(window)
+        data = source.array(window) if where is None else source.masked_array(where, 0)
         out = target.array(window if target.shape == source.shape else None)
         kept = out.copy() if where is not None else None
         if add:

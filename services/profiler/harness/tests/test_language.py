@@ -1793,6 +1793,33 @@ class PublicFormsTest(unittest.TestCase):
         outputs, _ = self.ws.run(kernel, x)
         p, f = np.mgrid[0:128, 0:64]
         self.assertEqual(np.abs(np.asarray(outputs) - np.where(p + f < 100, x, 0)).max(), 0.0)
+        # indices the mask removes may lie outside the source (a partial last tile of 128 columns); where the mask
+        # keeps one, it is refused
+        for bound, verdict in ((320, 'OK'), (330, 'COMPILE_ERROR')):
+            with self.subTest(bound=bound):
+                kernel = self.ws.kernel(f'''
+                    @nki.jit
+                    def kernel(x):
+                        out = nl.ndarray((8, 3, 128), dtype=x.dtype, buffer=nl.shared_hbm)
+                        t = nl.zeros((8, 3, 128), dtype=x.dtype, buffer=nl.sbuf)
+                        i_b, i_h1, i_h0 = nl.mgrid[0:8, 0:3, 0:128]
+                        nisa.dma_copy(src=x[i_b, i_h1 * 128 + i_h0], dst=t[i_b, i_h1, i_h0],
+                                      mask=i_h1 * 128 + i_h0 < {bound})
+                        nl.store(out, value=t)
+                        return out
+                    ''')
+                padded = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(8, 320)).astype(np.float32)]
+
+
+def forward(x):
+    return np.concatenate([x, np.zeros((8, 64), np.float32)], axis=1).reshape(8, 3, 128)
+''' + STANDARD_TRANSFORMS)
+                result = self.ws.evaluate(padded, kernel, seeds=2)
+                self.assertEqual(result['verdict'], verdict, result['message'])
+                if verdict != 'OK':
+                    self.assertIn('an index is out of bounds where the mask keeps the element', result['message'])
         # into HBM (dma_copy and nl.store): the elements the mask leaves out are never written
         reference = self.ws.reference('''
 def get_inputs():
