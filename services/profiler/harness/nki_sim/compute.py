@@ -259,7 +259,13 @@ def reduce(ufunc: np.ufunc, x: Any, axis: Any, dtype: Any = None, mask_predicate
     run = begin()
     view = on_chip(operand(x), 'a reduction')
     ndim = len(view.shape)
-    axes = tuple(sorted({a % ndim for a in ((axis,) if isinstance(axis, int) else axis)}))
+    listed = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    for a in listed:
+        if not -ndim <= int(a) < ndim:
+            # numpy's AxisError (the reductions are "similar to numpy"): never wrapped around onto another axis
+            raise CompileError(f'reduction axis {int(a)} is out of range for a tile of shape {view.shape} '
+                               f'({ndim} dimensions)')
+    axes = tuple(sorted({int(a) % ndim for a in listed}))
     kind = result_kind(dtype, [view])
     window, where = _mask(mask_predicate, view.shape)
     if where is not None:

@@ -1774,6 +1774,36 @@ class PublicFormsTest(unittest.TestCase):
         self.ws = Workspace()
         self.addCleanup(self.ws.close)
 
+    def test_a_reduction_axis_out_of_range_is_refused(self):
+        # the reductions are "similar to numpy" (nl.sum, nisa.tensor_reduce), where an axis out of range is an
+        # AxisError. The simulator took it modulo the tile's rank: axis=[2] of a (8, 2048) tile (a public argmax
+        # written for a 3-D view) reduced the partition axis, and only a later shape check caught it
+        for call, verdict in (("nisa.tensor_reduce(nl.maximum, data=t, axis=[2])", 'COMPILE_ERROR'),
+                              ("nl.sum(t, axis=2)", 'COMPILE_ERROR'),
+                              ("nisa.tensor_reduce(nl.maximum, data=t, axis=[-1])", 'OK'),
+                              ("nl.max(t, axis=1)", 'OK')):
+            with self.subTest(call=call):
+                kernel = self.ws.kernel(f'''
+                    @nki.jit
+                    def kernel(x):
+                        out = nl.ndarray((8, 1), dtype=x.dtype, buffer=nl.shared_hbm)
+                        t = nl.load(x)
+                        nl.store(out, value={call})
+                        return out
+                    ''')
+                reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(8, 2048)).astype(np.float32)]
+
+
+def forward(x):
+    return x.max(axis=1, keepdims=True)
+''' + STANDARD_TRANSFORMS)
+                result = self.ws.evaluate(reference, kernel)
+                self.assertEqual(result['verdict'], verdict, result['message'])
+                if verdict != 'OK':
+                    self.assertIn('reduction axis 2 is out of range for a tile of shape (8, 2048)', result['message'])
+
     def test_dma_copy_applies_an_elementwise_mask(self):
         # nisa.dma_copy's mask= "controls whether/how this instruction is executed" (Beta 1 API page). A mask that
         # is not a box of index ranges (`i_p + i_f < 100`; a public nkipy fused RMSNorm-GEMM loads its weight with
