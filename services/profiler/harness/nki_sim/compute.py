@@ -9,7 +9,7 @@ from typing import Any, Callable, Sequence, Union
 
 import numpy as np
 
-from . import memory
+from . import memory, runtime
 from .dtypes import kind_of
 from .errors import CompileError
 from .ops import ABS_MAX, ABS_MIN, ASSOCIATIVE_ALU, float32_operands
@@ -174,6 +174,16 @@ def _astype(src: Any, dtype: Any) -> Tensor:
     return copy(src, dtype=dtype)
 
 
+def _itemsize(tile: Any) -> int:
+    """nki.tensor.itemsize (Beta 1): bytes per element of the tensor's NKI format. Beta 2's NkiTensor lists no
+    itemsize (its attributes are buffer, dtype, name, ndim, offset, shape, size, strides), so a Beta 2 kernel
+    keeps the COMPILE_ERROR naming the attribute."""
+    if runtime.RUN is not None and runtime.RUN.beta2:
+        raise AttributeError('itemsize')     # TileOperators.__getattr__ refuses it by name
+    kind = tile.kind if isinstance(tile, Tensor) else tile.tensor.kind
+    return int(kind.itemsize)
+
+
 def deterministic_dropout(name: str, x: Any, rate: Any, dtype: Any, mask_predicate: Any) -> Tensor:
     """Dropout (zero elements with probability `rate`, no rescaling) at the rates whose result is known: 0 keeps
     x, 1 zeroes it. A random drop cannot be checked against a reference, so it is refused."""
@@ -249,7 +259,13 @@ def reduce(ufunc: np.ufunc, x: Any, axis: Any, dtype: Any = None, mask_predicate
     run = begin()
     view = on_chip(operand(x), 'a reduction')
     ndim = len(view.shape)
-    axes = tuple(sorted({a % ndim for a in ((axis,) if isinstance(axis, int) else axis)}))
+    listed = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    for a in listed:
+        if not -ndim <= int(a) < ndim:
+            # numpy's AxisError (the reductions are "similar to numpy"): never wrapped around onto another axis
+            raise CompileError(f'reduction axis {int(a)} is out of range for a tile of shape {view.shape} '
+                               f'({ndim} dimensions)')
+    axes = tuple(sorted({int(a) % ndim for a in listed}))
     kind = result_kind(dtype, [view])
     window, where = _mask(mask_predicate, view.shape)
     if where is not None:
@@ -329,7 +345,9 @@ def store_tile(target: View, value: Any, mask: Any = None) -> None:
     reads = [(source, window)] + ([(target.index, None)] if isinstance(target, IndirectView) else [])
     pending = Pending('store', 'dma', run.line(), reads, None, None, window)
     pending.dma = 'store'
-    direct(run, pending, target, window)
+    direct(run, pending, target, window,
+           where if where is not None and source.shape == target.shape and not isinstance(target, IndirectView)
+           else None)
 
 
 def assign(dst: View, value: Any) -> None:
@@ -459,3 +477,4 @@ EXECUTION.reshape = reshape_view
 EXECUTION.indirect = indirect
 EXECUTION.bitcast = bitcast
 EXECUTION.astype = _astype
+EXECUTION.itemsize = _itemsize

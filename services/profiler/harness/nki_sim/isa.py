@@ -1131,8 +1131,18 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
     if target.shape != source.shape and target.free_size * target.shape[0] != source.free_size * source.shape[0]:
         raise CompileError(f'dma_copy: source shape {source.shape} does not match destination {target.shape}')
     window, where = mask_of(mask, source.shape)
-    if scatter_add and window is not None:
+    if scatter_add and (window is not None or where is not None):
         raise CompileError('dma_copy: a masked dst_rmw_op scatter is not modelled by the simulator')
+    if where is not None:
+        # a mask that is not a box (`i_p + i_f < n`, `(a < n) & (i * 128 + j < m)`): only the elements where it
+        # holds are copied (the API page: the mask "controls whether/how this instruction is executed")
+        if isinstance(source, IndirectView) or isinstance(target, IndirectView) or target.shape != source.shape:
+            raise CompileError('dma_copy: an elementwise mask (not a box of index ranges) is modelled only between '
+                               'a source and a destination of the same shape without indirect indexing')
+        where = np.broadcast_to(where, source.shape)
+        # indices the mask removes may lie outside the source (the padding of a partial tile): checked, and
+        # read, only where the mask keeps the element
+        source = source.checked_under(where)
     if run.numerics and scatter_add:     # each index adds once, repeated indices accumulating (as dma_compute)
         target.combine(np.add, source.array().reshape(target.shape).astype(np.float32))
         rounding = target.tensor.kind.rounding
@@ -1141,8 +1151,9 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
             rounding(out)
             target.scatter(out)
     elif run.numerics:
-        data = source.array(window)
+        data = source.array(window) if where is None else source.masked_array(where, 0)
         out = target.array(window if target.shape == source.shape else None)
+        kept = out.copy() if where is not None else None
         if add:
             out[...] = out.astype(np.float32) + data.reshape(out.shape).astype(np.float32)
         else:
@@ -1150,6 +1161,8 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
         rounding = target.tensor.kind.rounding    # the DMA casts to dst's format (bfloat16, fp8, ...)
         if rounding is not None:
             rounding(out)
+        if kept is not None and where is not None:
+            np.copyto(out, kept, where=np.logical_not(where))     # masked-off elements keep what dst held
         if isinstance(target, IndirectView):      # a scatter: out is the gathered copy
             target.scatter(out, window if target.shape == source.shape else None)
     direction = _dma_direction(target, [source])
@@ -1158,7 +1171,7 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
         reads.append((target, window if target.shape == source.shape else None))
     pending = Pending('dma_copy', 'dma', run.line(), reads, None, None, window)
     pending.dma = direction
-    direct(run, pending, target, window if target.shape == source.shape else None)
+    direct(run, pending, target, window if target.shape == source.shape else None, where)
 
 
 def dma_compute(dst: Any, srcs: Any, scales: Any = None, reduce_op: Any = None, unique_indices: Any = True,

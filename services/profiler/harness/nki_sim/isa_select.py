@@ -15,6 +15,7 @@ from .compute import assign
 from .dtypes import kind_of
 from .errors import CompileError
 from .operands import engine_name, fit, on_chip, unapplied_mask, unknown_engine
+from .operands import mask as mask_of
 from .runtime import begin, issue, operand
 from .tensors import PARTITION_LIMIT
 from .views import View
@@ -284,8 +285,12 @@ DMA_TRANSPOSE_AXES = {2: (1, 0), 3: (2, 1, 0), 4: (3, 1, 2, 0)}
 
 def dma_transpose(src: Any, axes: Any = None, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """The transpose of src by the DMA engines into a new SBUF tile: [a, b] -> [b, a], [a, b, c] -> [c, b, a],
-    [a, b, c, d] -> [d, b, c, a] (the last axis of src becomes the partition axis)."""
-    unapplied_mask('nisa.dma_transpose', mask)
+    [a, b, c, d] -> [d, b, c, a] (the last axis of src becomes the partition axis).
+
+    `mask=` (the Beta 1 API page: "a compile-time constant predicate that controls whether/how this instruction is
+    executed", NKI API Masking) is a predicate over src's index space, as on nl.load: only the source elements it
+    keeps are read, and only their transposed positions of the result are written (the others keep what the
+    destination held)."""
     view = operand(src)
     rank = len(view.shape)
     if rank not in DMA_TRANSPOSE_AXES:
@@ -299,9 +304,12 @@ def dma_transpose(src: Any, axes: Any = None, dtype: Any = None, mask: Any = Non
         raise CompileError(f'dma_transpose: the result has {shape[0]} partitions (at most {PARTITION_LIMIT})')
     run = begin()
     kind = kind_of(dtype) if dtype is not None else view.tensor.kind
-    result = np.ascontiguousarray(view.array().transpose(perm)).astype(kind.storage) if run.numerics else None
-    pending = issue(run, 'load' if not view.tensor.buffer.on_chip else 'dma_copy', 'dma', [(view, None)],
-                    shape, kind, result)
+    window, where = mask_of(mask, view.shape)
+    result = np.ascontiguousarray(view.array(window).transpose(perm)).astype(kind.storage) if run.numerics else None
+    out_window = None if window is None else tuple(window[axis] for axis in perm)
+    pending = issue(run, 'load' if not view.tensor.buffer.on_chip else 'dma_copy', 'dma', [(view, window)],
+                    shape, kind, result, out_window)
+    pending.where = None if where is None else np.ascontiguousarray(np.broadcast_to(where, view.shape).transpose(perm))
     pending.dma = 'load' if not view.tensor.buffer.on_chip else 'copy'
     return pending.tile
 

@@ -551,13 +551,16 @@ def _dma_fields(pending, reads, writes):
     return f'dir={pending.dma} bytes={moved} run={run} hbm={scratch}'
 
 
-def direct(run: Run, pending: 'Pending', dst: View, window: Any) -> None:
-    """Record an instruction that writes its named destination (store, dma_copy) right away."""
+def direct(run: Run, pending: 'Pending', dst: View, window: Any, where: Optional[np.ndarray] = None) -> None:
+    """Record an instruction that writes its named destination (store, dma_copy) right away; `where` (an
+    elementwise mask of dst's shape) limits the elements it writes."""
     if run.coverage is not None and not dst.tensor.buffer.on_chip:
         written = run.coverage.get(dst.tensor.hbm_alloc.serial)
         if written is not None:
             if isinstance(dst, IndirectView):
                 dst.scatter_over(written, True, window)
+            elif where is not None:
+                np.logical_or(dst.array_over(written, window), where, out=dst.array_over(written, window))
             else:
                 dst.array_over(written, window)[...] = True
     record(run, pending, pending.reads, [(dst, window)], False)

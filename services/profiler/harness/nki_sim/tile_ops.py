@@ -29,6 +29,7 @@ class Execution:
     indirect: Callable[[Any, Any, Any], Any] = staticmethod(_not_installed)
     bitcast: Callable[[Any, Any], Any] = staticmethod(_not_installed)
     astype: Callable[[Any, Any], Any] = staticmethod(_not_installed)
+    itemsize: Callable[[Any], int] = staticmethod(_not_installed)
 
 
 EXECUTION = Execution
@@ -42,6 +43,7 @@ def _compare(name: str, tile: Any, other: Any) -> Any:
 
 _ATTRIBUTE_HINTS = {
     'T': 'transpose with nl.transpose or nisa.nc_transpose',
+    'itemsize': 'it is an attribute of Beta 1 (neuronxcc.nki) tensors; the Beta 2 NkiTensor page lists no itemsize',
 }
 
 
@@ -62,6 +64,12 @@ class TileOperators:
         """`t.astype(dtype)` (nki.tensor.astype, listed in the Beta 1 API index): the tile converted to `dtype`,
         one copy instruction as `nl.copy(t, dtype=dtype)`."""
         return EXECUTION.astype(self, dtype)
+
+    @property
+    def itemsize(self) -> int:
+        """`t.itemsize` (nki.tensor's attribute in the Beta 1 API reference: "Length of one tensor element in
+        bytes"): the NKI format's size, 2 for bfloat16. Beta 2's NkiTensor does not list it."""
+        return EXECUTION.itemsize(self)
 
     def __add__(self, other: Any) -> Any:
         if isinstance(other, Affine):        # `off[0, 0] + i_f`: a dynamic offset of an index expression

@@ -1774,6 +1774,184 @@ class PublicFormsTest(unittest.TestCase):
         self.ws = Workspace()
         self.addCleanup(self.ws.close)
 
+    def test_a_reduction_axis_out_of_range_is_refused(self):
+        # the reductions are "similar to numpy" (nl.sum, nisa.tensor_reduce), where an axis out of range is an
+        # AxisError. The simulator took it modulo the tile's rank: axis=[2] of a (8, 2048) tile (a public argmax
+        # written for a 3-D view) reduced the partition axis, and only a later shape check caught it
+        for call, verdict in (("nisa.tensor_reduce(nl.maximum, data=t, axis=[2])", 'COMPILE_ERROR'),
+                              ("nl.sum(t, axis=2)", 'COMPILE_ERROR'),
+                              ("nisa.tensor_reduce(nl.maximum, data=t, axis=[-1])", 'OK'),
+                              ("nl.max(t, axis=1)", 'OK')):
+            with self.subTest(call=call):
+                kernel = self.ws.kernel(f'''
+                    @nki.jit
+                    def kernel(x):
+                        out = nl.ndarray((8, 1), dtype=x.dtype, buffer=nl.shared_hbm)
+                        t = nl.load(x)
+                        nl.store(out, value={call})
+                        return out
+                    ''')
+                reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(8, 2048)).astype(np.float32)]
+
+
+def forward(x):
+    return x.max(axis=1, keepdims=True)
+''' + STANDARD_TRANSFORMS)
+                result = self.ws.evaluate(reference, kernel)
+                self.assertEqual(result['verdict'], verdict, result['message'])
+                if verdict != 'OK':
+                    self.assertIn('reduction axis 2 is out of range for a tile of shape (8, 2048)', result['message'])
+
+    def test_dma_copy_applies_an_elementwise_mask(self):
+        # nisa.dma_copy's mask= "controls whether/how this instruction is executed" (Beta 1 API page). A mask that
+        # is not a box of index ranges (`i_p + i_f < 100`; a public nkipy fused RMSNorm-GEMM loads its weight with
+        # `(h * H0 + i_h0 < H) & (i_n1 * N0 + i_n0 < N)`) was computed into `where` and then dropped: every
+        # element was copied, a silently wrong result
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.zeros((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+                i_p, i_f = nl.mgrid[0:128, 0:64]
+                nisa.dma_copy(src=x[i_p, i_f], dst=t[i_p, i_f], mask=(i_p + i_f < 100))
+                nl.store(out, value=t)
+                return out
+            ''')
+        x = np.random.normal(size=(128, 64)).astype(np.float32)
+        outputs, _ = self.ws.run(kernel, x)
+        p, f = np.mgrid[0:128, 0:64]
+        self.assertEqual(np.abs(np.asarray(outputs) - np.where(p + f < 100, x, 0)).max(), 0.0)
+        # indices the mask removes may lie outside the source (a partial last tile of 128 columns); where the mask
+        # keeps one, it is refused
+        for bound, verdict in ((320, 'OK'), (330, 'COMPILE_ERROR')):
+            with self.subTest(bound=bound):
+                kernel = self.ws.kernel(f'''
+                    @nki.jit
+                    def kernel(x):
+                        out = nl.ndarray((8, 3, 128), dtype=x.dtype, buffer=nl.shared_hbm)
+                        t = nl.zeros((8, 3, 128), dtype=x.dtype, buffer=nl.sbuf)
+                        i_b, i_h1, i_h0 = nl.mgrid[0:8, 0:3, 0:128]
+                        nisa.dma_copy(src=x[i_b, i_h1 * 128 + i_h0], dst=t[i_b, i_h1, i_h0],
+                                      mask=i_h1 * 128 + i_h0 < {bound})
+                        nl.store(out, value=t)
+                        return out
+                    ''')
+                padded = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(8, 320)).astype(np.float32)]
+
+
+def forward(x):
+    return np.concatenate([x, np.zeros((8, 64), np.float32)], axis=1).reshape(8, 3, 128)
+''' + STANDARD_TRANSFORMS)
+                result = self.ws.evaluate(padded, kernel, seeds=2)
+                self.assertEqual(result['verdict'], verdict, result['message'])
+                if verdict != 'OK':
+                    self.assertIn('an index is out of bounds where the mask keeps the element', result['message'])
+        # into HBM (dma_copy and nl.store): the elements the mask leaves out are never written
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(128, 64)).astype(np.float32)]
+
+
+def forward(x):
+    return x
+''' + STANDARD_TRANSFORMS)
+        for line in ("nisa.dma_copy(src=t[i_p, i_f], dst=out[i_p, i_f], mask=(i_p + i_f < 100))",
+                     "nl.store(out[i_p, i_f], value=t[i_p, i_f], mask=(i_p + i_f < 100))"):
+            with self.subTest(line=line):
+                kernel = self.ws.kernel(f'''
+                    @nki.jit
+                    def kernel(x):
+                        out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                        t = nl.load(x)
+                        i_p, i_f = nl.mgrid[0:128, 0:64]
+                        {line}
+                        return out
+                    ''')
+                result = self.ws.evaluate(reference, kernel)
+                self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
+                self.assertIn('never written', result['message'])
+
+    def test_tensor_itemsize_is_a_beta1_attribute(self):
+        # nki.tensor's Beta 1 API page lists the attribute itemsize, "Length of one tensor element in bytes"; a
+        # public CS 149 conv2d computes SBUF byte offsets with `X.itemsize`. Before, every kernel got
+        # "tile attribute .itemsize is not supported by the simulator". Beta 2's NkiTensor lists no itemsize.
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, y):
+                out = nl.ndarray((128, 4), dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nl.load(y)
+                sizes = (x.itemsize, y.itemsize, t.itemsize, t[:, 0:2].itemsize)
+                for j in range(4):
+                    nl.store(out[:, j:j + 1], value=nl.full((128, 1), sizes[j], dtype=nl.float32))
+                return out
+            ''')
+        x = np.zeros((128, 8), np.float32)
+        y = np.zeros((128, 8), np.float16)
+        outputs, _ = self.ws.run(kernel, x, y)
+        self.assertEqual(np.asarray(outputs)[0].tolist(), [4.0, 2.0, 2.0, 2.0])
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.zeros((128, 8), np.float32)]
+
+
+def forward(x):
+    return x
+''' + STANDARD_TRANSFORMS)
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                assert x.itemsize == 4  # <- here
+                t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                nisa.dma_copy(dst=out, src=t)
+                return out
+            ''', header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('the Beta 2 NkiTensor page lists no itemsize', result['message'])
+        self.assertIn('assert x.itemsize == 4', result['message'])
+
+    def test_dma_transpose_applies_its_mask(self):
+        # the Beta 1 nisa.dma_transpose page documents mask= ("a compile-time constant predicate that controls
+        # whether/how this instruction is executed"); a public nkipy router transposes a (tokens, hidden) tensor in
+        # 128-column tiles with a mask on the last, partial one. Before, any mask that masked something off was a
+        # COMPILE_ERROR ("mask= is not modelled by the simulator for this instruction")
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((x.shape[1], x.shape[0]), dtype=x.dtype, buffer=nl.shared_hbm)
+                for t in nl.affine_range(2):
+                    i_p, i_f = nl.mgrid[0:64, 0:128]
+                    xt = nisa.dma_transpose(x[i_p, t * 128 + i_f], axes=(1, 0), mask=t * 128 + i_f < 200)
+                    o_p, o_f = nl.mgrid[0:128, 0:64]
+                    nisa.dma_copy(dst=out[t * 128 + o_p, o_f], src=xt, mask=t * 128 + o_p < 200)
+                return out
+            ''')
+        x = np.random.normal(size=(64, 200)).astype(np.float32)
+        outputs, _ = self.ws.run(kernel, x)
+        self.assertLess(rel_l2(outputs, x.T), 1e-7)
+        # the masked-off rows of the result keep what the destination held (zeros here)
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                held = nl.zeros((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+                i_p, i_f = nl.mgrid[0:64, 0:128]
+                held[...] = nisa.dma_transpose(x[i_p, i_f], mask=i_f < 72)
+                nl.store(out, value=held)
+                return out
+            ''')
+        x = np.random.normal(size=(64, 72)).astype(np.float32)
+        outputs, _ = self.ws.run(kernel, x)
+        expected = np.zeros((128, 64), np.float32)
+        expected[:72] = x.T
+        self.assertLess(rel_l2(outputs, expected), 1e-7)
+
     def test_integer_output_elements_the_transform_drops_may_stay_unwritten(self):
         # a public radix-sort pass returns (N + S, 1) int32 whose last S elements absorb window overhang and are
         # partly never written; the problem's transform keeps the first N. Before, only float outputs were probed
