@@ -184,7 +184,7 @@ class CheatTest(unittest.TestCase):
         for shape, reference in SHAPES.items():
             for name, body in CHEATS.items():
                 with self.subTest(cheat=name, shape=shape):
-                    result = self.ws.evaluate(reference, self.ws.kernel(body), seeds=1)
+                    result = self.ws.evaluate(reference, self.ws.kernel(body), seeds=1, fresh_seed=None)
                     self.assertNotEqual(result['verdict'], 'OK', result)
                     # Cheats that need sys, atexit, gc or private attributes stop at the NKI static rules
                     # (COMPILE_ERROR, the first gate); the rest at the trusted replay. Forged and truncated
@@ -194,7 +194,7 @@ class CheatTest(unittest.TestCase):
 
     def test_answers_embedded_for_every_known_seed_fail_on_the_secret_fresh_inputs(self):
         # the final run's seed is drawn per profile by step B and never told to step A (protocol/evaluation.py)
-        result = self.ws.evaluate(SHAPES['small'], self.ws.kernel(KNOWN_SEED_ANSWERS), seeds=5)
+        result = self.ws.evaluate(SHAPES['small'], self.ws.kernel(KNOWN_SEED_ANSWERS), seeds=5, fresh_seed=None)
         self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
         self.assertEqual(result['seeds_checked'], 5)
         self.assertIn('fresh inputs', result['message'])

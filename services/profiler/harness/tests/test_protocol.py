@@ -5,7 +5,10 @@ import subprocess
 import sys
 import unittest
 
+from protocol.evaluation import CHECK_SEEDS
 from tests.support import SIMPLE_REFERENCE, STANDARD_TRANSFORMS, Workspace, line_of
+
+EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), '..', '..', '..', 'examples')
 
 DOUBLING_KERNEL = '''
     @nki.jit
@@ -92,6 +95,14 @@ class ProtocolTest(unittest.TestCase):
                 return out
             ''')
         self.assertEqual(self.ws.evaluate(self.reference, path)['verdict'], 'INCORRECT')
+
+    def test_the_fresh_seed_is_drawn_per_run_unless_given(self):
+        reference = os.path.join(EXAMPLES, 'silu', 'reference_small.py')
+        kernel = os.path.join(EXAMPLES, 'silu', 'kernel.py')
+        drawn = [self.ws.evaluate(reference, kernel, fresh_seed=None)['fresh_seed'] for _ in range(2)]
+        self.assertNotEqual(drawn[0], drawn[1])
+        self.assertFalse(set(drawn) & set(CHECK_SEEDS))
+        self.assertEqual(self.ws.evaluate(reference, kernel, fresh_seed=7)['fresh_seed'], 7)
 
     def test_kernel_caching_results_fails_on_fresh_inputs(self):
         path = self.ws.kernel('''
