@@ -4,8 +4,10 @@ CompileError: the program breaks a rule the real compiler enforces (tile limits,
 It carries the kernel source line that issued the offending call (0 when unknown).
 StaleStateError: a later run of the same kernel touched memory an earlier, identical run had proven dead;
 the kernel's instruction stream changed between runs (it is stateful or non-deterministic).
+WrongOnDeviceError: the run computes a result the device would not (verdict INCORRECT), with its two kinds:
 AliasedReadError: a read that on the device sees another tensor's data, both placed at the same address by direct
-allocation (nki_sim/placement.py).
+allocation (nki_sim/placement.py); WriteRaceError: two programs of an SPMD launch write different values to the
+same HBM element, so the device's result depends on which writes last (nki_sim/races.py).
 StaleOutputError: the kernel returned an output tensor that this call did not create (e.g. one cached from an
 earlier call); its values cannot be the answer for this call's inputs.
 """
@@ -67,9 +69,17 @@ def missing_api(prefix, name):
     raise UnsupportedApi(f'{prefix}.{name} is not supported by the simulator (docs/simulator.md lists what is)')
 
 
-class AliasedReadError(CompileError):
+class WrongOnDeviceError(CompileError):
+    """The simulated run computes a result the device would not: the kernel's verdict is INCORRECT."""
+
+
+class AliasedReadError(WrongOnDeviceError):
     """A read of bytes that another tensor placed at the same address (direct allocation) wrote over since: on the
-    device it sees the other tensor's data (nki_sim/placement.py). The kernel's verdict is INCORRECT."""
+    device it sees the other tensor's data (nki_sim/placement.py)."""
+
+
+class WriteRaceError(WrongOnDeviceError):
+    """Two programs of an SPMD launch write different values to one HBM element (nki_sim/races.py)."""
 
 
 class StaleStateError(Exception):

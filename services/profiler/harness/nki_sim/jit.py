@@ -100,6 +100,7 @@ def launch(run: runtime.Run, kernel: Kernel, args: Sequence[Any], kwargs: Dict[s
         run.program_ids, run.grid, _, run.core_split = saved
         run.enter_program(run.program_ids)
         run.shared_ordinal = ordinal
+        run.observer.launch_end(run.program_ids, run.core_split)
     return returned
 
 
@@ -140,6 +141,10 @@ class RunObserver:
         """Before each SPMD program's kernel call (also of grids launched inside the kernel); `ordinal` is the
         index of the first shared_hbm tensor the program declares; `core_split` the launch's (axis, cores) when
         it is spread over NeuronCores."""
+
+    def launch_end(self, ids: Tuple[int, ...], core_split: Any = None) -> None:
+        """After the last program of a grid launched inside the kernel: the launching code goes on as program
+        `ids` again (its core given by `core_split`)."""
 
     def finish(self, returned: Any) -> None:
         """After the last kernel call (pending result flushed): the kernel's return value."""

@@ -31,6 +31,7 @@ from .jit import RunObserver, as_outputs, check_fresh, simulate
 from .loops import FirstIndex, LoopIndex
 from .operands import Engine
 from .placement import Placement
+from .races import WriteRaces
 from .ops import NUMPY_ACTIVATION, NUMPY_ALU
 from .tensors import PSUM_BANKS, Tensor, hbm_tensor, par_dim, shape_only_input
 from .tile_ops import EXECUTION
@@ -467,6 +468,12 @@ class _Observer(RunObserver):
             entry['nc'] = list(core_split)
         self.recorder.write(entry)
 
+    def launch_end(self, ids: Tuple[int, ...], core_split: Any = None) -> None:
+        entry: Dict[str, Any] = {'spmd_end': list(ids)}
+        if core_split is not None:
+            entry['nc'] = list(core_split)
+        self.recorder.write(entry)
+
     def finish(self, returned: Any) -> None:
         self.recorder.write({'return': self.recorder.encode(returned)})
 
@@ -802,6 +809,7 @@ class Replay:
             self.register(argument)
         if not timing_only and check_coverage:
             run.coverage = {}
+            run.races = WriteRaces()
         values, known, coverage = self.values, self.known, run.coverage
         previous = runtime.RUN
         runtime.RUN = run
@@ -830,6 +838,13 @@ class Replay:
                     run.core_split = step[3]
                     run.enter_program(step[1])
                     run.shared_ordinal = step[2]
+                    if run.races is not None and step[1] and not any(step[1]):    # a grid's first program
+                        run.races.start_launch()
+                elif kind == 'spmd_end':
+                    run.core_split = step[2]
+                    run.enter_program(step[1])
+                    if run.races is not None:
+                        run.races.end_launch()
                 else:
                     runtime.flush()
                     dynamic, value = step[1]
@@ -874,6 +889,8 @@ class Replay:
             if 'spmd' in entry:
                 return ('spmd', _int_tuple(entry['spmd'], 'spmd ids'), _int(entry.get('ordinal', 0), 'ordinal'),
                         _core_split(entry.get('nc')))
+            if 'spmd_end' in entry:
+                return ('spmd_end', _int_tuple(entry['spmd_end'], 'spmd_end ids'), _core_split(entry.get('nc')))
             if 'return' in entry:
                 return ('return', self.compile(entry['return']))
             name = entry.get('c')

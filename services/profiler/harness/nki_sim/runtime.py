@@ -69,6 +69,7 @@ class Run:
         self.beta2 = False            # the kernel is written against the `nki` namespace (Beta 2 call forms)
         self.psum_banks = 1           # PSUM banks one declared PSUM tensor may span (Beta 2: 8, no block dimensions)
         self.placed: Any = None       # tensors the kernel placed itself (placement.PlacedMemory), once there is one
+        self.races: Any = None        # replay of a multi-program launch grid: races.WriteRaces of its HBM writes
 
     def enter_program(self, ids: Tuple[int, ...]) -> None:
         """Program `ids` of the current grid starts: its instructions and allocations are traced on its core."""
@@ -563,6 +564,9 @@ def direct(run: Run, pending: 'Pending', dst: View, window: Any, where: Optional
                 np.logical_or(dst.array_over(written, window), where, out=dst.array_over(written, window))
             else:
                 dst.array_over(written, window)[...] = True
+    if run.races is not None and not dst.tensor.buffer.on_chip and \
+            not any(view.tensor is dst.tensor for view, _ in pending.reads):    # (a read-modify-write accumulates)
+        run.races.write(dst, window, run.program_ids, pending.line)
     record(run, pending, pending.reads, [(dst, window)], False)
 
 

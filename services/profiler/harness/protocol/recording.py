@@ -10,7 +10,7 @@ import json
 
 import numpy as np
 
-from nki_sim.errors import AliasedReadError, CompileError, StaleOutputError
+from nki_sim.errors import CompileError, StaleOutputError, WrongOnDeviceError
 from nki_sim.jit import InputSpec
 from nki_sim.program import Recorder, Recording, record_program
 
@@ -46,7 +46,7 @@ def record(reference, kernel, program_out, metadata=None, ban_low_precision=Fals
                     record_program(entry, nki_inputs, recorder)
                 except StaleOutputError as error:
                     _error(out, 'INCORRECT', str(error))
-                except AliasedReadError as error:
+                except WrongOnDeviceError as error:
                     _error(out, 'INCORRECT', *source.describe(error))
                 except Exception as error:
                     message, line = source.describe(error)

@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from nki_sim.errors import AliasedReadError, CompileError, StaleOutputError
+from nki_sim.errors import CompileError, StaleOutputError, WrongOnDeviceError
 from nki_sim.program import LOW_PRECISION_FORMATS, ProgramError, RecordedFailure, Replay, read_program
 
 from . import input_specs
@@ -173,7 +173,7 @@ class ReplayCheck:
         except Exception as error:
             line = getattr(error, 'line', 0) or self.replay.run_state.fixed_line or 0
             detail = error.message if isinstance(error, CompileError) else f'{type(error).__name__}: {error}'
-            verdict = 'INCORRECT' if isinstance(error, AliasedReadError) else \
+            verdict = 'INCORRECT' if isinstance(error, WrongOnDeviceError) else \
                 'COMPILE_ERROR' if isinstance(error, CompileError) else \
                 'OUT_OF_MEMORY' if isinstance(error, MemoryError) else 'RUNTIME_ERROR'
             source = self._source_line(line)

@@ -76,7 +76,7 @@ def find_cycle(graph):
 # Layers, lowest first: a module may import only modules of its own or a lower layer.
 LAYERS = (
     {'errors', 'dtypes', 'affine', 'memory', 'allocator', 'ops', 'tile_ops', 'target'},  # core data types
-    {'views', 'indirect', 'tensors', 'placement'},                                 # memory and views
+    {'views', 'indirect', 'tensors', 'placement', 'races'},                        # memory and views
     {'trace'},                                                                     # instruction records
     {'runtime', 'loops', 'operands', 'compute', 'call_forms'},                     # execution
     {'isa_select', 'isa', 'language'},                                             # NKI API
