@@ -39,9 +39,10 @@ class WriteRaces:
         self.start_launch()
         self.active = False
 
-    def write(self, dst: Any, window: Any, program_ids: Tuple[int, ...], line: int) -> None:
-        """Program `program_ids` wrote `dst` (under `window`); raise WriteRaceError if it overwrote an element
-        another program of the launch wrote with a different value."""
+    def write(self, dst: Any, window: Any, program_ids: Tuple[int, ...], line: int, where: Any = None) -> None:
+        """Program `program_ids` wrote `dst` (under `window`, and only where the elementwise mask `where` holds,
+        if given); raise WriteRaceError if it overwrote an element another program of the launch wrote with a
+        different value."""
         tensor = dst.tensor
         if not self.active or tensor.buffer is not memory.shared_hbm or isinstance(dst, IndirectView):
             return
@@ -58,6 +59,8 @@ class WriteRaces:
         before = dst.array_over(values, window)
         now = dst.array_over(alloc.data, window)
         others = (written >= 0) & (written != me)
+        if where is not None:
+            others &= where
         if others.any():
             same = now == before
             if now.dtype.kind in 'fc':
@@ -65,8 +68,12 @@ class WriteRaces:
             raced = others & ~same
             if raced.any():
                 raise WriteRaceError(_message(self.numbers, dst, raced, written, before, now, program_ids), line)
-        written[...] = me
-        before[...] = now
+        if where is None:
+            written[...] = me
+            before[...] = now
+        else:
+            written[where] = me
+            before[where] = now[where]
 
 
 def _message(numbers: Dict[Tuple[int, ...], int], dst: Any, raced: np.ndarray, written: np.ndarray,

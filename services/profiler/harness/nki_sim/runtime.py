@@ -566,7 +566,7 @@ def direct(run: Run, pending: 'Pending', dst: View, window: Any, where: Optional
                 dst.array_over(written, window)[...] = True
     if run.races is not None and not dst.tensor.buffer.on_chip and \
             not any(view.tensor is dst.tensor for view, _ in pending.reads):    # (a read-modify-write accumulates)
-        run.races.write(dst, window, run.program_ids, pending.line)
+        run.races.write(dst, window, run.program_ids, pending.line, where)
     record(run, pending, pending.reads, [(dst, window)], False)
 
 
