@@ -73,9 +73,11 @@ class NeuronBackend final : public DeviceBackend {
     BackendRunner run;
     run.runner = "run_neuron.py";
     run.args = {"--ntff-dir", paths.work + "/ntff/round1", "--neff-out", paths.work + "/kernel.neff"};
+    // The Neuron SDK runs its compiler as a process: no seccomp filter against new processes (harness_guard.py).
     run.env = {{"NEURON_CC_FLAGS", "--auto-cast=none"},
                {"NEURON_RT_NUM_CORES", "1"},
-               {"NEURON_RT_VISIBLE_CORES", absl::StrCat(core_)}};
+               {"NEURON_RT_VISIBLE_CORES", absl::StrCat(core_)},
+               {"ACCELOPT_PROCESS_FILTER", "off"}};
     run.device_binds = devices_;
     return run;
   }

@@ -2,6 +2,8 @@
 // of neuron-profile (services/profiler/testdata/neuron/README.md).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "libs/core/file.h"
 #include "services/profiler/backend_registry.h"
 #include "services/profiler/kernel_profiler.h"
@@ -81,6 +83,17 @@ TEST(NeuronBackendTest, StartUpCheckNamesTheMissingNeuronProfile) {
   absl::Status s = NeuronProfiler("/nonexistent/neuron-profile").CheckReady();
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(s.message().find("neuron.profile_bin: '/nonexistent/neuron-profile' not found"), std::string::npos) << s;
+}
+
+TEST(NeuronBackendTest, TheRunnerMayStartProcesses) {
+  // the Neuron SDK runs its compiler as a process, so step A's seccomp filter against new processes is off
+  auto backend = BuiltinBackends().Create(v1::DEVICE_NEURON, v1::ProfilerConfig());
+  ASSERT_TRUE(backend.ok()) << backend.status();
+  const BackendRunner runner = (*backend)->Runner({"/harness", "/scratch"});
+  EXPECT_EQ(runner.runner, "run_neuron.py");
+  EXPECT_NE(std::find(runner.env.begin(), runner.env.end(),
+                      std::pair<std::string, std::string>("ACCELOPT_PROCESS_FILTER", "off")),
+            runner.env.end());
 }
 
 }  // namespace

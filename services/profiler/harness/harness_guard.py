@@ -7,7 +7,9 @@ the stack of a network, process, signal, native-code (ctypes), unpickling or out
 hook writes `/scratch/violation.json` ({"event", "detail", "line"}) once and raises SandboxViolation (a
 BaseException, so a kernel's `except Exception` cannot swallow it). The C++ worker turns the marker into
 SANDBOX_VIOLATION.
-Below the hook, a seccomp filter (process_filter.py) denies new processes and programs to the whole process.
+Below the hook, a seccomp filter (process_filter.py) denies new processes and programs to the whole process
+(unless the worker sets ACCELOPT_PROCESS_FILTER=off, as the neuron backend does: the Neuron SDK runs its compiler
+as a process).
 """
 import json
 import os
@@ -109,7 +111,12 @@ def main():
         sys.exit("usage: harness_guard.py KERNEL_PATH HARNESS_SCRIPT [args...]")
     kernel_path, script = sys.argv[1], sys.argv[2]
     sys.argv = [script] + sys.argv[3:]
-    not_installed = process_filter.install()     # before any other code runs (and any thread starts)
+    # before any other code runs (and any thread starts); the neuron backend's runner turns it off, since the Neuron
+    # SDK starts the compiler and the runtime's helpers as processes
+    if os.environ.get("ACCELOPT_PROCESS_FILTER", "on") == "off":
+        not_installed = ""
+    else:
+        not_installed = process_filter.install()
     if not_installed:
         print("harness_guard: %s; the sandbox relies on bubblewrap and the audit hook" % not_installed,
               file=sys.stderr)
