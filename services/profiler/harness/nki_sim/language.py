@@ -29,7 +29,7 @@ from .operands import unapplied_mask
 from .ops import BYPASS, alu
 from .placement import PlacedMemory, Placement, at_address
 from .runtime import begin, issue, operand, operand_reads
-from .tensors import PARTITION_LIMIT, Tensor, hbm_declared, hbm_tensor, par_dim  # noqa: F401
+from .tensors import PARTITION_LIMIT, UNINITIALIZED, Tensor, hbm_declared, hbm_tensor, par_dim  # noqa: F401
 from .views import View
 
 NkiTensor = Tensor          # the tensor type of NKI 0.3+ annotations (`x: nl.NkiTensor`)
@@ -166,7 +166,9 @@ def _declare(shape, dtype, buffer, name, fill, initialized=True):
         # psum_fmax "does not represent the free-dim size per partition"; psum_num_banks). Beta 1 keeps one bank
         # per block (more banks through block dimensions).
         tensor = Tensor(buffer, kind_of(dtype), shape, line, name, run.numerics, run.psum_banks)
-        tensor.init = fill
+        # PSUM is left zeroed: a matmul into a fresh PSUM tile starts its accumulation group (the compiler sets the
+        # group's first matmul to overwrite), so zeros read the same as on the device
+        tensor.init = fill if initialized or buffer is memory.psum else UNINITIALIZED
         if placed is not None:
             _place(run, tensor, placed, initialized, line)
         return tensor
@@ -175,7 +177,7 @@ def _declare(shape, dtype, buffer, name, fill, initialized=True):
         run.shared_ordinal += 1
         if ordinal < len(run.shared_outputs):
             return run.shared_outputs[ordinal]
-    tensor = hbm_declared(tuple(int(d) for d in shape), dtype, buffer, run.numerics, line, name)
+    tensor = hbm_declared(tuple(int(d) for d in shape), dtype, buffer, run.numerics, line, name, initialized)
     if fill:
         tensor.hbm_alloc.data[...] = fill
     if buffer is memory.shared_hbm:

@@ -151,7 +151,8 @@ class Tensor(TileOperators):
             if self.numerics:
                 n = self.parts * self.free
                 storage = self.kind.storage
-                data = np.zeros(n, storage) if self.init == 0 else np.full(n, self.init, storage)
+                data = uninitialized(n, storage) if self.init is UNINITIALIZED else \
+                    np.zeros(n, storage) if self.init == 0 else np.full(n, self.init, storage)
             alloc = self.blocks[block] = memory.Alloc(self.buffer, self.parts, self.free, self.kind.itemsize,
                                                       data, self.site)
             self._mark_block(alloc, block)
@@ -433,12 +434,31 @@ def hbm_tensor(array: np.ndarray, buffer: memory.Buffer, site: int = 0, name: st
     return tensor
 
 
+# The fill of memory a kernel declared without initializing it (nl.ndarray): on the device it holds whatever was
+# there before, so a kernel must not read it before writing it. NaN in float storage (which every read of it carries
+# into the result), a bit pattern far from zero in integer storage.
+UNINITIALIZED = object()
+_UNINITIALIZED_BITS = 0x5A5A5A5A5A5A5A5A
+
+
+def uninitialized(n: int, storage: Any) -> np.ndarray:
+    """`n` elements of `storage` as uninitialized memory reads in the simulator."""
+    storage = np.dtype(storage)
+    if storage.kind in 'fc':
+        return np.full(n, np.nan, storage)
+    if storage.kind == 'b':
+        return np.ones(n, storage)
+    return np.full(n, _UNINITIALIZED_BITS & ((1 << (8 * storage.itemsize)) - 1), np.uint64).astype(storage)
+
+
 def hbm_declared(shape: Sequence[int], dtype: Any, buffer: memory.Buffer, numerics: bool, site: int = 0,
-                 name: str = '') -> Tensor:
-    """A fresh HBM tensor (kernel output or scratch); zero-filled in numerics mode."""
+                 name: str = '', initialized: bool = True) -> Tensor:
+    """A fresh HBM tensor (kernel output or scratch): zero-filled in numerics mode, or holding uninitialized
+    memory (see `uninitialized`)."""
     kind = kind_of(dtype)
     tensor = Tensor(buffer, kind, shape, site, name, numerics)
-    data = np.zeros(tensor.free, kind.storage) if numerics else None
+    data = None if not numerics else np.zeros(tensor.free, kind.storage) if initialized else \
+        uninitialized(tensor.free, kind.storage)
     tensor.hbm_alloc = memory.Alloc(buffer, 1, tensor.free, kind.itemsize, data, site)
     tensor.hbm_alloc.canonical = tensor
     return tensor

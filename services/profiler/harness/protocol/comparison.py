@@ -9,6 +9,13 @@ dtype decides, never the kernel's.
 import numpy as np
 
 
+# Where a NaN the reference does not have may come from: nki_sim fills memory a kernel declared with nl.ndarray
+# (SBUF, HBM) with NaN until an instruction writes it (nki_sim/tensors.py, `uninitialized`).
+UNINITIALIZED_HINT = (' (the simulator fills SBUF and HBM declared with nl.ndarray with NaN until an instruction writes '
+                      'it, as the device leaves such memory holding stale data: a kernel that reads it before writing '
+                      'it is wrong on the device, e.g. an accumulator never zeroed)')
+
+
 class Comparison:
     def __init__(self, ok, rel_l2, message=''):
         self.ok = ok
@@ -66,7 +73,8 @@ def _compare_one(index, got, want, tolerance):
                                        f'reference (exact match required for {want.dtype})')
     stats = _error_statistics(got.reshape(-1), want.reshape(-1))
     if stats['nan'] or stats['inf']:
-        return Comparison(False, None, f"{label}: contains {stats['nan']} NaN and {stats['inf']} Inf value(s)")
+        hint = UNINITIALIZED_HINT if stats['nan'] and not np.isnan(want).any() else ''
+        return Comparison(False, None, f"{label}: contains {stats['nan']} NaN and {stats['inf']} Inf value(s){hint}")
     error, scale = stats['error'], stats['scale']
     rel = error / scale if scale > 0 else (0.0 if error == 0 else float('inf'))
     if error <= tolerance * scale:

@@ -222,13 +222,19 @@ class ReplayCheck:
         undefined that the problem's transform_nki_outputs drops (padding rows a masked store skips, the overhang
         guard of an integer output): the outputs are passed through the transform twice more with those elements
         poisoned, NaN in a float output and in an integer or bool output its dtype's lowest value the first time and
-        highest the second; if the two results are equal (NaN equal to NaN) and no NaN appears that the real
-        outputs do not have, the elements were dropped. Any other output counts in full."""
+        highest the second; if the two results are equal (NaN equal to NaN) and no NaN appears that the outputs with
+        those elements cleared do not have, the elements were dropped. Any other output counts in full."""
         if not unwritten:
             return unwritten
         arrays = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
         if not all(isinstance(a, np.ndarray) and a.dtype.kind in 'fiub' for a in arrays):
             return unwritten
+        # the outputs as the kernel left them, with the unwritten elements (uninitialized memory: NaN or a bit
+        # pattern, nki_sim/tensors.py) cleared, then with them poisoned twice
+        cleared = [a.copy() for a in arrays]
+        for index, _, mask in unwritten:
+            cleared[index][mask] = 0
+        cleared_outputs = tuple(cleared) if isinstance(outputs, (tuple, list)) else cleared[0]
         probes = []
         for extreme in (0, 1):
             poisoned = [a.copy() for a in arrays]
@@ -238,7 +244,7 @@ class ReplayCheck:
         transform = self.problem.module.transform_nki_outputs
         try:
             with np.errstate(all='ignore'):
-                real = _array_list(transform(outputs, reference))
+                real = _array_list(transform(cleared_outputs, reference))
                 low, high = (_array_list(transform(probe, reference)) for probe in probes)
         except Exception:   # the comparison reports a failing transform; here it only means: count in full
             return unwritten
