@@ -1,0 +1,100 @@
+"""Memory a kernel declares with nl.ndarray holds stale data on the device until an instruction writes it: in the
+simulator SBUF and HBM so declared read as NaN (float) or a fixed bit pattern (integer), so a kernel that reads it
+first is INCORRECT, with a message that says where the NaN comes from. PSUM stays zeroed: a matmul into a fresh
+PSUM tile starts its accumulation group."""
+import unittest
+
+from tests.support import STANDARD_TRANSFORMS, Workspace
+
+# y = upper triangle of x (x [128, 128]); each kernel takes the zeros below the diagonal from somewhere
+TRIANGLE = '''
+def get_inputs():
+    return [np.random.normal(size=(128, 128)).astype(np.float32)]
+
+
+def forward(x):
+    return np.triu(x)
+''' + STANDARD_TRANSFORMS
+
+TRIANGLE_FROM = '''
+    @nki.jit
+    def kernel(x):
+        out = nl.ndarray((128, 128), dtype=x.dtype, buffer=nl.shared_hbm)
+        tile = nl.load(x)
+        DECLARE
+        i = nl.arange(128)[:, None]
+        j = nl.arange(128)[None, :]
+        nl.store(out, value=nl.where(i <= j, tile, ZEROS))
+        return out
+    '''
+
+
+def triangle_from(declare, zeros):
+    return TRIANGLE_FROM.replace('DECLARE', declare).replace('ZEROS', zeros)
+
+
+class UninitializedMemoryTest(unittest.TestCase):
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+
+    def evaluate(self, reference, kernel):
+        return self.ws.evaluate(self.ws.reference(reference), self.ws.kernel(kernel))
+
+    def test_reading_never_written_sbuf_or_hbm_is_incorrect(self):
+        for name, declare, zeros in (
+                ('sbuf', 'junk = nl.ndarray((128, 128), dtype=x.dtype, buffer=nl.sbuf)', 'junk'),
+                ('hbm', 'junk = nl.ndarray((128, 128), dtype=x.dtype, buffer=nl.hbm)', 'nl.load(junk)')):
+            with self.subTest(buffer=name):
+                result = self.evaluate(TRIANGLE, triangle_from(declare, zeros))
+                self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
+                self.assertIn('contains 8128 NaN', result['message'])
+                self.assertIn('fills SBUF and HBM declared with nl.ndarray with NaN', result['message'])
+
+    def test_initialized_or_written_memory_reads_its_values(self):
+        for name, declare, zeros in (
+                ('nl.zeros', 'junk = nl.zeros((128, 128), dtype=x.dtype, buffer=nl.sbuf)', 'junk'),
+                ('written first', 'junk = nl.ndarray((128, 128), dtype=x.dtype, buffer=nl.sbuf)\n'
+                                  '        junk[...] = nl.multiply(tile, 0.0)', 'junk')):
+            with self.subTest(name):
+                result = self.evaluate(TRIANGLE, triangle_from(declare, zeros))
+                self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_a_matmul_into_a_fresh_psum_tile_starts_from_zero(self):
+        # the NKI matmul tutorial's basic kernel: nc_matmul into an nl.ndarray PSUM tile
+        reference = '''
+def get_inputs():
+    return [np.random.normal(size=(128, 64)).astype(np.float32),
+            np.random.normal(size=(128, 512)).astype(np.float32)]
+
+
+def forward(a_t, b):
+    return a_t.T @ b
+''' + STANDARD_TRANSFORMS
+        kernel = '''
+    @nki.jit
+    def kernel(a_t, b):
+        out = nl.ndarray((64, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+        acc = nl.ndarray((64, 512), dtype=nl.float32, buffer=nl.psum)
+        acc[...] += nisa.nc_matmul(nl.load(a_t), nl.load(b))
+        nl.store(out, value=nl.copy(acc))
+        return out
+    '''
+        result = self.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_output_elements_never_written_keep_their_own_message(self):
+        kernel = '''
+    @nki.jit
+    def kernel(x):
+        out = nl.ndarray((128, 128), dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out[0:64, :], value=nl.load(x[0:64, :]))
+        return out
+    '''
+        result = self.evaluate(TRIANGLE, kernel)
+        self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
+        self.assertIn('8192 element(s) never written by any instruction', result['message'])
+
+
+if __name__ == '__main__':
+    unittest.main()
