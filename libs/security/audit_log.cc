@@ -10,9 +10,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "libs/core/bounded_text.h"
 #include "nlohmann/json.hpp"
 
 namespace accelopt::security {
+namespace {
+
+// Bytes kept of each field a caller chooses (target, error, detail).
+constexpr size_t kMaxFieldBytes = 512;
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<AuditLog>> AuditLog::Open(const std::string& path, std::string service) {
   if (path.empty() || path == "-") return std::unique_ptr<AuditLog>(new AuditLog(stdout, false, std::move(service)));
@@ -43,10 +50,12 @@ void AuditLog::Record(absl::string_view action, const Principal* principal, absl
   } else {
     line["principal"] = "unauthenticated";
   }
-  line["target"] = std::string(target);
+  // A caller chooses targets (job ids, namespaces) and much of the errors' text: each field is bounded, so that an
+  // unauthenticated 16 MiB job id adds a line, not 16 MiB, to the log.
+  line["target"] = core::BoundedText(target, kMaxFieldBytes);
   line["outcome"] = outcome.ok() ? "OK" : absl::StatusCodeToString(outcome.code());
-  if (!outcome.ok()) line["error"] = std::string(outcome.message());
-  if (!detail.empty()) line["detail"] = std::string(detail);
+  if (!outcome.ok()) line["error"] = core::BoundedText(outcome.message(), kMaxFieldBytes);
+  if (!detail.empty()) line["detail"] = core::BoundedText(detail, kMaxFieldBytes);
   std::string text = line.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   absl::MutexLock lock(&mu_);
   std::fwrite(text.data(), 1, text.size(), file_);

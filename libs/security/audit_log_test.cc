@@ -43,5 +43,25 @@ TEST(AuditLogTest, OneJsonLinePerActionWithPrincipalTargetAndOutcome) {
   std::filesystem::remove(path);
 }
 
+TEST(AuditLogTest, FieldsACallerChoosesAreBounded) {
+  // an unauthenticated call with a 4 MiB job id adds one short line, not megabytes
+  std::string path = (std::filesystem::temp_directory_path() / ("audit-big-" + std::to_string(getpid()))).string();
+  std::filesystem::remove(path);
+  const std::string id(4 << 20, 'U');
+  {
+    auto log = AuditLog::Open(path, "orchestrator");
+    ASSERT_TRUE(log.ok()) << log.status();
+    (*log)->Record("cancel", nullptr, "job/" + id, absl::NotFoundError("job " + id + " not found"), id);
+  }
+  auto text = core::ReadFile(path);
+  ASSERT_TRUE(text.ok());
+  EXPECT_LT(text->size(), 4096u);
+  nlohmann::json line = nlohmann::json::parse(text->substr(0, text->find('\n')));
+  EXPECT_EQ(line["target"].get<std::string>().substr(0, 8), "job/UUUU");
+  EXPECT_NE(line["target"].get<std::string>().find("bytes more)"), std::string::npos);
+  EXPECT_NE(line["error"].get<std::string>().find("bytes more)"), std::string::npos);
+  std::filesystem::remove(path);
+}
+
 }  // namespace
 }  // namespace accelopt::security

@@ -9,6 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "libs/config/config_loader.h"
 #include "libs/core/file.h"
+#include "libs/core/log.h"
 #include "libs/core/sha256.h"
 
 namespace accelopt::security {
@@ -92,18 +93,25 @@ absl::Status Authenticator::ReloadIfChanged(bool force) {
   if (!force && now < next_stat_) return absl::OkStatus();
   next_stat_ = now + recheck_;
   int64_t mtime = MtimeNs(config_.token_file());
-  if (mtime < 0) {
-    if (token_file_mtime_ns_ >= 0) return absl::OkStatus();  // keep the last good tokens while it is replaced
-    return absl::NotFoundError(absl::StrCat("auth.token_file: cannot read '", config_.token_file(), "'"));
+  if (mtime >= 0 && mtime == token_file_mtime_ns_) return token_file_status_;
+  absl::StatusOr<std::map<std::string, std::pair<std::string, Role>>> parsed =
+      absl::NotFoundError(absl::StrCat("auth.token_file: cannot read '", config_.token_file(), "'"));
+  if (mtime >= 0) {
+    absl::StatusOr<std::string> text = core::ReadFile(config_.token_file());
+    parsed = text.ok() ? ParseTokenFile(*text, config_.token_file()) : text.status();
   }
-  if (mtime == token_file_mtime_ns_) return absl::OkStatus();
-  absl::StatusOr<std::string> text = core::ReadFile(config_.token_file());
-  if (!text.ok()) return text.status();
-  auto parsed = ParseTokenFile(*text, config_.token_file());
-  if (!parsed.ok()) return parsed.status();
   tokens_.clear();
-  for (auto& [hash, value] : *parsed) tokens_[hash] = Entry{value.first, value.second};
   token_file_mtime_ns_ = mtime;
+  if (!parsed.ok()) {
+    if (token_file_status_.ok() || token_file_status_.message() != parsed.status().message()) {
+      ACCELOPT_LOG(ERROR) << "no bearer token is accepted until the token file is good again: "
+                          << parsed.status().message();
+    }
+    token_file_status_ = parsed.status();
+    return token_file_status_;
+  }
+  for (auto& [hash, value] : *parsed) tokens_[hash] = Entry{value.first, value.second};
+  token_file_status_ = absl::OkStatus();
   return absl::OkStatus();
 }
 
@@ -115,7 +123,10 @@ absl::StatusOr<Principal> Authenticator::AuthenticateToken(absl::string_view bea
       return absl::UnauthenticatedError("authorization metadata is not 'Bearer <token>'");
     }
     if (config_.token_file().empty()) return absl::UnauthenticatedError("this server accepts no bearer tokens");
-    (void)ReloadIfChanged();  // a broken edit keeps the last good tokens
+    if (absl::Status file = ReloadIfChanged(); !file.ok()) {  // fails closed (see ReloadIfChanged)
+      return absl::UnauthenticatedError(
+          absl::StrCat("bearer tokens are refused until the server's token file is fixed: ", file.message()));
+    }
     std::string hash = core::Sha256Hex(bearer_header.substr(kBearer.size()));
     auto lookup = [&]() -> std::optional<Principal> {
       absl::MutexLock lock(&mu_);

@@ -48,7 +48,9 @@ class Authenticator {
   };
   Authenticator(v1::AuthConfig config, absl::Duration recheck) : config_(std::move(config)), recheck_(recheck) {}
   // Re-reads the token file when its mtime changed; checks at most once per `recheck_` unless `force`
-  // (an unknown token: it may have been added just now).
+  // (an unknown token: it may have been added just now). A file that cannot be read or parsed fails closed: no
+  // token is accepted (the error is logged once and names why) until a good file is back, so a revocation that
+  // came with a broken edit or a removed file never leaves the revoked token working.
   absl::Status ReloadIfChanged(bool force = false) ABSL_LOCKS_EXCLUDED(mu_);
 
   const v1::AuthConfig config_;
@@ -58,6 +60,7 @@ class Authenticator {
   absl::Mutex mu_;
   std::map<std::string, Entry> tokens_ ABSL_GUARDED_BY(mu_);  // by SHA-256 hex
   int64_t token_file_mtime_ns_ ABSL_GUARDED_BY(mu_) = -1;
+  absl::Status token_file_status_ ABSL_GUARDED_BY(mu_);  // why no token is accepted, when the file is bad
   absl::Time next_stat_ ABSL_GUARDED_BY(mu_) = absl::InfinitePast();
 };
 

@@ -2,9 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 
+#include "absl/strings/match.h"
 #include "libs/core/sha256.h"
 
 namespace accelopt::security {
@@ -93,6 +95,33 @@ TEST(AuthenticatorTest, TokenFileChangesAreReloaded) {
   EXPECT_TRUE((*auth)->AuthenticateToken("Bearer new", {}).ok());
   EXPECT_FALSE((*auth)->AuthenticateToken("Bearer old", {}).ok());
   std::filesystem::remove(path);
+}
+
+TEST(AuthenticatorTest, ABrokenOrRemovedTokenFileFailsClosed) {
+  // removing a token with an edit that breaks the file, or moving the file away, must not leave it working
+  std::string path = TempPath("tokens-broken.yaml");
+  Write(path, "tokens: [{sha256: " + core::Sha256Hex("bob") + ", tenant: b}]\n");
+  v1::AuthConfig config;
+  config.set_token_file(path);
+  auto auth = Authenticator::Create(config, absl::ZeroDuration());
+  ASSERT_TRUE(auth.ok());
+  ASSERT_TRUE((*auth)->AuthenticateToken("Bearer bob", {}).ok());
+  auto bump = [&] {
+    std::filesystem::last_write_time(path, std::filesystem::last_write_time(path) + std::chrono::seconds(5));
+  };
+  Write(path, "tokens: [{sha256: " + core::Sha256Hex("bob") + ", tenant: b\n");  // the edit lost a bracket
+  bump();
+  absl::StatusOr<Principal> broken = (*auth)->AuthenticateToken("Bearer bob", {});
+  EXPECT_EQ(broken.status().code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_TRUE(absl::StrContains(broken.status().message(), "refused until the server's token file is fixed"))
+      << broken.status();
+  Write(path, "tokens: [{sha256: " + core::Sha256Hex("bob") + ", tenant: b}]\n");
+  bump();
+  EXPECT_TRUE((*auth)->AuthenticateToken("Bearer bob", {}).ok());
+  std::filesystem::remove(path);
+  absl::StatusOr<Principal> removed = (*auth)->AuthenticateToken("Bearer bob", {});
+  EXPECT_EQ(removed.status().code(), absl::StatusCode::kUnauthenticated);
+  EXPECT_TRUE(absl::StrContains(removed.status().message(), "cannot read")) << removed.status();
 }
 
 }  // namespace

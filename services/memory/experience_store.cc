@@ -28,8 +28,11 @@ bool ParseExperienceKey(absl::string_view key, std::string* ns, int64_t* sequenc
   return absl::SimpleAtoi(key.substr(slash + 1), sequence);
 }
 
-// index: "id/<experience id>" -> experience key.
-std::string IdKey(absl::string_view id) { return absl::StrCat("id/", id); }
+// index: "nsid/<namespace>/<experience id>" -> experience key. An id is unique within its namespace only: one
+// tenant's ids neither reveal nor block another's. (Stores written before 2026-11-27 keyed "id/<id>" across all
+// namespaces; Open moves such keys.)
+std::string IdKey(absl::string_view ns, absl::string_view id) { return absl::StrCat("nsid/", ns, "/", id); }
+constexpr char kGlobalIdPrefix[] = "id/";
 
 // index: "iteration/<namespace>/<job>/<10-digit iteration>" -> the ids it stored, one per line.
 std::string IterationMarkerKey(const IterationKey& key) {
@@ -79,6 +82,21 @@ absl::StatusOr<std::unique_ptr<ExperienceStore>> ExperienceStore::Open(storage::
     return true;
   }));
   ACCELOPT_RETURN_IF_ERROR(malformed);
+  // Index keys of the earlier global id index, moved under their experience's namespace in one write.
+  storage::WriteBatch moved;
+  ACCELOPT_RETURN_IF_ERROR(kv->Scan(kIndexFamily, kGlobalIdPrefix, [&](absl::string_view key, absl::string_view value) {
+    std::string ns;
+    int64_t sequence = 0;
+    if (!ParseExperienceKey(value, &ns, &sequence)) {
+      malformed = absl::DataLossError(absl::StrCat("index key '", key, "' names a malformed experience key"));
+      return false;
+    }
+    moved.Put(kIndexFamily, IdKey(ns, key.substr(sizeof(kGlobalIdPrefix) - 1)), value);
+    moved.Delete(kIndexFamily, key);
+    return true;
+  }));
+  ACCELOPT_RETURN_IF_ERROR(malformed);
+  if (!moved.empty()) ACCELOPT_RETURN_IF_ERROR(kv->Write(std::move(moved)));
   {
     absl::MutexLock lock(&store->index_mu_);
     store->sequences_ = std::move(sequences);
@@ -94,7 +112,7 @@ absl::StatusOr<std::optional<std::vector<v1::Experience>>> ExperienceStore::Comp
   if (!marker.ok()) return marker.status();
   std::vector<v1::Experience> experiences;
   for (absl::string_view id : absl::StrSplit(*marker, '\n', absl::SkipEmpty())) {
-    ACCELOPT_ASSIGN_OR_RETURN(std::optional<v1::Experience> experience, FindById(id));
+    ACCELOPT_ASSIGN_OR_RETURN(std::optional<v1::Experience> experience, FindById(key.ns, id));
     if (!experience) {
       return absl::DataLossError(absl::StrCat("iteration marker ", IterationMarkerKey(key), " names experience ", id,
                                               ", which is not stored"));
@@ -104,8 +122,9 @@ absl::StatusOr<std::optional<std::vector<v1::Experience>>> ExperienceStore::Comp
   return experiences;
 }
 
-absl::StatusOr<std::optional<v1::Experience>> ExperienceStore::FindById(absl::string_view id) const {
-  auto key = kv_->Get(kIndexFamily, IdKey(id));
+absl::StatusOr<std::optional<v1::Experience>> ExperienceStore::FindById(absl::string_view ns,
+                                                                        absl::string_view id) const {
+  auto key = kv_->Get(kIndexFamily, IdKey(ns, id));
   if (absl::IsNotFound(key.status())) return std::nullopt;
   if (!key.ok()) return key.status();
   ACCELOPT_ASSIGN_OR_RETURN(std::string value, kv_->Get(kExperiencesFamily, *key));
@@ -119,7 +138,7 @@ absl::Status ExperienceStore::AddToBatch(const v1::Experience& experience, stora
     return absl::InternalError(absl::StrCat("cannot serialize experience ", experience.id()));
   }
   batch->Put(kExperiencesFamily, key, value);
-  batch->Put(kIndexFamily, IdKey(experience.id()), key);
+  batch->Put(kIndexFamily, IdKey(experience.namespace_(), experience.id()), key);
   return absl::OkStatus();
 }
 
@@ -158,7 +177,7 @@ absl::StatusOr<ExperienceStore::AppendResult> ExperienceStore::AppendIteration(c
   storage::WriteBatch batch;
   for (v1::Experience& e : experiences) {
     if (e.id().empty()) return absl::InvalidArgumentError("experience without an id");
-    ACCELOPT_ASSIGN_OR_RETURN(std::optional<v1::Experience> stored, FindById(e.id()));
+    ACCELOPT_ASSIGN_OR_RETURN(std::optional<v1::Experience> stored, FindById(key.ns, e.id()));
     auto earlier =
         std::find_if(written.begin(), written.end(), [&](const v1::Experience& w) { return w.id() == e.id(); });
     if (stored) {
@@ -199,11 +218,11 @@ absl::StatusOr<ExperienceStore::ImportResult> ExperienceStore::Import(std::vecto
   }
   ImportResult result;
   std::vector<v1::Experience> written;
-  absl::flat_hash_set<std::string> ids;
+  absl::flat_hash_set<std::string> ids;  // "<namespace>/<id>" of this call
   storage::WriteBatch batch;
   for (v1::Experience& e : experiences) {
-    ACCELOPT_ASSIGN_OR_RETURN(std::optional<v1::Experience> stored, FindById(e.id()));
-    if (stored || !ids.insert(e.id()).second) {
+    ACCELOPT_ASSIGN_OR_RETURN(std::optional<v1::Experience> stored, FindById(e.namespace_(), e.id()));
+    if (stored || !ids.insert(absl::StrCat(e.namespace_(), "/", e.id())).second) {
       ++result.skipped;
       continue;
     }

@@ -47,8 +47,8 @@ class ExperienceStore {
   // never was.
   absl::StatusOr<std::optional<std::vector<v1::Experience>>> CompletedIteration(const IterationKey& key) const;
 
-  // nullopt when no experience has `id`.
-  absl::StatusOr<std::optional<v1::Experience>> FindById(absl::string_view id) const;
+  // nullopt when no experience of namespace `ns` has `id` (ids are unique within a namespace only).
+  absl::StatusOr<std::optional<v1::Experience>> FindById(absl::string_view ns, absl::string_view id) const;
 
   struct AppendResult {
     // Every experience of the call, in order, as stored (the stored copy when the id already existed).

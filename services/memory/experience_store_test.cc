@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "services/memory/memory_test_util.h"
 
 namespace accelopt::memory {
@@ -78,7 +79,7 @@ TEST_F(ExperienceStoreTest, AppendAssignsSequencesPerNamespaceAndSurvivesReopen)
   EXPECT_THAT(store_->Sequences("job-a"), ElementsAre(1, 2, 3));
   EXPECT_THAT(Ids(All("job-a")), ElementsAre("x1", "x2", "x3"));
   EXPECT_THAT(Ids(All("")), ElementsAre("x1", "x2", "x3", "y1"));
-  auto found = store_->FindById("y1");
+  auto found = store_->FindById("shared", "y1");
   ASSERT_TRUE(found.ok());
   ASSERT_TRUE(found->has_value());
   EXPECT_EQ((*found)->namespace_(), "shared");
@@ -159,6 +160,42 @@ TEST_F(ExperienceStoreTest, ImportKeepsIdsNamespacesProvenanceAndFreeSequences) 
   EXPECT_EQ(again->written.size(), 1u);
   EXPECT_EQ(again->skipped, 1);
   EXPECT_EQ(again->written[0].sequence(), 9);
+}
+
+TEST_F(ExperienceStoreTest, AnIdIsUniqueWithinItsNamespaceOnly) {
+  // one tenant's ids neither reveal nor block another's: both imports are written, each found in its namespace
+  auto alice = store_->Import({MakeExperience("shared-id", "alice", "job-1", 1)});
+  ASSERT_TRUE(alice.ok()) << alice.status();
+  auto bob = store_->Import({MakeExperience("shared-id", "bob", "job-2", 1)});
+  ASSERT_TRUE(bob.ok()) << bob.status();
+  EXPECT_EQ(bob->written.size(), 1u);
+  EXPECT_EQ(bob->skipped, 0);
+  Reopen();
+  for (const std::string ns : {"alice", "bob"}) {
+    auto found = store_->FindById(ns, "shared-id");
+    ASSERT_TRUE(found.ok() && found->has_value()) << ns;
+    EXPECT_EQ((*found)->namespace_(), ns);
+  }
+  auto missing = store_->FindById("carol", "shared-id");
+  ASSERT_TRUE(missing.ok());
+  EXPECT_FALSE(missing->has_value());
+}
+
+TEST_F(ExperienceStoreTest, OpenMovesTheEarlierGlobalIdIndexUnderNamespaces) {
+  // a store written when ids were indexed across namespaces ("id/<id>" -> experience key)
+  ASSERT_TRUE(store_->Import({MakeExperience("old", "team", "job-1", 1)}).ok());
+  storage::WriteBatch earlier;
+  earlier.Delete(ExperienceStore::kIndexFamily, "nsid/team/old");
+  earlier.Put(ExperienceStore::kIndexFamily, "id/old", absl::StrFormat("team/%020d", 1));
+  ASSERT_TRUE(kv_->Write(std::move(earlier)).ok());
+  Reopen();
+  auto found = store_->FindById("team", "old");
+  ASSERT_TRUE(found.ok() && found->has_value());
+  EXPECT_EQ((*found)->id(), "old");
+  EXPECT_TRUE(absl::IsNotFound(kv_->Get(ExperienceStore::kIndexFamily, "id/old").status()));
+  auto again = store_->Import({MakeExperience("old", "team", "job-1", 1)});
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->skipped, 1);
 }
 
 TEST_F(ExperienceStoreTest, GetAndNewestFirst) {

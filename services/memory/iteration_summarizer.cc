@@ -96,7 +96,7 @@ void IterationSummarizer::Run(v1::SummarizeIterationRequest request, Done done) 
     call->ids.push_back(ExperienceId(call->key, pair.sample->candidate_id(), pair.regression));
   }
   for (size_t i = 0; i < n; ++i) {
-    auto existing = store_->FindById(call->ids[i]);
+    auto existing = store_->FindById(call->key.ns, call->ids[i]);
     if (!existing.ok()) return call->done(existing.status());
     if (*existing) {
       absl::MutexLock lock(&call->mu);

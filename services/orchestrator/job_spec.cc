@@ -39,7 +39,12 @@ absl::Status ValidateModel(const v1::ModelSpec& model, absl::string_view field) 
   if (model.provider().size() > 64 || !ValidNamespace(model.provider())) {
     return Invalid(absl::StrCat(field, ".provider"), "must be a provider name such as openai or builtin");
   }
-  if (model.timeout_seconds() < 0) return Invalid(absl::StrCat(field, ".timeout_seconds"), "must be >= 0");
+  if (!std::isfinite(model.timeout_seconds()) || model.timeout_seconds() < 0) {
+    return Invalid(absl::StrCat(field, ".timeout_seconds"), "must be a number >= 0");
+  }
+  if (model.has_temperature() && (!std::isfinite(model.temperature()) || model.temperature() < 0)) {
+    return Invalid(absl::StrCat(field, ".temperature"), "must be a number >= 0");
+  }
   return absl::OkStatus();
 }
 

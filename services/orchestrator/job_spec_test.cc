@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 #include <string>
 
@@ -50,6 +51,12 @@ TEST(JobSpecTest, EachMalformedFieldIsNamed) {
       {"spec.search.negative_threshold", [](v1::JobSpec* s) { s->mutable_search()->set_negative_threshold(-3); }},
       {"spec.models.executor.timeout_seconds",
        [](v1::JobSpec* s) { s->mutable_models()->mutable_executor()->set_timeout_seconds(-1); }},
+      {"spec.models.planner.timeout_seconds",
+       [](v1::JobSpec* s) { s->mutable_models()->mutable_planner()->set_timeout_seconds(std::nan("")); }},
+      {"spec.models.executor.temperature",
+       [](v1::JobSpec* s) { s->mutable_models()->mutable_executor()->set_temperature(std::nan("")); }},
+      {"spec.models.summarizer.temperature",
+       [](v1::JobSpec* s) { s->mutable_models()->mutable_summarizer()->set_temperature(-0.5); }},
       {"spec.models.summarizer.provider",
        [](v1::JobSpec* s) { s->mutable_models()->mutable_summarizer()->set_provider("no such/provider"); }},
       {"spec.profile.seeds", [](v1::JobSpec* s) { s->mutable_profile()->set_seeds(33); }},

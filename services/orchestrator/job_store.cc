@@ -4,6 +4,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "google/protobuf/util/time_util.h"
+#include "libs/core/bounded_text.h"
 
 namespace accelopt::orchestrator {
 namespace {
@@ -111,7 +112,9 @@ absl::StatusOr<std::vector<v1::JobRecord>> JobStore::LoadJobs() const {
 
 absl::StatusOr<v1::JobRecord> JobStore::LoadJob(absl::string_view job_id) const {
   auto value = kv_->Get(kJobs, job_id);
-  if (absl::IsNotFound(value.status())) return absl::NotFoundError(absl::StrCat("job ", job_id, " not found"));
+  if (absl::IsNotFound(value.status())) {
+    return absl::NotFoundError(absl::StrCat("job ", core::BoundedText(job_id, 128), " not found"));
+  }
   if (!value.ok()) return value.status();
   return Parse<v1::JobRecord>(*value, absl::StrCat("job record ", job_id));
 }

@@ -6,6 +6,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
+#include "libs/core/bounded_text.h"
 #include "libs/core/status_convert.h"
 #include "libs/security/namespace_policy.h"
 
@@ -41,7 +42,8 @@ std::string OwnerOf(const v1::Job& job) { return job.spec().owner().empty() ? "d
 
 // What a caller of another tenant gets: exactly the engine's answer for a job that does not exist.
 absl::Status JobNotFound(const std::string& job_id) {
-  return absl::NotFoundError(absl::StrCat("job ", job_id, " not found"));
+  // the id is the caller's: echoed whole, a 100 KB id made the status larger than a client's metadata limit
+  return absl::NotFoundError(absl::StrCat("job ", core::BoundedText(job_id, 128), " not found"));
 }
 
 // Runs `then` with OK when `principal` may see the job, else with NOT_FOUND (or the engine's error).

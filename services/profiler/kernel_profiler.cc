@@ -21,6 +21,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/time/time.h"
+#include "libs/core/bounded_text.h"
 #include "libs/core/file.h"
 #include "libs/core/resource_dir.h"
 #include "services/profiler/harness_result.h"
@@ -35,17 +36,6 @@ namespace fs = std::filesystem;
 // A result message is at most this long (the harness already cuts its own messages shorter): a kernel chooses the
 // text of its errors and of the names a violation reports, and the reply must stay far below gRPC's limits.
 constexpr size_t kMaxMessageBytes = 16 << 10;
-
-// `message` cut to kMaxMessageBytes at a UTF-8 character boundary (a proto string must stay valid UTF-8).
-std::string Bounded(std::string message) {
-  if (message.size() <= kMaxMessageBytes) return message;
-  size_t cut = kMaxMessageBytes;
-  while (cut > 0 && (static_cast<unsigned char>(message[cut]) & 0xC0) == 0x80) --cut;
-  const size_t left_out = message.size() - cut;
-  message.resize(cut);
-  absl::StrAppend(&message, "... (", left_out, " bytes more)");
-  return message;
-}
 
 v1::ProfileResult Verdict(v1::Verdict verdict, std::string message, int line = 0) {
   v1::ProfileResult r;
@@ -374,7 +364,7 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
       }
     }
   }
-  result.set_message(Bounded(std::move(*result.mutable_message())));
+  result.set_message(core::BoundedText(result.message(), kMaxMessageBytes));
   result.set_device(backend_->device());
   result.set_device_seconds(outcome->wall_seconds);
   result.set_worker(options_.worker_name);

@@ -1,5 +1,7 @@
 #include "services/profiler/profiler_service.h"
 
+#include <cmath>
+
 #include "absl/strings/str_cat.h"
 #include "libs/core/enum_name.h"
 #include "libs/core/log.h"
@@ -52,8 +54,8 @@ absl::Status ValidateProfileRequest(const v1::ProfileRequest& request, const Dev
   if (request.options().seeds() < 0 || request.options().seeds() > 32) {
     return absl::InvalidArgumentError("options.seeds: must be from 0 (default 5) to 32");
   }
-  if (request.options().timeout_seconds() < 0) {
-    return absl::InvalidArgumentError("options.timeout_seconds: must not be negative");
+  if (!std::isfinite(request.options().timeout_seconds()) || request.options().timeout_seconds() < 0) {
+    return absl::InvalidArgumentError("options.timeout_seconds: must be a number >= 0 (0: the worker's default)");
   }
   return absl::OkStatus();
 }
