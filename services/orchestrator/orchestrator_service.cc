@@ -22,8 +22,14 @@ Callback<T> FinishWith(grpc::ServerUnaryReactor* reactor, T* response) {
   };
 }
 
+// Job ids are "job-" and 12 hex digits; anything much longer is refused before it reaches a lookup or the audit log.
+constexpr size_t kMaxJobIdBytes = 128;
+
 absl::Status RequireJobId(const std::string& job_id) {
   if (job_id.empty()) return absl::InvalidArgumentError("job_id: must not be empty");
+  if (job_id.size() > kMaxJobIdBytes) {
+    return absl::InvalidArgumentError(absl::StrCat("job_id: longer than ", kMaxJobIdBytes, " bytes"));
+  }
   return absl::OkStatus();
 }
 
@@ -153,21 +159,24 @@ class WatchSink : public EventSink {
 class WatchReactor : public grpc::ServerWriteReactor<v1::JobEvent> {
  public:
   // `principal` is the authorized caller, or the authorization error that ends the stream at once.
-  WatchReactor(JobEngine* engine, const v1::WatchJobRequest& request,
+  WatchReactor(JobEngine* engine, security::CallAuthorizer* authorizer, const v1::WatchJobRequest& request,
                const absl::StatusOr<security::Principal>& principal)
       : engine_(engine), sink_(std::make_shared<WatchSink>(this)) {
     if (!principal.ok()) {
       sink_->OnEnd(principal.status());
-    } else if (request.job_id().empty()) {
-      sink_->OnEnd(absl::InvalidArgumentError("job_id: must not be empty"));
+    } else if (absl::Status id = RequireJobId(request.job_id()); !id.ok()) {
+      sink_->OnEnd(id);
     } else if (request.from_sequence() < 0) {
       sink_->OnEnd(absl::InvalidArgumentError("from_sequence: must not be negative"));
     } else {
       // The engine and the sink outlive this reactor; the check may finish after the client went away.
       WithVisibleJob(engine_, request.job_id(), *principal,
-                     [engine = engine_, sink = sink_, job_id = request.job_id(),
-                      from = request.from_sequence()](absl::Status visible) {
-                       if (!visible.ok()) return sink->OnEnd(visible);
+                     [engine = engine_, sink = sink_, job_id = request.job_id(), from = request.from_sequence(),
+                      authorizer, principal = *principal](absl::Status visible) {
+                       if (!visible.ok()) {
+                         authorizer->Audit("watch", &principal, "job/" + job_id, visible);  // every refusal
+                         return sink->OnEnd(visible);
+                       }
                        if (!sink->detached()) engine->Watch(job_id, from, sink);
                      });
     }
@@ -239,12 +248,13 @@ grpc::ServerUnaryReactor* JobServiceImpl::GetJob(grpc::CallbackServerContext* co
       authorizer_.Authorize(*context, security::Role::kViewer, "get", "job/" + request->job_id());
   if (!principal.ok()) return Reject(context, principal.status());
   auto* reactor = context->DefaultReactor();
-  engine_->GetJob(request->job_id(),
-                  [reactor, response, principal = *principal, job_id = request->job_id()](absl::StatusOr<v1::Job> job) {
-                    if (job.ok() && !principal.ActsFor(OwnerOf(*job))) job = JobNotFound(job_id);
-                    if (job.ok()) *response = *std::move(job);
-                    reactor->Finish(core::ToGrpcStatus(job.status()));
-                  });
+  engine_->GetJob(request->job_id(), [this, reactor, response, principal = *principal,
+                                      job_id = request->job_id()](absl::StatusOr<v1::Job> job) {
+    if (job.ok() && !principal.ActsFor(OwnerOf(*job))) job = JobNotFound(job_id);
+    if (!job.ok()) authorizer_.Audit("get", &principal, "job/" + job_id, job.status());  // every refusal
+    if (job.ok()) *response = *std::move(job);
+    reactor->Finish(core::ToGrpcStatus(job.status()));
+  });
   return reactor;
 }
 
@@ -301,7 +311,8 @@ grpc::ServerUnaryReactor* JobServiceImpl::CancelJob(grpc::CallbackServerContext*
 grpc::ServerWriteReactor<v1::JobEvent>* JobServiceImpl::WatchJob(grpc::CallbackServerContext* context,
                                                                  const v1::WatchJobRequest* request) {
   return new WatchReactor(
-      engine_, *request, authorizer_.Authorize(*context, security::Role::kViewer, "watch", "job/" + request->job_id()));
+      engine_, &authorizer_, *request,
+      authorizer_.Authorize(*context, security::Role::kViewer, "watch", "job/" + request->job_id()));
 }
 
 namespace {
@@ -319,8 +330,12 @@ grpc::ServerUnaryReactor* ReadJobPart(grpc::CallbackServerContext* context, JobE
   if (!principal.ok()) return Reject(context, principal.status());
   auto* reactor = context->DefaultReactor();
   WithVisibleJob(engine, job_id, *principal,
-                 [reactor, response, start = std::move(start)](absl::Status visible) mutable {
-                   if (!visible.ok()) return reactor->Finish(core::ToGrpcStatus(visible));
+                 [reactor, response, start = std::move(start), authorizer = &authorizer, principal = *principal,
+                  action = std::string(action), job_id](absl::Status visible) mutable {
+                   if (!visible.ok()) {
+                     authorizer->Audit(action, &principal, "job/" + job_id, visible);  // every refusal
+                     return reactor->Finish(core::ToGrpcStatus(visible));
+                   }
                    std::move(start)(FinishWith(reactor, response));
                  });
   return reactor;

@@ -161,6 +161,9 @@ TEST_F(SecureClusterTest, AnotherTenantCannotSeeOrCancelAJob) {
   ASSERT_TRUE(audit.ok());
   EXPECT_NE(audit->find("\"action\":\"submit\",\"tenant\":\"team-a\""), std::string::npos) << *audit;
   EXPECT_NE(audit->find("\"action\":\"cancel\",\"tenant\":\"team-b\""), std::string::npos) << *audit;
+  // the refused read is audited too (every refused call is)
+  EXPECT_NE(audit->find("\"action\":\"get\",\"tenant\":\"team-b\",\"role\":\"submitter\""), std::string::npos)
+      << *audit;
 }
 
 TEST_F(SecureClusterTest, MemoryImportIntoAnotherTenantsNamespaceIsDenied) {
