@@ -126,13 +126,14 @@ grpc::ServerUnaryReactor* MemoryServiceImpl::QueryExperiences(grpc::CallbackServ
 grpc::ServerUnaryReactor* MemoryServiceImpl::ListExperiences(grpc::CallbackServerContext* context,
                                                              const v1::ListExperiencesRequest* request,
                                                              v1::ListExperiencesResponse* response) {
-  if (absl::Status s = ValidateNamespaceFilter(request->namespace_()); !s.ok()) return FinishNow(context, s);
   const std::string target = "memory/" + request->namespace_();
   absl::StatusOr<security::Principal> principal =
       authorizer_.Authorize(*context, security::Role::kViewer, "list", target);
   if (!principal.ok()) return FinishNow(context, principal.status());
-  if (absl::Status s = CheckReadableNamespace(*principal, request->namespace_(), authorizer_.namespace_grants());
-      !s.ok()) {
+  // every refusal is audited, a malformed namespace too
+  absl::Status s = ValidateNamespaceFilter(request->namespace_());
+  if (s.ok()) s = CheckReadableNamespace(*principal, request->namespace_(), authorizer_.namespace_grants());
+  if (!s.ok()) {
     authorizer_.Audit("list", &*principal, target, s);
     return FinishNow(context, s);
   }
@@ -147,13 +148,14 @@ grpc::ServerUnaryReactor* MemoryServiceImpl::ListExperiences(grpc::CallbackServe
 grpc::ServerUnaryReactor* MemoryServiceImpl::ExportExperiences(grpc::CallbackServerContext* context,
                                                                const v1::ExportExperiencesRequest* request,
                                                                v1::ExportExperiencesResponse* response) {
-  if (absl::Status s = ValidateNamespaceFilter(request->namespace_()); !s.ok()) return FinishNow(context, s);
   const std::string target = "memory/" + request->namespace_();
   absl::StatusOr<security::Principal> principal =
       authorizer_.Authorize(*context, security::Role::kViewer, "export", target);
   if (!principal.ok()) return FinishNow(context, principal.status());
-  if (absl::Status s = CheckReadableNamespace(*principal, request->namespace_(), authorizer_.namespace_grants());
-      !s.ok()) {
+  // every refusal is audited, a malformed namespace too
+  absl::Status s = ValidateNamespaceFilter(request->namespace_());
+  if (s.ok()) s = CheckReadableNamespace(*principal, request->namespace_(), authorizer_.namespace_grants());
+  if (!s.ok()) {
     authorizer_.Audit("export", &*principal, target, s);
     return FinishNow(context, s);
   }
