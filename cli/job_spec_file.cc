@@ -29,6 +29,11 @@ absl::Status Invalid(const std::string& field, const std::string& problem) {
 // Reads a file named by the job spec: size limit first, then UTF-8. Errors never quote the contents.
 absl::StatusOr<std::string> ReadField(const std::string& path, const std::string& field) {
   std::error_code ec;
+  if (const fs::file_status status = fs::status(path, ec); !ec && !fs::is_regular_file(status)) {
+    // a directory reads as empty, and a FIFO or a device would block or never end
+    return Invalid(field, absl::StrCat("'", path, "' is ",
+                                       fs::is_directory(status) ? "a directory, not a file" : "not a regular file"));
+  }
   const auto size = fs::file_size(path, ec);
   if (!ec && static_cast<int64_t>(size) > kMaxSpecFileBytes) {
     return Invalid(field, absl::StrCat("'", path, "' is ", size,
@@ -158,6 +163,10 @@ int64_t FirstInvalidUtf8(const std::string& text) {
 }
 
 absl::StatusOr<v1::JobSpec> LoadJobSpecFile(const std::string& path, const std::vector<std::string>& allowed_dirs) {
+  std::error_code ec;
+  if (const fs::file_status status = fs::status(path, ec); !ec && !fs::is_regular_file(status)) {
+    return absl::InvalidArgumentError(absl::StrCat("job spec ", path, " is not a regular file"));
+  }
   auto text = core::ReadFile(path);
   if (!text.ok()) return absl::NotFoundError(absl::StrCat("job spec ", path, " not found"));
   v1::JobSpec spec;

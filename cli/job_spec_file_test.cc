@@ -1,6 +1,7 @@
 #include "cli/job_spec_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 #include <fstream>
@@ -210,6 +211,20 @@ TEST_F(JobSpecHygieneTest, OversizedKernelNamesTheDocumentedLimit) {
   ASSERT_EQ(spec.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(spec.status().message().find("server.max_request_bytes"), std::string::npos) << spec.status();
   EXPECT_NE(spec.status().message().find("max_kernel_bytes"), std::string::npos) << spec.status();
+}
+
+TEST_F(JobSpecHygieneTest, ADirectoryOrAFifoIsRefusedWithoutReadingIt) {
+  // a FIFO would block the CLI forever, a directory read as an empty kernel
+  ASSERT_EQ(mkfifo((root_ + "/jobs/p/fifo.py").c_str(), 0600), 0);
+  auto fifo = LoadJobSpecFile(WriteJob("p/fifo.py"));
+  ASSERT_EQ(fifo.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(fifo.status().message().find("problem.kernel: '"), std::string::npos) << fifo.status();
+  EXPECT_NE(fifo.status().message().find("fifo.py' is not a regular file"), std::string::npos) << fifo.status();
+  std::filesystem::create_directories(root_ + "/jobs/p/dir.py");
+  auto dir = LoadJobSpecFile(WriteJob("p/dir.py"));
+  EXPECT_NE(dir.status().message().find("dir.py' is a directory, not a file"), std::string::npos) << dir.status();
+  auto spec_fifo = LoadJobSpecFile(root_ + "/jobs/p/fifo.py");
+  EXPECT_NE(spec_fifo.status().message().find("is not a regular file"), std::string::npos) << spec_fifo.status();
 }
 
 TEST(FirstInvalidUtf8Test, AcceptsUtf8AndFindsTheFirstBadByte) {

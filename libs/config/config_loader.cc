@@ -40,11 +40,14 @@ std::string Where(const YAML::Node& node) {
 // `extra_values`.
 class YamlToJson {
  public:
+  // `max_output` bounds the JSON text: YAML aliases repeat a node wherever they appear, so a few lines of anchors
+  // can stand for gigabytes.
   YamlToJson(absl::string_view source, const std::set<std::string>& extra_keys,
-             std::map<std::string, std::string>* extra_values)
-      : source_(source), extra_keys_(extra_keys), extra_values_(extra_values) {}
+             std::map<std::string, std::string>* extra_values, size_t max_output)
+      : source_(source), extra_keys_(extra_keys), extra_values_(extra_values), max_output_(max_output) {}
 
   absl::Status Message(const YAML::Node& node, const Descriptor* desc, const std::string& path, std::string* out) {
+    ACCELOPT_RETURN_IF_ERROR(Bounded(*out));
     if (node.IsNull()) {
       *out += "{}";
       return absl::OkStatus();
@@ -54,9 +57,11 @@ class YamlToJson {
     }
     *out += "{";
     bool first = true;
+    std::set<std::string> seen;
     for (const auto& kv : node) {
       if (!kv.first.IsScalar()) return Error(path, kv.first, "a mapping key must be a plain name");
       std::string key = kv.first.Scalar();
+      if (!seen.insert(key).second) return Error(JoinPath(path, key), kv.first, "the key appears twice");
       if (extra_keys_.count(JoinPath(path, key)) > 0) {
         if (kv.second.IsNull()) continue;
         if (!kv.second.IsScalar()) return Error(JoinPath(path, key), kv.second, "expected a single value");
@@ -184,13 +189,18 @@ class YamlToJson {
 
   // Free-form values (google.protobuf.Struct): numbers stay numbers when they parse as such.
   absl::Status Free(const YAML::Node& node, std::string* out) {
+    ACCELOPT_RETURN_IF_ERROR(Bounded(*out));
     if (node.IsMap()) {
       *out += "{";
       bool first = true;
+      std::set<std::string> seen;
       for (const auto& kv : node) {
         if (!first) *out += ",";
         first = false;
         if (!kv.first.IsScalar()) return absl::InvalidArgumentError("a mapping key must be a plain name");
+        if (!seen.insert(kv.first.Scalar()).second) {
+          return Error(kv.first.Scalar(), kv.first, "the key appears twice");
+        }
         absl::StrAppend(out, "\"", JsonEscape(kv.first.Scalar()), "\":");
         ACCELOPT_RETURN_IF_ERROR(Free(kv.second, out));
       }
@@ -219,6 +229,12 @@ class YamlToJson {
     return absl::OkStatus();
   }
 
+  absl::Status Bounded(const std::string& out) const {
+    if (out.size() <= max_output_) return absl::OkStatus();
+    return absl::InvalidArgumentError(
+        absl::StrCat(source_, ": expands to more than ", max_output_, " bytes (YAML aliases repeat what they name)"));
+  }
+
   absl::Status Error(const std::string& path, const YAML::Node& node, absl::string_view what) {
     return absl::InvalidArgumentError(absl::StrCat(source_, ": key '", path, "'", Where(node), ": ", what));
   }
@@ -226,6 +242,7 @@ class YamlToJson {
   std::string source_;
   const std::set<std::string>& extra_keys_;
   std::map<std::string, std::string>* extra_values_;
+  const size_t max_output_;
 };
 
 }  // namespace
@@ -243,7 +260,8 @@ absl::StatusOr<std::map<std::string, std::string>> ParseConfigTextWithExtraKeys(
   }
   std::string json;
   std::map<std::string, std::string> extra_values;
-  YamlToJson converter(source, extra_keys, &extra_values);
+  // JSON text is at most 6 bytes per input byte (\uXXXX escapes) without aliases.
+  YamlToJson converter(source, extra_keys, &extra_values, 6 * text.size() + (1 << 20));
   ACCELOPT_RETURN_IF_ERROR(converter.Message(root, message->GetDescriptor(), "", &json));
   google::protobuf::util::JsonParseOptions options;
   options.ignore_unknown_fields = false;

@@ -80,6 +80,40 @@ TEST(ConfigLoaderTest, FreeFormStructKeepsTypes) {
   EXPECT_EQ(f.at("stop").list_value().values(0).string_value(), "a");
 }
 
+TEST(ConfigLoaderTest, AliasesThatExpandBeyondTheBoundAreRefused) {
+  // nine levels of nine aliases: 9^9 copies of one string
+  std::string text = "a0: &a0 xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\n";
+  for (int level = 1; level <= 9; ++level) {
+    text += "a" + std::to_string(level) + ": &a" + std::to_string(level) + " [";
+    for (int i = 0; i < 9; ++i) text += (i ? ", *a" : "*a") + std::to_string(level - 1);
+    text += "]\n";
+  }
+  v1::ModelSpec spec;
+  absl::Status s = ParseConfigText(
+      "extra_body:\n" +
+          [&] {
+            std::string indented;
+            for (size_t start = 0, end; (end = text.find('\n', start)) != std::string::npos; start = end + 1) {
+              indented += "  " + text.substr(start, end - start + 1);
+            }
+            return indented;
+          }(),
+      "bomb.yaml", &spec);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("bomb.yaml: expands to more than"), std::string::npos) << s;
+}
+
+TEST(ConfigLoaderTest, ARepeatedKeyIsRefusedWithItsPath) {
+  v1::PlannerConfig cfg;
+  absl::Status s = ParseConfigText("server:\n  grpc_address: a\n  grpc_address: b\n", "planner.yaml", &cfg);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("key 'server.grpc_address'"), std::string::npos) << s;
+  EXPECT_NE(s.message().find("the key appears twice"), std::string::npos) << s;
+  v1::ModelSpec spec;
+  s = ParseConfigText("extra_body: {top_p: 0.9, top_p: 0.1}\n", "m.yaml", &spec);
+  EXPECT_NE(s.message().find("the key appears twice"), std::string::npos) << s;
+}
+
 TEST(ConfigLoaderTest, ExtraKeysAreHandedBackInsteadOfParsed) {
   v1::JobSpec spec;
   auto extra =
