@@ -129,8 +129,14 @@ absl::Status ValidateJobSpec(const v1::JobSpec& spec, const SpecLimits& limits) 
   ACCELOPT_RETURN_IF_ERROR(CheckCount(s.memory_capacity(), 1, 1024, "search.memory_capacity"));
   if (!v1::MemoryPolicy_IsValid(s.memory_policy())) return Invalid("search.memory_policy", "unknown policy");
   if (!v1::BeamPolicy_IsValid(s.beam_policy())) return Invalid("search.beam_policy", "unknown policy");
-  if (!ValidNamespace(s.memory_namespace())) {
-    return Invalid("search.memory_namespace", "must be \"job\" or a name of letters, digits, '.', '-', '_'");
+  // A tenant T owns T and every T:<name> (libs/security/namespace_policy.h): one ':' may join the two.
+  const std::string& memory_namespace = s.memory_namespace();
+  const size_t colon = memory_namespace.find(':');
+  if (!ValidNamespace(memory_namespace.substr(0, colon)) ||
+      (colon != std::string::npos &&
+       (colon == 0 || colon + 1 == memory_namespace.size() || !ValidNamespace(memory_namespace.substr(colon + 1))))) {
+    return Invalid("search.memory_namespace",
+                   "must be \"job\" or a name of letters, digits, '.', '-', '_' (a tenant's own: T or T:<name>)");
   }
   for (auto [value, field] : {std::pair{s.positive_threshold(), "search.positive_threshold"},
                               {s.negative_threshold(), "search.negative_threshold"}}) {

@@ -27,6 +27,15 @@ struct Case {
 
 TEST(JobSpecTest, ValidSpecPasses) { EXPECT_TRUE(ValidateJobSpec(ValidSpec(), {}).ok()); }
 
+TEST(JobSpecTest, ATenantsSubNamespaceIsAValidMemoryNamespace) {
+  // security.md: tenant T owns T and every T:<name> (the orchestrator then checks the caller owns it)
+  for (const char* ns : {"team-a", "team-a:kernels", "job"}) {
+    v1::JobSpec spec = ValidSpec();
+    spec.mutable_search()->set_memory_namespace(ns);
+    EXPECT_TRUE(ValidateJobSpec(spec, {}).ok()) << ns;
+  }
+}
+
 TEST(JobSpecTest, EachMalformedFieldIsNamed) {
   const std::vector<Case> cases = {
       {"spec.preset", [](v1::JobSpec* s) { s->set_preset("huge"); }},
@@ -47,6 +56,8 @@ TEST(JobSpecTest, EachMalformedFieldIsNamed) {
       {"spec.search.memory_policy",
        [](v1::JobSpec* s) { s->mutable_search()->set_memory_policy(static_cast<v1::MemoryPolicy>(9)); }},
       {"spec.search.memory_namespace", [](v1::JobSpec* s) { s->mutable_search()->set_memory_namespace("a b"); }},
+      {"spec.search.memory_namespace", [](v1::JobSpec* s) { s->mutable_search()->set_memory_namespace("a:b:c"); }},
+      {"spec.search.memory_namespace", [](v1::JobSpec* s) { s->mutable_search()->set_memory_namespace(":b"); }},
       {"spec.search.positive_threshold", [](v1::JobSpec* s) { s->mutable_search()->set_positive_threshold(0.5); }},
       {"spec.search.negative_threshold", [](v1::JobSpec* s) { s->mutable_search()->set_negative_threshold(-3); }},
       {"spec.models.executor.timeout_seconds",
