@@ -103,6 +103,20 @@ class TraceTest(unittest.TestCase):
         self.assertIn('timing_only=1', timing_lines[1])
         self.assertEqual(numeric_lines[2:], timing_lines[2:])
 
+    def test_a_store_counts_the_bytes_it_writes_in_the_destinations_format(self):
+        # a bfloat16 tile stored into float32 HBM writes 4 bytes per element, whatever the tile's size
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.copy(nl.load(x), dtype=nl.bfloat16))
+                return out
+            ''')
+        _, recorder = self.ws.run(path, np.ones((128, 512), np.float32), timing_only=True)
+        _, records = parse(recorder.text())
+        dmas = {f['dir']: int(f['bytes']) for kind, f in records if kind == 'I' and 'dir' in f}
+        self.assertEqual(dmas, {'load': 128 * 512 * 4, 'store': 128 * 512 * 4})
+
     def test_repeated_loads_and_transposes_are_marked_cse(self):
         _, recorder = self.ws.run(self.path, self.x, self.ident, timing_only=True)
         _, records = parse(recorder.text())
