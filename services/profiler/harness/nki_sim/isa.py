@@ -95,6 +95,12 @@ def nc_matmul(stationary: Any, moving: Any, is_stationary_onezero: Any = False, 
         if len(stat.shape) != 3 or len(mov.shape) != 3 or stat.shape[1] != 2 or mov.shape[1] != 2:
             raise CompileError(f'nc_matmul {perf_mode}: operands are [K, 2, M] and [K, 2, N], got {stat.shape} and '
                                f'{mov.shape}')
+        # nc_matmul page: "Tensor Engine supports FP8 double performance mode"; with float32 operands it contracted
+        # 2K rows in the time of K
+        formats = {getattr(v.tensor.kind.public, 'name', str(v.tensor.kind.public)) for v in (stat, mov)}
+        if not formats <= _FP8_FORMATS:
+            raise CompileError(f'nc_matmul {perf_mode}: the double-row mode is an FP8 mode; the operands are '
+                               f'{" and ".join(sorted(formats))}')
         m, n = stat.shape[2], mov.shape[2]
     if k != mov.shape[0]:
         raise CompileError(f'nc_matmul: stationary and moving have different partition sizes ({k} vs {mov.shape[0]})')
@@ -120,6 +126,9 @@ def nc_matmul(stationary: Any, moving: Any, is_stationary_onezero: Any = False, 
         if is_transpose and _is_identity(run, mov, v):
             result = np.ascontiguousarray(s.T, dtype=np.float32)
         else:
+            # a moving operand that is not an identity makes a product: it is timed as one (timed as a transpose,
+            # a full matmul cost a third of its PE time), and only an identity transpose is a transpose's CSE
+            is_transpose = False
             result = _contract(s.astype(np.float32, copy=False), v.astype(np.float32, copy=False))
     pending = issue(run, 'transpose' if is_transpose else 'matmul', 'pe', [(stat, None), (mov, None)], shape, FP32,
                     result, window, out_buffer=memory.psum)
@@ -200,6 +209,9 @@ def _value_key(view):
     if origin is not None and origin[2] == alloc.version:
         return origin[0], origin[1], view.offset, view.shape, view.strides
     return _identity_key(view)
+
+
+_FP8_FORMATS = frozenset({'float8_e4m3', 'float8_e5m2', 'float8_e4m3fn', 'float8_e5m2fnuz', 'float8_e4m3fnuz'})
 
 
 def _is_identity(run, view, array):
