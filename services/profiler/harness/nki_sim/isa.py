@@ -1183,6 +1183,7 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
         reads.append((target, window if target.shape == source.shape else None))
     pending = Pending('dma_copy', 'dma', run.line(), reads, None, None, window)
     pending.dma = direction
+    pending.rmw = add
     direct(run, pending, target, window if target.shape == source.shape else None, where)
 
 
@@ -1242,6 +1243,7 @@ def dma_compute(dst: Any, srcs: Any, scales: Any = None, reduce_op: Any = None, 
         reads.append((target, None))
     pending = Pending('dma_copy', 'dma', run.line(), reads, None, None, None)
     pending.dma = direction
+    pending.rmw = accumulate
     direct(run, pending, target, None)
 
 

@@ -16,7 +16,7 @@ from .dtypes import kind_of
 from .errors import CompileError
 from .operands import engine_name, fit, on_chip, unapplied_mask, unknown_engine
 from .operands import mask as mask_of
-from .runtime import begin, issue, operand
+from .runtime import begin, current, issue, operand
 from .tensors import PARTITION_LIMIT
 from .views import View
 
@@ -316,8 +316,11 @@ def dma_transpose(src: Any, axes: Any = None, dtype: Any = None, mask: Any = Non
 
 def core_barrier(data: Any, cores: Any, engine: Any = unknown_engine, **kwargs: Any) -> None:
     """A barrier between the NeuronCores of a launch: the simulator runs programs in order, so it orders nothing
-    more (and issues no instruction)."""
+    more (and issues no instruction); the launch's reads of other programs' writes are no race (nki_sim/races.py)."""
     operand(data)
+    run = current()
+    if run.races is not None:
+        run.races.barrier()
 
 
 setattr(core_barrier, 'beta2_order', ('data', 'cores'))      # no destination in either form

@@ -106,7 +106,7 @@ class Pending:
     """An executed instruction whose output location is not decided yet."""
     __slots__ = ('op', 'eng', 'line', 'reads', 'consts', 'n', 'nstat', 'p', 'tile', 'result', 'window', 'where',
                  'cse_key', 'value_key', 'combine', 'first', 'accumulating', 'extra_writes', 'dma', 'psum_only',
-                 'window_free', 'folds', 'dynamic', 'runs')
+                 'window_free', 'folds', 'dynamic', 'runs', 'rmw')
 
     def __init__(self, op, eng, line, reads, tile, result, window):
         self.op = op
@@ -133,6 +133,7 @@ class Pending:
         self.folds = ()               # (view, window) operands of an associative op: written in place, a reduction
         self.dynamic = False          # an operand sits at an offset read from SBUF when it runs (trace `dyn=1`)
         self.runs = None              # a DynamicRunsView operand: one traced copy per offset of its index tile
+        self.rmw = False              # a DMA that adds into its destination (dst_rmw_op, dma_compute into a source)
 
 
 def begin() -> 'Run':
@@ -366,6 +367,10 @@ def record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes: 
            accumulate: bool) -> None:
     """Turn a settled instruction into a trace record (CompileErrors get the instruction's kernel line); a copy at
     a tile of N dynamic offsets into N records, one per offset (its element run and its element of the index)."""
+    if run.races is not None:       # HBM another program of the launch wrote (a read-modify-write's own destination
+        for view, window in reads:  # is its atomic add)
+            if not view.tensor.buffer.on_chip and not (pending.rmw and any(view.tensor is w.tensor for w, _ in writes)):
+                run.races.read(view, window, run.program_ids, pending.line)
     if pending.runs is None:
         _record(run, pending, reads, writes, accumulate)
         return
@@ -571,9 +576,8 @@ def direct(run: Run, pending: 'Pending', dst: View, window: Any, where: Optional
                 np.logical_or(dst.array_over(written, window), where, out=dst.array_over(written, window))
             else:
                 dst.array_over(written, window)[...] = True
-    if run.races is not None and not dst.tensor.buffer.on_chip and \
-            not any(view.tensor is dst.tensor for view, _ in pending.reads):    # (a read-modify-write accumulates)
-        run.races.write(dst, window, run.program_ids, pending.line, where)
+    if run.races is not None and not dst.tensor.buffer.on_chip:
+        run.races.write(dst, window, run.program_ids, pending.line, where, pending.rmw)
     record(run, pending, pending.reads, [(dst, window)], False)
 
 
