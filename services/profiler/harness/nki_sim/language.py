@@ -166,9 +166,9 @@ def _declare(shape, dtype, buffer, name, fill, initialized=True):
         # psum_fmax "does not represent the free-dim size per partition"; psum_num_banks). Beta 1 keeps one bank
         # per block (more banks through block dimensions).
         tensor = Tensor(buffer, kind_of(dtype), shape, line, name, run.numerics, run.psum_banks)
-        # PSUM is left zeroed: a matmul into a fresh PSUM tile starts its accumulation group (the compiler sets the
-        # group's first matmul to overwrite), so zeros read the same as on the device
-        tensor.init = fill if initialized or buffer is memory.psum else UNINITIALIZED
+        # uninitialized PSUM too, but a matmul's first add into an element starts its accumulation group and
+        # overwrites it (runtime._store, memory.Alloc.fresh)
+        tensor.init = fill if initialized else UNINITIALIZED
         if placed is not None:
             _place(run, tensor, placed, initialized, line)
         return tensor

@@ -34,7 +34,7 @@ constant_hbm = Buffer('constant', 'hbm', False)
 class Alloc:
     """One physical allocation. `free` is elements per partition (HBM: parts=1, free=all elements)."""
     __slots__ = ('id', 'serial', 'buffer', 'parts', 'free', 'itemsize', 'data', 'version', 'writes', 'reads',
-                 'last_use', 'site', 'freed', 'canonical', 'group', 'block', 'origin')
+                 'last_use', 'site', 'freed', 'canonical', 'group', 'block', 'origin', 'fresh')
 
     def __init__(self, buffer, parts, free, itemsize, data, site):
         self.id = -1                 # trace id, assigned on first touch (on-chip only)
@@ -58,3 +58,6 @@ class Alloc:
         # (value key, write region, version) of the load that wrote this allocation last, while that write is
         # its latest: two allocations loaded from the same unchanged HBM region hold the same value (CSE keys)
         self.origin = None
+        # uninitialized PSUM (nl.ndarray): per element, has no instruction written it yet (a matmul's first add
+        # into such an element starts its accumulation group, so it overwrites); None elsewhere
+        self.fresh = None

@@ -203,7 +203,20 @@ def _store(run, pending, dst, accumulate):
         result = pending.result
         if result.shape != target.shape:
             result = result.reshape(target.shape)
-        if accumulate:
+        fresh = _fresh_psum(dst, window)
+        if fresh is not None:       # uninitialized PSUM: its first write
+            first = fresh if pending.where is None else fresh & pending.where
+            if accumulate and pending.eng == 'pe':      # starts a matmul accumulation group: overwrites
+                np.copyto(target, result, where=first)
+                where = ~fresh if pending.where is None else pending.where & ~fresh
+                np.add(target, result, out=target, where=where)
+                fresh[first] = False
+                accumulate = None       # done (the record below still reads the destination)
+            else:
+                fresh[first] = False
+        if accumulate is None:
+            accumulate = True
+        elif accumulate:
             if pending.where is not None:
                 np.add(target, result, out=target, where=pending.where)
             else:
@@ -225,6 +238,18 @@ def _store(run, pending, dst, accumulate):
     if pending.folds and _folds_into(pending.folds, dst, window):
         pending.accumulating = True
     record(run, pending, reads, [(dst, window)], accumulate)
+
+
+def _fresh_psum(dst, window):
+    """The never-written mask of the elements a write of uninitialized PSUM reaches (a view into its allocation's
+    `fresh` array), or None."""
+    tensor = dst.tensor
+    if tensor.buffer is not memory.psum or tensor.source is not None or type(dst) is not View:
+        return None
+    alloc = tensor.blocks.get(dst.block) if tensor.blocks is not None else None
+    if alloc is None or alloc.fresh is None:
+        return None
+    return dst.array_over(alloc.fresh, window)
 
 
 def _folds_into(folds, dst, window):

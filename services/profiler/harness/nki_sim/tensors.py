@@ -155,6 +155,8 @@ class Tensor(TileOperators):
                     np.zeros(n, storage) if self.init == 0 else np.full(n, self.init, storage)
             alloc = self.blocks[block] = memory.Alloc(self.buffer, self.parts, self.free, self.kind.itemsize,
                                                       data, self.site)
+            if data is not None and self.init is UNINITIALIZED and self.buffer is memory.psum:
+                alloc.fresh = np.ones(data.shape, bool)
             self._mark_block(alloc, block)
         return alloc
 

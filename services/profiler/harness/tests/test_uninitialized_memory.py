@@ -1,7 +1,7 @@
 """Memory a kernel declares with nl.ndarray holds stale data on the device until an instruction writes it: in the
-simulator SBUF and HBM so declared read as NaN (float) or a fixed bit pattern (integer), so a kernel that reads it
-first is INCORRECT, with a message that says where the NaN comes from. PSUM stays zeroed: a matmul into a fresh
-PSUM tile starts its accumulation group."""
+simulator SBUF, PSUM and HBM so declared read as NaN (float) or a fixed bit pattern (integer), so a kernel that
+reads it first is INCORRECT, with a message that says where the NaN comes from. A matmul's first add into a PSUM
+element starts its accumulation group, so it overwrites."""
 import unittest
 
 from tests.support import STANDARD_TRANSFORMS, Workspace
@@ -49,7 +49,7 @@ class UninitializedMemoryTest(unittest.TestCase):
                 result = self.evaluate(TRIANGLE, triangle_from(declare, zeros))
                 self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
                 self.assertIn('contains 8128 NaN', result['message'])
-                self.assertIn('fills SBUF and HBM declared with nl.ndarray with NaN', result['message'])
+                self.assertIn('fills SBUF, PSUM and HBM declared with nl.ndarray with NaN', result['message'])
 
     def test_initialized_or_written_memory_reads_its_values(self):
         for name, declare, zeros in (
@@ -59,6 +59,30 @@ class UninitializedMemoryTest(unittest.TestCase):
             with self.subTest(name):
                 result = self.evaluate(TRIANGLE, triangle_from(declare, zeros))
                 self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_a_vector_accumulator_in_never_written_psum_is_incorrect(self):
+        # the accumulator never zeroed: only a matmul's first add starts from nothing
+        reference = '''
+def get_inputs():
+    return [np.random.normal(size=(128, 512)).astype(np.float32)]
+
+
+def forward(x):
+    return x.sum(axis=1, keepdims=True)
+''' + STANDARD_TRANSFORMS
+        kernel = '''
+    @nki.jit
+    def kernel(x):
+        out = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+        acc = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.psum)
+        for j in nl.sequential_range(4):
+            acc[...] += nl.sum(nl.load(x[:, j * 128:(j + 1) * 128]), axis=1, keepdims=True)
+        nl.store(out, value=nl.copy(acc))
+        return out
+    '''
+        result = self.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
+        self.assertIn('contains 128 NaN', result['message'])
 
     def test_a_matmul_into_a_fresh_psum_tile_starts_from_zero(self):
         # the NKI matmul tutorial's basic kernel: nc_matmul into an nl.ndarray PSUM tile
