@@ -581,7 +581,9 @@ MAX_PROGRAM_CHARS = 1 << 30
 
 
 # The formats the low-precision ban refuses (protocol: --ban-low-precision).
-LOW_PRECISION_FORMATS = frozenset({'bfloat16', 'float16'})
+# Every format below float32 (the low-precision ban): float16 and the NKI formats numpy lacks (bfloat16, tfloat32,
+# the float8 formats).
+LOW_PRECISION_FORMATS = frozenset({'float16'} | set(_LOW_PRECISION))
 
 
 class BannedFormat(Exception):
@@ -925,7 +927,7 @@ class Replay:
         except BannedFormat as banned:
             line = entry.get('l', 0)
             raise CompileError(f'low-precision type {banned.name!r} is not allowed: kernels must compute in float32 '
-                               '(fp16/bf16 are banned)', line if type(line) is int else 0) from None
+                               '(fp16, bf16, tf32 and fp8 are banned)', line if type(line) is int else 0) from None
 
     def compile(self, value: Any) -> Compiled:
         if value is None or isinstance(value, (bool, int, float, str)):

@@ -18,7 +18,7 @@ from .entry_point import entry_point
 from .loop_returns import hoist_loop_returns
 from .problem import load_module, registered
 
-LOW_PRECISION = re.compile(r'bfloat16|float16|\bbf16\b|\bfp16\b')
+LOW_PRECISION = re.compile(r'bfloat16|float16|float8|float4|tfloat32|\bbf16\b|\bfp16\b|\bfp8\b|\btf32\b')
 
 
 def _imported_name(message):
@@ -104,7 +104,8 @@ class KernelSource:
         return f'{self.name}:{line}: {self.source_line(line)}'
 
     def check_low_precision(self):
-        """Reject kernels whose code (comments stripped) mentions fp16/bf16 types."""
+        """Reject kernels whose code (comments stripped) mentions a format below float32 (fp16, bf16, tf32, fp8,
+        fp4)."""
         try:
             tokens = list(tokenize.generate_tokens(io.StringIO(self.text()).readline))
         except (tokenize.TokenError, SyntaxError, IndentationError):
@@ -116,7 +117,7 @@ class KernelSource:
             if found:
                 line = token.start[0]
                 raise KernelRejected(f'{self.where(line)}\nlow-precision type {found.group(0)!r} is not allowed: '
-                                     'kernels must compute in float32 (fp16/bf16 are banned)', line)
+                                     'kernels must compute in float32 (fp16, bf16, tf32 and fp8 are banned)', line)
 
     def check_static_rules(self):
         """NKI's static rules (static_rules.py) on the syntax tree, before any kernel code runs; returns the tree."""

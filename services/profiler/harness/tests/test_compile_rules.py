@@ -159,6 +159,21 @@ class CompileRulesTest(unittest.TestCase):
             ''')
         self.assertEqual(self.ws.evaluate(self.reference, commented, ban_low_precision=True)['verdict'], 'OK')
 
+    def test_low_precision_ban_covers_every_format_below_float32(self):
+        for dtype in ('nl.float8_e4m3', 'nl.float8_e5m2', 'nl.tfloat32', 'nl.float16'):
+            with self.subTest(dtype=dtype):
+                banned = self.ws.kernel(f'''
+                    @nki.jit
+                    def kernel(x):
+                        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                        nl.store(out, value=nl.copy(nl.load(x), dtype={dtype}))  # <- here
+                        return out
+                    ''')
+                result = self.ws.evaluate(self.reference, banned, ban_low_precision=True)
+                self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+                self.assertEqual(result['line'], line_of(banned, '# <- here'))
+                self.assertIn('fp16, bf16, tf32 and fp8 are banned', result['message'])
+
     def test_syntax_error_line(self):
         path = self.ws.kernel('''
             @nki.jit
