@@ -34,7 +34,8 @@ def parse_arguments(argv):
     add_fresh_seed_argument(parser)
     parser.add_argument('--kernel-source', help='the kernel\'s text, read only to quote its lines in messages')
     parser.add_argument('--ban-low-precision', action='store_true',
-                        help='refuse a program that uses fp16/bf16 (as step A refuses a kernel that names them)')
+                        help='refuse a program that uses a format below float32: fp16, bf16, tf32, fp8 (as '
+                             'step A refuses a kernel that names one)')
     parser.add_argument('--input-specs-out', type=descriptor,
                         help='fd:N: send the first inputs\' shapes to step A through this pipe, once built '
                              '(protocol/input_specs.py)')
