@@ -36,7 +36,8 @@ def parse_arguments(argv):
     parser.add_argument('--kernel', required=True, help='NKI kernel module defining kernel or optimized_kernel')
     add_evaluation_arguments(parser)
     add_fresh_seed_argument(parser)
-    parser.add_argument('--ban-low-precision', action='store_true', help='reject kernels that use fp16, bf16, tf32 or fp8')
+    parser.add_argument('--ban-low-precision', action='store_true',
+                        help='reject kernels that use fp16, bf16, tf32 or fp8')
     parser.add_argument('--program-out', type=path_or_descriptor,
                         help='step A only: record the kernel\'s program here (a path, or fd:N: an open descriptor)')
     parser.add_argument('--input-specs', type=descriptor,
