@@ -47,29 +47,26 @@ def program(machine):
     """The filter for `machine` as a list of (code, jt, jf, k), or None for an architecture it does not know."""
     if machine not in _AUDIT_ARCH:
         return None
-    deny, deny_enosys, allow, clone_flags = 'deny', 'enosys', 'allow', 'clone'
+    allow, deny = _SECCOMP_RET_ALLOW, _SECCOMP_RET_ERRNO | errno.EPERM
+    # jump targets are labels ('deny', ...), resolved below into offsets from the next instruction
     code = [(_LD_W_ABS, 0, 0, _ARCH), (_JEQ_K, 1, 0, _AUDIT_ARCH[machine]), (_RET_K, 0, 0, deny),
             (_LD_W_ABS, 0, 0, _NR)]
     if machine == 'x86_64':
-        code.append((_JGE_K, deny, 0, _X32_SYSCALL_BIT))
+        code.append((_JGE_K, 'deny', 0, _X32_SYSCALL_BIT))
     for number in sorted(_DENIED[machine].values()):
-        code.append((_JEQ_K, deny, 0, number))
-    code += [(_JEQ_K, deny_enosys, 0, _CLONE3), (_JEQ_K, clone_flags, 0, _CLONE[machine]), (_RET_K, 0, 0, allow)]
-    labels = {clone_flags: len(code)}
-    code += [(_LD_W_ABS, 0, 0, _ARG0), (_JSET_K, allow, deny, CLONE_THREAD)]
-    labels[allow] = len(code)
-    code.append((_RET_K, 0, 0, _SECCOMP_RET_ALLOW))
-    labels[deny] = len(code)
-    code.append((_RET_K, 0, 0, _SECCOMP_RET_ERRNO | errno.EPERM))
-    labels[deny_enosys] = len(code)
+        code.append((_JEQ_K, 'deny', 0, number))
+    code += [(_JEQ_K, 'enosys', 0, _CLONE3), (_JEQ_K, 'clone', 0, _CLONE[machine]), (_RET_K, 0, 0, allow)]
+    labels = {'clone': len(code)}
+    code += [(_LD_W_ABS, 0, 0, _ARG0), (_JSET_K, 'allow', 'deny', CLONE_THREAD)]
+    labels['allow'] = len(code)
+    code.append((_RET_K, 0, 0, allow))
+    labels['deny'] = len(code)
+    code.append((_RET_K, 0, 0, deny))
+    labels['enosys'] = len(code)
     code.append((_RET_K, 0, 0, _SECCOMP_RET_ERRNO | errno.ENOSYS))
-    resolved = []
-    for index, (op, jt, jf, k) in enumerate(code):     # jump targets are offsets from the next instruction
-        jt = labels[jt] - index - 1 if isinstance(jt, str) else jt
-        jf = labels[jf] - index - 1 if isinstance(jf, str) else jf
-        k = {allow: _SECCOMP_RET_ALLOW, deny: _SECCOMP_RET_ERRNO | errno.EPERM}.get(k, k) if isinstance(k, str) else k
-        resolved.append((op, jt, jf, k))
-    return resolved
+    return [(op, labels[jt] - index - 1 if isinstance(jt, str) else jt,
+             labels[jf] - index - 1 if isinstance(jf, str) else jf, k)
+            for index, (op, jt, jf, k) in enumerate(code)]
 
 
 def install():

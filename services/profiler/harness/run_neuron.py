@@ -28,7 +28,7 @@ if HERE not in sys.path:
     sys.path.insert(0, HERE)
 
 from protocol.comparison import compare  # noqa: E402
-from protocol.evaluation import CHECK_SEEDS, FRESH_TOLERANCE_FACTOR, secret_fresh_seed  # noqa: E402
+from protocol.evaluation import CHECK_SEEDS, note_rel_l2, run_tolerance, secret_fresh_seed  # noqa: E402
 from protocol.kernel_source import KernelRejected, KernelSource  # noqa: E402
 from protocol.problem import ProblemError, load_problem  # noqa: E402
 
@@ -92,15 +92,11 @@ def main(argv=None):
             inputs = problem.module.get_inputs()
             nki_inputs = device_inputs(problem, problem.module.transform_to_nki_inputs(inputs), nki.language)
             outputs = run(nki_inputs, **save)
-            checked = result['seeds_checked'] > 0
             comparison = compare(outputs, problem.module.forward(*inputs), problem.module.transform_nki_outputs,
-                                 tolerance * FRESH_TOLERANCE_FACTOR if fresh and checked else tolerance, widen=widen)
+                                 run_tolerance(tolerance, fresh, result['seeds_checked']), widen=widen)
             if not comparison.ok:
                 raise Failed('INCORRECT', f'seed {seed}: {comparison.message}')
-            if fresh:
-                result['fresh_rel_l2'] = comparison.rel_l2
-            if not fresh or not checked:
-                result['max_rel_l2'] = max(result['max_rel_l2'] or 0.0, comparison.rel_l2 or 0.0)
+            note_rel_l2(result, comparison.rel_l2, fresh)
             return nki_inputs
 
         if not args.timing_round_only:

@@ -65,8 +65,7 @@ class WriteRaces:
         written = view.array_over(writers, window)
         others = (written >= 0) & (written != me)
         if others.any():
-            first = tuple(int(i) for i in np.argwhere(others)[0])
-            other = next(ids for ids, number in self.numbers.items() if number == written[first])
+            first, other = self._first(others, written)
             raise WriteRaceError(
                 f'a race between the programs of the launch: program {list(program_ids)} reads '
                 f'{int(others.sum())} element(s) of the HBM tensor{_named(tensor)} of shape {list(tensor.shape)} that '
@@ -108,24 +107,24 @@ class WriteRaces:
                     same |= np.isnan(now) & np.isnan(before)
                 raced = others & ~same
             if raced.any():
-                raise WriteRaceError(_message(self.numbers, dst, raced, written, before, now, program_ids), line)
+                first, other = self._first(raced, written)
+                raise WriteRaceError(
+                    f'a write race between the programs of the launch: program {list(program_ids)} overwrites '
+                    f'{int(raced.sum())} element(s) of the HBM tensor{_named(tensor)} of shape {list(tensor.shape)} '
+                    f'that program {list(other)} wrote with different values (at {list(first)} of the written tile: '
+                    f'{before[first]!r}, then {now[first]!r}). The programs of a launch run in no fixed order on the '
+                    f'device (on two NeuronCores at once with nl.nc(2)), so which value remains depends on which '
+                    f'program writes last; write disjoint parts of the output per program (nl.program_id), or '
+                    f'accumulate with dma_copy(dst_rmw_op=nl.add)', line)
         mask = ... if where is None else where
         written[mask] = me
         before[mask] = now[mask]
         was_added[mask] = added
 
-
-def _message(numbers: Dict[Tuple[int, ...], int], dst: Any, raced: np.ndarray, written: np.ndarray,
-             before: np.ndarray, now: np.ndarray, program_ids: Tuple[int, ...]) -> str:
-    first = tuple(int(i) for i in np.argwhere(raced)[0])
-    other = next(ids for ids, number in numbers.items() if number == written[first])
-    name = _named(dst.tensor)
-    return (f'a write race between the programs of the launch: program {list(program_ids)} overwrites '
-            f'{int(raced.sum())} element(s) of the HBM tensor{name} of shape {list(dst.tensor.shape)} that program '
-            f'{list(other)} wrote with different values (at {list(first)} of the written tile: {before[first]!r}, '
-            f'then {now[first]!r}). The programs of a launch run in no fixed order on the device (on two NeuronCores '
-            f'at once with nl.nc(2)), so which value remains depends on which program writes last; write disjoint '
-            f'parts of the output per program (nl.program_id), or accumulate with dma_copy(dst_rmw_op=nl.add)')
+    def _first(self, mask: np.ndarray, written: np.ndarray) -> Tuple[Tuple[int, ...], Tuple[int, ...]]:
+        """The index of the first element `mask` holds at, and the ids of the program that wrote it."""
+        first = tuple(int(i) for i in np.argwhere(mask)[0])
+        return first, next(ids for ids, number in self.numbers.items() if number == written[first])
 
 
 def _named(tensor: Any) -> str:

@@ -203,19 +203,11 @@ def _store(run, pending, dst, accumulate):
         result = pending.result
         if result.shape != target.shape:
             result = result.reshape(target.shape)
-        fresh = _fresh_psum(dst, window)
-        if fresh is not None:       # uninitialized PSUM: its first write
-            first = fresh if pending.where is None else fresh & pending.where
-            if accumulate and pending.eng == 'pe':      # starts a matmul accumulation group: overwrites
-                np.copyto(target, result, where=first)
-                where = ~fresh if pending.where is None else pending.where & ~fresh
-                np.add(target, result, out=target, where=where)
-                fresh[first] = False
-                accumulate = None       # done (the record below still reads the destination)
-            else:
-                fresh[first] = False
-        if accumulate is None:
-            accumulate = True
+        fresh = _fresh_psum(dst, window)        # uninitialized PSUM: the elements no instruction wrote yet
+        first = None if fresh is None else fresh if pending.where is None else fresh & pending.where
+        if first is not None and accumulate and pending.eng == 'pe':    # starts a matmul accumulation group there
+            np.copyto(target, result, where=first)
+            np.add(target, result, out=target, where=~fresh if pending.where is None else pending.where & ~fresh)
         elif accumulate:
             if pending.where is not None:
                 np.add(target, result, out=target, where=pending.where)
@@ -227,6 +219,8 @@ def _store(run, pending, dst, accumulate):
             np.copyto(target, result, where=pending.where)
         else:
             target[...] = result
+        if first is not None:
+            fresh[first] = False
         rounding = dst.tensor.kind.rounding
         if rounding is not None:
             rounding(target)
@@ -392,8 +386,8 @@ def record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes: 
            accumulate: bool) -> None:
     """Turn a settled instruction into a trace record (CompileErrors get the instruction's kernel line); a copy at
     a tile of N dynamic offsets into N records, one per offset (its element run and its element of the index)."""
-    if run.races is not None:       # HBM another program of the launch wrote (a read-modify-write's own destination
-        for view, window in reads:  # is its atomic add)
+    if run.races is not None and run.races.active:  # HBM another program of the launch wrote (a read-modify-write's
+        for view, window in reads:                  # own destination is its atomic add)
             if not view.tensor.buffer.on_chip and not (pending.rmw and any(view.tensor is w.tensor for w, _ in writes)):
                 run.races.read(view, window, run.program_ids, pending.line)
     if pending.runs is None:
@@ -568,16 +562,16 @@ def _dma_fields(pending, reads, writes):
     nisa.dma_compute), else, for a store, those written to HBM, else those of the first source; direction,
     contiguous run and the HBM side's kind."""
     hbm_sources = [r for r in reads if not r[0].tensor.buffer.on_chip]
-    sources = hbm_sources or reads[:1]
-    src, src_window = sources[0]
+    src, src_window = (hbm_sources or reads)[0]
     dst, dst_window = writes[0]
-    moved = 0
     if not hbm_sources and not dst.tensor.buffer.on_chip:
         # a store writes HBM in the destination's format: a float8 tile stored into float32 HBM moves 4 bytes per
         # element (counted at the tile's 1 byte, a 64 MiB output counted 16 MiB and its time a quarter)
-        _, shape = dst.clip(dst_window)
-        moved = _elements(shape) * dst.tensor.kind.itemsize
-    for view, window in hbm_sources or ([] if moved else sources):
+        counted = [(dst, dst_window)]
+    else:
+        counted = hbm_sources or [(src, src_window)]
+    moved = 0
+    for view, window in counted:
         _, shape = view.clip(window)
         moved += _elements(shape) * view.tensor.kind.itemsize
     run = min(src.contiguous_run(src_window) * src.tensor.kind.itemsize,
@@ -601,7 +595,7 @@ def direct(run: Run, pending: 'Pending', dst: View, window: Any, where: Optional
                 np.logical_or(dst.array_over(written, window), where, out=dst.array_over(written, window))
             else:
                 dst.array_over(written, window)[...] = True
-    if run.races is not None and not dst.tensor.buffer.on_chip:
+    if run.races is not None and run.races.active and not dst.tensor.buffer.on_chip:
         run.races.write(dst, window, run.program_ids, pending.line, where, pending.rmw)
     record(run, pending, pending.reads, [(dst, window)], False)
 

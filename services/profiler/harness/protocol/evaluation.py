@@ -25,6 +25,22 @@ CHECK_SEEDS = (0, 21, 42, 63, 84)
 FRESH_TOLERANCE_FACTOR = 10
 
 
+def run_tolerance(tolerance, fresh, seeds_checked):
+    """The tolerance a run's outputs are compared at: the problem's, or FRESH_TOLERANCE_FACTOR times it for the
+    fresh run once check seeds were compared."""
+    return tolerance * FRESH_TOLERANCE_FACTOR if fresh and seeds_checked else tolerance
+
+
+def note_rel_l2(result, rel_l2, fresh):
+    """Records a compared run's error in `result`: the fresh run's as `fresh_rel_l2`; `max_rel_l2` over the check
+    seeds (and the fresh run when no seed was checked), the errors measured at the tolerance."""
+    if fresh:
+        result['fresh_rel_l2'] = rel_l2
+    if rel_l2 is not None and (not fresh or not result['seeds_checked']):
+        previous = result['max_rel_l2']
+        result['max_rel_l2'] = rel_l2 if previous is None else max(previous, rel_l2)
+
+
 def secret_fresh_seed():
     """The seed of the final run's fresh inputs: drawn per profile from the operating system's randomness by the
     checking process and never told to the kernel, so answers a kernel embeds for known seeds cannot match it

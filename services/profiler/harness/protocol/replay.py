@@ -26,7 +26,7 @@ from nki_sim.program import LOW_PRECISION_FORMATS, ProgramError, RecordedFailure
 
 from . import input_specs
 from .comparison import compare
-from .evaluation import CHECK_SEEDS, FRESH_TOLERANCE_FACTOR, KERNEL_VERDICTS, Verdict, empty_result, \
+from .evaluation import CHECK_SEEDS, KERNEL_VERDICTS, Verdict, empty_result, note_rel_l2, run_tolerance, \
     secret_fresh_seed
 from .problem import ProblemError, load_problem
 
@@ -209,17 +209,13 @@ class ReplayCheck:
         # The fresh run's inputs are drawn per profile: they exist to catch a kernel fitted to known inputs (off by
         # orders of magnitude on others), not to measure accuracy again, which the check seeds do at the tolerance.
         # At the same tolerance, an honest kernel whose error lies near it passed or failed with the draw.
-        tolerance = self.tolerance * FRESH_TOLERANCE_FACTOR if fresh and self.seeds else self.tolerance
+        tolerance = run_tolerance(self.tolerance, fresh, self.result['seeds_checked'])
         try:
             comparison = compare(outputs, reference, self.problem.module.transform_nki_outputs, tolerance,
                                  widen=self.widen)
         except MemoryError as error:
             raise Verdict('OUT_OF_MEMORY', 'comparing the outputs ran out of memory') from error
-        if fresh:
-            self.result['fresh_rel_l2'] = comparison.rel_l2
-        if comparison.rel_l2 is not None and (not fresh or not self.seeds):     # the error at the tolerance
-            previous = self.result['max_rel_l2']
-            self.result['max_rel_l2'] = comparison.rel_l2 if previous is None else max(previous, comparison.rel_l2)
+        note_rel_l2(self.result, comparison.rel_l2, fresh)
         if not comparison.ok:
             raise Verdict('INCORRECT', f'{which}: {comparison.message}')
         self.result['output_bytes'] = _output_bytes(outputs)
