@@ -1,7 +1,8 @@
 """A problem: an NKIBench-style numpy reference module plus optional problem.yaml metadata.
 
-Reference module contract: get_inputs(), forward(*inputs), transform_to_nki_inputs(inputs),
-transform_nki_outputs(kernel_outputs, reference_outputs).
+Reference module contract: get_inputs(), forward(*inputs), and optionally transform_to_nki_inputs(inputs) (the
+kernel's arguments; default: the inputs as they are) and transform_nki_outputs(kernel_outputs, reference_outputs)
+(the kernel's outputs in the reference's layout; default: the outputs as they are, compared shape for shape).
 problem.yaml (beside the module as problem.yaml or <module stem>.yaml, or given explicitly):
   name: str                      default: the module's file stem
   parameters: {NAME: number}     default: {}
@@ -24,7 +25,19 @@ import yaml
 from nki_sim.dtypes import LOW_PRECISION, kind_of
 
 DEFAULT_TOLERANCE = 2e-5
-REQUIRED_FUNCTIONS = ('get_inputs', 'forward', 'transform_to_nki_inputs', 'transform_nki_outputs')
+REQUIRED_FUNCTIONS = ('get_inputs', 'forward')
+
+
+def _inputs_as_given(inputs):
+    return inputs
+
+
+def _outputs_as_given(kernel_outputs, reference_outputs):
+    return kernel_outputs
+
+
+# NKIBench's transforms, which a reference of one's own may leave out
+OPTIONAL_FUNCTIONS = {'transform_to_nki_inputs': _inputs_as_given, 'transform_nki_outputs': _outputs_as_given}
 ROOFLINE_KEYS = ('vector_flops', 'matmul_flops', 'hbm_bytes')
 INPUT_DTYPES_KEY = 'nki_input_dtypes'           # problem.yaml
 INPUT_DTYPES_CONSTANT = 'NKI_INPUT_DTYPES'      # the reference module
@@ -122,6 +135,11 @@ def load_problem(reference_path, metadata_path=None):
     missing = [f for f in REQUIRED_FUNCTIONS if not callable(getattr(module, f, None))]
     if missing:
         raise ProblemError(f'reference module lacks {", ".join(missing)}')
+    for name, default in OPTIONAL_FUNCTIONS.items():
+        if not hasattr(module, name):
+            setattr(module, name, default)
+        elif not callable(getattr(module, name)):
+            raise ProblemError(f'reference module: {name} is not a function')
     metadata = _read_metadata(reference_path, metadata_path)
     stem = os.path.splitext(os.path.basename(reference_path))[0]
     parameters = metadata.get('parameters') or {}

@@ -81,9 +81,16 @@ class CorpusRunnerTest(unittest.TestCase):
         shutil.copy(os.path.join(CORPUS, 'reshaped_output_reference.py'), os.path.join(nested, 'mine_reference.py'))
         for name in ('gemm_numpy_1.py', 'gemm_fast.py', 'gemm_baseline.py'):
             open(os.path.join(ws.root, name), 'w').close()
-        found = {(os.path.relpath(k, ws.root), os.path.relpath(r, ws.root)) for k, r in runner.pairs(ws.root)}
+        shutil.copy(os.path.join(CORPUS, 'reshaped_output.py'), os.path.join(nested, 'orphan.py'))
+        with open(os.path.join(nested, 'helpers.py'), 'w') as f:
+            f.write('TILE = 128\n')
+        unpaired = []
+        found = {(os.path.relpath(k, ws.root), os.path.relpath(r, ws.root))
+                 for k, r in runner.pairs(ws.root, unpaired)}
         self.assertEqual(found, {('gemm_baseline.py', 'gemm_numpy_1.py'), ('gemm_fast.py', 'gemm_numpy_1.py'),
                                  ('user/kernels/mine.py', 'user/kernels/mine_reference.py')})
+        # a kernel without a reference is named (a module that does not mention nki is no kernel)
+        self.assertEqual([os.path.relpath(p, ws.root) for p in unpaired], ['user/kernels/orphan.py'])
         self.assertEqual(len(runner.pairs(CORPUS)), len(corpus_pairs()))
 
 

@@ -150,6 +150,23 @@ class ProtocolTest(unittest.TestCase):
         self.assertEqual(result['verdict'], 'PROBLEM_ERROR')
         self.assertIn('get_inputs', result['message'])
 
+    def test_a_reference_of_ones_own_may_leave_out_the_transforms(self):
+        # get_inputs and forward only: the kernel takes the inputs and its outputs are compared as they are
+        plain = SIMPLE_REFERENCE.replace(STANDARD_TRANSFORMS, '')
+        self.assertNotIn('transform', plain)
+        result = self.ws.evaluate(self.ws.reference(plain), self.ws.kernel(DOUBLING_KERNEL))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        halving = DOUBLING_KERNEL.replace('2.0', '0.5')
+        result = self.ws.evaluate(self.ws.reference(plain), self.ws.kernel(halving))
+        self.assertEqual(result['verdict'], 'INCORRECT')
+
+    def test_a_transform_that_is_not_a_function_is_a_problem_error(self):
+        reference = self.ws.reference(SIMPLE_REFERENCE.replace(STANDARD_TRANSFORMS, '') +
+                                      '\ntransform_nki_outputs = None\n')
+        result = self.ws.evaluate(reference, self.ws.kernel(DOUBLING_KERNEL))
+        self.assertEqual(result['verdict'], 'PROBLEM_ERROR')
+        self.assertIn('transform_nki_outputs is not a function', result['message'])
+
     def test_missing_entry_point_is_compile_error(self):
         path = self.ws.kernel('def helper():\n    return 1\n')
         result = self.ws.evaluate(self.reference, path)

@@ -8,7 +8,9 @@ directory: a reference named PREFIX_numpy_<n>.py (NKIBench) goes with the other 
 named NAME_reference.py goes with NAME.py (the convention of corpus/, our own kernels).
 Each pair runs twice in a child process: --timing-only (trace on shapes) and with numerics (--seeds N, default
 1). Children get an address-space limit (default: 90% of available memory), so a problem too large for
-numerics on this machine reports OUT_OF_MEMORY instead of swapping. Prints a Markdown table.
+numerics on this machine reports OUT_OF_MEMORY instead of swapping. Prints a Markdown table and the count of kernels
+OK in both runs; files that mention nki and have no reference are named on stderr. Exit status 2 when DIR is not a
+directory or holds no pair.
 """
 import argparse
 import json
@@ -22,8 +24,9 @@ import time
 RUN_KERNEL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'run_kernel.py')
 
 
-def pairs(directory):
-    """(kernel, reference) pairs of every directory under `directory` (see the module docstring)."""
+def pairs(directory, unpaired=None):
+    """(kernel, reference) pairs of every directory under `directory` (see the module docstring). Files that mention
+    nki and pair with no reference are appended to `unpaired`."""
     found = []
     for root, dirs, names in os.walk(directory):
         dirs.sort()
@@ -38,7 +41,22 @@ def pairs(directory):
                 kernel = reference[:-len('_reference.py')] + '.py'
                 if kernel in files:
                     found.append((os.path.join(root, kernel), os.path.join(root, reference)))
+        if unpaired is not None:
+            paired = {p for pair in found for p in pair}
+            for name in files:
+                path = os.path.join(root, name)
+                if path not in paired and '_numpy_' not in name and not name.endswith('_reference.py') \
+                        and _mentions_nki(path):
+                    unpaired.append(path)
     return found
+
+
+def _mentions_nki(path):
+    try:
+        with open(path, errors='replace') as f:
+            return 'nki' in f.read()
+    except OSError:
+        return False
 
 
 def available_memory_bytes():
@@ -82,12 +100,25 @@ def main(argv=None):
     parser.add_argument('--memory-limit-gb', type=float)
     args = parser.parse_args(argv)
     limit = int(args.memory_limit_gb * 2**30) if args.memory_limit_gb else int(available_memory_bytes() * 0.9)
+    if not os.path.isdir(args.directory):
+        print(f'run_corpus.py: {args.directory} is not a directory', file=sys.stderr)
+        return 2
+    unpaired = []
+    found = pairs(args.directory, unpaired)
+    for path in unpaired:
+        print(f'run_corpus.py: not run: {path} has no reference (NAME_reference.py beside NAME.py, or an NKIBench '
+              'PREFIX_numpy_<n>.py)', file=sys.stderr)
+    if not found:
+        print(f'run_corpus.py: no kernel/reference pairs under {args.directory}', file=sys.stderr)
+        return 2
     rows = ['| kernel | instructions | trace s (cpu) | timing-only | numerics | rel L2 | numerics wall s | peak RSS GiB |',
             '|---|---|---|---|---|---|---|---|']
     print('\n'.join(rows), flush=True)
-    for kernel, reference in pairs(args.directory):
+    ran = passed = 0
+    for kernel, reference in found:
         if args.only not in os.path.basename(kernel):
             continue
+        ran += 1
         common = ['--problem', reference, '--kernel', kernel]
         timing, _, _, timing_err = run_child(common + ['--timing-only'], limit)
         cells = [os.path.basename(kernel)[:-3]]
@@ -106,9 +137,12 @@ def main(argv=None):
                 rel = numerics['max_rel_l2']
                 cells += [_verdict(numerics), '-' if rel is None else f'{rel:.2e}', f'{wall:.1f}',
                           f'{rss / 2**30:.2f}']
+        if cells[3] == 'OK' and cells[4] in ('OK', 'skipped'):
+            passed += 1
         row = '| ' + ' | '.join(cells) + ' |'
         rows.append(row)
         print(row, flush=True)
+    print(f'\n{passed} of {ran} kernel(s) OK' + (' (timing-only)' if args.skip_numerics else ''))
     return 0
 
 
