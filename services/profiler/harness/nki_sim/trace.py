@@ -71,8 +71,8 @@ class TraceRecorder:
         could its result still be on chip? `size`: the bytes per partition of its result; `loaded`: those it brings
         on chip from HBM when it is not a reuse (a load). Bounded (docs/simulator.md "Data reuse"), a repeat is a
         reuse only if the bytes per partition brought on chip since the key's last occurrence plus its own result
-        fit one SBUF partition of the target (trn1 192 KiB, trn2 224 KiB: nki_sim/target.py); otherwise it runs
-        again and becomes the key's new reference point."""
+        fit one SBUF partition of the target (trn1 192 KiB, trn2 224 KiB: 24 / 28 MiB over 128 partitions,
+        nki_sim/target.py); otherwise it runs again and becomes the key's new reference point."""
         last = self.cse_keys.get(key)
         if last is not None and (not bounded or self.loaded - last + size <= target.sbuf_partition_bytes()):
             self.cse_keys[key] = self.loaded
