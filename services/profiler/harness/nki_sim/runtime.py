@@ -526,7 +526,14 @@ def _extra(run, pending, reads, writes, accumulate):
     extra = []
     if accumulate and pending.op in ('matmul', 'transpose'):
         extra.append('acc=1')
-    if pending.cse_key is not None and recorder.seen_before(pending.cse_key):
+    # bytes per partition a DMA from HBM brings on chip: they bound load reuse and CSE (TraceRecorder.seen_before)
+    loaded = _loaded_bytes(pending, reads, writes)
+    key = pending.cse_key
+    if key is None:
+        recorder.loaded += loaded
+    elif recorder.seen_before(key, _partition_bytes(*writes[0]), loaded, key[0] != 'transpose'):
+        # (a repeated transpose stays unbounded: the calibration kernels' compiler keeps lora's transposed tiles,
+        # spilling them, see docs/simulator.md "Data reuse")
         extra.append('cse=1')
     if pending.dynamic:
         extra.append('dyn=1')
@@ -534,6 +541,22 @@ def _extra(run, pending, reads, writes, accumulate):
     if pending.dma is not None:
         extra.append(_dma_fields(pending, reads, writes))
     return ' '.join(extra)
+
+
+def _loaded_bytes(pending, reads, writes):
+    """The bytes per partition a DMA reading HBM writes on chip (0 for any other instruction)."""
+    if pending.dma is None or not writes:
+        return 0
+    dst, window = writes[0]
+    if not dst.tensor.buffer.on_chip or all(view.tensor.buffer.on_chip for view, _ in reads):
+        return 0
+    return _partition_bytes(dst, window)
+
+
+def _partition_bytes(view, window):
+    """Bytes per partition of a written tile (its free elements times the element size)."""
+    _, shape = view.clip(window)
+    return _elements(shape[1:]) * view.tensor.kind.itemsize
 
 
 def _compute_dtype_bytes(op, reads, writes):

@@ -12,6 +12,7 @@ from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
+from . import target
 from .errors import CompileError, StaleStateError
 from .memory import Alloc
 
@@ -29,7 +30,10 @@ class TraceRecorder:
         self.core = 0          # NeuronCore of the program being traced (SPMD launches over nl.nc(n))
         self.count = 0
         self.allocs = []
-        self.cse_keys = set()
+        # CSE and load reuse: key -> `loaded` just after the key's last occurrence (reused or not)
+        self.cse_keys: Dict[Any, int] = {}
+        # bytes per partition the kernel's DMAs have brought on chip from HBM so far (reuses bring nothing)
+        self.loaded = 0
         self.scratch_dmas: Dict[int, List[int]] = {}   # HBM scratch allocation serial -> its DMA trace lines
 
     # ----- allocations -----
@@ -62,11 +66,19 @@ class TraceRecorder:
         for index in self.scratch_dmas.pop(alloc.serial, ()):
             self.lines[index] = self.lines[index].replace(' hbm=scratch', ' hbm=io')
 
-    def seen_before(self, key: Any) -> bool:
-        """CSE: has an identical instruction (same key, inputs unchanged) been recorded already?"""
-        if key in self.cse_keys:
+    def seen_before(self, key: Any, size: int = 0, loaded: int = 0, bounded: bool = True) -> bool:
+        """CSE and load reuse: has an identical instruction (same key, inputs unchanged) been recorded already, and
+        could its result still be on chip? `size`: the bytes per partition of its result; `loaded`: those it brings
+        on chip from HBM when it is not a reuse (a load). Bounded (docs/simulator.md "Data reuse"), a repeat is a
+        reuse only if the bytes per partition brought on chip since the key's last occurrence plus its own result
+        fit one SBUF partition of the target (trn1 192 KiB, trn2 224 KiB: 24 / 28 MiB over 128 partitions,
+        nki_sim/target.py); otherwise it runs again and becomes the key's new reference point."""
+        last = self.cse_keys.get(key)
+        if last is not None and (not bounded or self.loaded - last + size <= target.sbuf_partition_bytes()):
+            self.cse_keys[key] = self.loaded
             return True
-        self.cse_keys.add(key)
+        self.loaded += loaded
+        self.cse_keys[key] = self.loaded
         return False
 
     # ----- instructions -----

@@ -3,6 +3,7 @@ import unittest
 
 import numpy as np
 
+from nki_sim import target
 from tests.support import Workspace
 
 PIPELINE_KERNEL = '''
@@ -195,6 +196,95 @@ class TraceTest(unittest.TestCase):
         _, records = parse(recorder.text())
         products = [f for kind, f in records if kind == 'I' and f['op'] == 'tensor_tensor' and 'cse' in f]
         self.assertEqual(len(products), 2 * 2)
+
+    TWO_PASSES = '''
+        @nki.jit
+        def kernel(x):
+            out = nl.ndarray((128, 512), dtype=x.dtype, buffer=nl.shared_hbm)
+            acc = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+            for p in nl.static_range(2):          # unrolled: both passes share one reuse scope
+                for i in range(x.shape[1] // 512):
+                    acc += nl.load(x[:, i * 512:(i + 1) * 512])
+            nl.store(out, value=acc)
+            return out
+        '''
+
+    def second_pass_loads(self, tiles):
+        """The cse fields of the second pass's loads of a kernel reading `tiles` [128, 512] float32 tiles (2 KiB
+        per partition each) twice."""
+        kernel = self.ws.kernel(self.TWO_PASSES)
+        _, recorder = self.ws.run(kernel, np.ones((128, 512 * tiles), np.float32), timing_only=True)
+        _, records = parse(recorder.text())
+        loads = [f for kind, f in records if kind == 'I' and f['op'] == 'load']
+        self.assertEqual(len(loads), 2 * tiles)
+        self.assertTrue(all(f['bytes'] == str(128 * 2048) for f in loads))
+        self.assertTrue(all('cse' not in f for f in loads[:tiles]))
+        return [f.get('cse') for f in loads[tiles:]]
+
+    def test_a_reload_after_little_other_data_is_reused(self):
+        # 16 tiles, 32 KiB per partition between a tile's two loads: it can still be in SBUF
+        self.assertEqual(self.second_pass_loads(16), ['1'] * 16)
+
+    def test_a_reload_after_more_than_sbuf_of_other_loads_is_a_dma(self):
+        # 128 tiles, 256 KiB per partition between a tile's two loads (trn1 SBUF: 192 KiB per partition): the
+        # first tile cannot still be on chip, every load of the second pass is a DMA again
+        self.assertEqual(self.second_pass_loads(128), [None] * 128)
+
+    def test_the_reuse_bound_is_the_targets_sbuf_partition(self):
+        # 112 tiles: 224 KiB per partition from a tile's first load to its reuse, the tile included; more than
+        # trn1's 192 KiB, exactly trn2's 224 KiB
+        self.assertEqual(self.second_pass_loads(112), [None] * 112)
+        target.set_target('trn2')
+        try:
+            self.assertEqual(self.second_pass_loads(112), ['1'] * 112)
+            self.assertEqual(self.second_pass_loads(113), [None] * 113)
+        finally:
+            target.set_target(target.DEFAULT)
+
+    def test_a_reload_is_measured_from_the_tiles_last_use(self):
+        # a load invariant in its loop (hoisted by the compiler) stays reused however much else streams past it,
+        # as long as little comes in between two uses: 512 KiB per partition of x, 2 KiB between uses of w
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, w):
+                out = nl.ndarray((128, 512), dtype=x.dtype, buffer=nl.shared_hbm)
+                acc = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+                for i in range(x.shape[1] // 512):
+                    acc += nl.multiply(nl.load(x[:, i * 512:(i + 1) * 512]), nl.load(w))
+                nl.store(out, value=acc)
+                return out
+            ''')
+        _, recorder = self.ws.run(kernel, np.ones((128, 512 * 256), np.float32), np.ones((128, 512), np.float32),
+                                  timing_only=True)
+        _, records = parse(recorder.text())
+        loads = [f for kind, f in records if kind == 'I' and f['op'] == 'load']
+        self.assertEqual([f.get('cse') for f in loads[1::2]], [None] + ['1'] * 255)
+        self.assertTrue(all('cse' not in f for f in loads[0::2]))
+
+    def test_a_computation_repeated_after_more_than_sbuf_of_loads_runs_again(self):
+        # a CSE'd result has to be kept on chip like a loaded tile: repeated after 256 KiB per partition of loads
+        # it is computed again; repeated right away it is reused
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, w):
+                out = nl.ndarray((128, 512), dtype=x.dtype, buffer=nl.shared_hbm)
+                acc = nl.zeros((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+                t = nl.load(w)
+                for p in nl.static_range(2):
+                    acc += nisa.tensor_tensor(t, t, op=nl.multiply)
+                    acc += nisa.tensor_tensor(t, t, op=nl.multiply)
+                    for i in range(x.shape[1] // 512):
+                        acc += nl.load(x[:, i * 512:(i + 1) * 512])
+                nl.store(out, value=acc)
+                return out
+            ''')
+        _, recorder = self.ws.run(kernel, np.ones((128, 512 * 128), np.float32), np.ones((128, 512), np.float32),
+                                  timing_only=True)
+        _, records = parse(recorder.text())
+        adds = [f for kind, f in records if kind == 'I' and f['op'] == 'tensor_tensor']
+        product_lines = sorted({int(f['line']) for f in adds})[:2]
+        products = [f for f in adds if int(f['line']) in product_lines][0::2]    # each line: product, then +=
+        self.assertEqual([f.get('cse') for f in products], [None, '1', None, '1'])
 
     def test_dependencies_and_dma_fields(self):
         _, recorder = self.ws.run(self.path, self.x, self.ident, timing_only=True)
