@@ -89,7 +89,7 @@ class ListScheduler {
 double ListScheduler::IssueTransfer(const SbufResidency::Transfer& transfer, double earliest_ns) {
   const Allocation& a = trace_.allocations[transfer.alloc];
   const int64_t run = std::max<int64_t>(1, transfer.bytes / std::max(a.partitions, 1));
-  const DmaCost cost = ComputeDmaCost(a.partitions, transfer.bytes, run, true, params_);
+  const DmaCost cost = ComputeDmaCost(a.partitions, transfer.bytes, run, 1, params_);
   const DmaQueues::Issued issued = CoreOf(transfer.alloc).dma.Issue(cost, earliest_ns);
   schedule_.makespan_ns = std::max(schedule_.makespan_ns, issued.completion_ns);
   switch (transfer.kind) {
@@ -184,12 +184,14 @@ void ListScheduler::ScheduleInstruction(int32_t index) {
 
   const absl::InlinedVector<Engine, 2> candidates = CandidateEngines(inst);
   if (candidates[0] == Engine::kDma) {
-    const bool touches_hbm = inst.dma_direction != DmaDirection::kCopy ||
-                             std::any_of(inst.inputs.begin(), inst.inputs.end(),
-                                         [](const Operand& o) { return o.buffer == Buffer::kHbm; }) ||
-                             (inst.has_output && inst.output.buffer == Buffer::kHbm);
+    // HBM sides of the transfer: a load or store has one; a copy from HBM to HBM reads and writes
+    // every byte there, so its bytes take twice their share of the HBM bandwidth.
+    const bool reads_hbm = std::any_of(inst.inputs.begin(), inst.inputs.end(),
+                                       [](const Operand& o) { return o.buffer == Buffer::kHbm; });
+    const bool writes_hbm = inst.has_output && inst.output.buffer == Buffer::kHbm;
+    const int hbm_sides = inst.dma_direction != DmaDirection::kCopy ? 1 : int{reads_hbm} + int{writes_hbm};
     const int64_t run = inst.dma_run > 0 ? inst.dma_run : inst.dma_bytes / inst.partitions;
-    const DmaCost cost = ComputeDmaCost(inst.partitions, inst.dma_bytes, run, touches_hbm, params_);
+    const DmaCost cost = ComputeDmaCost(inst.partitions, inst.dma_bytes, run, hbm_sides, params_);
     const DmaQueues::Issued issued = core.dma.Issue(cost, std::max(ReadyTime(inst, Engine::kDma), storage_ready));
     out = {Engine::kDma, issued.start_ns, issued.completion_ns};
   } else {
