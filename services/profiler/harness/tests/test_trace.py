@@ -3,6 +3,7 @@ import unittest
 
 import numpy as np
 
+from nki_sim import target
 from tests.support import Workspace
 
 PIPELINE_KERNEL = '''
@@ -217,6 +218,31 @@ class TraceTest(unittest.TestCase):
         self.assertEqual([(f['op'], f.get('stride')) for f in engine_ops],
                          [('copy', '256'), ('copy', None), ('copy', '256'), ('tensor_tensor', None),
                           ('tensor_scalar', None)])
+
+    def test_a_dma_transpose_on_trn1_moves_one_element_per_descriptor(self):
+        # as nl.load_transpose2d: trn1 has no DMA transpose engine (before, nisa.dma_transpose was traced with the
+        # destination's 512 B rows as its runs and cost a contiguous load); trn2's DMA transposes stay unmodelled
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 256), dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out[:, 0:128], value=nisa.dma_transpose(x[0:128, :]))
+                nl.store(out[:, 128:256], value=nl.load_transpose2d(x[128:256, :]))
+                return out
+            ''')
+        x = np.arange(256 * 128, dtype=np.float32).reshape(256, 128)
+        runs = {}
+        for name in ('trn1', 'trn2'):
+            target.set_target(name)
+            try:
+                out, _ = self.ws.run(kernel, x)
+                _, recorder = self.ws.run(kernel, x, timing_only=True)
+            finally:
+                target.set_target(target.DEFAULT)
+            np.testing.assert_array_equal(np.asarray(out), x.T)
+            _, records = parse(recorder.text())
+            runs[name] = [f['run'] for kind, f in records if kind == 'I' and f['op'] == 'load']
+        self.assertEqual(runs, {'trn1': ['4', '4'], 'trn2': ['512', '4']})
 
     def test_blocks_of_a_tensor_name_their_tensor(self):
         _, recorder = self.ws.run(self.path, self.x, self.ident, timing_only=True)
