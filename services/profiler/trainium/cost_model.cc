@@ -106,7 +106,7 @@ double DmaEfficiency(int64_t run_bytes, const DeviceParams& params) {
   return run / (run + params.dma_descriptor_overhead_bytes);
 }
 
-DmaCost ComputeDmaCost(int partitions, int64_t bytes, int64_t run_bytes, bool touches_hbm, const DeviceParams& params) {
+DmaCost ComputeDmaCost(int partitions, int64_t bytes, int64_t run_bytes, int hbm_sides, const DeviceParams& params) {
   DmaCost cost;
   const int max_queues = static_cast<int>(params.dma_queues);
   const int per_queue = std::max(1, static_cast<int>(params.dma_partitions_per_queue));
@@ -114,7 +114,7 @@ DmaCost ComputeDmaCost(int partitions, int64_t bytes, int64_t run_bytes, bool to
   if (run_bytes <= 0) run_bytes = bytes / std::max(partitions, 1);
   const double per_queue_bytes = static_cast<double>(bytes) / cost.queues;
   double queue_rate = params.dma_queue_bytes_per_ns;
-  if (touches_hbm) queue_rate = std::min(queue_rate, params.hbm_bytes_per_ns / params.dma_queues);
+  if (hbm_sides > 0) queue_rate = std::min(queue_rate, params.hbm_bytes_per_ns / params.dma_queues / hbm_sides);
   cost.queue_busy_ns = per_queue_bytes / (queue_rate * DmaEfficiency(run_bytes, params)) + params.dma_queue_overhead_ns;
   return cost;
 }

@@ -31,8 +31,9 @@ struct DmaCost {
 };
 
 // Cost of moving `bytes` spread over `partitions` partitions in contiguous runs of `run_bytes` (0 =
-// one run per partition). When the DMA touches HBM, a queue moves at most hbm_bytes_per_ns /
-// dma_queues: all queues together never exceed the core's HBM share.
-DmaCost ComputeDmaCost(int partitions, int64_t bytes, int64_t run_bytes, bool touches_hbm, const DeviceParams& params);
+// one run per partition). `hbm_sides` counts the DMA's sides in HBM (0, 1, or 2 for an HBM-to-HBM
+// copy, which reads and writes every byte in HBM): a queue moves at most hbm_bytes_per_ns /
+// dma_queues / hbm_sides, so all queues together never exceed the core's HBM share.
+DmaCost ComputeDmaCost(int partitions, int64_t bytes, int64_t run_bytes, int hbm_sides, const DeviceParams& params);
 
 }  // namespace accelopt::trainium

@@ -99,22 +99,24 @@ TEST(CostModelTest, DmaEfficiencyGrowsWithRunLength) {
 
 TEST(CostModelTest, DmaSplitsOverQueuesByPartitions) {
   DeviceParams p = SimpleDeviceForTest();
-  const DmaCost full = ComputeDmaCost(128, 128 * 4096, 4096, true, p);
+  const DmaCost full = ComputeDmaCost(128, 128 * 4096, 4096, 1, p);
   EXPECT_EQ(full.queues, 16);
   EXPECT_DOUBLE_EQ(full.queue_busy_ns, 128 * 4096 / 16.0);  // 1 B/ns per queue, no overhead
-  const DmaCost half = ComputeDmaCost(64, 64 * 4096, 4096, false, p);
+  const DmaCost half = ComputeDmaCost(64, 64 * 4096, 4096, 0, p);
   EXPECT_EQ(half.queues, 8);
   EXPECT_DOUBLE_EQ(half.queue_busy_ns, 64 * 4096 / 8.0);
   // A small HBM share caps every queue at share / queues.
   p.hbm_bytes_per_ns = 8;
-  EXPECT_DOUBLE_EQ(ComputeDmaCost(64, 64 * 4096, 4096, true, p).queue_busy_ns, 64 * 4096 / 8.0 / 0.5);
-  EXPECT_DOUBLE_EQ(ComputeDmaCost(64, 64 * 4096, 4096, false, p).queue_busy_ns, 64 * 4096 / 8.0);
+  EXPECT_DOUBLE_EQ(ComputeDmaCost(64, 64 * 4096, 4096, 1, p).queue_busy_ns, 64 * 4096 / 8.0 / 0.5);
+  EXPECT_DOUBLE_EQ(ComputeDmaCost(64, 64 * 4096, 4096, 0, p).queue_busy_ns, 64 * 4096 / 8.0);
+  // An HBM-to-HBM copy reads and writes every byte in HBM: twice the share per byte.
+  EXPECT_DOUBLE_EQ(ComputeDmaCost(64, 64 * 4096, 4096, 2, p).queue_busy_ns, 64 * 4096 / 8.0 / 0.25);
   p.hbm_bytes_per_ns = 1e6;
-  EXPECT_EQ(ComputeDmaCost(1, 512, 512, true, p).queues, 1);
+  EXPECT_EQ(ComputeDmaCost(1, 512, 512, 1, p).queues, 1);
   // Short runs cost more for the same bytes.
   p.dma_descriptor_overhead_bytes = 140;
-  EXPECT_GT(ComputeDmaCost(128, 1 << 20, 64, true, p).queue_busy_ns,
-            ComputeDmaCost(128, 1 << 20, 4096, true, p).queue_busy_ns);
+  EXPECT_GT(ComputeDmaCost(128, 1 << 20, 64, 1, p).queue_busy_ns,
+            ComputeDmaCost(128, 1 << 20, 4096, 1, p).queue_busy_ns);
 }
 
 }  // namespace

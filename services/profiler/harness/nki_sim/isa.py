@@ -206,8 +206,11 @@ def _value_key(view):
     allocation and version."""
     alloc = view.alloc
     origin = alloc.origin
-    if origin is not None and origin[2] == alloc.version:
-        return origin[0], origin[1], view.offset, view.shape, view.strides
+    if origin is not None and origin[2] == alloc.version and view.tensor.source is None:
+        p0, p1, f0, f1, _ = view.region(None, alloc.free)
+        r = origin[1]
+        if r[0] <= p0 and p1 <= r[1] and r[2] <= f0 and f1 <= r[3]:      # only what the load wrote
+            return origin[0], origin[1], origin[3], view.offset, view.shape, view.strides
     return _identity_key(view)
 
 

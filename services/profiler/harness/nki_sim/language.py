@@ -5,6 +5,7 @@ eviction copy and matmul the compiler would). Numerics are computed in the stora
 NKIBench kernels) and skipped in timing-only mode.
 """
 import contextlib
+import hashlib
 from typing import Any, Tuple
 
 import numpy as np
@@ -284,6 +285,15 @@ def _oob_mode(mode: Any) -> str:
     raise CompileError(f'nl.load: mode={mode!r} is not an oob_mode (oob_mode.error or oob_mode.skip)')
 
 
+def _mask_digest(where: Any) -> Any:
+    """An elementwise mask as part of a load's reuse key: two loads of one region under different masks move
+    different elements (before, the second of two complementary triangles was a free repeat of the first)."""
+    if where is None:
+        return None
+    where = np.ascontiguousarray(where, dtype=bool)
+    return where.shape, hashlib.blake2b(where.tobytes(), digest_size=16).digest()
+
+
 def load(src: Any, dtype: Any = None, mask: Any = None, mode: Any = None, **kwargs: Any) -> Any:
     run = begin()
     oob = _oob_mode(mode)
@@ -317,7 +327,7 @@ def load(src: Any, dtype: Any = None, mask: Any = None, mode: Any = None, **kwar
     # it does not keep tiles across iterations of outer loops, which is why hoisting loads by hand pays in the NKI
     # matmul tutorial).
     pending.value_key = ('load', view.alloc.serial, view.alloc.version, view.offset, view.shape, view.strides,
-                         kind.public, window)
+                         kind.public, window, _mask_digest(where))
     pending.cse_key = pending.value_key + (run.reuse_scope,)
     return pending.tile
 

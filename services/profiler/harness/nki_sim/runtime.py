@@ -456,11 +456,26 @@ def _record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes:
                 if alloc.buffer.scratch:
                     recorder.note_scratch_dma(alloc)
         if pending.value_key is not None and len(write_regions) == 1 and not pending.accumulating:
-            alloc, region = write_regions[0][0], write_regions[0][1]
-            alloc.origin = (pending.value_key, region, alloc.version)
+            alloc, region, footprint = write_regions[0][0], write_regions[0][1], write_regions[0][4]
+            alloc.origin = _load_origin(pending, alloc, region, footprint)
     except CompileError as error:
         error.line = error.line or pending.line
         raise
+
+
+def _load_origin(pending, alloc, region, footprint):
+    """What a load leaves in its destination, for the CSE of transposes by value (isa._value_key): the load's source
+    key, the region it wrote, the allocation's version after it and the destination's layout (offset, shape,
+    strides). None unless the load wrote every element of that region (no elementwise mask, partitions and free
+    elements dense): a view of elements it did not write holds other data, which must not share its name."""
+    if pending.where is not None or footprint is None or isinstance(footprint[0], IndirectView):
+        return None
+    view, window = footprint
+    _, shape = view.clip(window)
+    p0, p1, f0, f1, _ = region
+    if _elements(shape) != (p1 - p0) * (f1 - f0):
+        return None
+    return pending.value_key, region, alloc.version, (view.offset, view.shape, view.strides, window)
 
 
 def _check_placed(run, pending, reads, writes, full):
@@ -517,7 +532,35 @@ def _fields(pending, reads, writes, free_max, partitions):
         dt = _compute_dtype_bytes(pending.op, reads, writes)
         if dt not in (0, 4):
             fields += f' dt={dt}'
+    if pending.dma is None:
+        stride = _inner_stride_bytes(reads, writes)
+        if stride > STRIDE_FREE_BYTES:
+            fields += f' stride={stride}'
     return fields
+
+
+# An engine access whose innermost step is wider than this halves the engine's SBUF/PSUM bandwidth (NKI performance
+# guide; trace `stride`, the timing model doubles the instruction's cost)
+STRIDE_FREE_BYTES = 16
+
+
+def _inner_stride_bytes(reads, writes):
+    """The widest innermost step, in bytes, of an engine instruction's on-chip operands: per operand, the stride of
+    its innermost free axis of more than one element (a broadcast's stride 0 reads one element; the partition axis
+    is not a step in memory)."""
+    widest = 0
+    for view, window in list(reads) + list(writes):
+        tensor = view.tensor
+        if not tensor.buffer.on_chip or type(view) is not View:
+            continue
+        _, shape = view.clip(window)
+        for axis in range(len(shape) - 1, 0, -1):
+            if shape[axis] > 1:
+                step = abs(view.strides[axis]) * tensor.kind.itemsize
+                if step > widest:
+                    widest = step
+                break
+    return widest
 
 
 def _extra(run, pending, reads, writes, accumulate):

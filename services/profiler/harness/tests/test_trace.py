@@ -153,6 +153,97 @@ class TraceTest(unittest.TestCase):
         transposes = [f for kind, f in records if kind == 'I' and f['op'] == 'transpose']
         self.assertEqual([f.get('cse') for f in transposes], [None, '1', None])
 
+    def test_a_transpose_of_data_a_load_did_not_write_is_not_named_by_that_load(self):
+        # each tile's data sits beside a load of one fixed region in the same buffer; the transposed half was not
+        # written by that load, so it is not the same value (before, every transpose after the first was cse=1)
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 384), dtype=x.dtype, buffer=nl.shared_hbm)
+                for i in nl.affine_range(3):
+                    t = nl.ndarray((128, 256), dtype=x.dtype, buffer=nl.sbuf)
+                    t[:, 128:256] = nl.load(x[:, i * 128:(i + 1) * 128])
+                    t[:, 0:128] = nl.load(x[:, 0:128])
+                    nl.store(out[:, i * 128:(i + 1) * 128], value=nl.copy(nisa.nc_transpose(t[:, 128:256])))
+                return out
+            ''')
+        x = np.arange(128 * 384, dtype=np.float32).reshape(128, 384)
+        out, _ = self.ws.run(kernel, x)
+        np.testing.assert_array_equal(np.asarray(out), np.concatenate([x[:, k * 128:(k + 1) * 128].T
+                                                                       for k in range(3)], axis=1))
+        _, recorder = self.ws.run(kernel, x, timing_only=True)
+        _, records = parse(recorder.text())
+        transposes = [f for kind, f in records if kind == 'I' and f['op'] == 'transpose']
+        self.assertEqual([f.get('cse') for f in transposes], [None, None, None])
+
+    def test_loads_of_one_region_under_different_elementwise_masks_are_not_repeats(self):
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 128), dtype=x.dtype, buffer=nl.shared_hbm)
+                i_p, i_f = nl.mgrid[0:128, 0:128]
+                a = nl.load(x[i_p, i_f], mask=(i_f - i_p >= 0))
+                b = nl.load(x[i_p, i_f], mask=(i_p - i_f >= 1))
+                c = nl.load(x[i_p, i_f], mask=(i_p - i_f >= 1))
+                nl.store(out, value=nl.where(i_f - i_p >= 0, a, nl.add(b, c)))
+                return out
+            ''')
+        _, recorder = self.ws.run(kernel, np.ones((128, 128), np.float32), timing_only=True)
+        _, records = parse(recorder.text())
+        loads = [f for kind, f in records if kind == 'I' and f['op'] == 'load']
+        self.assertEqual([f.get('cse') for f in loads], [None, None, '1'])
+
+    def test_engine_accesses_with_a_wide_inner_stride_are_traced(self):
+        # the NKI performance guide: an inner stride above 16 B halves the engine's bandwidth (trace `stride`);
+        # before, the front end never wrote it, so a free-axis transpose on ScalarE cost a contiguous copy
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 4096), dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.load(x).reshape((128, 64, 64))
+                i_p, i_a = nl.arange(128)[:, None, None], nl.arange(64)[None, :, None]
+                i_b = nl.arange(64)[None, None, :]
+                r = nl.ndarray((128, 64, 64), dtype=x.dtype, buffer=nl.sbuf)
+                r[i_p, i_a, i_b] = nisa.tensor_copy(t[i_p, i_b, i_a])            # inner step 64 fp32
+                r2 = nisa.tensor_copy(t[i_p, i_a, nl.arange(32)[None, None, :] * 2])   # inner step 2 fp32: 8 B
+                col = nisa.tensor_copy(t[i_p, i_a, 0])                             # inner axis one element: step 256 B
+                s = nl.add(r2, col.reshape((128, 64, 1)).broadcast_to((128, 64, 32)))    # stride-0 operand: no step
+                nl.store(out, value=nl.add(r.reshape((128, 4096)), 0.0))
+                nl.store(out[:, 0:2048], value=s.reshape((128, 2048)))
+                return out
+            ''')
+        _, recorder = self.ws.run(kernel, np.ones((128, 4096), np.float32), timing_only=True)
+        _, records = parse(recorder.text())
+        engine_ops = [f for kind, f in records if kind == 'I' and f['eng'] != 'dma']
+        self.assertEqual([(f['op'], f.get('stride')) for f in engine_ops],
+                         [('copy', '256'), ('copy', None), ('copy', '256'), ('tensor_tensor', None),
+                          ('tensor_scalar', None)])
+
+    def test_a_dma_transpose_on_trn1_moves_one_element_per_descriptor(self):
+        # as nl.load_transpose2d: trn1 has no DMA transpose engine (before, nisa.dma_transpose was traced with the
+        # destination's 512 B rows as its runs and cost a contiguous load); trn2's DMA transposes stay unmodelled
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 256), dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out[:, 0:128], value=nisa.dma_transpose(x[0:128, :]))
+                nl.store(out[:, 128:256], value=nl.load_transpose2d(x[128:256, :]))
+                return out
+            ''')
+        x = np.arange(256 * 128, dtype=np.float32).reshape(256, 128)
+        runs = {}
+        for name in ('trn1', 'trn2'):
+            target.set_target(name)
+            try:
+                out, _ = self.ws.run(kernel, x)
+                _, recorder = self.ws.run(kernel, x, timing_only=True)
+            finally:
+                target.set_target(target.DEFAULT)
+            np.testing.assert_array_equal(np.asarray(out), x.T)
+            _, records = parse(recorder.text())
+            runs[name] = [f['run'] for kind, f in records if kind == 'I' and f['op'] == 'load']
+        self.assertEqual(runs, {'trn1': ['4', '4'], 'trn2': ['512', '4']})
+
     def test_blocks_of_a_tensor_name_their_tensor(self):
         _, recorder = self.ws.run(self.path, self.x, self.ident, timing_only=True)
         _, records = parse(recorder.text())
