@@ -11,6 +11,10 @@
   without `dst=` takes its first positional argument as dst (`nisa.nc_matmul(res_psum, a, b)`) when it passes
   more positional arguments than the required parameters it leaves unnamed; with no more than that it returns its
   result as in Beta 1 (`v_t = nisa.nc_transpose(v)`, which NKI 0.3 kernels write).
+- Beta 1 positional arguments: where the simulator's parameter order differs from the Beta 1 API's, a call passing
+  more positional arguments than the Beta 1 signatures give positions to is a CompileError
+  (`BETA1_POSITIONAL`), instead of binding the extra ones to a parameter of another meaning
+  (`nisa.nc_transpose(dst, src)` read src as engine=).
 """
 import functools
 import inspect
@@ -23,7 +27,29 @@ from .indirect import DynamicView
 from .runtime import operand
 
 ACCEPTED_WITHOUT_EFFECT = frozenset({'name', 'dge_mode'})
-_NESTED = [0]       # > 0 while an nl/nisa function runs: the calls it makes are not the kernel's
+_NESTED = [0]
+# The parameters a Beta 1 call may pass by position, for the functions whose simulator signature orders its
+# optional parameters differently from the Beta 1 API. The bound is the most any Beta 1 signature allows: the
+# early stub (general/nki/api/nki/isa/__init__.py of aws-neuron-sdk, no `*`) orders `mask`, `dtype` and `engine`
+# after these; the later stub and the v2.2x API pages make everything after them keyword-only, e.g.
+# `nc_transpose(data, *, mask=None, dtype=None, engine=engine.unknown)`, `tensor_copy(src, *, mask=None, ...)`.
+BETA1_POSITIONAL = {
+    'nisa.nc_transpose': ('data',),
+    'nisa.bn_stats': ('data',),
+    'nisa.bn_aggr': ('data',),
+    'nisa.tensor_copy': ('src',),
+    'nisa.dropout': ('data', 'prob'),
+    'nisa.tensor_partition_reduce': ('op', 'data'),
+    'nisa.tensor_reduce': ('op', 'data', 'axis'),
+    'nisa.affine_select': ('pred', 'on_true_tile', 'on_false_value'),
+    'nisa.reciprocal': ('data', 'dtype', 'mask'),
+    'nisa.iota': ('expr', 'dtype', 'mask'),
+    'nisa.activation': ('op', 'data', 'bias', 'scale'),
+    'nisa.nc_matmul': ('stationary', 'moving', 'is_stationary_onezero', 'is_moving_onezero'),
+    'nisa.memset': ('shape', 'value', 'dtype', 'mask'),
+    'nisa.local_gather': ('src_buffer', 'index', 'num_elem_per_idx', 'num_valid_indices'),
+    'nisa.tensor_tensor': ('data1', 'data2', 'op', 'dtype', 'mask'),
+}       # > 0 while an nl/nisa function runs: the calls it makes are not the kernel's
 
 
 def normalized(function: Callable[..., Any], args: Tuple[Any, ...],
@@ -59,6 +85,7 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
     accumulating = 'accumulate' not in declared
     beta2_order = getattr(function, 'beta2_order', None)
     accepted_keys: set = set()     # keyword name tuples found acceptable (the check depends on the names only)
+    beta1_positional = BETA1_POSITIONAL.get(qualified)
 
     @functools.wraps(function)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -71,6 +98,13 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
             _NESTED[0] -= 1
 
     def checked_call(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
+        if beta1_positional is not None and len(args) > len(beta1_positional) and runtime.RUN is not None \
+                and not runtime.RUN.beta2:
+            named = ', '.join(beta1_positional)
+            raise CompileError(f'{qualified}() takes {len(beta1_positional)} positional argument'
+                               f'{"s" if len(beta1_positional) > 1 else ""} in NKI Beta 1 ({named}) but '
+                               f'{len(args)} were given; pass the others by keyword (a Beta 2 destination-first '
+                               f'call needs `import nki`)', _line())
         if not kwargs and not ((dst_first or beta2_order) and runtime.RUN is not None and runtime.RUN.beta2):
             return function(*args)
         if (not own_destination or beta2_order) and runtime.RUN is not None and runtime.RUN.beta2:
