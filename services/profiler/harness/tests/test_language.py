@@ -1822,6 +1822,49 @@ def forward(a):
         self.assertIn('nisa.tensor_reduce() takes 3 positional arguments in NKI Beta 1 (op, data, axis)',
                       result['message'])
 
+    def test_an_index_expression_used_as_a_value_is_refused_by_name(self):
+        # nl.arange is documented "for indexing a tensor to define a tile" and nisa.iota builds an index pattern's
+        # values; a public idiom file adds `nl.broadcast_to(nl.arange(F)[None, :], ...)` or an mgrid index to a
+        # tile. Before, the messages were "expected a tile, got Affine" and "cannot pass a DynamicIndex to an NKI
+        # call"; they now name the cause and nisa.iota.
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.randn(4, 8).astype(np.float32)]
+
+
+def forward(a):
+    return a + np.arange(8, dtype=np.float32)[None, :]
+''' + STANDARD_TRANSFORMS)
+        for use, expected in (
+                ('o = t + nl.broadcast_to(nl.arange(8)[None, :], shape=(4, 8))',
+                 'an nl.arange / nl.mgrid index expression is not a tile'),
+                ('i, j = nl.mgrid[0:4, 0:8]\n                o = t + j',
+                 'a tile plus an nl.arange / nl.mgrid index expression is a dynamic index')):
+            kernel = self.ws.kernel(f'''
+            @nki.jit
+            def kernel(a):
+                out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nl.load(a)
+                {use}
+                nl.store(out, value=o)
+                return out
+            ''')
+            result = self.ws.evaluate(reference, kernel)
+            self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+            self.assertIn(expected, result['message'])
+            self.assertIn('nisa.iota(expr, dtype)', result['message'])
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(a):
+                out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nl.load(a)
+                idx = nisa.iota(nl.arange(8)[None, :], dtype=nl.float32)
+                nl.store(out, value=t + nl.broadcast_to(idx, shape=(4, 8)))
+                return out
+            ''')
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
     def test_a_reduction_axis_out_of_range_is_refused(self):
         # the reductions are "similar to numpy" (nl.sum, nisa.tensor_reduce), where an axis out of range is an
         # AxisError. The simulator took it modulo the tile's rank: axis=[2] of a (8, 2048) tile (a public argmax
