@@ -273,7 +273,9 @@ class Predicate:
     __rand__ = __and__
 
     def __or__(self, other):
-        raise CompileError('masks combine comparisons with & only')
+        raise CompileError('masks combine comparisons with & only: the NKI masking page builds a mask from "comparison '
+                           'expressions (e.g., a < b) or multiple comparison expressions concatenated with &"; | has '
+                           'no documented meaning in a mask')
 
     __ror__ = __or__
 

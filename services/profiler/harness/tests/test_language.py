@@ -1865,6 +1865,41 @@ def forward(a):
         result = self.ws.evaluate(reference, kernel)
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
+    def test_undocumented_mask_and_index_forms_name_the_documented_ones(self):
+        # a triton-viz NKI example masks with `(i_p < B) | (i_f < 0)` and another indexes a reduction with
+        # `[:, None]`; the masking page documents comparisons "concatenated with &", and no page documents None as
+        # an index. Both stay refused; the messages now say so and name the documented forms.
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.randn(16, 32).astype(np.float32)]
+
+
+def forward(x):
+    return x.sum(axis=1, keepdims=True)
+''' + STANDARD_TRANSFORMS)
+        for body, expected in (
+                ('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((16, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+                i_p = nl.arange(128)[:, None]
+                i_f = nl.arange(32)[None, :]
+                t = nl.load(x[i_p, i_f], mask=(i_p < 16) | (i_f < 0))
+                nl.store(out[i_p, 0:1], value=nl.sum(t, axis=1, keepdims=True), mask=(i_p < 16))
+                return out
+            ''', 'multiple comparison expressions concatenated with &'),
+                ('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((16, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nl.load(x)
+                nl.store(out, value=nl.sum(t, axis=1)[:, None])
+                return out
+            ''', 'a reduction keeps its axis with keepdims=True')):
+            result = self.ws.evaluate(reference, self.ws.kernel(body))
+            self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+            self.assertIn(expected, result['message'])
+
     def test_a_reduction_axis_out_of_range_is_refused(self):
         # the reductions are "similar to numpy" (nl.sum, nisa.tensor_reduce), where an axis out of range is an
         # AxisError. The simulator took it modulo the tile's rank: axis=[2] of a (8, 2048) tile (a public argmax
