@@ -1900,6 +1900,64 @@ def forward(x):
             self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
             self.assertIn(expected, result['message'])
 
+    def test_beta2_positional_arguments_bind_by_their_beta2_names(self):
+        # the Beta 2 isa stub (nki/api/nki/isa/__init__.py) orders e.g. `tensor_copy(dst, src, engine=..., name=None)`,
+        # `tensor_tensor(dst, data1, data2, op, engine=..., name=None)`, `memset(dst, value, engine=..., name=None)`,
+        # `iota(dst, pattern, offset=0, channel_multiplier=0, name=None)`, `reciprocal(dst, data, name=None)`. The
+        # simulator passed the arguments after dst to its own signature, whose next parameter is dtype: a positional
+        # engine or name was a RUNTIME_ERROR "Cannot interpret 'nisa.vector_engine' as a data type" / "data type
+        # 'r' not understood", and iota's pattern and offset were refused.
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.randn(16, 32).astype(np.float32)]
+
+
+def forward(x):
+    out = np.zeros((16, 6, 32), np.float32)
+    out[:, 0] = x
+    out[:, 1] = 2 * x
+    out[:, 2] = 2 * x + 1
+    out[:, 3] = 3.0
+    out[:, 4] = 5 + np.arange(32)[None, :] + 2 * np.arange(16)[:, None]
+    out[:, 5] = 1 / x
+    return out
+''' + STANDARD_TRANSFORMS)
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((16, 6, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nl.ndarray((16, 32), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                u = nl.ndarray((16, 6, 32), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.tensor_copy(u[:, 0, :], t, nisa.vector_engine)
+                nisa.tensor_tensor(u[:, 1, :], t, t, nl.add, nisa.gpsimd_engine, "tt")
+                nisa.tensor_scalar(u[:, 2, :], t, nl.multiply, 2.0, False, nl.add, 1.0, False, nisa.vector_engine)
+                nisa.memset(u[:, 3, :], 3.0, nisa.vector_engine)
+                nisa.iota(u[:, 4, :], [[1, 32]], 5, 2)
+                nisa.reciprocal(u[:, 5, :], t, "r")
+                nisa.dma_copy(dst=out, src=u)
+                return out
+            ''', header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        # more positional arguments than the Beta 2 signature has are refused by name; the return form stays
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((16, 6, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nl.ndarray((16, 32), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                v = nisa.tensor_copy(t)
+                nisa.tensor_copy(t, v, nisa.vector_engine, "c", 3)  # <- here
+                nisa.dma_copy(dst=out[:, 0, :], src=t)
+                return out
+            ''', header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('nisa.tensor_copy() takes 4 positional arguments in NKI Beta 2 (dst, src, engine, name) but 5 '
+                      'were given', result['message'])
+        self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+
     def test_a_reduction_axis_out_of_range_is_refused(self):
         # the reductions are "similar to numpy" (nl.sum, nisa.tensor_reduce), where an axis out of range is an
         # AxisError. The simulator took it modulo the tile's rank: axis=[2] of a (8, 2048) tile (a public argmax
