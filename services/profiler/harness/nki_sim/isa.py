@@ -1333,6 +1333,8 @@ _BETA2_POSITIONAL = {
     tensor_reduce: ('dst', 'op', 'data', 'axis', 'negate', 'keepdims', 'name'),
     tensor_tensor: ('dst', 'data1', 'data2', 'op', 'engine', 'name'),
     tensor_scalar: ('dst', 'data', 'op0', 'operand0', 'reverse0', 'op1', 'operand1', 'reverse1', 'engine', 'name'),
+    scalar_tensor_tensor: ('dst', 'data', 'op0', 'operand0', 'op1', 'operand1', 'reverse0', 'reverse1', 'name'),
+    tensor_tensor_scan: ('dst', 'data0', 'data1', 'initial', 'op0', 'op1', 'reverse0', 'reverse1', 'name'),
     tensor_copy: ('dst', 'src', 'engine', 'name'),
     reciprocal: ('dst', 'data', 'name'),
     memset: ('dst', 'value', 'engine', 'name'),

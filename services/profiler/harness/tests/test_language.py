@@ -1919,7 +1919,10 @@ def forward(x):
     out[:, 2] = 2 * x + 1
     out[:, 3] = 3.0
     out[:, 4] = 5 + np.arange(32)[None, :] + 2 * np.arange(16)[:, None]
-    out[:, 5] = 1 / x
+    r = np.zeros(16)
+    for i in range(32):
+        r = np.maximum(x[:, i], r) + 3.0
+        out[:, 5, i] = r
     return out
 ''' + STANDARD_TRANSFORMS)
         kernel = self.ws.kernel('''
@@ -1935,11 +1938,15 @@ def forward(x):
                 nisa.memset(u[:, 3, :], 3.0, nisa.vector_engine)
                 nisa.iota(u[:, 4, :], [[1, 32]], 5, 2)
                 nisa.reciprocal(u[:, 5, :], t, "r")
+                w = nl.ndarray((16, 32), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.scalar_tensor_tensor(w, t, nl.multiply, 0.0, nl.add, u[:, 3, :], False, False, "s")
+                nisa.tensor_tensor_scan(u[:, 5, :], t, w, 0.0, nl.maximum, nl.add, False, False, "scan")
                 nisa.dma_copy(dst=out, src=u)
                 return out
             ''', header=BETA2_HEADER)
         result = self.ws.evaluate(reference, kernel)
         self.assertEqual(result['verdict'], 'OK', result['message'])
+        # (the last two calls: w = x * 0 + 3, then a scan from 0 with r[:, i] = max(x[:, i], r[:, i-1]) + w[:, i])
         # more positional arguments than the Beta 2 signature has are refused by name; the return form stays
         kernel = self.ws.kernel('''
             @nki.jit
