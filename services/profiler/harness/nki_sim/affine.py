@@ -228,6 +228,21 @@ class DynamicIndex:
         return f'DynamicIndex({self.static!r} + {self.index!r})'
 
 
+def index_as_value(value: Any) -> Any:
+    """Why `value`, an index expression or a dynamic index, is not a tile operand (None for other values).
+    nl.arange is documented "for indexing a tensor to define a tile"; values of an index pattern are built with
+    nisa.iota. `t + i_f` of a tile and an index expression is a dynamic index (a subscript element)."""
+    if isinstance(value, Affine):
+        return ('an nl.arange / nl.mgrid index expression is not a tile: the NKI pages document it for indexing a '
+                'tensor ("used for indexing a tensor to define a tile"); build its values as a tile with '
+                'nisa.iota(expr, dtype)')
+    if isinstance(value, DynamicIndex):
+        return ('a tile plus an nl.arange / nl.mgrid index expression is a dynamic index (a subscript of the '
+                'dynamic copies), not a tile: index expressions are documented for indexing only; build their '
+                'values as a tile with nisa.iota(expr, dtype) first')
+    return None
+
+
 def ds(start: Any, size: int) -> Any:
     """nl.ds: the dynamic-slice spelling of start:start+size; a start read from SBUF (a [1, 1] integer tile,
     `nl.ds(off[0, 0], n)`) is a dynamic offset (a DynamicIndex), an index of nisa.tensor_copy_dynamic_src's
@@ -258,7 +273,9 @@ class Predicate:
     __rand__ = __and__
 
     def __or__(self, other):
-        raise CompileError('masks combine comparisons with & only')
+        raise CompileError('masks combine comparisons with & only: the NKI masking page builds a mask from "comparison '
+                           'expressions (e.g., a < b) or multiple comparison expressions concatenated with &"; | has '
+                           'no documented meaning in a mask')
 
     __ror__ = __or__
 

@@ -10,7 +10,13 @@
 - Beta 2 positional form: in a kernel written against the `nki` namespace (the run's `beta2` flag), a nisa call
   without `dst=` takes its first positional argument as dst (`nisa.nc_matmul(res_psum, a, b)`) when it passes
   more positional arguments than the required parameters it leaves unnamed; with no more than that it returns its
-  result as in Beta 1 (`v_t = nisa.nc_transpose(v)`, which NKI 0.3 kernels write).
+  result as in Beta 1 (`v_t = nisa.nc_transpose(v)`, which NKI 0.3 kernels write). For the functions whose Beta 2
+  parameters follow dst in another order than the simulator's (`beta2_positional`, nki_sim/isa.py), the
+  positional arguments of that form are bound by their Beta 2 names (`nisa.tensor_copy(dst, src, engine)`).
+- Beta 1 positional arguments: where the simulator's parameter order differs from the Beta 1 API's, a call passing
+  more positional arguments than the Beta 1 signatures give positions to is a CompileError
+  (`BETA1_POSITIONAL`), instead of binding the extra ones to a parameter of another meaning
+  (`nisa.nc_transpose(dst, src)` read src as engine=).
 """
 import functools
 import inspect
@@ -21,9 +27,33 @@ from .compute import accumulate, assign
 from .errors import CompileError
 from .indirect import DynamicView
 from .runtime import operand
+from .tensors import Tensor
+from .views import View
 
 ACCEPTED_WITHOUT_EFFECT = frozenset({'name', 'dge_mode'})
 _NESTED = [0]       # > 0 while an nl/nisa function runs: the calls it makes are not the kernel's
+# The parameters a Beta 1 call may pass by position, for the functions whose simulator signature orders its
+# optional parameters differently from the Beta 1 API. The bound is the most any Beta 1 signature allows: the
+# early stub (general/nki/api/nki/isa/__init__.py of aws-neuron-sdk, no `*`) orders `mask`, `dtype` and `engine`
+# after these; the later stub and the v2.2x API pages make everything after them keyword-only, e.g.
+# `nc_transpose(data, *, mask=None, dtype=None, engine=engine.unknown)`, `tensor_copy(src, *, mask=None, ...)`.
+BETA1_POSITIONAL = {
+    'nisa.nc_transpose': ('data',),
+    'nisa.bn_stats': ('data',),
+    'nisa.bn_aggr': ('data',),
+    'nisa.tensor_copy': ('src',),
+    'nisa.dropout': ('data', 'prob'),
+    'nisa.tensor_partition_reduce': ('op', 'data'),
+    'nisa.tensor_reduce': ('op', 'data', 'axis'),
+    'nisa.affine_select': ('pred', 'on_true_tile', 'on_false_value'),
+    'nisa.reciprocal': ('data', 'dtype', 'mask'),
+    'nisa.iota': ('expr', 'dtype', 'mask'),
+    'nisa.activation': ('op', 'data', 'bias', 'scale'),
+    'nisa.nc_matmul': ('stationary', 'moving', 'is_stationary_onezero', 'is_moving_onezero'),
+    'nisa.memset': ('shape', 'value', 'dtype', 'mask'),
+    'nisa.local_gather': ('src_buffer', 'index', 'num_elem_per_idx', 'num_valid_indices'),
+    'nisa.tensor_tensor': ('data1', 'data2', 'op', 'dtype', 'mask'),
+}
 
 
 def normalized(function: Callable[..., Any], args: Tuple[Any, ...],
@@ -35,11 +65,25 @@ def normalized(function: Callable[..., Any], args: Tuple[Any, ...],
         kwargs = dict(kwargs)
         kwargs.update(zip(order, args))
         return args[len(order):], kwargs
-    if getattr(function, 'dst_first', False) and args and 'dst' not in kwargs and runtime.RUN is not None \
-            and runtime.RUN.beta2 and len(args) > _unnamed_required(function, kwargs):
+    positional = getattr(function, 'beta2_positional', None)
+    if positional is not None and getattr(function, 'own_destination', False) and args \
+            and not isinstance(args[0], (Tensor, View)):
+        positional = None       # memset / iota called in their Beta 1 form, returning a new tile
+    if (getattr(function, 'dst_first', False) or positional is not None) and args and 'dst' not in kwargs \
+            and runtime.RUN is not None and runtime.RUN.beta2 and len(args) > _unnamed_required(function, kwargs):
         kwargs = dict(kwargs)
-        kwargs['dst'] = args[0]
-        args = args[1:]
+        if positional is None:
+            kwargs['dst'] = args[0]
+            return args[1:], kwargs
+        qualified = getattr(function, 'qualified', 'this function')
+        if len(args) > len(positional):
+            raise CompileError(f'{qualified}() takes {len(positional)} positional arguments in NKI Beta 2 '
+                               f'({", ".join(positional)}) but {len(args)} were given')
+        for name, value in zip(positional, args):
+            if name in kwargs:
+                raise CompileError(f'{qualified}() got multiple values for argument {name!r}')
+            kwargs[name] = value
+        return (), kwargs
     return args, kwargs
 
 
@@ -58,7 +102,9 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
     own_destination = 'dst' in declared
     accumulating = 'accumulate' not in declared
     beta2_order = getattr(function, 'beta2_order', None)
+    beta2_positional = getattr(function, 'beta2_positional', None)
     accepted_keys: set = set()     # keyword name tuples found acceptable (the check depends on the names only)
+    beta1_positional = BETA1_POSITIONAL.get(qualified)
 
     @functools.wraps(function)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -71,9 +117,18 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
             _NESTED[0] -= 1
 
     def checked_call(args: Tuple[Any, ...], kwargs: Dict[str, Any]) -> Any:
-        if not kwargs and not ((dst_first or beta2_order) and runtime.RUN is not None and runtime.RUN.beta2):
+        if beta1_positional is not None and len(args) > len(beta1_positional) and runtime.RUN is not None \
+                and not runtime.RUN.beta2:
+            named = ', '.join(beta1_positional)
+            raise CompileError(f'{qualified}() takes {len(beta1_positional)} positional argument'
+                               f'{"s" if len(beta1_positional) > 1 else ""} in NKI Beta 1 ({named}) but '
+                               f'{len(args)} were given; pass the others by keyword (a Beta 2 destination-first '
+                               f'call needs `import nki`)', _line())
+        if not kwargs and not ((dst_first or beta2_order or beta2_positional) and runtime.RUN is not None
+                               and runtime.RUN.beta2):
             return function(*args)
-        if (not own_destination or beta2_order) and runtime.RUN is not None and runtime.RUN.beta2:
+        if (not own_destination or beta2_order or beta2_positional) and runtime.RUN is not None \
+                and runtime.RUN.beta2:
             args, kwargs = normalized(call, args, kwargs)      # (which changes nothing in a Beta 1 run)
         keys = tuple(kwargs)
         if keys not in accepted_keys:
@@ -107,6 +162,9 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
         return None
 
     setattr(call, 'dst_first', dst_first and not own_destination)
+    setattr(call, 'beta2_positional', beta2_positional)
+    setattr(call, 'own_destination', own_destination)
+    setattr(call, 'qualified', qualified)
     setattr(call, 'required', tuple(name for name, p in parameters.items()
                                     if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and p.default is p.empty))
     setattr(call, 'beta2_order', beta2_order)

@@ -1324,6 +1324,28 @@ class _Engines:
 engine = _Engines()
 
 
+# The Beta 2 positional order (the `import nki` isa stub of aws-neuron-sdk, nki/api/nki/isa/__init__.py) of the
+# functions whose parameters after dst are ordered differently from the simulator's (e.g. `tensor_copy(dst, src,
+# engine=engine.unknown, name=None)`, where the simulator's third parameter is dtype). A Beta 2 destination-first
+# call of these binds its positional arguments by these names.
+_BETA2_POSITIONAL = {
+    nc_matmul: ('dst', 'stationary', 'moving', 'is_stationary_onezero', 'is_moving_onezero', 'is_transpose',
+                'accumulate', 'tile_position', 'tile_size', 'perf_mode', 'name'),
+    nc_transpose: ('dst', 'data', 'engine', 'name'),
+    activation: ('dst', 'op', 'data', 'bias', 'scale', 'reduce_op', 'reduce_res', 'reduce_cmd', 'name'),
+    tensor_reduce: ('dst', 'op', 'data', 'axis', 'negate', 'keepdims', 'name'),
+    tensor_tensor: ('dst', 'data1', 'data2', 'op', 'engine', 'name'),
+    tensor_scalar: ('dst', 'data', 'op0', 'operand0', 'reverse0', 'op1', 'operand1', 'reverse1', 'engine', 'name'),
+    scalar_tensor_tensor: ('dst', 'data', 'op0', 'operand0', 'op1', 'operand1', 'reverse0', 'reverse1', 'name'),
+    tensor_tensor_scan: ('dst', 'data0', 'data1', 'initial', 'op0', 'op1', 'reverse0', 'reverse1', 'name'),
+    tensor_copy: ('dst', 'src', 'engine', 'name'),
+    reciprocal: ('dst', 'data', 'name'),
+    memset: ('dst', 'value', 'engine', 'name'),
+    iota: ('dst', 'pattern', 'offset', 'channel_multiplier', 'name'),
+}
+for _function, _order in _BETA2_POSITIONAL.items():
+    setattr(_function, 'beta2_positional', _order)
+
 check_module('nisa', globals(), (__name__, isa_select.__name__), dst_first=True,
              skip=frozenset({'get_nc_version', 'pe_transpose'}))
 

@@ -22,7 +22,7 @@ from typing import IO, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List,
 import numpy as np
 
 from . import compute, isa, isa_select, language, memory, runtime
-from .affine import Affine, Predicate
+from .affine import Affine, Predicate, index_as_value
 from .call_forms import normalized
 from .dtypes import LowPrecisionType, NumericType, PackedMxType, kind_of
 from .errors import CompileError
@@ -142,7 +142,8 @@ class Recorder:
         ids = self.ids
         out = self.out
         # normalized() leaves calls of a function without Beta 2 call forms as they are
-        beta2_forms = bool(getattr(function, 'beta2_order', None)) or bool(getattr(function, 'dst_first', False))
+        beta2_forms = bool(getattr(function, 'beta2_order', None)) or bool(getattr(function, 'dst_first', False)) \
+            or bool(getattr(function, 'beta2_positional', None))
 
         @functools.wraps(function)
         def recorded(*args: Any, **kwargs: Any) -> Any:
@@ -355,6 +356,9 @@ class Recorder:
             raise CompileError(value.message)
         if isinstance(value, PackedMxType):
             kind_of(value)          # raises, naming MX as the cause
+        why = index_as_value(value)
+        if why is not None:
+            raise CompileError(why)
         raise CompileError(f'cannot pass a {type(value).__name__} to an NKI call')
 
     def _encode_view(self, value: View) -> Dict[str, Any]:

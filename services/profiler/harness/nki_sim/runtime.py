@@ -14,6 +14,7 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from . import memory
+from .affine import index_as_value
 from .dtypes import Kind
 from .errors import CompileError
 from .indirect import DynamicRunsView, DynamicView, IndirectView
@@ -170,6 +171,9 @@ def operand(value: Any) -> View:
         return value.view()
     if isinstance(value, OutOfRangePattern):
         raise CompileError(value.message)
+    why = index_as_value(value)
+    if why is not None:
+        raise CompileError(why)
     raise CompileError(f'expected a tile, got {type(value).__name__}')
 
 
