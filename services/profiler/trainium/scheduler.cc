@@ -193,8 +193,8 @@ void ListScheduler::ScheduleInstruction(int32_t index) {
   if (candidates[0] == Engine::kDma) {
     // HBM sides of the transfer: a load or store has one; a copy from HBM to HBM reads and writes
     // every byte there, so its bytes take twice their share of the HBM bandwidth.
-    const bool reads_hbm = std::any_of(inst.inputs.begin(), inst.inputs.end(),
-                                       [](const Operand& o) { return o.buffer == Buffer::kHbm; });
+    const bool reads_hbm =
+        std::any_of(inst.inputs.begin(), inst.inputs.end(), [](const Operand& o) { return o.buffer == Buffer::kHbm; });
     const bool writes_hbm = inst.has_output && inst.output.buffer == Buffer::kHbm;
     const int hbm_sides = inst.dma_direction != DmaDirection::kCopy ? 1 : int{reads_hbm} + int{writes_hbm};
     const int64_t run = inst.dma_run > 0 ? inst.dma_run : inst.dma_bytes / inst.partitions;
