@@ -553,17 +553,21 @@ def _inner_stride_bytes(reads, writes):
     its innermost free axis of more than one element (a broadcast's stride 0 reads one element; the partition axis
     is not a step in memory)."""
     widest = 0
-    for view, window in list(reads) + list(writes):
-        tensor = view.tensor
-        if not tensor.buffer.on_chip or type(view) is not View:
-            continue
-        _, shape = view.clip(window)
-        for axis in range(len(shape) - 1, 0, -1):
-            if shape[axis] > 1:
-                step = abs(view.strides[axis]) * tensor.kind.itemsize
-                if step > widest:
-                    widest = step
-                break
+    for operands in (reads, writes):
+        for view, window in operands:
+            if type(view) is not View:
+                continue
+            tensor = view.tensor
+            if not tensor.buffer.on_chip:
+                continue
+            shape = view.shape if window is None else [hi - lo for lo, hi in window]    # (View.clip's shape)
+            strides = view.strides
+            for axis in range(len(shape) - 1, 0, -1):
+                if shape[axis] > 1:
+                    step = abs(strides[axis]) * tensor.kind.itemsize
+                    if step > widest:
+                        widest = step
+                    break
     return widest
 
 
