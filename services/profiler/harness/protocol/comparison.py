@@ -1,7 +1,9 @@
 """Output checking: kernel outputs against reference outputs by relative L2 error in float64.
 
-Output counts and shapes must match; NaN or Inf in a kernel output fails explicitly; non-float outputs must
-match exactly; a float output passes when ||k - r||_2 <= tolerance * ||r||_2. With the default tolerance
+Output counts and shapes must match; NaN or Inf in a kernel output where the reference is finite fails
+explicitly; where the reference itself holds NaN or +/-Inf (a causal mask's -inf, say), the kernel must hold the
+same value there, and those elements are left out of the L2 norms; non-float outputs must match exactly; a float
+output passes when ||k - r||_2 <= tolerance * ||r||_2 over the elements where the reference is finite. With the default tolerance
 (`widen`), a reference output in a float format narrower than float32 (float16) is compared at no less than
 4 machine epsilons of that format: a kernel cannot match it better than the format's rounding. The reference's
 dtype decides, never the kernel's.
@@ -74,8 +76,13 @@ def _compare_one(index, got, want, tolerance):
                                        f'reference (exact match required for {want.dtype})')
     stats = _error_statistics(got.reshape(-1), want.reshape(-1))
     if stats['nan'] or stats['inf']:
-        hint = UNINITIALIZED_HINT if stats['nan'] and not np.isnan(want).any() else ''
-        return Comparison(False, None, f"{label}: contains {stats['nan']} NaN and {stats['inf']} Inf value(s){hint}")
+        return Comparison(False, None, f"{label}: contains {stats['nan']} NaN and {stats['inf']} Inf value(s)"
+                                       f"{' where the reference is finite' if stats['special'] else ''}"
+                                       f"{UNINITIALIZED_HINT if stats['nan'] else ''}")
+    if stats['unmatched']:
+        return Comparison(False, None, f"{label}: {stats['unmatched']} of the reference's {stats['special']} NaN / "
+                                       'Inf value(s) differ in the kernel output (it must hold the same non-finite '
+                                       'value there)')
     error, scale = stats['error'], stats['scale']
     rel = error / scale if scale > 0 else (0.0 if error == 0 else float('inf'))
     if error <= tolerance * scale:
@@ -88,13 +95,20 @@ CHUNK = 1 << 22
 
 
 def _error_statistics(got, want):
-    """L2 norms of (got - want) and of want in float64, max |got - want|, NaN/Inf counts; chunked so that
-    gigabyte outputs need no full-size float64 copies."""
+    """Over the elements where the reference is finite: L2 norms of (got - want) and of want in float64, max
+    |got - want|, the kernel's NaN/Inf counts; of the reference's NaN/Inf elements (`special`), how many the kernel
+    does not reproduce exactly (`unmatched`). Chunked so that gigabyte outputs need no full-size float64 copies."""
     error = scale = max_abs = 0.0
-    nan = inf = 0
+    nan = inf = special = unmatched = 0
     for start in range(0, got.size, CHUNK):
         g = got[start:start + CHUNK].astype(np.float64)
         w = want[start:start + CHUNK].astype(np.float64)
+        reference_finite = np.isfinite(w)
+        if not reference_finite.all():
+            gs, ws = g[~reference_finite], w[~reference_finite]
+            special += ws.size
+            unmatched += int(ws.size - np.count_nonzero((gs == ws) | (np.isnan(gs) & np.isnan(ws))))
+            g, w = g[reference_finite], w[reference_finite]
         finite = np.isfinite(g)
         if not finite.all():
             bad = int(np.isnan(g).sum())
@@ -105,4 +119,5 @@ def _error_statistics(got, want):
         error += float(np.dot(g, g))
         scale += float(np.dot(w, w))
         max_abs = max(max_abs, float(np.abs(g).max()) if g.size else 0.0)
-    return {'error': error ** 0.5, 'scale': scale ** 0.5, 'max_abs': max_abs, 'nan': nan, 'inf': inf}
+    return {'error': error ** 0.5, 'scale': scale ** 0.5, 'max_abs': max_abs, 'nan': nan, 'inf': inf,
+            'special': special, 'unmatched': unmatched}

@@ -84,6 +84,38 @@ class ProtocolTest(unittest.TestCase):
         self.assertEqual(result['verdict'], 'INCORRECT')
         self.assertIn('NaN', result['message'])
 
+    def test_non_finite_values_of_the_reference_must_be_reproduced(self):
+        # log of an input with exact zeros: the reference holds -inf there (as a causal mask's scores do)
+        reference = self.ws.reference('''
+def get_inputs():
+    x = np.abs(np.random.normal(size=(128, 64))).astype(np.float32)
+    x[:, ::7] = 0.0
+    return [x]
+
+
+def forward(x):
+    with np.errstate(divide='ignore'):
+        return np.log(x)
+''' + STANDARD_TRANSFORMS)
+        log_kernel = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.log(ARG))
+                return out
+            '''
+        same = self.ws.evaluate(reference, self.ws.kernel(log_kernel.replace('ARG', 'nl.load(x)')))
+        self.assertEqual(same['verdict'], 'OK', same['message'])
+        # finite where the reference is -inf
+        shifted = self.ws.evaluate(reference, self.ws.kernel(log_kernel.replace('ARG', 'nl.add(nl.load(x), 1e-30)')))
+        self.assertEqual(shifted['verdict'], 'INCORRECT')
+        self.assertIn("output 0: 1280 of the reference's 1280 NaN / Inf value(s) differ in the kernel output",
+                      shifted['message'])
+        # -inf where the reference is finite
+        negated = self.ws.evaluate(reference, self.ws.kernel(log_kernel.replace('ARG', 'nl.multiply(nl.load(x), 0.0)')))
+        self.assertEqual(negated['verdict'], 'INCORRECT')
+        self.assertIn('Inf value(s) where the reference is finite', negated['message'])
+
     def test_constant_output_is_incorrect(self):
         path = self.ws.kernel('''
             @nki.jit
