@@ -1972,6 +1972,58 @@ def forward(x):
                       'were given', result['message'])
         self.assertEqual(result['line'], line_of(kernel, '# <- here'))
 
+    def test_rsqrt_and_reciprocal_as_alu_operators(self):
+        # the NKI API's "Supported Math Operators" table lists Reverse Square Root (nl.rsqrt), Reciprocal
+        # (nl.reciprocal) and Absolute (nl.abs) as arithmetic ALU operators; vllm-neuron's kda_output computes
+        # `tensor_scalar(dst=r, data=r, op0=nl.rsqrt, operand0=0.0, engine=nisa.engine.gpsimd)`. The simulator
+        # refused it ("unsupported ALU operator 'rsqrt'"). Modelled like abs: one input, the scalar operand 0 only.
+        reference = self.ws.reference('''
+def get_inputs():
+    return [(np.random.rand(16, 32) + 0.5).astype(np.float32)]
+
+
+def forward(x):
+    out = np.zeros((16, 3, 32), np.float32)
+    out[:, 0] = 1.0 / np.sqrt(x * 2.0 + 1.0)
+    out[:, 1] = 1.0 / x - 3.0
+    out[:, 2] = np.abs(x - 1.0)
+    return out
+''' + STANDARD_TRANSFORMS)
+        body = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((16, 3, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nl.ndarray((16, 32), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                u = nl.ndarray((16, 3, 32), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.tensor_scalar(dst=u[:, 0, :], data=t, op0=nl.multiply, operand0=2.0, op1=nl.add, operand1=1.0)
+                nisa.tensor_scalar(dst=u[:, 0, :], data=u[:, 0, :], op0=nl.rsqrt, operand0=0.0,
+                                   engine=nisa.engine.gpsimd)
+                nisa.tensor_scalar(dst=u[:, 1, :], data=t, op0=nl.reciprocal, operand0=0.0, op1=nl.subtract,
+                                   operand1=3.0)
+                nisa.tensor_scalar(dst=u[:, 2, :], data=t, op0=nl.subtract, operand0=1.0, op1=nl.abs, operand1=0.0)
+                {extra}
+                nisa.dma_copy(dst=out, src=u)
+                return out
+            '''
+        result = self.ws.evaluate(reference, self.ws.kernel(body.format(extra=''), header=BETA2_HEADER))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        # another operand, or reverse (the operator applied to the operand), is refused by name
+        for extra, expected in (
+                ('nisa.tensor_scalar(dst=t, data=t, op0=nl.rsqrt, operand0=2.0)  # <- here',
+                 'rsqrt as an ALU operator is modelled as 1 / sqrt(x) with the scalar operand 0 only'),
+                ('nisa.tensor_scalar(dst=t, data=t, op0=nl.reciprocal, operand0=0.0, reverse0=True)  # <- here',
+                 'reverse0=True would apply it to the operand'),
+                ('nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=1.0, op1=nl.abs, operand1=0.0, '
+                 'reverse1=True)  # <- here', 'reverse1=True would apply it to the operand'),
+                ('nisa.tensor_tensor(dst=t, data1=t, data2=t, op=nl.rsqrt)  # <- here',
+                 'rsqrt as an ALU operator is modelled as 1 / sqrt(x) with the scalar operand 0 only')):
+            kernel = self.ws.kernel(body.format(extra=extra), header=BETA2_HEADER)
+            result = self.ws.evaluate(reference, kernel)
+            self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+            self.assertIn(expected, result['message'])
+            self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+
     def test_a_reduction_axis_out_of_range_is_refused(self):
         # the reductions are "similar to numpy" (nl.sum, nisa.tensor_reduce), where an axis out of range is an
         # AxisError. The simulator took it modulo the tile's rank: axis=[2] of a (8, 2048) tile (a public argmax
