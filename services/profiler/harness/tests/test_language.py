@@ -1972,6 +1972,57 @@ def forward(x):
                       'were given', result['message'])
         self.assertEqual(result['line'], line_of(kernel, '# <- here'))
 
+    def test_a_matmul_accumulated_into_an_integer_psum_tile_is_refused(self):
+        # triton-viz's examples/nki/matmul.py accumulates `res_psum += nl.matmul(...)` into
+        # `nl.zeros(..., nl.int32, buffer=nl.psum)`. The nc_matmul page: "The matmul accumulation and results are
+        # always in float32". The simulator ended in a numpy RUNTIME_ERROR ("Cannot cast ufunc 'add' output from
+        # dtype('float64') to dtype('int32')") with numerics and passed the timing-only run.
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.randint(-4, 5, size=(32, 16)).astype(np.float32),
+            np.random.randint(-4, 5, size=(32, 64)).astype(np.float32)]
+
+
+def forward(a, b):
+    return (a.T @ b).astype(np.float32)
+''' + STANDARD_TRANSFORMS)
+        beta1 = '''
+            @nki.jit
+            def kernel(a, b):
+                out = nl.ndarray((16, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+                acc = nl.zeros((16, 64), nl.{dtype}, buffer=nl.psum)
+                for k in nl.affine_range(2):
+                    x = nl.load(a[k * 16:(k + 1) * 16, :])
+                    y = nl.load(b[k * 16:(k + 1) * 16, :])
+                    acc += nl.matmul(x, y, transpose_x=True)  # <- here
+                nl.store(out, value=nl.copy(acc, dtype=nl.float32))
+                return out
+            '''
+        result = self.ws.evaluate(reference, self.ws.kernel(beta1.format(dtype='float32')))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        for timing_only in (False, True):
+            kernel = self.ws.kernel(beta1.format(dtype='int32'))
+            result = self.ws.evaluate(reference, kernel, timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+            self.assertIn('accumulated into a PSUM tile of int32', result['message'])
+            self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(a, b):
+                out = nl.ndarray((16, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+                acc = nl.ndarray((16, 64), dtype=nl.int32, buffer=nl.psum)
+                for k in range(2):
+                    x = nl.ndarray((16, 16), dtype=nl.float32, buffer=nl.sbuf)
+                    y = nl.ndarray((16, 64), dtype=nl.float32, buffer=nl.sbuf)
+                    nisa.dma_copy(dst=x, src=a[k * 16:(k + 1) * 16, :])
+                    nisa.dma_copy(dst=y, src=b[k * 16:(k + 1) * 16, :])
+                    nisa.nc_matmul(dst=acc, stationary=x, moving=y, accumulate=(k > 0))  # <- here
+                return out
+            ''', header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('accumulated into a PSUM tile of int32', result['message'])
+
     def test_rsqrt_and_reciprocal_as_alu_operators(self):
         # the NKI API's "Supported Math Operators" table lists Reverse Square Root (nl.rsqrt), Reciprocal
         # (nl.reciprocal) and Absolute (nl.abs) as arithmetic ALU operators; vllm-neuron's kda_output computes
