@@ -979,6 +979,17 @@ def transform_nki_outputs(k_res, ref):
                 return x
             ''', 'a bitcast to another element size needs a contiguous innermost dimension whose bytes fill whole')
 
+    def test_mixed_basic_and_advanced_indexing_names_the_error_page(self):
+        # trainium-course-cluster's scale_by_two loads `x_hbm[rows, :]` with rows an nl.arange expression: the
+        # form of the NKI error page err_unsupported_mixing_basic_advanced_tensor_indexing
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                rows = nl.arange(128)[:, None]
+                t = nl.load(x[rows, :])  # <- here
+                return x
+            ''', 'the NKI error page err_unsupported_mixing_basic_advanced_tensor_indexing refuses `a[i, :]`')
+
     def test_abs_as_an_alu_operator_needs_operand_zero(self):
         self.check('''
             @nki.jit
