@@ -16,7 +16,8 @@ from .ops import ABS_MAX, ABS_MIN, ASSOCIATIVE_ALU, float32_operands
 from .operands import broadcast_shape, fit, on_chip, padded, result_kind, tile_or_scalar, window_shape
 from .operands import mask as _mask
 from .indirect import IndirectView
-from .runtime import Pending, begin, bind, current, direct, flush, issue, operand, operand_reads
+from .runtime import (Pending, begin, bind, check_accumulation_format, current, direct, flush, issue, operand,
+                      operand_reads)
 from .tensors import PARTITION_LIMIT, Tensor, row_major_strides
 from .tile_ops import EXECUTION
 from .views import View
@@ -381,6 +382,7 @@ def accumulate(dst: View, value: Any) -> None:
     pending = run.pending
     if isinstance(value, Tensor) and value.pending is not None and value.pending is pending \
             and pending.op in ('matmul', 'transpose') and dst.tensor.buffer is memory.psum:
+        check_accumulation_format(pending.op, dst)
         bind(run, pending, dst, accumulate=True)
         return
     tile = add(dst, value)

@@ -28,7 +28,7 @@ from .operands import (  # noqa: F401  (the *_engine values are re-exported as n
 from .operands import sync_engine as _sync_engine
 from .operands import mask as mask_of
 from .ops import activation as activation_function
-from .ops import ABS_MAX, ABS_MIN, ARITHMETIC_ALU, BYPASS, alu, float32_operands
+from .ops import ABS_MAX, ABS_MIN, ARITHMETIC_ALU, BYPASS, UNARY_ALU_FNS, alu, float32_operands
 from .runtime import Pending, begin, current, direct, dynamic_refusal, issue, operand, operand_reads
 from .tensors import Tensor
 from .views import View, destination
@@ -495,6 +495,11 @@ def tensor_scalar(data: Any, op0: Any, operand0: Any, reverse0: Any = False, op1
     """(data op0 operand0) op1 operand1; operands are scalars or [P, 1] tiles; reverse swaps the operand order."""
     first = alu(op0, operand0)
     second = alu(op1, operand1) if op1 is not None else None
+    for name, fn, reverse in (('op0', first, reverse0), ('op1', second, reverse1)):
+        if reverse and fn in UNARY_ALU_FNS:
+            raise CompileError(f'tensor_scalar: {name} is a one-input operator (abs, rsqrt or reciprocal: it reads the '
+                               f'data, its operand is 0); reverse{name[-1]}=True would apply it to the operand, which '
+                               'no NKI page defines')
     _float32_tile_operands((first,) if second is None else (first, second), operand0, operand1)
 
     def compute(x, a, b):

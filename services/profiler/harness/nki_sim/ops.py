@@ -69,6 +69,32 @@ def _is_abs(op: Any) -> bool:
     return op is np.abs or getattr(op, 'activation', None) is np.abs
 
 
+def _reverse_sqrt(x: Any, operand: Any) -> Any:
+    """The ALU `rsqrt` operator (Reverse Square Root) with operand 0: 1 / sqrt(x)."""
+    return np.float32(1.0) / np.sqrt(x)
+
+
+def _reciprocal(x: Any, operand: Any) -> Any:
+    """The ALU `reciprocal` operator with operand 0: 1 / x."""
+    return np.float32(1.0) / x
+
+
+def _unary_alu_name(op: Any) -> Any:
+    """'abs', 'rsqrt' or 'reciprocal' when `op` is one of the one-input operators of the NKI API's "Supported Math
+    Operators" table (Absolute nl.abs, Reverse Square Root nl.rsqrt, Reciprocal nl.reciprocal), else None."""
+    if _is_abs(op):
+        return 'abs'
+    if op is np.reciprocal:
+        return 'reciprocal'
+    if getattr(op, 'activation', None) is not None and getattr(op, '__name__', None) in ('rsqrt', 'reciprocal'):
+        return op.__name__
+    return None
+
+
+UNARY_ALU = {'abs': _magnitude, 'rsqrt': _reverse_sqrt, 'reciprocal': _reciprocal}
+UNARY_ALU_FNS = frozenset(UNARY_ALU.values())
+
+
 # ALU operators whose repeated in-place application `acc = op(acc, x)` is an associative (and commutative)
 # reduction: NKI does not count such a fold as a loop-carried dependence of an affine_range loop.
 ASSOCIATIVE_ALU = frozenset((np.add, np.multiply, np.maximum, np.minimum, np.bitwise_and, np.bitwise_or,
@@ -78,7 +104,7 @@ ASSOCIATIVE_ALU = frozenset((np.add, np.multiply, np.maximum, np.minimum, np.bit
 # and/or/xor/invert and the shifts, which read integers as bit patterns; the logical operators are not listed).
 ARITHMETIC_ALU = frozenset((np.add, np.subtract, np.multiply, np.divide, np.maximum, np.minimum, np.power, np.mod,
                             np.equal, np.not_equal, np.greater, np.greater_equal, np.less, np.less_equal, ABS_MAX,
-                            ABS_MIN))
+                            ABS_MIN, _reverse_sqrt, _reciprocal))
 
 
 def float32_operands(values: Any, *fns: Any) -> Any:
@@ -111,7 +137,8 @@ def alu(op: Any, operand: Any = _NO_OPERAND) -> Any:
     """The numpy binary ufunc for an ALU operator argument. `abs` (nl.abs / np.abs) is an ALU operator only with a
     scalar operand 0 (`tensor_scalar(data, op0=nl.abs, operand0=0.0)`: |data|); the simulator refuses any other
     operand rather than ignore it."""
-    if _is_abs(op):
+    unary = _unary_alu_name(op)
+    if unary is not None:
         if operand is _NO_OPERAND:
             shown: Any = 'none'
         elif not isinstance(operand, (int, float, np.number)):
@@ -119,9 +146,10 @@ def alu(op: Any, operand: Any = _NO_OPERAND) -> Any:
         elif isinstance(operand, bool) or operand != 0:
             shown = operand
         else:
-            return _magnitude
-        raise CompileError('abs as an ALU operator is modelled as |x| with the scalar operand 0 only ('
-                           f'tensor_scalar(..., op0=nl.abs, operand0=0.0)); got operand {shown}')
+            return UNARY_ALU[unary]
+        meaning = {'abs': '|x|', 'rsqrt': '1 / sqrt(x)', 'reciprocal': '1 / x'}[unary]
+        raise CompileError(f'{unary} as an ALU operator is modelled as {meaning} with the scalar operand 0 only ('
+                           f'tensor_scalar(..., op0=nl.{unary}, operand0=0.0)); got operand {shown}')
     fn = getattr(op, 'alu', None)
     if fn is BYPASS:
         raise CompileError('nl.bypass is modelled as the op0/op1 of nisa.activate2 only (no tensor-scalar '

@@ -288,6 +288,17 @@ def _row_major(view):
     return True
 
 
+def check_accumulation_format(op: str, dst: View, line: Any = None) -> None:
+    """A PE result accumulated into PSUM: "the matmul accumulation and results are always in float32"
+    (nki.isa.nc_matmul). An accumulation into an integer PSUM tile is refused rather than given a meaning."""
+    public = dst.tensor.kind.public
+    if isinstance(public, np.dtype) and public.kind in 'iub':
+        message = (f'a {op} result is accumulated into a PSUM tile of {public.name}: "the matmul accumulation and '
+                   'results are always in float32" (nki.isa.nc_matmul); the simulator does not model an '
+                   'accumulation in another format (declare the PSUM tile float32)')
+        raise CompileError(message, line) if line is not None else CompileError(message)
+
+
 def bind(run: Run, pending: 'Pending', dst: View, accumulate: bool) -> None:
     destination(dst)
     if isinstance(dst, DynamicView) and not dst.allowed:
@@ -311,6 +322,7 @@ def bind(run: Run, pending: 'Pending', dst: View, accumulate: bool) -> None:
         raise CompileError(f'{pending.op} writes its result to PSUM; the destination is in '
                            f'{dst.tensor.buffer.name}', pending.line)
     if accumulate:
+        check_accumulation_format(pending.op, dst, pending.line)
         pending.accumulating = True
     tile.alias = dst
     _store(run, pending, dst, accumulate)

@@ -55,7 +55,10 @@ def subscript(dims: Sequence[int], strides: Sequence[int], offset: int, key: Any
         raise CompileError(f'too many indices ({len(key)}) for a tensor with {len(dims)} dimensions')
     if affine_ndim:
         if has_slice:
-            raise CompileError('mixing basic indexing (slices) and advanced indexing (nl.arange) in one subscript')
+            raise CompileError('mixing basic indexing (slices) and advanced indexing (nl.arange) in one subscript: '
+                               'the NKI error page err_unsupported_mixing_basic_advanced_tensor_indexing refuses '
+                               '`a[i, :]` with i = nl.arange(4)[:, None]; index every axis with nl.arange '
+                               'expressions or every axis with slices')
         if len(key) < len(dims):
             raise CompileError('index every dimension when indexing with nl.arange expressions')
         return _advanced(dims, strides, offset, key, affine_ndim)

@@ -979,6 +979,17 @@ def transform_nki_outputs(k_res, ref):
                 return x
             ''', 'a bitcast to another element size needs a contiguous innermost dimension whose bytes fill whole')
 
+    def test_mixed_basic_and_advanced_indexing_names_the_error_page(self):
+        # trainium-course-cluster's scale_by_two loads `x_hbm[rows, :]` with rows an nl.arange expression: the
+        # form of the NKI error page err_unsupported_mixing_basic_advanced_tensor_indexing
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                rows = nl.arange(128)[:, None]
+                t = nl.load(x[rows, :])  # <- here
+                return x
+            ''', 'the NKI error page err_unsupported_mixing_basic_advanced_tensor_indexing refuses `a[i, :]`')
+
     def test_abs_as_an_alu_operator_needs_operand_zero(self):
         self.check('''
             @nki.jit
@@ -1971,6 +1982,109 @@ def forward(x):
         self.assertIn('nisa.tensor_copy() takes 4 positional arguments in NKI Beta 2 (dst, src, engine, name) but 5 '
                       'were given', result['message'])
         self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+
+    def test_a_matmul_accumulated_into_an_integer_psum_tile_is_refused(self):
+        # triton-viz's examples/nki/matmul.py accumulates `res_psum += nl.matmul(...)` into
+        # `nl.zeros(..., nl.int32, buffer=nl.psum)`. The nc_matmul page: "The matmul accumulation and results are
+        # always in float32". The simulator ended in a numpy RUNTIME_ERROR ("Cannot cast ufunc 'add' output from
+        # dtype('float64') to dtype('int32')") with numerics and passed the timing-only run.
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.randint(-4, 5, size=(32, 16)).astype(np.float32),
+            np.random.randint(-4, 5, size=(32, 64)).astype(np.float32)]
+
+
+def forward(a, b):
+    return (a.T @ b).astype(np.float32)
+''' + STANDARD_TRANSFORMS)
+        beta1 = '''
+            @nki.jit
+            def kernel(a, b):
+                out = nl.ndarray((16, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+                acc = nl.zeros((16, 64), nl.{dtype}, buffer=nl.psum)
+                for k in nl.affine_range(2):
+                    x = nl.load(a[k * 16:(k + 1) * 16, :])
+                    y = nl.load(b[k * 16:(k + 1) * 16, :])
+                    acc += nl.matmul(x, y, transpose_x=True)  # <- here
+                nl.store(out, value=nl.copy(acc, dtype=nl.float32))
+                return out
+            '''
+        result = self.ws.evaluate(reference, self.ws.kernel(beta1.format(dtype='float32')))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        for timing_only in (False, True):
+            kernel = self.ws.kernel(beta1.format(dtype='int32'))
+            result = self.ws.evaluate(reference, kernel, timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+            self.assertIn('accumulated into a PSUM tile of int32', result['message'])
+            self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(a, b):
+                out = nl.ndarray((16, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+                acc = nl.ndarray((16, 64), dtype=nl.int32, buffer=nl.psum)
+                for k in range(2):
+                    x = nl.ndarray((16, 16), dtype=nl.float32, buffer=nl.sbuf)
+                    y = nl.ndarray((16, 64), dtype=nl.float32, buffer=nl.sbuf)
+                    nisa.dma_copy(dst=x, src=a[k * 16:(k + 1) * 16, :])
+                    nisa.dma_copy(dst=y, src=b[k * 16:(k + 1) * 16, :])
+                    nisa.nc_matmul(dst=acc, stationary=x, moving=y, accumulate=(k > 0))  # <- here
+                return out
+            ''', header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('accumulated into a PSUM tile of int32', result['message'])
+
+    def test_rsqrt_and_reciprocal_as_alu_operators(self):
+        # the NKI API's "Supported Math Operators" table lists Reverse Square Root (nl.rsqrt), Reciprocal
+        # (nl.reciprocal) and Absolute (nl.abs) as arithmetic ALU operators; vllm-neuron's kda_output computes
+        # `tensor_scalar(dst=r, data=r, op0=nl.rsqrt, operand0=0.0, engine=nisa.engine.gpsimd)`. The simulator
+        # refused it ("unsupported ALU operator 'rsqrt'"). Modelled like abs: one input, the scalar operand 0 only.
+        reference = self.ws.reference('''
+def get_inputs():
+    return [(np.random.rand(16, 32) + 0.5).astype(np.float32)]
+
+
+def forward(x):
+    out = np.zeros((16, 3, 32), np.float32)
+    out[:, 0] = 1.0 / np.sqrt(x * 2.0 + 1.0)
+    out[:, 1] = 1.0 / x - 3.0
+    out[:, 2] = np.abs(x - 1.0)
+    return out
+''' + STANDARD_TRANSFORMS)
+        body = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((16, 3, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nl.ndarray((16, 32), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                u = nl.ndarray((16, 3, 32), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.tensor_scalar(dst=u[:, 0, :], data=t, op0=nl.multiply, operand0=2.0, op1=nl.add, operand1=1.0)
+                nisa.tensor_scalar(dst=u[:, 0, :], data=u[:, 0, :], op0=nl.rsqrt, operand0=0.0,
+                                   engine=nisa.engine.gpsimd)
+                nisa.tensor_scalar(dst=u[:, 1, :], data=t, op0=nl.reciprocal, operand0=0.0, op1=nl.subtract,
+                                   operand1=3.0)
+                nisa.tensor_scalar(dst=u[:, 2, :], data=t, op0=nl.subtract, operand0=1.0, op1=nl.abs, operand1=0.0)
+                {extra}
+                nisa.dma_copy(dst=out, src=u)
+                return out
+            '''
+        result = self.ws.evaluate(reference, self.ws.kernel(body.format(extra=''), header=BETA2_HEADER))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        # another operand, or reverse (the operator applied to the operand), is refused by name
+        for extra, expected in (
+                ('nisa.tensor_scalar(dst=t, data=t, op0=nl.rsqrt, operand0=2.0)  # <- here',
+                 'rsqrt as an ALU operator is modelled as 1 / sqrt(x) with the scalar operand 0 only'),
+                ('nisa.tensor_scalar(dst=t, data=t, op0=nl.reciprocal, operand0=0.0, reverse0=True)  # <- here',
+                 'reverse0=True would apply it to the operand'),
+                ('nisa.tensor_scalar(dst=t, data=t, op0=nl.add, operand0=1.0, op1=nl.abs, operand1=0.0, '
+                 'reverse1=True)  # <- here', 'reverse1=True would apply it to the operand'),
+                ('nisa.tensor_tensor(dst=t, data1=t, data2=t, op=nl.rsqrt)  # <- here',
+                 'rsqrt as an ALU operator is modelled as 1 / sqrt(x) with the scalar operand 0 only')):
+            kernel = self.ws.kernel(body.format(extra=extra), header=BETA2_HEADER)
+            result = self.ws.evaluate(reference, kernel)
+            self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+            self.assertIn(expected, result['message'])
+            self.assertEqual(result['line'], line_of(kernel, '# <- here'))
 
     def test_a_reduction_axis_out_of_range_is_refused(self):
         # the reductions are "similar to numpy" (nl.sum, nisa.tensor_reduce), where an axis out of range is an
