@@ -209,11 +209,22 @@ TEST(ClusterProcessesTest, CliUpTwiceStatusCrashAndDown) {
   EXPECT_NE(crash_out.find("CRASHED"), std::string::npos) << crash_out;
   EXPECT_NE(crash_out.find("not serving: planner"), std::string::npos) << crash_out;
 
-  // up restarts only the crashed service.
-  auto [re_code, re_out] = Cli({"up", "--data-dir", dir, "--base-port", base}, dir + "/up3.log");
+  // up restarts only the crashed service, as it was recorded: on the address the others dial and with the
+  // config of the first up (its llm block), also when this call gives neither --base-port nor --config.
+  const std::string planner_address = "127.0.0.1:" + std::to_string(std::stoi(base) + 1);
+  auto [re_code, re_out] = Cli({"up", "--data-dir", dir}, dir + "/up3.log");
   EXPECT_EQ(re_code, 0) << re_out;
   EXPECT_NE(re_out.find("orchestrator: already running"), std::string::npos) << re_out;
   EXPECT_EQ(re_out.find("planner: already running"), std::string::npos) << re_out;
+  EXPECT_NE(re_out.find("planner: restarting on " + planner_address), std::string::npos) << re_out;
+  auto restarted = core::ReadFile(dir + "/cluster.json");
+  ASSERT_TRUE(restarted.ok());
+  EXPECT_NE(restarted->find("\"grpc_address\": \"" + planner_address + "\""), std::string::npos) << *restarted;
+  auto planner_config = core::ReadFile(dir + "/config/planner.yaml");
+  ASSERT_TRUE(planner_config.ok());
+  EXPECT_NE(planner_config->find("http://127.0.0.1:8000/v1"), std::string::npos) << *planner_config;
+  auto [re_st_code, re_st_out] = Cli({"status", "--data-dir", dir}, dir + "/status2b.log");
+  EXPECT_EQ(re_st_code, 0) << re_st_out;
 
   auto [down_code, down_out] = Cli({"down", "--data-dir", dir, "--json"}, dir + "/down.log");
   EXPECT_EQ(down_code, 0) << down_out;
