@@ -79,6 +79,9 @@ TEST(ClusterProcessesTest, EveryBinaryHasHelp) {
     EXPECT_EQ(WEXITSTATUS(*status), 0) << name;
     EXPECT_NE(p->Output().find("--config"), std::string::npos) << name << p->Output();
     EXPECT_NE(p->Output().find("--admin_port"), std::string::npos) << name;
+    // Unset sentinels are not shown as defaults.
+    EXPECT_EQ(p->Output().find("(default: \"-1\")"), std::string::npos) << name << p->Output();
+    EXPECT_EQ(p->Output().find("(default: \"\")"), std::string::npos) << name << p->Output();
   }
 }
 
