@@ -110,6 +110,13 @@ TEST(ClusterProcessesTest, CliHelpPerCommandAndSuggestionsForTypos) {
   auto [option, option_output] = run({"list", "--jsno"}, "option.log");
   EXPECT_EQ(option, 2);
   EXPECT_EQ(option_output, "accelopt: unknown option --jsno (did you mean --json?) (see accelopt help)\n");
+  // A bad job file is named once (the spec is read before any server is called).
+  std::ofstream(dir + "/bad.yaml") << "presett: smoke\n";
+  auto [bad, bad_output] = run({"submit", dir + "/bad.yaml", "--server", "127.0.0.1:1"}, "bad.log");
+  EXPECT_EQ(bad, 1);
+  EXPECT_EQ(bad_output, "accelopt: error: " + dir + "/bad.yaml: unknown key 'presett' (line 1); known keys here: " +
+                            "name, preset, problem, baseline, device, seed, search, models, profile, budget, stop, "
+                            "owner\n");
 }
 
 TEST(ClusterProcessesTest, UnknownConfigKeyExitsNonZeroNamingTheKey) {
