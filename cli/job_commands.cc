@@ -407,11 +407,11 @@ int RunList(const std::vector<std::string>& argv) {
       std::cout << "no jobs\n";
       return 0;
     }
-    std::cout << absl::StrFormat("%-17s %-10s %-16s %-7s %9s %s\n", "JOB", "STATE", "REASON", "ITER", "SPEEDUP",
+    std::cout << absl::StrFormat("%-17s %-10s %-21s %-7s %9s %s\n", "JOB", "STATE", "REASON", "ITER", "SPEEDUP",
                                  "NAME");
     for (const v1::Job& job : response.jobs()) {
       std::cout << absl::StrFormat(
-          "%-17s %-10s %-16s %3d/%-3d %8.3fx %s\n", job.job_id(), StateName(job.state()),
+          "%-17s %-10s %-21s %3d/%-3d %8.3fx %s\n", job.job_id(), StateName(job.state()),
           job.stop_reason() == v1::STOP_REASON_UNSPECIFIED ? "-" : ReasonName(job.stop_reason()), job.iterations_done(),
           job.spec().search().iterations(), job.best_speedup(), job.spec().name());
     }
