@@ -10,6 +10,7 @@
 #include <optional>
 #include <thread>
 
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -310,7 +311,10 @@ int RunSubmit(const std::vector<std::string>& argv) {
         if (std::string dirs = args.Get("allow-path"); !dirs.empty()) allowed = absl::StrSplit(dirs, ':');
         auto spec = LoadJobSpecFile(args.positional[0], allowed);
         if (absl::IsInvalidArgument(spec.status())) {
-          return Fail(absl::StrCat(args.positional[0], ": ", spec.status().message()));
+          // Name the job file once: parse errors already start with it.
+          const std::string message(spec.status().message());
+          if (absl::StrContains(message, args.positional[0])) return Fail(message);
+          return Fail(absl::StrCat(args.positional[0], ": ", message));
         }
         if (!spec.ok()) return Fail(std::string(spec.status().message()));
         auto stub = Connect(address, args);
@@ -403,11 +407,11 @@ int RunList(const std::vector<std::string>& argv) {
       std::cout << "no jobs\n";
       return 0;
     }
-    std::cout << absl::StrFormat("%-17s %-10s %-16s %-7s %9s %s\n", "JOB", "STATE", "REASON", "ITER", "SPEEDUP",
+    std::cout << absl::StrFormat("%-17s %-10s %-21s %-7s %9s %s\n", "JOB", "STATE", "REASON", "ITER", "SPEEDUP",
                                  "NAME");
     for (const v1::Job& job : response.jobs()) {
       std::cout << absl::StrFormat(
-          "%-17s %-10s %-16s %3d/%-3d %8.3fx %s\n", job.job_id(), StateName(job.state()),
+          "%-17s %-10s %-21s %3d/%-3d %8.3fx %s\n", job.job_id(), StateName(job.state()),
           job.stop_reason() == v1::STOP_REASON_UNSPECIFIED ? "-" : ReasonName(job.stop_reason()), job.iterations_done(),
           job.spec().search().iterations(), job.best_speedup(), job.spec().name());
     }

@@ -269,6 +269,21 @@ bool StopProcess(int64_t pid, const std::string& binary, std::chrono::millisecon
   return true;
 }
 
+// Stops a child this `up` spawned: SIGTERM, SIGKILL after `grace`. Unlike StopProcess it does not look at
+// /proc, where a child that has not yet exec'ed still shows the CLI's command line. The pid cannot have been
+// recycled while the child is unreaped; one already reaped (it exited) is left alone.
+void StopChild(pid_t pid, std::chrono::milliseconds grace) {
+  if (waitpid(pid, nullptr, WNOHANG) != 0) return;  // exited (reaped now) or no longer our child
+  kill(pid, SIGTERM);
+  auto deadline = Clock::now() + grace;
+  while (Clock::now() < deadline) {
+    if (waitpid(pid, nullptr, WNOHANG) != 0) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+}
+
 void PrintServiceLine(std::ostream& out, const std::string& name, const std::string& state, const std::string& grpc,
                       const std::string& metrics, const std::string& version, const std::string& pid) {
   out << absl::StrFormat("%-14s %-12s %-17s %-17s %-8s %s\n", name, state, grpc, metrics, version, pid);
@@ -361,6 +376,9 @@ absl::Status Up(const v1::ClusterConfig& config, std::ostream& out, bool secure)
   v1::LocalClusterState previous;
   if (auto loaded = LoadState(data_dir); loaded.ok()) previous = *loaded;
 
+  bool cluster_running = false;
+  for (const auto& p : previous.services()) cluster_running |= IsRunning(p.pid(), p.binary());
+
   v1::LocalClusterState state;
   std::vector<std::pair<v1::LocalServiceState, pid_t>> started;
   absl::Status failure;
@@ -374,20 +392,35 @@ absl::Status Up(const v1::ClusterConfig& config, std::ostream& out, bool secure)
     s.set_config_path(absl::StrCat(data_dir, "/config/", plan.name, ".yaml"));
     // Keep a recorded service that is still running.
     const v1::LocalServiceState* running = nullptr;
+    const v1::LocalServiceState* recorded = nullptr;
     for (const auto& p : previous.services()) {
-      if (p.name() == plan.name && IsRunning(p.pid(), p.binary())) running = &p;
+      if (p.name() != plan.name) continue;
+      if (IsRunning(p.pid(), p.binary())) running = &p;
+      recorded = &p;
     }
     if (running != nullptr) {
       *state.add_services() = *running;
       out << plan.name << ": already running (pid " << running->pid() << ")\n";
       continue;
     }
+    // A crashed service of a cluster that still runs comes back as it was recorded: the running services are
+    // wired to its addresses, and its config file keeps the settings of the `up` that started it (a new plan
+    // from this call's flags, e.g. without --base-port or --config, would not match them).
+    bool reuse = false;
+    if (cluster_running && recorded != nullptr && !recorded->config_path().empty() &&
+        fs::is_regular_file(recorded->config_path())) {
+      reuse = true;
+      s = *recorded;
+      s.clear_pid();
+      out << plan.name << ": restarting on " << s.grpc_address() << " with its recorded config " << s.config_path()
+          << "\n";
+    }
     std::string binary_path = absl::StrCat(c.bin_dir(), "/", plan.binary);
     if (access(binary_path.c_str(), X_OK) != 0) {
       failure = absl::NotFoundError(absl::StrCat("cannot find ", binary_path, " (build first: make build)"));
       break;
     }
-    if (auto w = core::WriteFileAtomic(s.config_path(), plan.config); !w.ok()) {
+    if (auto w = reuse ? absl::OkStatus() : core::WriteFileAtomic(s.config_path(), plan.config); !w.ok()) {
       failure = w;
       break;
     }
@@ -405,11 +438,12 @@ absl::Status Up(const v1::ClusterConfig& config, std::ostream& out, bool secure)
     failure = AwaitServing(s, pid, c.startup_timeout_seconds(), credentials);
   }
   if (!failure.ok()) {
-    for (const auto& [s, pid] : started) StopProcess(pid, s.binary(), std::chrono::seconds(5));
-    // Remember only what is still running from before.
+    for (const auto& [s, pid] : started) StopChild(pid, std::chrono::seconds(5));
+    // Remember only what is still running from before, and while some of it runs, the records of its crashed
+    // services too (their addresses and config files are what the running ones dial).
     v1::LocalClusterState kept;
     for (const auto& p : previous.services()) {
-      if (IsRunning(p.pid(), p.binary())) *kept.add_services() = p;
+      if (cluster_running || IsRunning(p.pid(), p.binary())) *kept.add_services() = p;
     }
     (void)SaveState(data_dir, kept);
     return failure;

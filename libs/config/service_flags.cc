@@ -16,7 +16,7 @@
 #include "libs/config/validate.h"
 #include "libs/core/status_macros.h"
 
-ABSL_FLAG(std::string, config, "", "Path of the service config, JSON or YAML (default: built-in defaults)");
+ABSL_FLAG(std::string, config, "", "Path of the service config, JSON or YAML (none: built-in defaults)");
 ABSL_FLAG(int, port, -1, "gRPC port on the config's host (overrides server.grpc_address; 0 = any free port)");
 ABSL_FLAG(int, admin_port, -1, "Prometheus /metrics port (overrides server.admin_address; 0 = any free port)");
 ABSL_FLAG(std::string, log_level, "", "debug, info, warning or error (overrides server.log_level)");
@@ -35,7 +35,11 @@ void PrintHelp(absl::string_view usage) {
     if (IsProjectFlag(flag->Filename())) flags[std::string(name)] = flag;
   }
   for (const auto& [name, flag] : flags) {
-    std::cout << "  --" << name << "  " << flag->Help() << " (default: \"" << flag->DefaultValue() << "\")\n";
+    // "" and -1 mean "not given: the config file's value", which the help text already says.
+    const std::string def = flag->DefaultValue();
+    std::cout << "  --" << name << "  " << flag->Help();
+    if (!def.empty() && def != "-1") std::cout << " (default: \"" << def << "\")";
+    std::cout << "\n";
   }
   std::cout << "  --help  Show this help and exit\n";
 }

@@ -1,5 +1,6 @@
 #include "libs/core/file.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -20,8 +21,14 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
     std::string msg = absl::StrCat("cannot read ", path, ": ", std::strerror(err));
     return err == ENOENT ? absl::NotFoundError(msg) : absl::PermissionDeniedError(msg);
   }
+  // A directory opens like a file on Linux and reads as nothing: refuse it instead of returning "".
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+    return absl::FailedPreconditionError(absl::StrCat("cannot read ", path, ": ", std::strerror(EISDIR)));
+  }
   std::ostringstream ss;
   ss << in.rdbuf();
+  if (in.bad()) return absl::DataLossError(absl::StrCat("cannot read ", path, ": read error"));
   return ss.str();
 }
 

@@ -20,5 +20,13 @@ TEST(FileTest, MissingFileIsNotFoundNamingThePath) {
   EXPECT_NE(r.status().message().find("/nonexistent/dir/x.yaml"), std::string::npos);
 }
 
+TEST(FileTest, DirectoryIsAnErrorNamingThePathNotAnEmptyFile) {
+  auto r = ReadFile(testing::TempDir());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_NE(r.status().message().find(testing::TempDir()), std::string::npos);
+  EXPECT_NE(r.status().message().find("Is a directory"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace accelopt::core

@@ -218,6 +218,20 @@ TEST_F(JobEngineOutcomeTest, BaselineInfraErrorFailsTheJobAsProfilersUnavailable
   EXPECT_EQ(planner_.calls(), 0);
 }
 
+TEST_F(JobEngineOutcomeTest, ABudgetThatRunsOutBeforeTheBaselineIsProfiledFailsTheJob) {
+  pool_.HoldAfter(0);  // no profiler ever answers (every worker gone): the baseline waits until the budget ends
+  v1::JobSpec spec = Spec(2, 1, 1, 1);
+  spec.mutable_budget()->set_max_wall_seconds(0.2);
+  v1::Job job = Run(spec);
+  EXPECT_EQ(job.state(), v1::JOB_STATE_FAILED);
+  EXPECT_EQ(job.stop_reason(), v1::STOP_REASON_BUDGET_WALL_TIME);
+  EXPECT_THAT(job.message(), StartsWith("the baseline kernel was not profiled before the budget ran out"));
+  EXPECT_THAT(job.message(), ::testing::Not(HasSubstr("no improvement")));
+  EXPECT_TRUE(job.best_candidate_id().empty());
+  EXPECT_EQ(planner_.calls(), 0);
+  ExpectFinalEventMatches(job);
+}
+
 TEST_F(JobEngineOutcomeTest, ALaterIterationWithNothingJudgedFailsTheJobButKeepsTheBest) {
   int calls = 0;
   executor_.SetHandler([&calls](const v1::ImplementRequest& r) -> absl::StatusOr<v1::ImplementResponse> {

@@ -360,6 +360,14 @@ void JobEngine::AfterTransition(Run& run) {
   StopCheck stop = CheckStops(run.record.job());
   if (stop.reason != v1::STOP_REASON_UNSPECIFIED) {
     ACCELOPT_LOG(INFO).With("job_id", run.id()) << "job stops: " << stop.detail;
+    if (run.job().best_candidate_id().empty()) {
+      // Stopped before the baseline was measured: there is no result to report, so the job did not do its work.
+      Stop(run, Transaction(), v1::JOB_STATE_FAILED, stop.reason,
+           absl::StrCat("the baseline kernel was not profiled before the budget ran out (", StopReasonName(stop.reason),
+                        "): ", stop.detail),
+           stop.detail);
+      return;
+    }
     Stop(run, Transaction(), v1::JOB_STATE_SUCCEEDED, stop.reason, stop.detail, stop.detail);
     return;
   }

@@ -79,6 +79,9 @@ TEST(ClusterProcessesTest, EveryBinaryHasHelp) {
     EXPECT_EQ(WEXITSTATUS(*status), 0) << name;
     EXPECT_NE(p->Output().find("--config"), std::string::npos) << name << p->Output();
     EXPECT_NE(p->Output().find("--admin_port"), std::string::npos) << name;
+    // Unset sentinels are not shown as defaults.
+    EXPECT_EQ(p->Output().find("(default: \"-1\")"), std::string::npos) << name << p->Output();
+    EXPECT_EQ(p->Output().find("(default: \"\")"), std::string::npos) << name << p->Output();
   }
 }
 
@@ -107,6 +110,13 @@ TEST(ClusterProcessesTest, CliHelpPerCommandAndSuggestionsForTypos) {
   auto [option, option_output] = run({"list", "--jsno"}, "option.log");
   EXPECT_EQ(option, 2);
   EXPECT_EQ(option_output, "accelopt: unknown option --jsno (did you mean --json?) (see accelopt help)\n");
+  // A bad job file is named once (the spec is read before any server is called).
+  std::ofstream(dir + "/bad.yaml") << "presett: smoke\n";
+  auto [bad, bad_output] = run({"submit", dir + "/bad.yaml", "--server", "127.0.0.1:1"}, "bad.log");
+  EXPECT_EQ(bad, 1);
+  EXPECT_EQ(bad_output, "accelopt: error: " + dir + "/bad.yaml: unknown key 'presett' (line 1); known keys here: " +
+                            "name, preset, problem, baseline, device, seed, search, models, profile, budget, stop, "
+                            "owner\n");
 }
 
 TEST(ClusterProcessesTest, UnknownConfigKeyExitsNonZeroNamingTheKey) {
@@ -209,11 +219,22 @@ TEST(ClusterProcessesTest, CliUpTwiceStatusCrashAndDown) {
   EXPECT_NE(crash_out.find("CRASHED"), std::string::npos) << crash_out;
   EXPECT_NE(crash_out.find("not serving: planner"), std::string::npos) << crash_out;
 
-  // up restarts only the crashed service.
-  auto [re_code, re_out] = Cli({"up", "--data-dir", dir, "--base-port", base}, dir + "/up3.log");
+  // up restarts only the crashed service, as it was recorded: on the address the others dial and with the
+  // config of the first up (its llm block), also when this call gives neither --base-port nor --config.
+  const std::string planner_address = "127.0.0.1:" + std::to_string(std::stoi(base) + 1);
+  auto [re_code, re_out] = Cli({"up", "--data-dir", dir}, dir + "/up3.log");
   EXPECT_EQ(re_code, 0) << re_out;
   EXPECT_NE(re_out.find("orchestrator: already running"), std::string::npos) << re_out;
   EXPECT_EQ(re_out.find("planner: already running"), std::string::npos) << re_out;
+  EXPECT_NE(re_out.find("planner: restarting on " + planner_address), std::string::npos) << re_out;
+  auto restarted = core::ReadFile(dir + "/cluster.json");
+  ASSERT_TRUE(restarted.ok());
+  EXPECT_NE(restarted->find("\"grpc_address\": \"" + planner_address + "\""), std::string::npos) << *restarted;
+  auto planner_config = core::ReadFile(dir + "/config/planner.yaml");
+  ASSERT_TRUE(planner_config.ok());
+  EXPECT_NE(planner_config->find("http://127.0.0.1:8000/v1"), std::string::npos) << *planner_config;
+  auto [re_st_code, re_st_out] = Cli({"status", "--data-dir", dir}, dir + "/status2b.log");
+  EXPECT_EQ(re_st_code, 0) << re_st_out;
 
   auto [down_code, down_out] = Cli({"down", "--data-dir", dir, "--json"}, dir + "/down.log");
   EXPECT_EQ(down_code, 0) << down_out;
