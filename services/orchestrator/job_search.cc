@@ -368,6 +368,20 @@ void JobEngine::AfterTransition(Run& run) {
            stop.detail);
       return;
     }
+    if (stop.reason == v1::STOP_REASON_BUDGET_WALL_TIME) {
+      std::vector<const v1::Candidate*> candidates;
+      for (const auto& [id, c] : run.candidates) candidates.push_back(&c);
+      if (const std::string waiting = UnjudgedWaitingForProfiles(candidates); !waiting.empty()) {
+        // The time ran out while the search's kernels waited for profiles and none was judged (every profiler
+        // worker gone, say): "no improvement" would claim candidates were tried, so the job did not do its work.
+        // (A spending budget, usd or tokens, ends the search by its own measure and stays an ordinary end.)
+        Stop(run, Transaction(), v1::JOB_STATE_FAILED, stop.reason,
+             absl::StrCat("the budget ran out (", StopReasonName(stop.reason),
+                          ") before any candidate was judged: ", waiting, "; ", stop.detail),
+             stop.detail);
+        return;
+      }
+    }
     Stop(run, Transaction(), v1::JOB_STATE_SUCCEEDED, stop.reason, stop.detail, stop.detail);
     return;
   }

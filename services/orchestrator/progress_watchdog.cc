@@ -7,11 +7,12 @@ namespace accelopt::orchestrator {
 ProgressWatchdog::ProgressWatchdog(absl::Duration stall_after, Clock now)
     : stall_after_(stall_after), now_(std::move(now)) {}
 
-void ProgressWatchdog::ReportLoad(int queued, int idle) {
+void ProgressWatchdog::ReportLoad(int queued, int idle, int workers) {
   absl::MutexLock lock(&mu_);
   queued_ = queued;
   idle_ = idle;
-  if (queued_ > 0 && idle_ > 0) {
+  workers_ = workers;
+  if (queued_ > 0 && (idle_ > 0 || workers_ == 0)) {
     if (stuck_since_ == absl::InfiniteFuture()) stuck_since_ = now_();
   } else {
     stuck_since_ = absl::InfiniteFuture();
@@ -28,6 +29,10 @@ absl::Status ProgressWatchdog::Check() const {
   if (stuck_since_ == absl::InfiniteFuture()) return absl::OkStatus();
   const absl::Duration stuck = now_() - stuck_since_;
   if (stuck < stall_after_) return absl::OkStatus();
+  if (workers_ == 0) {
+    return absl::UnavailableError(absl::StrCat("no progress for ", absl::FormatDuration(stuck), " with ", queued_,
+                                               " profiles queued and no profiler worker in rotation"));
+  }
   return absl::UnavailableError(absl::StrCat("no progress for ", absl::FormatDuration(stuck), " with ", queued_,
                                              " profiles queued and ", idle_, " worker slots idle"));
 }

@@ -1,6 +1,7 @@
-// Notices a stalled orchestrator: work is queued and capacity is idle, yet nothing progresses. Whoever owns
-// the work feeds it (the worker pool does: queued profiles, idle slots its workers report, dispatches and
-// results); health reads Check() and turns NOT_SERVING while it fails.
+// Notices a stalled orchestrator: work is queued and capacity is idle (or there is no capacity at all: no worker
+// in rotation), yet nothing progresses. Whoever owns the work feeds it (the worker pool does: queued profiles,
+// idle slots its workers report, workers in rotation, dispatches and results); health reads Check() and turns
+// NOT_SERVING while it fails.
 #pragma once
 
 #include <functional>
@@ -18,11 +19,13 @@ class ProgressWatchdog {
  public:
   using Clock = std::function<absl::Time()>;
 
-  // Stalled once work has been queued with idle capacity and no progress for `stall_after`.
+  // Stalled once work has been queued with idle capacity, or with no worker in rotation, and no progress for
+  // `stall_after`.
   explicit ProgressWatchdog(absl::Duration stall_after, Clock now = absl::Now);
 
-  // The work waiting now and the capacity idle now (each report replaces the previous one).
-  void ReportLoad(int queued, int idle);
+  // The work waiting now, the capacity idle now and the workers in rotation now (each report replaces the
+  // previous one).
+  void ReportLoad(int queued, int idle, int workers);
   // Work started or finished.
   void ReportProgress();
 
@@ -35,7 +38,9 @@ class ProgressWatchdog {
   mutable absl::Mutex mu_;
   int queued_ ABSL_GUARDED_BY(mu_) = 0;
   int idle_ ABSL_GUARDED_BY(mu_) = 0;
-  // Since when work has waited beside idle capacity without progress; InfiniteFuture when it does not.
+  int workers_ ABSL_GUARDED_BY(mu_) = 0;
+  // Since when work has waited beside idle capacity (or with no worker) without progress; InfiniteFuture when it
+  // does not.
   absl::Time stuck_since_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
 };
 

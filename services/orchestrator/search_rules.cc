@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "google/protobuf/util/time_util.h"
+#include "services/orchestrator/search_ids.h"
 
 namespace accelopt::orchestrator {
 
@@ -123,6 +124,21 @@ StopCheck CheckIterationJudged(int iteration, const std::vector<const v1::Candid
       "first error (%s): %s",
       iteration, n, no_kernel, infra, first->candidate_id(), error);
   return check;
+}
+
+std::string UnjudgedWaitingForProfiles(const std::vector<const v1::Candidate*>& candidates) {
+  int queued = 0, profiling = 0;
+  for (const v1::Candidate* c : candidates) {
+    if (c->candidate_id() == kBaselineCandidateId) continue;
+    if (WasJudged(*c)) return "";
+    if (c->state() == v1::CANDIDATE_STATE_QUEUED) ++queued;
+    if (c->state() == v1::CANDIDATE_STATE_PROFILING) ++profiling;
+  }
+  if (queued + profiling == 0) return "";
+  return absl::StrFormat(
+      "%d candidate(s) were waiting for a profiler worker (%d queued, %d being profiled) and "
+      "none was judged",
+      queued + profiling, queued, profiling);
 }
 
 std::string NoImprovementMessage(const std::string& message) {

@@ -53,6 +53,11 @@ bool WasJudged(const v1::Candidate& c);
 // candidates: no failure.
 StopCheck CheckIterationJudged(int iteration, const std::vector<const v1::Candidate*>& candidates);
 
+// Why a job whose wall-time budget ran out did not do its work although its baseline was measured: candidates
+// were waiting for a profiler (queued or being profiled) and not one candidate besides the baseline was judged,
+// e.g. every profiler worker was down. Empty when some candidate was judged or none was waiting.
+std::string UnjudgedWaitingForProfiles(const std::vector<const v1::Candidate*>& candidates);
+
 // The message of a job that SUCCEEDED with the baseline still its best: "no improvement ...", followed by
 // `message` when there is one.
 std::string NoImprovementMessage(const std::string& message);

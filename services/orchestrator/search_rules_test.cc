@@ -132,6 +132,23 @@ TEST(SearchRulesTest, AnIterationWithNothingJudgedFailsNamingTheFaultAndTheFirst
   EXPECT_NE(model.detail.find("first error (m): no code block"), std::string::npos);
 }
 
+TEST(SearchRulesTest, CandidatesWaitingForProfilesWithNoneJudgedAreNamed) {
+  v1::Candidate baseline = Unjudged("i000-baseline", 0, v1::VERDICT_OK, false, "");
+  v1::Candidate queued = Unjudged("a", 1, v1::VERDICT_UNSPECIFIED, false, "");
+  queued.set_state(v1::CANDIDATE_STATE_QUEUED);
+  v1::Candidate profiling = Unjudged("b", 2, v1::VERDICT_UNSPECIFIED, false, "");
+  profiling.set_state(v1::CANDIDATE_STATE_PROFILING);
+  v1::Candidate no_kernel = Unjudged("c", 3, v1::VERDICT_NO_KERNEL, false, "no code block");
+  EXPECT_EQ(UnjudgedWaitingForProfiles({&baseline, &queued, &profiling, &no_kernel}),
+            "2 candidate(s) were waiting for a profiler worker (1 queued, 1 being profiled) and none was judged");
+  // One judged candidate: the search did work, a budget stop is an ordinary end.
+  v1::Candidate incorrect = Unjudged("d", 4, v1::VERDICT_INCORRECT, false, "");
+  EXPECT_EQ(UnjudgedWaitingForProfiles({&baseline, &queued, &incorrect}), "");
+  // Nothing waiting for a profiler (the baseline alone, or candidates still with the agents): not this failure.
+  EXPECT_EQ(UnjudgedWaitingForProfiles({&baseline}), "");
+  EXPECT_EQ(UnjudgedWaitingForProfiles({&baseline, &no_kernel}), "");
+}
+
 TEST(SearchRulesTest, NoImprovementMessageKeepsTheStopDetail) {
   EXPECT_EQ(NoImprovementMessage(""), "no improvement: no correct candidate was faster than the baseline");
   EXPECT_EQ(NoImprovementMessage("spent $1"),

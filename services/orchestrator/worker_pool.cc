@@ -449,13 +449,18 @@ void WorkerPool::Notify() {
 }
 
 void WorkerPool::UpdateGaugesLocked() {
-  int busy = 0, free = 0, reported_idle = 0;
+  int busy = 0, free = 0, reported_idle = 0, in_rotation = 0;
   for (const auto& [address, w] : workers_) {
     busy += w->busy;
     free += w->Free();
-    if (w->InRotation()) reported_idle += w->reported_idle;
+    if (w->InRotation()) {
+      reported_idle += w->reported_idle;
+      ++in_rotation;
+    }
   }
-  if (options_.watchdog != nullptr) options_.watchdog->ReportLoad(static_cast<int>(waiting_.size()), reported_idle);
+  if (options_.watchdog != nullptr) {
+    options_.watchdog->ReportLoad(static_cast<int>(waiting_.size()), reported_idle, in_rotation);
+  }
   if (metrics_ == nullptr) return;
   metrics_->slots_busy.Set(busy);
   metrics_->slots_free.Set(free);

@@ -239,7 +239,16 @@ class Simulation {
     pool_->RunRound();
     ++cluster_.rounds;
     CheckNoIdleSlotWhileWaiting();
-    EXPECT_TRUE(watchdog_.Check().ok()) << watchdog_.Check() << " at round " << cluster_.rounds;
+    // A stall is allowed only while no worker is in rotation (work waits with nothing to take it, which the
+    // watchdog reports); with a worker in rotation the pool never wedges.
+    EXPECT_TRUE(watchdog_.Check().ok() || NoWorkerInRotation()) << watchdog_.Check() << " at round " << cluster_.rounds;
+  }
+
+  bool NoWorkerInRotation() const {
+    for (const auto& view : pool_->Workers()) {
+      if (view.in_rotation) return false;
+    }
+    return true;
   }
 
   void CheckNoIdleSlotWhileWaiting() {
