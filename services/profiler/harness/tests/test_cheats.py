@@ -200,5 +200,69 @@ class CheatTest(unittest.TestCase):
         self.assertIn('fresh inputs', result['message'])
 
 
+# A Beta 1 kernel (neuronxcc's jit and language functions, imported by name) that also imports the Beta 2 `nki`
+# package, unused. Two iterations of an affine_range loop store different values into one block: Beta 1 runs the
+# iterations in parallel (the nl.affine_range page: no loop-carried dependence), so which value lands is undefined.
+MIXED_IMPORTS_AFFINE_CONFLICT = '''import nki
+from neuronxcc.nki import jit
+from neuronxcc.nki.language import affine_range, load, store, multiply, sigmoid, ndarray, shared_hbm
+
+
+@jit
+def kernel(x):
+    M, N = x.shape
+    out = ndarray((M, N), dtype=x.dtype, buffer=shared_hbm)
+    for i in affine_range(M // 128):
+        t = load(x[i * 128:(i + 1) * 128, :])
+        y = multiply(t, sigmoid(t))
+        for k in affine_range(2):
+            store(out[i * 128:(i + 1) * 128, :], value=multiply(y, k))
+    return out
+'''
+# A Beta 2 kernel that imports the `nki` submodules only (no bare `import nki`) and passes its destination first.
+BETA2_SUBMODULE_IMPORTS = '''import nki.isa as nisa
+import nki.language as nl
+from nki import jit
+
+
+@jit
+def kernel(x):
+    M, N = x.shape
+    out = nl.ndarray((M, N), dtype=x.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(M // 128):
+        t = nl.ndarray((128, N), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x[i * 128:(i + 1) * 128, :])
+        s = nl.ndarray((128, N), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.activation(s, nl.sigmoid, t)
+        y = nl.ndarray((128, N), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.tensor_tensor(y, t, s, nl.multiply)
+        nisa.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=y)
+    return out
+'''
+
+
+class BetaVersionTest(unittest.TestCase):
+    """Which NKI version a kernel is written against decides affine_range's semantics and the call forms; it is
+    judged by the kernel module's import statements (nki_sim/jit.py uses_beta2), not by the module objects among
+    its globals (both packages hold the same function objects here)."""
+
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+
+    def test_an_unused_import_nki_does_not_make_a_beta1_kernel_beta2(self):
+        # before: OK (the run was taken for Beta 2: affine_range sequential, no write-conflict check)
+        kernel = self.ws.write('mixed_imports.py', MIXED_IMPORTS_AFFINE_CONFLICT)
+        result = self.ws.evaluate(SHAPES['small'], kernel, seeds=1)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('Unexpected output dependencies', result['message'])
+
+    def test_a_beta2_kernel_importing_nki_submodules_only_is_beta2(self):
+        # before: COMPILE_ERROR (taken for Beta 1: the destination-first activation call was refused)
+        kernel = self.ws.write('beta2_submodules.py', BETA2_SUBMODULE_IMPORTS)
+        result = self.ws.evaluate(SHAPES['small'], kernel, seeds=1)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
+
 if __name__ == '__main__':
     unittest.main()
