@@ -8,7 +8,7 @@ import ast
 import itertools
 import os
 import types
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -210,7 +210,7 @@ def uses_beta2(func: Any) -> bool:
 def imports_beta2(tree: ast.AST) -> bool:
     """The module imports the Beta 2 `nki` package (`import nki`, `import nki.language as nl`, `from nki import
     isa`) and nothing of the Beta 1 `neuronxcc` one."""
-    roots = set()
+    roots: Set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             roots.update(alias.name.split('.')[0] for alias in node.names)
