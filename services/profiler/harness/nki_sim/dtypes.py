@@ -86,13 +86,31 @@ MX_DTYPES = {name: PackedMxType(name) for name in ('float8_e4m3fn_x4', 'float8_e
 class Kind:
     """Storage dtype plus hardware element size of one kernel-facing dtype; `rounding` (None for numpy dtypes)
     rounds float32 storage to the format's precision in place."""
-    __slots__ = ('public', 'storage', 'itemsize', 'rounding')
+    __slots__ = ('public', 'storage', 'itemsize', 'rounding', 'engine_format')
 
     def __init__(self, public, storage, itemsize, rounding=None):
         self.public = public
         self.storage = storage
         self.itemsize = itemsize
         self.rounding = rounding
+        # a format of the NKI data type table, which on-chip tensors may hold (see check_on_chip)
+        self.engine_format = rounding is not None or storage in ENGINE_FORMATS
+
+
+# The numpy formats of the NKI "Supported Data Types" table (nki.api.shared: uint8, int8, uint16, int16, uint32,
+# int32, float16, float32, bool; the others have no numpy form and are LowPrecisionType kinds). No engine computes
+# in float64, int64, uint64 or a complex format.
+ENGINE_FORMATS = frozenset(np.dtype(name) for name in ('bool', 'int8', 'int16', 'int32', 'uint8', 'uint16', 'uint32',
+                                                         'float16', 'float32'))
+
+
+def check_on_chip(kind: 'Kind') -> None:
+    """Refuse an SBUF/PSUM tensor or instruction result in a format outside the NKI data type table (a float64 tile
+    computed a kernel's sums more exactly than any NeuronCore engine can)."""
+    if not kind.engine_format:
+        raise CompileError(f'dtype {kind.public}: not an NKI data type (the supported formats are uint8, int8, '
+                           f'uint16, int16, uint32, int32, float8, float16, bfloat16, tfloat32, float32 and bool); '
+                           f'SBUF and PSUM tensors cannot hold it')
 
 
 _KINDS: Dict[Any, Kind] = {}

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import memory
 from .affine import Affine, DynamicIndex, Predicate
-from .dtypes import Kind, kind_of
+from .dtypes import Kind, check_on_chip, kind_of
 from .errors import CompileError
 from .indirect import dynamic_on_chip, indirect_access
 from .tile_ops import EXECUTION, TileOperators
@@ -64,6 +64,8 @@ class Tensor(TileOperators):
     @classmethod
     def tile(cls, buffer: memory.Buffer, kind: Kind, shape: Tuple[int, ...], site: int, numerics: bool) -> 'Tensor':
         """An instruction-result tile: no block dims, shape (P, *free) already validated by the instruction."""
+        if not kind.engine_format and buffer.on_chip:
+            check_on_chip(kind)
         tile = cls.__new__(cls)
         tile.buffer = buffer
         tile.kind = kind
@@ -122,6 +124,7 @@ class Tensor(TileOperators):
         self.inner_shape = self.shape[nblock:]
         self.inner_strides = row_major_strides(self.inner_shape)
         if buffer.on_chip:
+            check_on_chip(kind)
             if not self.inner_shape:
                 raise CompileError('an on-chip tensor needs a partition dimension')
             self.parts = self.inner_shape[0]

@@ -264,5 +264,54 @@ class BetaVersionTest(unittest.TestCase):
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
 
+# Sums computed in float64 tiles: no NeuronCore engine has a float64 (or 64-bit integer) format.
+FLOAT64_TILES = '''
+@nki.jit
+def kernel(x):
+    M, N = x.shape
+    out = nl.ndarray((M, N), dtype=x.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(M // 128):
+        t = nl.load(x[i * 128:(i + 1) * 128, :], dtype=DTYPE)
+        nl.store(out[i * 128:(i + 1) * 128, :], value=nl.multiply(t, nl.sigmoid(t, dtype=DTYPE), dtype=DTYPE))
+    return out
+'''
+SBUF_FLOAT64 = '''
+@nki.jit
+def kernel(x):
+    M, N = x.shape
+    out = nl.ndarray((M, N), dtype=x.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(M // 128):
+        t = nl.ndarray((128, N), dtype=DTYPE, buffer=nl.sbuf)
+        t[...] = nl.load(x[i * 128:(i + 1) * 128, :])
+        nl.store(out[i * 128:(i + 1) * 128, :], value=nl.multiply(t, nl.sigmoid(t)))
+    return out
+'''
+
+
+class EngineFormatTest(unittest.TestCase):
+    """On-chip tensors hold the formats of the NKI data type table only (nki_sim/dtypes.py check_on_chip)."""
+
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+
+    def test_float64_and_int64_tiles_are_refused(self):
+        # before: OK (float64 tiles computed the output more exactly than the device's float32 engines)
+        for dtype in ('np.float64', 'np.int64', 'np.uint64', 'np.complex64'):
+            for body in (FLOAT64_TILES, SBUF_FLOAT64):
+                with self.subTest(dtype=dtype, body=body[:40]):
+                    kernel = self.ws.kernel(body.replace('DTYPE', dtype))
+                    result = self.ws.evaluate(SHAPES['small'], kernel, seeds=1)
+                    self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+                    self.assertIn('not an NKI data type', result['message'])
+
+    def test_the_table_formats_are_accepted(self):
+        for dtype in ('np.float32', 'nl.float32', 'nl.bfloat16', 'np.float16', 'nl.tfloat32'):
+            with self.subTest(dtype=dtype):
+                kernel = self.ws.kernel(FLOAT64_TILES.replace('DTYPE', dtype))
+                result = self.ws.evaluate(SHAPES['small'], kernel, seeds=1, tolerance=1e-2)
+                self.assertEqual(result['verdict'], 'OK', result['message'])
+
+
 if __name__ == '__main__':
     unittest.main()
