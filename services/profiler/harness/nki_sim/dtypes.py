@@ -105,12 +105,12 @@ ENGINE_FORMATS = frozenset(np.dtype(name) for name in ('bool', 'int8', 'int16', 
 
 
 def check_on_chip(kind: 'Kind') -> None:
-    """Refuse an SBUF/PSUM tensor or instruction result in a format outside the NKI data type table (a float64 tile
-    computed a kernel's sums more exactly than any NeuronCore engine can)."""
+    """Refuse a tensor the kernel declares (SBUF, PSUM, HBM) or an instruction result in a format outside the NKI
+    data type table (a float64 tile computed a kernel's sums more exactly than any NeuronCore engine can; a DMA
+    accumulating into a float64 HBM tensor likewise)."""
     if not kind.engine_format:
         raise CompileError(f'dtype {kind.public}: not an NKI data type (the supported formats are uint8, int8, '
-                           f'uint16, int16, uint32, int32, float8, float16, bfloat16, tfloat32, float32 and bool); '
-                           f'SBUF and PSUM tensors cannot hold it')
+                           f'uint16, int16, uint32, int32, float8, float16, bfloat16, tfloat32, float32 and bool)')
 
 
 _KINDS: Dict[Any, Kind] = {}

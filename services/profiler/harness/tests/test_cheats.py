@@ -287,9 +287,21 @@ def kernel(x):
     return out
 '''
 
+HBM_FLOAT64 = '''
+@nki.jit
+def kernel(x):
+    M, N = x.shape
+    out = nl.ndarray((M, N), dtype=DTYPE, buffer=nl.shared_hbm)
+    for i in nl.affine_range(M // 128):
+        t = nl.load(x[i * 128:(i + 1) * 128, :])
+        nl.store(out[i * 128:(i + 1) * 128, :], value=nl.multiply(t, nl.sigmoid(t)))
+    return out
+'''
+
 
 class EngineFormatTest(unittest.TestCase):
-    """On-chip tensors hold the formats of the NKI data type table only (nki_sim/dtypes.py check_on_chip)."""
+    """The tensors a kernel declares and its instruction results hold the formats of the NKI data type table only
+    (nki_sim/dtypes.py check_on_chip)."""
 
     def setUp(self):
         self.ws = Workspace()
@@ -298,7 +310,7 @@ class EngineFormatTest(unittest.TestCase):
     def test_float64_and_int64_tiles_are_refused(self):
         # before: OK (float64 tiles computed the output more exactly than the device's float32 engines)
         for dtype in ('np.float64', 'np.int64', 'np.uint64', 'np.complex64'):
-            for body in (FLOAT64_TILES, SBUF_FLOAT64):
+            for body in (FLOAT64_TILES, SBUF_FLOAT64, HBM_FLOAT64):
                 with self.subTest(dtype=dtype, body=body[:40]):
                     kernel = self.ws.kernel(body.replace('DTYPE', dtype))
                     result = self.ws.evaluate(SHAPES['small'], kernel, seeds=1)
