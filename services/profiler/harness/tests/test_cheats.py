@@ -325,5 +325,48 @@ class EngineFormatTest(unittest.TestCase):
                 self.assertEqual(result['verdict'], 'OK', result['message'])
 
 
+TRANSPOSE_64_REFERENCE = '''
+def get_inputs():
+    return [np.random.randn(64, 64).astype(np.float32)]
+
+
+def forward(x):
+    return np.ascontiguousarray(x.T)
+'''
+# A [64, 128] moving tile with I in columns 0:64 and 2*I in columns 64:128; the matmul masked to columns 64:128
+# multiplies by 2*I on the device (is_transpose with a moving operand that is not an identity is a product).
+IDENTITY_IN_ANOTHER_WINDOW = '''
+@nki.jit
+def kernel(x):
+    out = nl.ndarray((64, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+    eye = np.concatenate([np.eye(64), 2 * np.eye(64)], axis=1).astype(np.float32)
+    mv = nl.load(nl.shared_constant(eye))
+    s = nl.load(x)
+    i_f = nl.arange(128)[None, :]
+    FIRST
+    second = nisa.nc_matmul(s, mv, is_transpose=True, mask=(i_f >= 64))
+    nl.store(out, value=nl.copy(second[:, 64:128]))
+    return out
+'''
+
+
+class TransposeIdentityTest(unittest.TestCase):
+    """nc_matmul(is_transpose=True) is a transpose only for an identity moving operand: the identity test is made on
+    the columns the matmul reads (nki_sim/isa.py _is_identity)."""
+
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+
+    def test_an_identity_in_another_mask_window_of_the_same_tile_does_not_make_a_transpose(self):
+        # before: OK with the first matmul (its window, an identity, was remembered for the whole tile)
+        reference = self.ws.reference(TRANSPOSE_64_REFERENCE)
+        for first in ('pass', 'nisa.nc_matmul(s, mv, is_transpose=True, mask=(i_f < 64))'):
+            with self.subTest(first=first):
+                kernel = self.ws.kernel(IDENTITY_IN_ANOTHER_WINDOW.replace('FIRST', first))
+                result = self.ws.evaluate(reference, kernel, seeds=1)
+                self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
+
+
 if __name__ == '__main__':
     unittest.main()
