@@ -16,13 +16,29 @@ import numpy as np
 from .errors import CompileError, not_modelled_cause
 
 
+# The bit pattern of integer memory a kernel declared without initializing it (tensors.uninitialized), far from zero.
+UNINITIALIZED_BITS = 0x5A5A5A5A5A5A5A5A
+
+
+def uninitialized_integer(storage: np.dtype) -> Any:
+    """The value an element of integer `storage` holds as uninitialized memory in the simulator."""
+    return np.array(UNINITIALIZED_BITS & ((1 << (8 * storage.itemsize)) - 1), np.uint64).astype(storage)
+
+
 def to_storage(values: Any, storage: np.dtype) -> np.ndarray:
-    """values cast to a storage dtype; float to integer saturates at the integer's range (NaN gives 0)."""
+    """values cast to a storage dtype; float to integer saturates at the integer's range. NaN, which the simulator
+    puts in float memory that no instruction wrote (stale data on the device), gives the integer fill of such
+    memory, not 0: an exact 0 made a stale tile, converted to int32 and back, a clean zero accumulator."""
     values = np.asarray(values)
     if storage.kind in 'iu' and values.dtype.kind == 'f':
         info = np.iinfo(storage)
-        wide = np.nan_to_num(values.astype(np.float64), nan=0.0, posinf=float(info.max), neginf=float(info.min))
-        return np.clip(wide, info.min, info.max).astype(storage)
+        wide = values.astype(np.float64)
+        nan = np.isnan(wide)
+        wide = np.nan_to_num(wide, nan=0.0, posinf=float(info.max), neginf=float(info.min))
+        result = np.clip(wide, info.min, info.max).astype(storage)
+        if nan.any():
+            result[nan] = uninitialized_integer(storage)
+        return result
     return values.astype(storage)
 
 

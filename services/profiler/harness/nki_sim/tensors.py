@@ -12,7 +12,7 @@ import numpy as np
 
 from . import memory
 from .affine import Affine, DynamicIndex, Predicate
-from .dtypes import Kind, check_on_chip, kind_of
+from .dtypes import Kind, check_on_chip, kind_of, uninitialized_integer
 from .errors import CompileError
 from .indirect import dynamic_on_chip, indirect_access
 from .tile_ops import EXECUTION, TileOperators
@@ -443,7 +443,6 @@ def hbm_tensor(array: np.ndarray, buffer: memory.Buffer, site: int = 0, name: st
 # there before, so a kernel must not read it before writing it. NaN in float storage (which every read of it carries
 # into the result), a bit pattern far from zero in integer storage.
 UNINITIALIZED = object()
-_UNINITIALIZED_BITS = 0x5A5A5A5A5A5A5A5A
 
 
 def uninitialized(n: int, storage: Any) -> np.ndarray:
@@ -453,7 +452,7 @@ def uninitialized(n: int, storage: Any) -> np.ndarray:
         return np.full(n, np.nan, storage)
     if storage.kind == 'b':
         return np.ones(n, storage)
-    return np.full(n, _UNINITIALIZED_BITS & ((1 << (8 * storage.itemsize)) - 1), np.uint64).astype(storage)
+    return np.full(n, uninitialized_integer(storage), storage)
 
 
 def hbm_declared(shape: Sequence[int], dtype: Any, buffer: memory.Buffer, numerics: bool, site: int = 0,
