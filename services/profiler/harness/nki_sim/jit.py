@@ -219,20 +219,26 @@ def imports_beta2(tree: ast.AST) -> bool:
     return 'nki' in roots and 'neuronxcc' not in roots
 
 
-_TREES: Dict[str, Optional[ast.AST]] = {}
+_TREES: Dict[Tuple[str, int, int], Optional[ast.AST]] = {}
 
 
 def _module_tree(path: Optional[str]) -> Optional[ast.AST]:
-    """The syntax tree of the source file at `path` (kept per path), None when it cannot be read or parsed."""
+    """The syntax tree of the source file at `path` (kept per path, modification time and size: a process that
+    runs several kernels may find another file at a path), None when it cannot be read or parsed."""
     if not path:
         return None
-    if path not in _TREES:
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    key = (path, status.st_mtime_ns, status.st_size)
+    if key not in _TREES:
         try:
             with open(path, encoding='utf-8') as f:
-                _TREES[path] = ast.parse(f.read())
+                _TREES[key] = ast.parse(f.read())
         except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
-            _TREES[path] = None
-    return _TREES[path]
+            _TREES[key] = None
+    return _TREES[key]
 
 
 def written_arguments(inputs: Sequence[Any]) -> Any:
