@@ -63,7 +63,11 @@ def normalized(function: Callable[..., Any], args: Tuple[Any, ...],
     order = getattr(function, 'beta2_order', None)
     if order and args and runtime.RUN is not None and runtime.RUN.beta2:
         kwargs = dict(kwargs)
-        kwargs.update(zip(order, args))
+        for name, value in zip(order, args):
+            if name in kwargs:      # (Python's TypeError; the positional value silently replaced the keyword)
+                raise CompileError(f'{getattr(function, "qualified", "this function")}() got multiple values for '
+                                   f'argument {name!r}')
+            kwargs[name] = value
         return args[len(order):], kwargs
     positional = getattr(function, 'beta2_positional', None)
     if positional is not None and getattr(function, 'own_destination', False) and args \

@@ -16,13 +16,29 @@ import numpy as np
 from .errors import CompileError, not_modelled_cause
 
 
+# The bit pattern of integer memory a kernel declared without initializing it (tensors.uninitialized), far from zero.
+UNINITIALIZED_BITS = 0x5A5A5A5A5A5A5A5A
+
+
+def uninitialized_integer(storage: np.dtype) -> Any:
+    """The value an element of integer `storage` holds as uninitialized memory in the simulator."""
+    return np.array(UNINITIALIZED_BITS & ((1 << (8 * storage.itemsize)) - 1), np.uint64).astype(storage)
+
+
 def to_storage(values: Any, storage: np.dtype) -> np.ndarray:
-    """values cast to a storage dtype; float to integer saturates at the integer's range (NaN gives 0)."""
+    """values cast to a storage dtype; float to integer saturates at the integer's range. NaN, which the simulator
+    puts in float memory that no instruction wrote (stale data on the device), gives the integer fill of such
+    memory, not 0: an exact 0 made a stale tile, converted to int32 and back, a clean zero accumulator."""
     values = np.asarray(values)
     if storage.kind in 'iu' and values.dtype.kind == 'f':
         info = np.iinfo(storage)
-        wide = np.nan_to_num(values.astype(np.float64), nan=0.0, posinf=float(info.max), neginf=float(info.min))
-        return np.clip(wide, info.min, info.max).astype(storage)
+        wide = values.astype(np.float64)
+        nan = np.isnan(wide)
+        wide = np.nan_to_num(wide, nan=0.0, posinf=float(info.max), neginf=float(info.min))
+        result = np.clip(wide, info.min, info.max).astype(storage)
+        if nan.any():
+            result[nan] = uninitialized_integer(storage)
+        return result
     return values.astype(storage)
 
 
@@ -86,13 +102,31 @@ MX_DTYPES = {name: PackedMxType(name) for name in ('float8_e4m3fn_x4', 'float8_e
 class Kind:
     """Storage dtype plus hardware element size of one kernel-facing dtype; `rounding` (None for numpy dtypes)
     rounds float32 storage to the format's precision in place."""
-    __slots__ = ('public', 'storage', 'itemsize', 'rounding')
+    __slots__ = ('public', 'storage', 'itemsize', 'rounding', 'engine_format')
 
     def __init__(self, public, storage, itemsize, rounding=None):
         self.public = public
         self.storage = storage
         self.itemsize = itemsize
         self.rounding = rounding
+        # a format of the NKI data type table, which on-chip tensors may hold (see check_on_chip)
+        self.engine_format = rounding is not None or storage in ENGINE_FORMATS
+
+
+# The numpy formats of the NKI "Supported Data Types" table (nki.api.shared: uint8, int8, uint16, int16, uint32,
+# int32, float16, float32, bool; the others have no numpy form and are LowPrecisionType kinds). No engine computes
+# in float64, int64, uint64 or a complex format.
+ENGINE_FORMATS = frozenset(np.dtype(name) for name in ('bool', 'int8', 'int16', 'int32', 'uint8', 'uint16', 'uint32',
+                                                         'float16', 'float32'))
+
+
+def check_on_chip(kind: 'Kind') -> None:
+    """Refuse a tensor the kernel declares (SBUF, PSUM, HBM) or an instruction result in a format outside the NKI
+    data type table (a float64 tile computed a kernel's sums more exactly than any NeuronCore engine can; a DMA
+    accumulating into a float64 HBM tensor likewise)."""
+    if not kind.engine_format:
+        raise CompileError(f'dtype {kind.public}: not an NKI data type (the supported formats are uint8, int8, '
+                           f'uint16, int16, uint32, int32, float8, float16, bfloat16, tfloat32, float32 and bool)')
 
 
 _KINDS: Dict[Any, Kind] = {}

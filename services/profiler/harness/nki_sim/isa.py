@@ -123,7 +123,7 @@ def nc_matmul(stationary: Any, moving: Any, is_stationary_onezero: Any = False, 
         if window is not None:
             s = s[:, window[0][0]:window[0][1]]
             v = v[:, window[1][0]:window[1][1]]
-        if is_transpose and _is_identity(run, mov, v):
+        if is_transpose and _is_identity(run, mov, v, None if window is None else window[1], double):
             result = np.ascontiguousarray(s.T, dtype=np.float32)
         else:
             # a moving operand that is not an identity makes a product: it is timed as one (timed as a transpose,
@@ -217,9 +217,13 @@ def _value_key(view):
 _FP8_FORMATS = frozenset({'float8_e4m3', 'float8_e5m2', 'float8_e4m3fn', 'float8_e5m2fnuz', 'float8_e4m3fnuz'})
 
 
-def _is_identity(run, view, array):
+def _is_identity(run, view, array, columns=None, double=False):
+    """Is `array`, the moving operand `view` as the matmul reads it (its mask's `columns` window, the double-row
+    layout), an identity matrix? Kept per view, window and layout: another window of the same tile may hold
+    anything (a tile with I in columns 0:64 and 2*I in 64:128 read as I by its second half's matmul was a
+    transpose where the device multiplies by 2*I)."""
     cache = run.identity_cache
-    key = _identity_key(view)
+    key = (_identity_key(view), None if columns is None else tuple(columns), double)
     known = cache.get(key)
     if known is None:
         known = cache[key] = array.shape[0] == array.shape[1] and np.array_equal(array, np.eye(array.shape[0]))

@@ -4,10 +4,11 @@ and `simulate`, which runs one kernel invocation under a fresh Run and returns i
 Inputs: numpy arrays become HBM tensors (in timing-only mode only their shape and dtype are used; an
 `InputSpec` can stand in for an array); other arguments (floats such as eps) pass through unchanged.
 """
+import ast
 import itertools
 import os
 import types
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Set, Tuple
 
 import numpy as np
 
@@ -191,10 +192,53 @@ def simulate(kernel: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]] 
 
 
 def uses_beta2(func: Any) -> bool:
-    """The kernel's module imports the Beta 2 `nki` package and not the Beta 1 `neuronxcc` one."""
+    """The kernel's module imports the Beta 2 `nki` package and nothing of the Beta 1 `neuronxcc` one, judged by
+    the import statements of its source file (imports_beta2), as the kernel loader judges it. The two packages
+    hold the very same function objects here, so a module's globals cannot tell `from neuronxcc.nki.language
+    import affine_range` (Beta 1: iterations in parallel, write conflicts refused) from the Beta 2 spelling; an
+    unused `import nki` beside them made a Beta 1 kernel a Beta 2 one. Without a readable source file: the module
+    objects among the function's globals."""
+    tree = _module_tree(getattr(getattr(func, '__code__', None), 'co_filename', None))
+    if tree is not None:
+        return imports_beta2(tree)
     names = {getattr(v, '__name__', None) for v in getattr(func, '__globals__', {}).values()
              if isinstance(v, types.ModuleType)}
-    return 'nki' in names and not any(n and n.startswith('neuronxcc') for n in names)
+    return any(n == 'nki' or n.startswith('nki.') for n in names if n) and \
+        not any(n and n.startswith('neuronxcc') for n in names)
+
+
+def imports_beta2(tree: ast.AST) -> bool:
+    """The module imports the Beta 2 `nki` package (`import nki`, `import nki.language as nl`, `from nki import
+    isa`) and nothing of the Beta 1 `neuronxcc` one."""
+    roots: Set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            roots.update(alias.name.split('.')[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            roots.add(node.module.split('.')[0])
+    return 'nki' in roots and 'neuronxcc' not in roots
+
+
+_TREES: Dict[Tuple[str, int, int], Optional[ast.AST]] = {}
+
+
+def _module_tree(path: Optional[str]) -> Optional[ast.AST]:
+    """The syntax tree of the source file at `path` (kept per path, modification time and size: a process that
+    runs several kernels may find another file at a path), None when it cannot be read or parsed."""
+    if not path:
+        return None
+    try:
+        status = os.stat(path)
+    except (OSError, ValueError):
+        return None
+    key = (path, status.st_mtime_ns, status.st_size)
+    if key not in _TREES:
+        try:
+            with open(path, encoding='utf-8') as f:
+                _TREES[key] = ast.parse(f.read())
+        except (OSError, SyntaxError, ValueError, UnicodeDecodeError):
+            _TREES[key] = None
+    return _TREES[key]
 
 
 def written_arguments(inputs: Sequence[Any]) -> Any:

@@ -20,6 +20,7 @@ from .affine import Predicate, arange, ds, mgrid  # noqa: F401  (re-exported as 
 from .call_forms import check_module
 from .dtypes import (  # noqa: F401  (nl.* dtypes)
     MX_DTYPES, NumericType, bfloat16, float8_e4m3, float8_e4m3fn, float8_e5m2, kind_of, tfloat32)
+from .dtypes import check_on_chip as _check_on_chip
 from .errors import CompileError, missing_api
 from .indirect import IndirectView
 from .loops import affine_range, is_first_iteration, sequential_range, static_range  # noqa: F401
@@ -173,6 +174,9 @@ def _declare(shape, dtype, buffer, name, fill, initialized=True):
         if placed is not None:
             _place(run, tensor, placed, initialized, line)
         return tensor
+    kind = kind_of(dtype)
+    if not kind.engine_format:      # (an argument in such a format is the problem's; one the kernel declares is not)
+        _check_on_chip(kind)
     if buffer is memory.shared_hbm:
         ordinal = run.shared_ordinal
         run.shared_ordinal += 1

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import memory
 from .affine import Affine, DynamicIndex, Predicate
-from .dtypes import Kind, kind_of
+from .dtypes import Kind, check_on_chip, kind_of, uninitialized_integer
 from .errors import CompileError
 from .indirect import dynamic_on_chip, indirect_access
 from .tile_ops import EXECUTION, TileOperators
@@ -64,6 +64,8 @@ class Tensor(TileOperators):
     @classmethod
     def tile(cls, buffer: memory.Buffer, kind: Kind, shape: Tuple[int, ...], site: int, numerics: bool) -> 'Tensor':
         """An instruction-result tile: no block dims, shape (P, *free) already validated by the instruction."""
+        if not kind.engine_format and buffer.on_chip:
+            check_on_chip(kind)
         tile = cls.__new__(cls)
         tile.buffer = buffer
         tile.kind = kind
@@ -122,6 +124,7 @@ class Tensor(TileOperators):
         self.inner_shape = self.shape[nblock:]
         self.inner_strides = row_major_strides(self.inner_shape)
         if buffer.on_chip:
+            check_on_chip(kind)
             if not self.inner_shape:
                 raise CompileError('an on-chip tensor needs a partition dimension')
             self.parts = self.inner_shape[0]
@@ -440,7 +443,6 @@ def hbm_tensor(array: np.ndarray, buffer: memory.Buffer, site: int = 0, name: st
 # there before, so a kernel must not read it before writing it. NaN in float storage (which every read of it carries
 # into the result), a bit pattern far from zero in integer storage.
 UNINITIALIZED = object()
-_UNINITIALIZED_BITS = 0x5A5A5A5A5A5A5A5A
 
 
 def uninitialized(n: int, storage: Any) -> np.ndarray:
@@ -450,7 +452,7 @@ def uninitialized(n: int, storage: Any) -> np.ndarray:
         return np.full(n, np.nan, storage)
     if storage.kind == 'b':
         return np.ones(n, storage)
-    return np.full(n, _UNINITIALIZED_BITS & ((1 << (8 * storage.itemsize)) - 1), np.uint64).astype(storage)
+    return np.full(n, uninitialized_integer(storage), storage)
 
 
 def hbm_declared(shape: Sequence[int], dtype: Any, buffer: memory.Buffer, numerics: bool, site: int = 0,

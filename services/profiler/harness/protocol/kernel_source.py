@@ -11,6 +11,7 @@ import traceback
 import types
 
 from nki_sim.errors import CompileError
+from nki_sim.jit import imports_beta2
 from nki_sim.language import MEMORY_KEYWORDS
 
 from . import host_frameworks, host_logging, static_rules
@@ -26,18 +27,6 @@ def _imported_name(message):
     "cannot import name 'X' from 'M' (...)"."""
     match = re.match(r"cannot import name '([^']+)'", message)
     return match.group(1) if match else None
-
-
-def imports_beta2(tree):
-    """The module imports the Beta 2 `nki` package and nothing of the Beta 1 `neuronxcc` one: its kernels get the
-    NKI compiler's memory keywords `sbuf`, `psum`, `hbm` (`sbuf.view(dtype, shape)`) without an import."""
-    roots = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            roots.update(alias.name.split('.')[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-            roots.add(node.module.split('.')[0])
-    return 'nki' in roots and 'neuronxcc' not in roots
 
 
 def stand_ins_imported(tree):

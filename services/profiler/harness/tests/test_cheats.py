@@ -200,5 +200,173 @@ class CheatTest(unittest.TestCase):
         self.assertIn('fresh inputs', result['message'])
 
 
+# A Beta 1 kernel (neuronxcc's jit and language functions, imported by name) that also imports the Beta 2 `nki`
+# package, unused. Two iterations of an affine_range loop store different values into one block: Beta 1 runs the
+# iterations in parallel (the nl.affine_range page: no loop-carried dependence), so which value lands is undefined.
+MIXED_IMPORTS_AFFINE_CONFLICT = '''import nki
+from neuronxcc.nki import jit
+from neuronxcc.nki.language import affine_range, load, store, multiply, sigmoid, ndarray, shared_hbm
+
+
+@jit
+def kernel(x):
+    M, N = x.shape
+    out = ndarray((M, N), dtype=x.dtype, buffer=shared_hbm)
+    for i in affine_range(M // 128):
+        t = load(x[i * 128:(i + 1) * 128, :])
+        y = multiply(t, sigmoid(t))
+        for k in affine_range(2):
+            store(out[i * 128:(i + 1) * 128, :], value=multiply(y, k))
+    return out
+'''
+# A Beta 2 kernel that imports the `nki` submodules only (no bare `import nki`) and passes its destination first.
+BETA2_SUBMODULE_IMPORTS = '''import nki.isa as nisa
+import nki.language as nl
+from nki import jit
+
+
+@jit
+def kernel(x):
+    M, N = x.shape
+    out = nl.ndarray((M, N), dtype=x.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(M // 128):
+        t = nl.ndarray((128, N), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x[i * 128:(i + 1) * 128, :])
+        s = nl.ndarray((128, N), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.activation(s, nl.sigmoid, t)
+        y = nl.ndarray((128, N), dtype=x.dtype, buffer=nl.sbuf)
+        nisa.tensor_tensor(y, t, s, nl.multiply)
+        nisa.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=y)
+    return out
+'''
+
+
+class BetaVersionTest(unittest.TestCase):
+    """Which NKI version a kernel is written against decides affine_range's semantics and the call forms; it is
+    judged by the kernel module's import statements (nki_sim/jit.py uses_beta2), not by the module objects among
+    its globals (both packages hold the same function objects here)."""
+
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+
+    def test_an_unused_import_nki_does_not_make_a_beta1_kernel_beta2(self):
+        # before: OK (the run was taken for Beta 2: affine_range sequential, no write-conflict check)
+        kernel = self.ws.write('mixed_imports.py', MIXED_IMPORTS_AFFINE_CONFLICT)
+        result = self.ws.evaluate(SHAPES['small'], kernel, seeds=1)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('Unexpected output dependencies', result['message'])
+
+    def test_a_beta2_kernel_importing_nki_submodules_only_is_beta2(self):
+        # before: COMPILE_ERROR (taken for Beta 1: the destination-first activation call was refused)
+        kernel = self.ws.write('beta2_submodules.py', BETA2_SUBMODULE_IMPORTS)
+        result = self.ws.evaluate(SHAPES['small'], kernel, seeds=1)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
+
+# Sums computed in float64 tiles: no NeuronCore engine has a float64 (or 64-bit integer) format.
+FLOAT64_TILES = '''
+@nki.jit
+def kernel(x):
+    M, N = x.shape
+    out = nl.ndarray((M, N), dtype=x.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(M // 128):
+        t = nl.load(x[i * 128:(i + 1) * 128, :], dtype=DTYPE)
+        nl.store(out[i * 128:(i + 1) * 128, :], value=nl.multiply(t, nl.sigmoid(t, dtype=DTYPE), dtype=DTYPE))
+    return out
+'''
+SBUF_FLOAT64 = '''
+@nki.jit
+def kernel(x):
+    M, N = x.shape
+    out = nl.ndarray((M, N), dtype=x.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(M // 128):
+        t = nl.ndarray((128, N), dtype=DTYPE, buffer=nl.sbuf)
+        t[...] = nl.load(x[i * 128:(i + 1) * 128, :])
+        nl.store(out[i * 128:(i + 1) * 128, :], value=nl.multiply(t, nl.sigmoid(t)))
+    return out
+'''
+
+HBM_FLOAT64 = '''
+@nki.jit
+def kernel(x):
+    M, N = x.shape
+    out = nl.ndarray((M, N), dtype=DTYPE, buffer=nl.shared_hbm)
+    for i in nl.affine_range(M // 128):
+        t = nl.load(x[i * 128:(i + 1) * 128, :])
+        nl.store(out[i * 128:(i + 1) * 128, :], value=nl.multiply(t, nl.sigmoid(t)))
+    return out
+'''
+
+
+class EngineFormatTest(unittest.TestCase):
+    """The tensors a kernel declares and its instruction results hold the formats of the NKI data type table only
+    (nki_sim/dtypes.py check_on_chip)."""
+
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+
+    def test_float64_and_int64_tiles_are_refused(self):
+        # before: OK (float64 tiles computed the output more exactly than the device's float32 engines)
+        for dtype in ('np.float64', 'np.int64', 'np.uint64', 'np.complex64'):
+            for body in (FLOAT64_TILES, SBUF_FLOAT64, HBM_FLOAT64):
+                with self.subTest(dtype=dtype, body=body[:40]):
+                    kernel = self.ws.kernel(body.replace('DTYPE', dtype))
+                    result = self.ws.evaluate(SHAPES['small'], kernel, seeds=1)
+                    self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+                    self.assertIn('not an NKI data type', result['message'])
+
+    def test_the_table_formats_are_accepted(self):
+        for dtype in ('np.float32', 'nl.float32', 'nl.bfloat16', 'np.float16', 'nl.tfloat32'):
+            with self.subTest(dtype=dtype):
+                kernel = self.ws.kernel(FLOAT64_TILES.replace('DTYPE', dtype))
+                result = self.ws.evaluate(SHAPES['small'], kernel, seeds=1, tolerance=1e-2)
+                self.assertEqual(result['verdict'], 'OK', result['message'])
+
+
+TRANSPOSE_64_REFERENCE = '''
+def get_inputs():
+    return [np.random.randn(64, 64).astype(np.float32)]
+
+
+def forward(x):
+    return np.ascontiguousarray(x.T)
+'''
+# A [64, 128] moving tile with I in columns 0:64 and 2*I in columns 64:128; the matmul masked to columns 64:128
+# multiplies by 2*I on the device (is_transpose with a moving operand that is not an identity is a product).
+IDENTITY_IN_ANOTHER_WINDOW = '''
+@nki.jit
+def kernel(x):
+    out = nl.ndarray((64, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+    eye = np.concatenate([np.eye(64), 2 * np.eye(64)], axis=1).astype(np.float32)
+    mv = nl.load(nl.shared_constant(eye))
+    s = nl.load(x)
+    i_f = nl.arange(128)[None, :]
+    FIRST
+    second = nisa.nc_matmul(s, mv, is_transpose=True, mask=(i_f >= 64))
+    nl.store(out, value=nl.copy(second[:, 64:128]))
+    return out
+'''
+
+
+class TransposeIdentityTest(unittest.TestCase):
+    """nc_matmul(is_transpose=True) is a transpose only for an identity moving operand: the identity test is made on
+    the columns the matmul reads (nki_sim/isa.py _is_identity)."""
+
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+
+    def test_an_identity_in_another_mask_window_of_the_same_tile_does_not_make_a_transpose(self):
+        # before: OK with the first matmul (its window, an identity, was remembered for the whole tile)
+        reference = self.ws.reference(TRANSPOSE_64_REFERENCE)
+        for first in ('pass', 'nisa.nc_matmul(s, mv, is_transpose=True, mask=(i_f < 64))'):
+            with self.subTest(first=first):
+                kernel = self.ws.kernel(IDENTITY_IN_ANOTHER_WINDOW.replace('FIRST', first))
+                result = self.ws.evaluate(reference, kernel, seeds=1)
+                self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
+
+
 if __name__ == '__main__':
     unittest.main()

@@ -1918,6 +1918,32 @@ def forward(x):
             self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
             self.assertIn(expected, result['message'])
 
+    def test_beta2_reordered_call_refuses_a_keyword_its_positional_arguments_also_give(self):
+        # nc_stream_shuffle's Beta 2 order is (dst, src, shuffle_mask): `nc_stream_shuffle(u, t, m, src=w)` gives src
+        # twice, a TypeError in Python; the positional value silently replaced the keyword (before: OK)
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.randn(32, 8).astype(np.float32)]
+
+
+def forward(x):
+    return x.copy()
+''' + STANDARD_TRANSFORMS)
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((32, 8), dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nl.ndarray((32, 8), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                u = nl.ndarray((32, 8), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.nc_stream_shuffle(u, t, list(range(32)), src=u)  # <- here
+                nisa.dma_copy(dst=out, src=u)
+                return out
+            ''', header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn("nisa.nc_stream_shuffle() got multiple values for argument 'src'", result['message'])
+
     def test_beta2_positional_arguments_bind_by_their_beta2_names(self):
         # the Beta 2 isa stub (nki/api/nki/isa/__init__.py) orders e.g. `tensor_copy(dst, src, engine=..., name=None)`,
         # `tensor_tensor(dst, data1, data2, op, engine=..., name=None)`, `memset(dst, value, engine=..., name=None)`,

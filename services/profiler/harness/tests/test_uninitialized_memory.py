@@ -51,6 +51,16 @@ class UninitializedMemoryTest(unittest.TestCase):
                 self.assertIn('contains 8128 NaN', result['message'])
                 self.assertIn('fills SBUF, PSUM and HBM declared with nl.ndarray with NaN', result['message'])
 
+    def test_never_written_float_memory_converted_to_an_integer_dtype_stays_stale(self):
+        # a computed float result written to an integer dtype saturates; its NaN (the simulator's stale float data)
+        # gave 0, so a never-written tile converted to int32 and back read as a clean zero tile (before: OK)
+        declare = 'junk = nl.ndarray((128, 128), dtype=x.dtype, buffer=nl.sbuf)'
+        for convert in ('nl.multiply(junk, 1.0, dtype=nl.int32)', 'nl.copy(junk, dtype=nl.int32)',
+                        'nisa.tensor_scalar(junk, np.add, 0.0, dtype=nl.int32)'):
+            with self.subTest(convert=convert):
+                result = self.evaluate(TRIANGLE, triangle_from(declare, f'nl.copy({convert}, dtype=x.dtype)'))
+                self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
+
     def test_initialized_or_written_memory_reads_its_values(self):
         for name, declare, zeros in (
                 ('nl.zeros', 'junk = nl.zeros((128, 128), dtype=x.dtype, buffer=nl.sbuf)', 'junk'),
