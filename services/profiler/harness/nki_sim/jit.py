@@ -196,9 +196,13 @@ def uses_beta2(func: Any) -> bool:
     the import statements of its source file (imports_beta2), as the kernel loader judges it. The two packages
     hold the very same function objects here, so a module's globals cannot tell `from neuronxcc.nki.language
     import affine_range` (Beta 1: iterations in parallel, write conflicts refused) from the Beta 2 spelling; an
-    unused `import nki` beside them made a Beta 1 kernel a Beta 2 one. Without a readable source file: the module
-    objects among the function's globals."""
-    tree = _module_tree(getattr(getattr(func, '__code__', None), 'co_filename', None))
+    unused `import nki` beside them made a Beta 1 kernel a Beta 2 one. A file the kernel loader parsed keeps the
+    loader's decision (declare_source: made before any kernel code ran, and not parsed again); another file is
+    parsed here; without a readable source file: the module objects among the function's globals."""
+    path = getattr(getattr(func, '__code__', None), 'co_filename', None)
+    if path in _DECLARED:
+        return _DECLARED[path]
+    tree = _module_tree(path)
     if tree is not None:
         return imports_beta2(tree)
     names = {getattr(v, '__name__', None) for v in getattr(func, '__globals__', {}).values()
@@ -217,6 +221,17 @@ def imports_beta2(tree: ast.AST) -> bool:
         elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
             roots.add(node.module.split('.')[0])
     return 'nki' in roots and 'neuronxcc' not in roots
+
+
+# Beta 2 or not, per kernel source path, as the kernel loader decided it from the tree it parsed (declare_source)
+_DECLARED: Dict[str, bool] = {}
+
+
+def declare_source(path: str, tree: ast.AST) -> bool:
+    """Record whether the kernel module at `path`, parsed by the loader into `tree`, is written against Beta 2, for
+    the runs of its kernels (uses_beta2); returns it."""
+    beta2 = _DECLARED[path] = imports_beta2(tree)
+    return beta2
 
 
 _TREES: Dict[Tuple[str, int, int], Optional[ast.AST]] = {}

@@ -11,7 +11,7 @@ import traceback
 import types
 
 from nki_sim.errors import CompileError
-from nki_sim.jit import imports_beta2
+from nki_sim.jit import declare_source
 from nki_sim.language import MEMORY_KEYWORDS
 
 from . import host_frameworks, host_logging, static_rules
@@ -131,7 +131,7 @@ class KernelSource:
             stand_ins = stand_ins_imported(tree)
             if stand_ins:
                 preset['__builtins__'] = kernel_builtins(stand_ins)
-            if imports_beta2(tree):
+            if declare_source(self.path, tree):
                 preset.update(MEMORY_KEYWORDS)
                 module = load_module(self.path, 'accelopt_candidate_kernel', preset)
             elif hoist_loop_returns(tree):
