@@ -5,31 +5,23 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "libs/sandbox/locked_dir.h"
 
 namespace accelopt::sandbox {
 
 class StagedCopy {
  public:
-  // Copies `source` into a new directory under `root` (which the worker controls, e.g. the scratch root):
+  // Copies `source` into a new LockedDir under `root` (which the worker controls, e.g. the scratch root):
   // directories 0755, files 0644 (0755 when executable); symlinks, special files, hidden entries (names starting
-  // with '.', such as .mypy_cache) and __pycache__ directories are skipped. The copy is
-  // removed when this is destroyed. A lock file beside it, held while this lives, lets a later Create remove
-  // copies left by processes that were killed (unlocked and older than a minute).
+  // with '.', such as .mypy_cache) and __pycache__ directories are skipped. The copy is removed when this is
+  // destroyed, and copies left by killed processes are removed by a later Create.
   static absl::StatusOr<StagedCopy> Create(const std::string& source, const std::string& root);
 
-  StagedCopy(StagedCopy&& other) noexcept;
-  StagedCopy& operator=(StagedCopy&& other) noexcept;
-  StagedCopy(const StagedCopy&) = delete;
-  StagedCopy& operator=(const StagedCopy&) = delete;
-  ~StagedCopy();
-
-  const std::string& path() const { return path_; }
+  const std::string& path() const { return dir_.path(); }
 
  private:
-  StagedCopy(std::string path, int lock_fd) : path_(std::move(path)), lock_fd_(lock_fd) {}
-  void Release();
-  std::string path_;
-  int lock_fd_ = -1;
+  explicit StagedCopy(LockedDir dir) : dir_(std::move(dir)) {}
+  LockedDir dir_;
 };
 
 }  // namespace accelopt::sandbox

@@ -4,7 +4,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 
@@ -47,28 +46,6 @@ TEST(StagedCopyTest, CopyOfAPrivateTreeIsWorldReadableAndRemovedAfterwards) {
     EXPECT_FALSE(fs::exists(staged + "/pkg/.mod.py.swp"));
   }
   EXPECT_FALSE(fs::exists(staged));
-  fs::remove_all(root);
-}
-
-TEST(StagedCopyTest, CopiesLeftByKilledProcessesAreRemovedAndLiveOnesKept) {
-  const std::string root = ::testing::TempDir() + "/staged_copy_stale_" + std::to_string(getpid());
-  fs::remove_all(root);
-  fs::create_directories(root + "/tree");
-  std::ofstream(root + "/tree/run.py") << "pass";
-  // A copy whose process died: its lock file is old and nobody holds it.
-  fs::create_directories(root + "/accelopt-staged-dead00");
-  std::ofstream(root + "/accelopt-staged-dead00.lock");
-  fs::last_write_time(root + "/accelopt-staged-dead00.lock",
-                      fs::file_time_type::clock::now() - std::chrono::minutes(5));
-  auto live = StagedCopy::Create(root + "/tree", root);
-  ASSERT_TRUE(live.ok()) << live.status();
-  EXPECT_FALSE(fs::exists(root + "/accelopt-staged-dead00"));
-  EXPECT_FALSE(fs::exists(root + "/accelopt-staged-dead00.lock"));
-  // A live copy, even an old one, stays: its process holds the lock.
-  fs::last_write_time(live->path() + ".lock", fs::file_time_type::clock::now() - std::chrono::minutes(5));
-  auto second = StagedCopy::Create(root + "/tree", root);
-  ASSERT_TRUE(second.ok()) << second.status();
-  EXPECT_TRUE(fs::exists(live->path() + "/run.py"));
   fs::remove_all(root);
 }
 

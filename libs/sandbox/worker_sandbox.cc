@@ -15,7 +15,9 @@ absl::StatusOr<WorkerSandbox> PrepareWorkerSandbox(const std::string& harness_di
   if (!uids.ok()) return uids.status();
   auto harness = StagedCopy::Create(harness_dir, scratch_root);
   if (!harness.ok()) return harness.status();
-  return WorkerSandbox{*std::move(uids), *std::move(harness)};
+  auto scratch = LockedDir::Create(scratch_root, "accelopt-scratch-", 0711);
+  if (!scratch.ok()) return scratch.status();
+  return WorkerSandbox{*std::move(uids), *std::move(harness), *std::move(scratch)};
 }
 
 }  // namespace accelopt::sandbox

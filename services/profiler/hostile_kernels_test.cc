@@ -96,7 +96,7 @@ class HostileKernelsTest : public ::testing::TestWithParam<HostileKernel> {
     KernelProfilerOptions options;
     options.harness_dir = worker_->harness.path();
     options.sandbox_uid_base = worker_->uids.base();
-    options.scratch_root = *root_ + "/scratch";
+    options.scratch_root = worker_->scratch.path();
     options.limits.memory_mb = 1024;
     options.limits.tmp_mb = 64;
     options.limits.scratch_mb = 64;
@@ -115,13 +115,10 @@ class HostileKernelsTest : public ::testing::TestWithParam<HostileKernel> {
     return KernelProfiler(options, *std::move(backend)).Profile(kernel, problem, profile_options, 0, nullptr);
   }
 
-  // Only the staged harness (and its lock file) is left in the scratch root between runs.
+  // Nothing is left in the worker's scratch directory between runs.
   std::vector<std::string> ScratchLeftovers() {
     std::vector<std::string> left;
-    const std::string harness = worker_->harness.path();
-    for (const auto& entry : fs::directory_iterator(*root_ + "/scratch")) {
-      if (entry.path() != harness && entry.path() != harness + ".lock") left.push_back(entry.path().string());
-    }
+    for (const auto& entry : fs::directory_iterator(worker_->scratch.path())) left.push_back(entry.path().string());
     return left;
   }
 

@@ -185,6 +185,7 @@ KernelProfiler::KernelProfiler(KernelProfilerOptions options, std::unique_ptr<co
 
 void KernelProfiler::AdoptWorkerSandbox(sandbox::WorkerSandbox worker_sandbox) {
   options_.harness_dir = worker_sandbox.harness.path();
+  options_.scratch_root = worker_sandbox.scratch.path();
   options_.sandbox_uid_base = worker_sandbox.uids.base();
   worker_sandbox_.emplace(std::move(worker_sandbox));
 }

@@ -52,8 +52,8 @@ class KernelProfiler {
   v1::ProfileResult Profile(const v1::Kernel& kernel, const v1::Problem& problem, const v1::ProfileOptions& options,
                             int slot, const std::atomic<bool>* cancel) const;
 
-  // Runs every sandbox of this profiler in `worker_sandbox`'s uid range, from its staged harness copy, and
-  // holds both for the profiler's life.
+  // Runs every sandbox of this profiler in `worker_sandbox`'s uid range, from its staged harness copy, with its
+  // scratch directories in the worker's scratch directory, and holds all three for the profiler's life.
   void AdoptWorkerSandbox(sandbox::WorkerSandbox worker_sandbox);
 
   const KernelProfilerOptions& options() const { return options_; }

@@ -80,8 +80,21 @@ class KernelSource:
         self.name = os.path.basename(self.path)
 
     def text(self):
-        with open(self.path) as f:
-            return f.read()
+        """The kernel's text, decoded as Python decodes source files (UTF-8 unless a PEP 263 coding line says
+        otherwise); a file that is not such text is a KernelRejected naming the line of the first bad byte."""
+        with open(self.path, 'rb') as f:
+            data = f.read()
+        try:
+            encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        except SyntaxError:  # an unknown coding line, or undecodable first lines: the decoding below names the byte
+            encoding = 'utf-8'
+        try:
+            return data.decode(encoding)
+        except UnicodeDecodeError as error:
+            line = data[:error.start].count(b'\n') + 1
+            raise KernelRejected(f'{self.name}:{line}: the kernel is not {error.encoding} text (byte '
+                                 f'0x{data[error.start]:02x} at offset {error.start}); Python source is UTF-8 unless '
+                                 'a coding line says otherwise (PEP 263)', line) from error
 
     def source_line(self, line):
         return linecache.getline(self.path, line).strip() if line else ''

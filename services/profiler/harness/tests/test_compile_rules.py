@@ -185,6 +185,29 @@ class CompileRulesTest(unittest.TestCase):
         self.assertIn('SyntaxError', result['message'])
         self.assertGreaterEqual(result['line'], line_of(path, '# <- here'))
 
+    def test_a_kernel_that_is_not_text_names_the_line_of_its_first_bad_byte(self):
+        good = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))  # caf\u00e9
+                return out
+            ''')
+        with open(good, 'rb') as f:
+            data = f.read()
+        latin1 = self.ws.write('kernel_latin1.py', '')
+        with open(latin1, 'wb') as f:
+            f.write(data.replace('caf\u00e9'.encode(), b'caf\xe9'))
+        result = self.ws.evaluate(self.reference, latin1)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertEqual(result['line'], line_of(good, '# caf'))
+        self.assertIn('not utf-8 text (byte 0xe9', result['message'])
+        # The same bytes under a PEP 263 coding line are a valid kernel.
+        declared = self.ws.write('kernel_declared.py', '')
+        with open(declared, 'wb') as f:
+            f.write(b'# -*- coding: latin-1 -*-\n' + data.replace('caf\u00e9'.encode(), b'caf\xe9'))
+        self.assertEqual(self.ws.evaluate(self.reference, declared)['verdict'], 'OK')
+
 
 if __name__ == '__main__':
     unittest.main()
