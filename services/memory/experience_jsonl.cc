@@ -28,6 +28,12 @@ absl::Status ValidateExperience(const v1::Experience& e) {
   return absl::OkStatus();
 }
 
+// Protobuf's JSON parser follows its first line with a caret under a copy of the text it parsed; only the first
+// line means anything without that text.
+std::string ParserMessage(absl::string_view message) {
+  return std::string(absl::StripAsciiWhitespace(message.substr(0, message.find('\n'))));
+}
+
 }  // namespace
 
 std::string ExperienceToJson(const v1::Experience& experience) {
@@ -57,8 +63,8 @@ absl::StatusOr<std::vector<v1::Experience>> ParseExperienceJsonLines(absl::strin
     v1::Experience e;
     auto parsed = google::protobuf::util::JsonStringToMessage(std::string(line), &e, options);
     if (!parsed.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("jsonl line ", line_number, ": not an Experience: ", parsed.message().as_string()));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "jsonl line ", line_number, ": not an Experience: ", ParserMessage(parsed.message().as_string())));
     }
     if (absl::Status s = ValidateExperience(e); !s.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("jsonl line ", line_number, ": ", s.message()));

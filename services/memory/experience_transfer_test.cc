@@ -19,6 +19,7 @@ namespace {
 
 using ::accelopt::memory::testing::MakeExperience;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 class Memory {
  public:
@@ -113,6 +114,7 @@ TEST(ExperienceTransferTest, ABadLineRejectsTheWholeImportNamingTheLine) {
     EXPECT_EQ(counts.status().code(), absl::StatusCode::kInvalidArgument) << c.bad_line;
     EXPECT_THAT(std::string(counts.status().message()), HasSubstr("line 3: ")) << c.bad_line;
     EXPECT_THAT(std::string(counts.status().message()), HasSubstr(c.expected)) << c.bad_line;
+    EXPECT_THAT(std::string(counts.status().message()), Not(HasSubstr("\n"))) << c.bad_line;
   }
   EXPECT_EQ(memory.store()->Count(), 0) << "nothing of a rejected import is stored";
 }
