@@ -85,6 +85,12 @@ absl::Status RunSuite(const Suite& suite, const std::string& out_dir, v1::JobSer
       auto it = jobs->find(p.name);
       if (it == jobs->end() || done.count(p.name)) continue;
       auto job = GetJob(stub, it->second);
+      if (job.status().code() == absl::StatusCode::kNotFound) {
+        return absl::NotFoundError(
+            absl::StrCat(p.name, ": job ", it->second, ", recorded in ", state_path,
+                         ", is not on this cluster (or not visible to this caller); resume with the cluster "
+                         "that ran it, or give a new --out directory to run the suite here"));
+      }
       if (!job.ok())
         return absl::Status(job.status().code(),
                             absl::StrCat(p.name, " (job ", it->second, "): ", job.status().message()));

@@ -81,6 +81,21 @@ TEST(SuiteE2eTest, ImportedNkiBenchFixtureRunsAsASuiteAndResumes) {
   EXPECT_EQ(*json_again, *json_text);
   const std::string trimmed = again_output.substr(0, again_output.find_last_not_of('\n') + 1);
   EXPECT_EQ(nlohmann::json::parse(trimmed.substr(trimmed.rfind('\n') + 1)), json);
+
+  // A results directory whose jobs another cluster ran: the error says so and names the state file.
+  const std::string foreign = c.dir() + "/foreign";
+  std::filesystem::create_directories(foreign);
+  auto state = core::ReadFile(results + "/state.json");
+  ASSERT_TRUE(state.ok());
+  nlohmann::json foreign_state = nlohmann::json::parse(*state);
+  for (auto& [problem, id] : foreign_state.at("jobs").items()) id = "j-from-another-cluster-" + problem;
+  ASSERT_TRUE(core::WriteFileAtomic(foreign + "/state.json", foreign_state.dump()).ok());
+  std::vector<std::string> run_foreign = run;
+  run_foreign[4] = foreign;
+  auto [refused, refused_output] = Accelopt(run_foreign, c.dir() + "/run-foreign.log");
+  EXPECT_EQ(refused, 1) << refused_output;
+  EXPECT_TRUE(absl::StrContains(refused_output, "is not on this cluster")) << refused_output;
+  EXPECT_TRUE(absl::StrContains(refused_output, foreign + "/state.json")) << refused_output;
 }
 
 }  // namespace
