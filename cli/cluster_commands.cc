@@ -108,6 +108,7 @@ Command UpCommand() {
                    "      Start every service of the local cluster that is not running; wait until SERVING.\n"
                    "      While some of its services run, a crashed one restarts on its recorded address with\n"
                    "      its recorded config (DIR/config/NAME.yaml), whatever the other flags say.\n"
+                   "      --profilers: worker processes (default 1); a running cluster keeps its number.\n"
                    "      --secure: a CA, service certificates and an admin token in DIR/tls; TLS everywhere,\n"
                    "      mutual TLS inside, bearer tokens on the public APIs, audit logs in DIR/audit.\n"
                    "      --json: progress on stderr, then the status as `status --json` prints it."),

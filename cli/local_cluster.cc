@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
@@ -346,7 +347,6 @@ absl::StatusOr<std::string> ClusterServiceAddress(const std::string& server, con
 void ApplyClusterDefaults(v1::ClusterConfig* c, const std::string& default_bin_dir) {
   if (c->data_dir().empty()) c->set_data_dir("./.accelopt");
   if (c->base_port() == 0) c->set_base_port(50050);
-  if (c->profilers() == 0) c->set_profilers(1);
   if (c->device() == v1::DEVICE_UNSPECIFIED) c->set_device(v1::DEVICE_SIM_TRN1);
   if (c->bin_dir().empty()) c->set_bin_dir(default_bin_dir);
   if (c->startup_timeout_seconds() == 0) c->set_startup_timeout_seconds(30);
@@ -362,6 +362,24 @@ absl::Status Up(const v1::ClusterConfig& config, std::ostream& out, bool secure)
   c.set_data_dir(data_dir);
   ACCELOPT_ASSIGN_OR_RETURN(auto lock, ClusterLock::Acquire(data_dir));
 
+  v1::LocalClusterState previous;
+  if (auto loaded = LoadState(data_dir); loaded.ok()) previous = *loaded;
+  bool cluster_running = false;
+  int recorded_profilers = 0;
+  for (const auto& p : previous.services()) {
+    cluster_running |= IsRunning(p.pid(), p.binary());
+    recorded_profilers += absl::StartsWith(p.name(), "profiler-") ? 1 : 0;
+  }
+  // A running cluster keeps its shape: its orchestrator dials the profilers it was started with, so a profiler
+  // added now would sit unused, and one left out would keep running unrecorded. Unless given, the number of
+  // profilers is the running cluster's, else 1.
+  if (c.profilers() == 0) c.set_profilers(cluster_running && recorded_profilers > 0 ? recorded_profilers : 1);
+  if (cluster_running && recorded_profilers != c.profilers()) {
+    return absl::FailedPreconditionError(absl::StrCat("the cluster in ", data_dir, " is running with ",
+                                                      recorded_profilers, " profiler(s); `accelopt down --data-dir ",
+                                                      data_dir, "` first to start it with ", c.profilers()));
+  }
+
   std::vector<ServicePlan> plans = PlanCluster(c, secure);
   if (secure) {
     std::vector<std::string> names;
@@ -372,12 +390,6 @@ absl::Status Up(const v1::ClusterConfig& config, std::ostream& out, bool secure)
         absl::StrCat(data_dir, " holds a secure cluster; start it with `accelopt up --secure`"));
   }
   auto credentials = ClusterChannelCredentials(data_dir);
-
-  v1::LocalClusterState previous;
-  if (auto loaded = LoadState(data_dir); loaded.ok()) previous = *loaded;
-
-  bool cluster_running = false;
-  for (const auto& p : previous.services()) cluster_running |= IsRunning(p.pid(), p.binary());
 
   v1::LocalClusterState state;
   std::vector<std::pair<v1::LocalServiceState, pid_t>> started;

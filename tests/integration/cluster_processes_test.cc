@@ -236,6 +236,14 @@ TEST(ClusterProcessesTest, CliUpTwiceStatusCrashAndDown) {
   auto [re_st_code, re_st_out] = Cli({"status", "--data-dir", dir}, dir + "/status2b.log");
   EXPECT_EQ(re_st_code, 0) << re_st_out;
 
+  // A running cluster keeps its number of profilers: another number is refused and changes nothing.
+  auto [more_code, more_out] = Cli({"up", "--data-dir", dir, "--profilers", "2"}, dir + "/up4.log");
+  EXPECT_EQ(more_code, 1) << more_out;
+  EXPECT_NE(more_out.find("is running with 1 profiler(s)"), std::string::npos) << more_out;
+  auto unchanged = core::ReadFile(dir + "/cluster.json");
+  ASSERT_TRUE(unchanged.ok());
+  EXPECT_EQ(*unchanged, *restarted);
+
   auto [down_code, down_out] = Cli({"down", "--data-dir", dir, "--json"}, dir + "/down.log");
   EXPECT_EQ(down_code, 0) << down_out;
   EXPECT_NE(down_out.find("cluster down"), std::string::npos);  // progress, on stderr
