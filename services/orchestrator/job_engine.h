@@ -151,7 +151,9 @@ class JobEngine {
   void FinishIteration(Run& run);
   void OnSummarized(const std::string& job_id, int iteration, absl::StatusOr<v1::SummarizeIterationResponse> response,
                     Transaction txn);
-  void Finalize(Run& run, Transaction& txn, v1::Candidate& candidate);
+  // Marks `candidate` DONE: the job's verdict counts, the iteration's tally, its CandidateFinished event and (when
+  // `count_verdict`) the verdict counter.
+  void Finalize(Run& run, Transaction& txn, v1::Candidate& candidate, bool count_verdict = true);
   void AddUsage(Run& run, const std::string& agent, const v1::TokenUsage& usage);
   // Records the prompt set `agent` answered with (Job.prompts_by_agent); a change mid-job is logged.
   void RecordPrompts(Run& run, const std::string& agent, const v1::PromptSetUsed& prompts);
@@ -164,7 +166,15 @@ class JobEngine {
   void EnqueueBeamRemeasures(Run& run);
   void PumpProfiles();
   void Dispatch(Run& run, const std::string& candidate_id, absl::Time queued_since, bool remeasure);
-  void OnProfiled(const std::string& job_id, const std::string& candidate_id, ProfileOutcome outcome);
+  void OnProfiled(const std::string& job_id, const std::string& profiled_id, ProfileOutcome outcome);
+  // Finalizes a candidate whose result is set: its speedups, its verdict and the job's best.
+  void Judge(Run& run, Transaction& txn, v1::Candidate& c, bool count_verdict = true);
+  // `c`, just produced, has the kernel of `original`, which comes later in the search's order (Candidate.ordinal):
+  // `c` becomes the kernel's original and `original` its DUPLICATE, as if the executor calls had answered in
+  // order, so that which of two identical kernels is profiled (and counts in the beam and the memory's pairs)
+  // does not depend on which call answered first. A queued profile moves to `c`, a running one is handed to it,
+  // and a finished one gives `c` its result. Returns whether `c` still needs a profile.
+  bool TakeOverOriginal(Run& run, Transaction& txn, v1::Candidate& c, v1::Candidate& original);
   // A beam member's re-measurement: adds an OK latency to the candidate (its median ranks it from now on) and
   // makes the job's best the fastest by that rule.
   void OnRemeasured(const std::string& job_id, const std::string& candidate_id, int iteration, ProfileOutcome outcome);

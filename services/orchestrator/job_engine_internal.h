@@ -59,6 +59,8 @@ struct JobEngine::Run {
   std::map<std::string, v1::Candidate> candidates;
   // Kernel sha256 -> the candidate that was (or will be) profiled for it.
   std::map<std::string, std::string> original_by_hash;
+  // A running profile whose candidate became a DUPLICATE -> the candidate its result now belongs to.
+  std::map<std::string, std::string> profile_handed_to;
   // Final candidates of record.iteration.
   int iteration_final = 0;
   // Beam members of this iteration whose re-measurement (search.reprofile_beam) has not come back.

@@ -370,6 +370,86 @@ TEST_F(JobEngineTest, DuplicateKernelsAreRecordedButNotProfiled) {
   ExpectConsistent(job, candidates);
 }
 
+// What a job's candidates say, by their place in the search (Candidate.ordinal), without ids or times: the verdict,
+// the ordinal of the candidate a DUPLICATE repeats, and the latency.
+std::map<int64_t, std::string> Outcomes(const std::vector<v1::Candidate>& candidates) {
+  std::map<std::string, int64_t> ordinal_of;
+  for (const v1::Candidate& c : candidates) ordinal_of[c.candidate_id()] = c.ordinal();
+  std::map<int64_t, std::string> outcomes;
+  for (const v1::Candidate& c : candidates) {
+    outcomes[c.ordinal()] =
+        absl::StrCat(v1::Verdict_Name(c.result().verdict()),
+                     c.duplicate_of().empty() ? "" : absl::StrCat(" of ", ordinal_of.at(c.duplicate_of())), " ",
+                     c.result().latency().mean_ms(), " ", c.speedup_vs_parent());
+  }
+  return outcomes;
+}
+
+// Two plans give the same kernel. Whichever executor call answers first, the candidate earlier in the search's
+// order is the original and the other its DUPLICATE: when the later one answered first, its finished profile
+// (the fake pool judges at once) or its running one becomes the earlier candidate's, and its verdict is
+// corrected. The job's candidates, counts and best are the same as when the calls answer in order.
+TEST_F(JobEngineTest, TheOriginalOfIdenticalKernelsDoesNotDependOnWhichCallAnsweredFirst) {
+  executor_.SetHandler([](const v1::ImplementRequest& r) -> absl::StatusOr<v1::ImplementResponse> {
+    v1::ImplementResponse response;
+    response.add_samples()->mutable_kernel()->set_source(FakeKernel(0.8, "same"));
+    return response;
+  });
+  executor_.SetHold(true);
+  StartEngine();
+  auto run = [&](bool reverse, bool hold_profiles) {
+    if (hold_profiles) pool_->HoldAfter(pool_->dispatched() + 1);  // the baseline is answered, the rest held
+    const std::string id = Submit(Spec(1, 1, 3, 1)).job_id();
+    EXPECT_TRUE(WaitFor([&] { return executor_.held().size() == 3; }));
+    if (reverse) {
+      // The last plan's kernel first; its profile finishes (or is held running) before the others answer.
+      EXPECT_TRUE(executor_.held().ReleaseNewest());
+      if (hold_profiles) {
+        EXPECT_TRUE(WaitFor([&] { return pool_->held().size() == 1; }));
+      } else {
+        EXPECT_TRUE(WaitFor([&] { return Get(id).stats().profiles_run() == 2; }));
+      }
+      executor_.held().ReleaseNewestFirst();
+    } else {
+      executor_.held().ReleaseAll();
+    }
+    if (hold_profiles) {
+      EXPECT_TRUE(WaitFor([&] {
+        const auto counts = Get(id).candidates();
+        return counts.count("DUPLICATE") > 0 && counts.at("DUPLICATE") == 2;
+      }));
+      pool_->HoldAfter(1 << 20);
+      pool_->held().ReleaseAll();
+    }
+    v1::Job job = WaitFinished(id);
+    EXPECT_EQ(job.state(), v1::JOB_STATE_SUCCEEDED) << job.message();
+    auto candidates = Candidates(id);
+    ExpectConsistent(job, candidates);
+    return std::make_pair(job, candidates);
+  };
+  auto [in_order, in_order_candidates] = run(false, false);
+  const std::map<int64_t, std::string> expected = Outcomes(in_order_candidates);
+  EXPECT_EQ(in_order.candidates().at("DUPLICATE"), 2);
+  int64_t first_child = -1;
+  for (const v1::Candidate& c : in_order_candidates) {
+    if (c.iteration() == 1 && (first_child < 0 || c.ordinal() < first_child)) first_child = c.ordinal();
+  }
+  EXPECT_TRUE(absl::StartsWith(expected.at(first_child), "VERDICT_OK")) << expected.at(first_child);
+
+  for (bool hold_profiles : {false, true}) {
+    SCOPED_TRACE(hold_profiles ? "the later candidate's profile was running" : "it had finished");
+    auto [reversed, reversed_candidates] = run(true, hold_profiles);
+    EXPECT_EQ(Outcomes(reversed_candidates), expected);
+    using Counts = std::map<std::string, int64_t>;
+    EXPECT_EQ(Counts(reversed.candidates().begin(), reversed.candidates().end()),
+              Counts(in_order.candidates().begin(), in_order.candidates().end()));
+    EXPECT_DOUBLE_EQ(reversed.best_speedup(), in_order.best_speedup());
+    for (const v1::Candidate& c : reversed_candidates) {
+      if (c.candidate_id() == reversed.best_candidate_id()) EXPECT_EQ(c.ordinal(), first_child);
+    }
+  }
+}
+
 // Failed samples and failed calls become NO_KERNEL verdicts with their errors; a call that failed (after its
 // retries) then fails the job at the end of its iteration (AGENTS_UNAVAILABLE) instead of succeeding with less.
 TEST_F(JobEngineTest, FailedAgentSamplesBecomeVerdictsAndAFailedCallFailsTheJob) {

@@ -44,6 +44,16 @@ Request ReseedForCopy(Request request, const v1::JobSpec& spec, absl::string_vie
   return request;
 }
 
+// Makes `c` a DUPLICATE of `original_id`, with nothing of a result of its own.
+void MarkDuplicate(v1::Candidate& c, const std::string& original_id) {
+  c.clear_result();
+  c.clear_speedup_vs_parent();
+  c.clear_speedup_vs_baseline();
+  c.set_duplicate_of(original_id);
+  c.mutable_result()->set_verdict(v1::VERDICT_DUPLICATE);
+  c.mutable_result()->set_message(absl::StrCat("same kernel as ", original_id));
+}
+
 }  // namespace
 
 void JobEngine::Resume(Run& run) {
@@ -292,9 +302,13 @@ void JobEngine::OnImplemented(const std::string& job_id, int iteration, int rank
     kernel->set_parent_sha256(parent.kernel().sha256());
     auto [original, inserted] = run->original_by_hash.emplace(kernel->sha256(), id);
     if (!inserted) {
-      c.set_duplicate_of(original->second);
-      c.mutable_result()->set_verdict(v1::VERDICT_DUPLICATE);
-      c.mutable_result()->set_message(absl::StrCat("same kernel as ", original->second));
+      v1::Candidate& first = run->candidates[original->second];
+      if (first.ordinal() > c.ordinal()) {
+        original->second = id;
+        if (TakeOverOriginal(*run, txn, c, first)) to_profile.push_back(id);
+        continue;
+      }
+      MarkDuplicate(c, original->second);
       Finalize(*run, txn, c);
       continue;
     }
@@ -306,6 +320,57 @@ void JobEngine::OnImplemented(const std::string& job_id, int iteration, int rank
   for (const std::string& id : to_profile) EnqueueProfile(*run, id);
   PumpProfiles();
   AfterTransition(*run);
+}
+
+bool JobEngine::TakeOverOriginal(Run& run, Transaction& txn, v1::Candidate& c, v1::Candidate& original) {
+  const std::string id = c.candidate_id();
+  // The original's duplicates (all of this iteration, as the original is) repeat c from now on.
+  for (auto& [other_id, other] : run.candidates) {
+    if (other.iteration() != c.iteration() || other.duplicate_of() != original.candidate_id()) continue;
+    MarkDuplicate(other, id);
+    txn.PutCandidate(other);
+  }
+  switch (original.state()) {
+    case v1::CANDIDATE_STATE_DONE: {
+      // Judged already: the result is the kernel's, so it becomes c's, and the original's verdict is corrected.
+      *c.mutable_result() = original.result();
+      const std::string was_best = run.job().best_candidate_id();
+      auto& counts = *run.job().mutable_candidates();
+      if (--counts[VerdictKey(original.result().verdict())] == 0) counts.erase(VerdictKey(original.result().verdict()));
+      counts[VerdictKey(v1::VERDICT_DUPLICATE)] += 1;
+      MarkDuplicate(original, id);
+      txn.PutCandidate(original);
+      v1::JobEvent e;
+      e.mutable_candidate_finished()->set_candidate_id(original.candidate_id());
+      e.mutable_candidate_finished()->set_verdict(v1::VERDICT_DUPLICATE);
+      txn.AddEvent(&run.record, std::move(e));
+      if (was_best == original.candidate_id()) run.job().clear_best_candidate_id();
+      // The verdict counter saw the original's verdict once; c's stands for it, and the DUPLICATE is new.
+      Judge(run, txn, c, /*count_verdict=*/false);
+      if (metrics_ != nullptr) metrics_->CountCandidate(VerdictKey(v1::VERDICT_DUPLICATE));
+      return false;
+    }
+    case v1::CANDIDATE_STATE_PROFILING: {
+      // Its profile runs (or one handed to it does): the result, when it comes, is c's (OnProfiled). A restart
+      // profiles c anew.
+      std::string profiled = original.candidate_id();
+      for (const auto& [running, owner] : run.profile_handed_to) {
+        if (owner == original.candidate_id()) profiled = running;
+      }
+      run.profile_handed_to[profiled] = id;
+      c.set_state(v1::CANDIDATE_STATE_PROFILING);
+      txn.PutCandidate(c);
+      break;
+    }
+    default:
+      // Queued: the dispatcher skips it once it is DONE.
+      c.set_state(v1::CANDIDATE_STATE_QUEUED);
+      txn.PutCandidate(c);
+      break;
+  }
+  MarkDuplicate(original, id);
+  Finalize(run, txn, original);
+  return c.state() == v1::CANDIDATE_STATE_QUEUED;
 }
 
 void JobEngine::OnBaseline(Run& run, Transaction& txn, const v1::Candidate& baseline) {
@@ -470,7 +535,7 @@ void JobEngine::OnSummarized(const std::string& job_id, int iteration,
   if (run->active) StartIterationWork(*run);
 }
 
-void JobEngine::Finalize(Run& run, Transaction& txn, v1::Candidate& c) {
+void JobEngine::Finalize(Run& run, Transaction& txn, v1::Candidate& c, bool count_verdict) {
   c.set_state(v1::CANDIDATE_STATE_DONE);
   const std::string verdict = VerdictKey(c.result().verdict());
   auto& counts = *run.job().mutable_candidates();
@@ -485,7 +550,7 @@ void JobEngine::Finalize(Run& run, Transaction& txn, v1::Candidate& c) {
     e.mutable_candidate_finished()->set_speedup_vs_parent(c.speedup_vs_parent());
   }
   txn.AddEvent(&run.record, std::move(e));
-  if (metrics_ != nullptr) metrics_->CountCandidate(verdict);
+  if (metrics_ != nullptr && count_verdict) metrics_->CountCandidate(verdict);
 }
 
 void JobEngine::AddUsage(Run& run, const std::string& agent, const v1::TokenUsage& usage) {

@@ -85,12 +85,16 @@ void JobEngine::CountProfile(Run& run, const ProfileOutcome& outcome) {
   }
 }
 
-void JobEngine::OnProfiled(const std::string& job_id, const std::string& candidate_id, ProfileOutcome outcome) {
+void JobEngine::OnProfiled(const std::string& job_id, const std::string& profiled_id, ProfileOutcome outcome) {
   Run* run = FindRun(job_id);
   if (run == nullptr || !run->active) return;
+  std::string candidate_id = profiled_id;
+  if (auto handed = run->profile_handed_to.find(profiled_id); handed != run->profile_handed_to.end()) {
+    candidate_id = handed->second;  // the profiled candidate became a DUPLICATE of this one (TakeOverOriginal)
+    run->profile_handed_to.erase(handed);
+  }
   v1::Candidate& c = run->candidates[candidate_id];
   if (c.state() == v1::CANDIDATE_STATE_DONE) return;
-  v1::Job& job = run->job();
   CountProfile(*run, outcome);
   if (outcome.result.ok()) {
     *c.mutable_result() = *std::move(outcome.result);
@@ -100,25 +104,31 @@ void JobEngine::OnProfiled(const std::string& job_id, const std::string& candida
         absl::StrCat("no profiler worker produced a result: ", outcome.result.status().message()));
   }
   Transaction txn;
+  if (candidate_id == kBaselineCandidateId) {
+    Finalize(*run, txn, c);
+    OnBaseline(*run, txn, c);
+    return;
+  }
+  Judge(*run, txn, c);
+  if (!Commit(*run, std::move(txn))) return;
+  PumpProfiles();
+  AfterTransition(*run);
+}
+
+void JobEngine::Judge(Run& run, Transaction& txn, v1::Candidate& c, bool count_verdict) {
+  v1::Job& job = run.job();
   if (IsOk(c)) {
-    auto parent = run->candidates.find(c.parent_id());
-    if (parent != run->candidates.end() && IsOk(parent->second)) {
+    auto parent = run.candidates.find(c.parent_id());
+    if (parent != run.candidates.end() && IsOk(parent->second)) {
       c.set_speedup_vs_parent(Latency(parent->second) / Latency(c));
     }
     if (job.baseline_latency_ms() > 0) c.set_speedup_vs_baseline(job.baseline_latency_ms() / Latency(c));
   }
-  Finalize(*run, txn, c);
-  if (candidate_id == kBaselineCandidateId) {
-    OnBaseline(*run, txn, c);
-    return;
+  Finalize(run, txn, c, count_verdict);
+  auto best = run.candidates.find(job.best_candidate_id());
+  if (IsNewBest(best == run.candidates.end() ? nullptr : &best->second, c)) {
+    SetBest(run, txn, c, c.speedup_vs_baseline());
   }
-  auto best = run->candidates.find(job.best_candidate_id());
-  if (IsNewBest(best == run->candidates.end() ? nullptr : &best->second, c)) {
-    SetBest(*run, txn, c, c.speedup_vs_baseline());
-  }
-  if (!Commit(*run, std::move(txn))) return;
-  PumpProfiles();
-  AfterTransition(*run);
 }
 
 void JobEngine::OnRemeasured(const std::string& job_id, const std::string& candidate_id, int iteration,

@@ -1,5 +1,6 @@
 #include "services/orchestrator/testing/fake_clients.h"
 
+#include <algorithm>
 #include <cstdlib>
 
 #include "absl/strings/numbers.h"
@@ -96,12 +97,31 @@ std::shared_ptr<CallHandle> HeldCalls::Hold(std::function<void(bool cancelled)> 
   return entry;
 }
 
-int HeldCalls::ReleaseAll() {
+int HeldCalls::ReleaseAll() { return Release(/*newest_first=*/false); }
+
+int HeldCalls::ReleaseNewestFirst() { return Release(/*newest_first=*/true); }
+
+bool HeldCalls::ReleaseNewest() {
+  std::shared_ptr<Entry> newest;
+  {
+    absl::MutexLock lock(&mu_);
+    for (auto it = entries_.rbegin(); it != entries_.rend() && newest == nullptr; ++it) {
+      absl::MutexLock entry_lock(&(*it)->mu);
+      if (!(*it)->finished) newest = *it;
+    }
+  }
+  if (newest == nullptr) return false;
+  newest->Finish(false);
+  return true;
+}
+
+int HeldCalls::Release(bool newest_first) {
   std::vector<std::shared_ptr<Entry>> entries;
   {
     absl::MutexLock lock(&mu_);
     entries.swap(entries_);
   }
+  if (newest_first) std::reverse(entries.begin(), entries.end());
   int n = 0;
   for (auto& e : entries) {
     bool pending;

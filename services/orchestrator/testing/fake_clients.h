@@ -34,14 +34,19 @@ class HeldCalls {
  public:
   // Adds a call; `complete(cancelled)` finishes it exactly once.
   std::shared_ptr<CallHandle> Hold(std::function<void(bool cancelled)> complete);
-  // Completes every held call normally; returns how many.
+  // Completes every held call normally, oldest first; returns how many.
   int ReleaseAll();
+  // The same, newest first: answers in the reverse of the order the calls were made.
+  int ReleaseNewestFirst();
+  // Completes the newest held call only; returns whether there was one.
+  bool ReleaseNewest();
   int size() const;
   // Calls cancelled through their handle so far.
   int cancelled() const { return cancelled_.load(); }
 
  private:
   struct Entry;
+  int Release(bool newest_first);
   mutable absl::Mutex mu_;
   std::vector<std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(mu_);
   std::atomic<int> cancelled_{0};
