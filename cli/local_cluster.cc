@@ -15,11 +15,13 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "accelopt/v1/info_service.grpc.pb.h"
+#include "cli/listening_port.h"
 #include "cli/secure_cluster.h"
 #include "google/protobuf/util/json_util.h"
 #include "google/protobuf/util/time_util.h"
@@ -235,6 +237,14 @@ Probe ProbeService(const std::string& address, std::chrono::milliseconds timeout
   return probe;
 }
 
+// The port of a "host:port" address (0 when there is none).
+int PortOf(const std::string& address) {
+  int port = 0;
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos || !absl::SimpleAtoi(address.substr(colon + 1), &port)) return 0;
+  return port;
+}
+
 // Waits until the service is SERVING, failing fast if its process exits.
 absl::Status AwaitServing(const v1::LocalServiceState& s, pid_t pid, double timeout_seconds,
                           const std::shared_ptr<grpc::ChannelCredentials>& credentials) {
@@ -246,7 +256,10 @@ absl::Status AwaitServing(const v1::LocalServiceState& s, pid_t pid, double time
       return absl::UnavailableError(
           absl::StrCat(s.name(), " exited during start-up (log ", s.log_path(), "):\n", tail));
     }
-    if (ProbeService(s.grpc_address(), std::chrono::milliseconds(500), credentials).state == "SERVING") {
+    // Only the child's own answer counts: another server on the port would answer for a child about to fail to
+    // bind it.
+    if (ProbeService(s.grpc_address(), std::chrono::milliseconds(500), credentials).state == "SERVING" &&
+        ProcessListensOn(pid, PortOf(s.grpc_address()))) {
       return absl::OkStatus();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -427,6 +440,15 @@ absl::Status Up(const v1::ClusterConfig& config, std::ostream& out, bool secure)
       out << plan.name << ": restarting on " << s.grpc_address() << " with its recorded config " << s.config_path()
           << "\n";
     }
+    for (const std::string& address : {s.grpc_address(), s.admin_address()}) {
+      if (!PortIsFree(PortOf(address))) {
+        failure = absl::FailedPreconditionError(absl::StrCat(
+            plan.name, ": ", address, " is in use by another process; stop it, or start the cluster elsewhere ",
+            "(--base-port, or the ports in --config)"));
+        break;
+      }
+    }
+    if (!failure.ok()) break;
     std::string binary_path = absl::StrCat(c.bin_dir(), "/", plan.binary);
     if (access(binary_path.c_str(), X_OK) != 0) {
       failure = absl::NotFoundError(absl::StrCat("cannot find ", binary_path, " (build first: make build)"));
@@ -457,7 +479,12 @@ absl::Status Up(const v1::ClusterConfig& config, std::ostream& out, bool secure)
     for (const auto& p : previous.services()) {
       if (cluster_running || IsRunning(p.pid(), p.binary())) *kept.add_services() = p;
     }
-    (void)SaveState(data_dir, kept);
+    if (kept.services_size() > 0) {
+      (void)SaveState(data_dir, kept);
+    } else {
+      std::error_code remove_ec;
+      fs::remove(StatePath(data_dir), remove_ec);  // nothing runs: no cluster is recorded
+    }
     return failure;
   }
   ACCELOPT_RETURN_IF_ERROR(SaveState(data_dir, state));

@@ -158,6 +158,24 @@ std::pair<int, std::string> Cli(const std::vector<std::string>& args, const std:
   return {status ? WEXITSTATUS(*status) : -1, p->Output()};
 }
 
+// A foreign server on a port of the plan: up refuses before starting anything there (a SERVING answer from the
+// foreign server would have stood for the child that could not bind), and leaves nothing running.
+TEST(ClusterProcessesTest, UpRefusesAPortAnotherProcessServesOn) {
+  std::string dir = FreshTempDir("foreign");
+  const int base = testing::FreePortRange(kClusterPortSpan);
+  const std::string planner_port = std::to_string(base + 1);
+  auto foreign =
+      ChildProcess::Start({kBinDir + "/accelopt-planner", "--port", planner_port, "--admin_port", "0"}, dir + "/f.log");
+  ASSERT_TRUE(foreign.ok());
+  ASSERT_TRUE(testing::WaitForServing("127.0.0.1:" + planner_port, 20s).ok());
+  auto [code, out] = Cli({"up", "--data-dir", dir + "/cluster", "--base-port", std::to_string(base)}, dir + "/up.log");
+  EXPECT_EQ(code, 1) << out;
+  EXPECT_NE(out.find("planner: 127.0.0.1:" + planner_port + " is in use by another process"), std::string::npos) << out;
+  auto [status_code, status_out] = Cli({"status", "--data-dir", dir + "/cluster"}, dir + "/status.log");
+  EXPECT_EQ(status_code, 1) << status_out;
+  EXPECT_NE(status_out.find("no cluster recorded"), std::string::npos) << status_out;
+}
+
 TEST(ClusterProcessesTest, BadEndpointConfigExitsNamingTheField) {
   std::string dir = FreshTempDir("badendpoint");
   std::ofstream(dir + "/p.yaml")
