@@ -106,8 +106,9 @@ bool HeldCalls::ReleaseNewest() {
   {
     absl::MutexLock lock(&mu_);
     for (auto it = entries_.rbegin(); it != entries_.rend() && newest == nullptr; ++it) {
-      absl::MutexLock entry_lock(&(*it)->mu);
-      if (!(*it)->finished) newest = *it;
+      const std::shared_ptr<Entry>& e = *it;
+      absl::MutexLock entry_lock(&e->mu);
+      if (!e->finished) newest = e;
     }
   }
   if (newest == nullptr) return false;
