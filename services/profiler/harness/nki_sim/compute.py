@@ -295,9 +295,9 @@ def reduce(ufunc: np.ufunc, x: Any, axis: Any, dtype: Any = None, mask_predicate
                 result = ufunc.reduce(data, axis=axes, keepdims=True, initial=identity, where=where)
         if mean:
             result = result / np.prod([data.shape[a] for a in axes])
-        if variance:
+        if variance:  # in float32, as the engines compute (NKI common fields: arithmetic is float32)
             with np.errstate(all='ignore'):
-                result = np.var(data.astype(np.float64), axis=axes, keepdims=True)
+                result = np.var(data.astype(np.float32), axis=axes, keepdims=True, dtype=np.float32)
         if negate:
             result = -result
         result = fit(result.reshape(window_shape(out_window, out_shape)), kind, window_shape(out_window, out_shape))

@@ -394,9 +394,11 @@ def activate2(op: Any, data: Any, imm0: Any, imm1: Any, op0: Any, op1: Any, relu
         register = run.accumulator
         if register is None or np.shape(register) != (rows,) or reduce_cmd in (_CMD.reset,
                                                                                  _CMD.reset_reduce):
-            register = np.full(rows, folds[fold])
+            register = np.full(rows, folds[fold], dtype=np.float32)
         if reduce_cmd in (_CMD.reduce, _CMD.reset_reduce):
-            register = fold(register, fold.reduce(pending.result.reshape(rows, -1).astype(np.float64), axis=1))
+            # the engine's accumulation register is float32
+            register = fold(register, fold.reduce(pending.result.reshape(rows, -1).astype(np.float32),
+                                                  axis=1)).astype(np.float32)
         if reduce_cmd not in (None, _CMD.idle):
             run.accumulator = register
         if target is not None:
@@ -576,10 +578,10 @@ def _load_register(run: Any, pending: Any, command: Any, init: Any, ufunc: Any) 
                                f'got {view.shape}')
         pending.reads.append((view, None))
         if run.numerics:
-            values = view.array().reshape(-1).astype(np.float64)
+            values = view.array().reshape(-1).astype(np.float32)
             run.accumulator = values if pending.window is None else values[pending.window[0][0]:pending.window[0][1]]
     elif run.numerics:
-        run.accumulator = np.full(rows, 0.0 if init is None else float(init))
+        run.accumulator = np.full(rows, 0.0 if init is None else float(init), dtype=np.float32)
     return reduce_cmd.reduce
 
 
@@ -947,10 +949,10 @@ def tensor_scalar_cumulative(src: Any, op0: Any, op1: Any, imm0: Any, imm1: Any 
         flat = x.reshape(x.shape[0], -1)
         operand_value = np.reshape(a, flat.shape) if np.ndim(a) else a
         step = first(operand_value, flat) if reverse0 else first(flat, operand_value)
-        out = np.empty(step.shape, dtype=np.float64)
-        reg = np.broadcast_to(np.asarray(start, dtype=np.float64), (flat.shape[0],)).copy()
+        out = np.empty(step.shape, dtype=np.float32)  # a float32 register, as on the engine
+        reg = np.broadcast_to(np.asarray(start, dtype=np.float32), (flat.shape[0],)).copy()
         for i in range(step.shape[1]):
-            reg = second(step[:, i], reg)
+            reg = np.asarray(second(step[:, i], reg), dtype=np.float32)
             out[:, i] = reg
         run.accumulator = reg
         return out.reshape(x.shape)
@@ -1111,7 +1113,7 @@ def bn_aggr(data: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> An
         raise CompileError('bn_aggr takes the [P, 6k] output of bn_stats')
 
     def aggregate(x):
-        groups = x.reshape(x.shape[0], -1, 3).astype(np.float64)
+        groups = x.reshape(x.shape[0], -1, 3).astype(np.float32)  # float32 arithmetic, as on the engine
         count, means, m2 = groups[..., 0], groups[..., 1], groups[..., 2]
         total = count.sum(axis=1)
         mean = (count * means).sum(axis=1) / np.maximum(total, 1)
