@@ -270,6 +270,18 @@ class EngineTest(RewriteTestCase):
         self.assertIn('operand0=beta1', ast.unparse(ts[0]))
         self.assertCorrect('adamw', new)
 
+    def test_candidates_name_the_engine_the_work_runs_on(self):
+        # tensor-tensor work runs on VectorE (ACT has none); tensor_scalar work and copies on ACT or DVE (auto)
+        rope = [c for c in analyze(example('rope'))['transformations']
+                if c['transformation'] == 'move_elementwise_engine']
+        self.assertTrue(rope)
+        self.assertEqual({c['source_engine'] for c in rope}, {'vector'})
+        adamw = [c for c in analyze(example('adamw'))['transformations']
+                 if c['transformation'] == 'move_elementwise_engine' and c['params']['engine'] == 'scalar']
+        self.assertIn('auto', {c['source_engine'] for c in adamw})
+        self.assertNotIn('source_engine', [k for c in analyze(example('rope'))['transformations']
+                                           if c['transformation'] != 'move_elementwise_engine' for k in c])
+
     def test_gpsimd_cannot_read_psum(self):
         path = os.path.join(EXAMPLES, 'swiglu', 'variants', 'psum_fused.py')
         with open(path) as f:
