@@ -12,6 +12,7 @@ namespace {
 double Prior(const std::string& transformation) {
   static const std::map<std::string, double> kPriors = {{"widen_dma", 1.0},
                                                         {"batch_psum_evictions", 0.8},
+                                                        {"vectorize_loop", 0.7},
                                                         {"move_elementwise_engine", 0.6},
                                                         {"hoist_invariant_load", 0.5},
                                                         {"hoist_invariant_store", 0.5},
@@ -22,10 +23,16 @@ double Prior(const std::string& transformation) {
   return it == kPriors.end() ? 0.1 : it->second;
 }
 
-double EngineActivity(const v1::EngineActive& e, const std::string& engine) {
-  if (engine == "vector") return e.dve();
+// trn1 (NeuronCore-v2): VectorE and GpSimd cannot access SBUF at the same time (the timing model's
+// dve_pool_shared_sbuf_port), so element-wise work moved from one to the other relieves neither. Other devices
+// (trn2, or real hardware of unknown generation) are not assumed to share the port.
+bool SharesVectorGpsimdPort(const v1::ProfileResult& profile) { return profile.device() == v1::DEVICE_SIM_TRN1; }
+
+// How busy the engine is; on a shared port VectorE and GpSimd count together.
+double EngineActivity(const v1::EngineActive& e, const std::string& engine, bool shared_port) {
+  if (engine == "vector") return shared_port ? e.dve() + e.pool() : e.dve();
   if (engine == "scalar") return e.act();
-  if (engine == "gpsimd") return e.pool();
+  if (engine == "gpsimd") return shared_port ? e.dve() + e.pool() : e.pool();
   return 0;
 }
 
@@ -38,7 +45,13 @@ double BottleneckFit(const RewriteCandidate& c, const v1::ProfileResult& profile
   if (t == "batch_psum_evictions") return 0.5 * e.dma() + 0.5 * std::max(e.act(), e.dve());
   if (t == "move_elementwise_engine") {
     // Helps when a vector-side engine is the bottleneck and the destination engine has room.
-    return std::max(e.dve(), e.act()) - EngineActivity(e, c.target_engine);
+    const bool shared = SharesVectorGpsimdPort(profile);
+    return std::max(EngineActivity(e, "vector", shared), e.act()) - EngineActivity(e, c.target_engine, shared);
+  }
+  if (t == "vectorize_loop") {
+    // Fewer, larger instructions: pays where an engine spends its time on per-instruction overhead (a busy
+    // compute engine), and merges the loop's DMAs.
+    return std::max({e.act(), e.dve(), e.pool()}) + 0.5 * e.dma();
   }
   if (t == "fuse_loops") return 0.5 * (1.0 - compute);
   return 0;
@@ -62,7 +75,14 @@ std::vector<RankedCandidate> RankCandidates(const std::vector<RewriteCandidate>&
                                             const v1::ProfileResult& profile,
                                             const std::vector<v1::Experience>& experiences, uint64_t seed) {
   std::vector<RankedCandidate> ranked;
+  const bool shared_port = SharesVectorGpsimdPort(profile);
   for (const auto& c : candidates) {
+    // Not an offload on trn1: GpSimd takes its SBUF accesses from VectorE's port (and the reverse).
+    if (shared_port && c.transformation == "move_elementwise_engine" &&
+        ((c.target_engine == "gpsimd" && c.source_engine == "vector") ||
+         (c.target_engine == "vector" && c.source_engine == "gpsimd"))) {
+      continue;
+    }
     RankedCandidate r{c, 0, MemoryEvidence(c.transformation, experiences)};
     r.score = Prior(c.transformation) + BottleneckFit(c, profile) + r.memory_evidence;
     ranked.push_back(std::move(r));

@@ -17,7 +17,9 @@ struct RankedCandidate {
 };
 
 // Highest first. Deterministic for the same inputs and `seed`; a different seed may reorder candidates
-// whose scores are close (exploration), never ones far apart.
+// whose scores are close (exploration), never ones far apart. On a trn1 profile (DEVICE_SIM_TRN1), where VectorE
+// and GpSimd share the SBUF port, moves of element-wise work between VectorE and GpSimd are left out: they offload
+// nothing (a move to GpSimd of work the compiler would put on ScalarE or VectorE is kept).
 std::vector<RankedCandidate> RankCandidates(const std::vector<RewriteCandidate>& candidates,
                                             const v1::ProfileResult& profile,
                                             const std::vector<v1::Experience>& experiences, uint64_t seed);

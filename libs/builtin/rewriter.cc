@@ -88,7 +88,8 @@ absl::StatusOr<std::vector<RewriteCandidate>> Rewriter::Analyze(const std::strin
   if (list == result->fields().end()) return candidates;
   for (const Value& v : list->second.list_value().values()) {
     const Struct& t = v.struct_value();
-    RewriteCandidate c{Text(t, "transformation"), Text(t, "site"), Text(t, "plan"), Text(t, "description"), ""};
+    RewriteCandidate c{Text(t, "transformation"), Text(t, "site"), Text(t, "plan"), Text(t, "description"), "",
+                       Text(t, "source_engine")};
     if (auto params = t.fields().find("params"); params != t.fields().end()) {
       c.target_engine = Text(params->second.struct_value(), "engine");
     }

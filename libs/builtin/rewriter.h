@@ -30,6 +30,7 @@ struct RewriteCandidate {
   std::string plan_line;       // "builtin: widen_dma site=S23 ..."
   std::string description;     // one human sentence
   std::string target_engine;   // move_elementwise_engine: the engine work moves to ("vector", "gpsimd", ...)
+  std::string source_engine;   // move_elementwise_engine: where it runs now ("vector", ..., or "auto": ACT or DVE)
 };
 
 struct RewriteResult {

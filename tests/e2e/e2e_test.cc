@@ -11,6 +11,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -47,6 +48,15 @@ def kernel(x):
             nl.store(out[i * 128:(i + 1) * 128, j * 128:(j + 1) * 128], value=y)
     return out
 )";
+}
+
+// The baseline with the product on GpSimd (what an LLM might propose to offload VectorE): correct; on trn1 no
+// faster, since VectorE and GpSimd share the SBUF port.
+std::string PoolKernel() {
+  return absl::StrReplaceAll(
+      Example("kernel.py"),
+      {{"import neuronxcc.nki.language as nl", "import neuronxcc.nki.isa as nisa\nimport neuronxcc.nki.language as nl"},
+       {"nl.multiply(x_tile, sig)", "nisa.tensor_tensor(x_tile, sig, op=nl.multiply, engine=nisa.gpsimd_engine)"}});
 }
 
 // Forgets the sigmoid: INCORRECT.
@@ -109,7 +119,7 @@ std::string VariantsScript(double fail_fraction = 0) {
           {kPlannerPrompt, 0, "**PLAN-FUSED**: use the fused silu activation"},
           {"PLAN-FUSED", 0, CodeBlock(Example("variants/fused_act.py"))},
           {"PLAN-NARROW", 0, CodeBlock(NarrowKernel())},
-          {"PLAN-POOL", 0, CodeBlock(Example("variants/pool_multiply.py"))},
+          {"PLAN-POOL", 0, CodeBlock(PoolKernel())},
           {"PLAN-WRONG", 0, CodeBlock(WrongKernel())},
           {kSummarizerPrompt, 0, "**Fuse the activation**\nReplace sigmoid then multiply by one nl.silu call."},
       },

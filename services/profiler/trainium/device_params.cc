@@ -64,6 +64,7 @@ constexpr Field kFields[] = {
     {"act_outputs_to_psum_for_dve", &DeviceParams::act_outputs_to_psum_for_dve, 0},
     {"psum_banks", &DeviceParams::psum_banks, 1},
     {"psum_bank_bytes", &DeviceParams::psum_bank_bytes, 1},
+    {"dve_pool_shared_sbuf_port", &DeviceParams::dve_pool_shared_sbuf_port, 0},
     {"peak_flops_bandwidth_ratio", &DeviceParams::peak_flops_bandwidth_ratio, kPositive},
     {"roofline_peak_bandwidth_bytes_per_s", &DeviceParams::roofline_peak_bandwidth_bytes_per_s, kPositive},
     {"roofline_peak_vector_flops", &DeviceParams::roofline_peak_vector_flops, kPositive},

@@ -79,6 +79,9 @@ struct DeviceParams {
   double act_outputs_to_psum_for_dve = 0;
   double psum_banks = 0;
   double psum_bank_bytes = 0;
+  // 1: VectorE and GpSimd share the SBUF access port (trn1): an instruction of one that reads or
+  // writes SBUF waits until the other's SBUF instruction is done; 0: no such restriction (trn2).
+  double dve_pool_shared_sbuf_port = 0;
 
   // neuron-profile constants.
   double peak_flops_bandwidth_ratio = 0;

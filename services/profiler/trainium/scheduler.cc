@@ -14,6 +14,12 @@
 namespace accelopt::trainium {
 namespace {
 
+bool TouchesSbuf(const Instruction& inst) {
+  if (inst.has_output && inst.output.buffer == Buffer::kSbuf) return true;
+  return std::any_of(inst.inputs.begin(), inst.inputs.end(),
+                     [](const Operand& o) { return o.buffer == Buffer::kSbuf; });
+}
+
 // Per-allocation timing state.
 struct AllocTiming {
   double storage_ready_ns = 0;  // writers wait for this (ring slot, PSUM banks, SBUF room)
@@ -64,6 +70,7 @@ class ListScheduler {
     double act_free = 0;
     double dve_free = 0;
     double pool_free = 0;
+    double sbuf_port_free = 0;  // VectorE/GpSimd SBUF port (dve_pool_shared_sbuf_port)
   };
 
   Core& CoreOf(const Instruction& inst) { return cores_[inst.core]; }
@@ -206,13 +213,19 @@ void ListScheduler::ScheduleInstruction(int32_t index) {
       staged.inputs[0].buffer = Buffer::kPsum;
     }
     const Instruction& costed = staged_input ? staged : inst;
+    // On trn1 VectorE and GpSimd cannot access SBUF at the same time: an SBUF instruction of one
+    // waits for the other's (a split of VectorE work onto GpSimd buys nothing there).
+    const bool shares_sbuf_port = params_.dve_pool_shared_sbuf_port > 0 && TouchesSbuf(inst);
     double best_rank = 0;
     for (Engine engine : candidates) {
       double* free_at = engine == Engine::kPe    ? &core.pe_free
                         : engine == Engine::kAct ? &core.act_free
                         : engine == Engine::kDve ? &core.dve_free
                                                  : &core.pool_free;
-      const double start = std::max({*free_at, ReadyTime(inst, engine), storage_ready});
+      double start = std::max({*free_at, ReadyTime(inst, engine), storage_ready});
+      if (shares_sbuf_port && (engine == Engine::kDve || engine == Engine::kPool)) {
+        start = std::max(start, core.sbuf_port_free);
+      }
       const double end = start + InstructionDurationNs(costed, engine, params_);
       // Flexible ops go to ACT unless another engine finishes them more than act_preference_ns
       // earlier.
@@ -231,6 +244,9 @@ void ListScheduler::ScheduleInstruction(int32_t index) {
     const bool pe_broadcast = out.engine == Engine::kPe && inst.op == Op::kBroadcast;
     out.output_to_psum = fits_bank && (staged_act || pe_broadcast);
     const double duration = out.end_ns - out.start_ns;
+    if (shares_sbuf_port && (out.engine == Engine::kDve || out.engine == Engine::kPool)) {
+      core.sbuf_port_free = std::max(core.sbuf_port_free, out.end_ns);
+    }
     switch (out.engine) {
       case Engine::kPe:
         core.pe_free = out.end_ns;

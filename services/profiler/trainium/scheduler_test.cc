@@ -44,6 +44,25 @@ TEST(SchedulerTest, ProgramsOnTwoCoresUseTheirOwnEnginesAndMemory) {
   EXPECT_DOUBLE_EQ(parallel.busy.act_ns, 1000);
 }
 
+TEST(SchedulerTest, VectorAndGpSimdShareTheSbufPortOnTrn1) {
+  // trn1: VectorE and GpSimd cannot access SBUF at the same time, so independent SBUF work split
+  // between them takes as long as on one of them; trn2 lifts the restriction.
+  const Trace trace = ParseTraceForTest(
+      "I id=0 op=tensor_tensor eng=dve p=128 n=500 in=sbuf:2000,sbuf:2000 out=sbuf:2000\n"
+      "I id=1 op=tensor_tensor eng=pool p=128 n=500 in=sbuf:2000,sbuf:2000 out=sbuf:2000\n"
+      "I id=2 op=activation eng=act p=128 n=1000 in=sbuf:4000 out=sbuf:4000\n");
+  DeviceParams p = SimpleDeviceForTest();
+  ASSERT_EQ(p.dve_pool_shared_sbuf_port, 1);
+  const Schedule shared = ScheduleTrace(trace, p);
+  EXPECT_DOUBLE_EQ(shared.instructions[1].start_ns, shared.instructions[0].end_ns);
+  EXPECT_DOUBLE_EQ(shared.instructions[2].start_ns, 0);  // ScalarE is not on that port
+  EXPECT_DOUBLE_EQ(shared.makespan_ns, 2000);
+  p.dve_pool_shared_sbuf_port = 0;
+  const Schedule lifted = ScheduleTrace(trace, p);
+  EXPECT_DOUBLE_EQ(lifted.instructions[1].start_ns, 0);
+  EXPECT_DOUBLE_EQ(lifted.makespan_ns, 1000);
+}
+
 TEST(SchedulerTest, OneEngineIssuesInOrder) {
   const Trace trace = ParseTraceForTest(
       "I id=0 op=activation eng=act p=128 n=1000 in=sbuf:4000 out=sbuf:4000\n"

@@ -270,6 +270,18 @@ class EngineTest(RewriteTestCase):
         self.assertIn('operand0=beta1', ast.unparse(ts[0]))
         self.assertCorrect('adamw', new)
 
+    def test_candidates_name_the_engine_the_work_runs_on(self):
+        # tensor-tensor work runs on VectorE (ACT has none); tensor_scalar work and copies on ACT or DVE (auto)
+        rope = [c for c in analyze(example('rope'))['transformations']
+                if c['transformation'] == 'move_elementwise_engine']
+        self.assertTrue(rope)
+        self.assertEqual({c['source_engine'] for c in rope}, {'vector'})
+        adamw = [c for c in analyze(example('adamw'))['transformations']
+                 if c['transformation'] == 'move_elementwise_engine' and c['params']['engine'] == 'scalar']
+        self.assertIn('auto', {c['source_engine'] for c in adamw})
+        self.assertNotIn('source_engine', [k for c in analyze(example('rope'))['transformations']
+                                           if c['transformation'] != 'move_elementwise_engine' for k in c])
+
     def test_gpsimd_cannot_read_psum(self):
         path = os.path.join(EXAMPLES, 'swiglu', 'variants', 'psum_fused.py')
         with open(path) as f:
@@ -291,6 +303,62 @@ class PsumTest(RewriteTestCase):
         self.assertEqual(len([l for l in loops_in(n_loop) if ast.unparse(l.target) == 'j']), 1)
         self.assertCorrect('matmul', new)
         self.refused(src, 'batch_psum_evictions', 'L20', contains=['no strip-wise PSUM eviction', 'loop over k'])
+
+
+class VectorizeTest(RewriteTestCase):
+    def test_vectorize_head_loop_of_rope(self):
+        src = example('rope')
+        line = line_of(src, 'for h in nl.affine_range(H)')
+        self.assertIn(f'L{line}', [c['site'] for c in analyze(src)['transformations']
+                                   if c['transformation'] == 'vectorize_loop'])
+        new = self.applied(src, 'vectorize_loop', f'L{line}')
+        func = kernel_func(new)
+        self.assertEqual([ast.unparse(l.target) for l in loops_in(func)], ['s'], 'the head loop is gone')
+        self.assertIn('h_all = nl.arange(H)[None, :, None]', new)
+        self.assertIn('nl.ndarray((128, H, D)', new)
+        self.assertEqual(len(calls_named(func, 'load')), 3)   # x over all heads, cos, sin
+        self.assertEqual(len(calls_named(func, 'store')), 1)
+        self.assertEqual(len(calls_named(func, 'multiply')), 4)
+        # cos/sin do not move with h: read with a stride-0 index along the head axis
+        self.assertIn('cos_tile[nl.arange(128)[:, None, None], 0 * h_all + nl.arange(half)[None, None, :]]', new)
+        self.assertCorrect('rope', new)
+
+    def test_vectorize_column_loop_of_silu(self):
+        src = example('silu')
+        new = self.applied(src, 'vectorize_loop', f'L{line_of(src, "for j in")}')
+        self.assertEqual(len(loops_in(kernel_func(new))), 1)
+        self.assertIn('j_all * 512 + nl.arange(512)[None, None, :]', new)
+        self.assertCorrect('silu', new)
+
+    def test_vectorize_refusals(self):
+        src = example('rope')
+        outer = line_of(src, 'for s in')
+        self.refused(src, 'vectorize_loop', f'L{outer}', contains=['not an innermost loop'])
+        body = HEADER + textwrap.dedent('''\
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                acc = nl.zeros((128, 512), dtype=x.dtype, buffer=nl.sbuf)
+                for j in nl.sequential_range(4):
+                    t = nl.load(x[0:128, j * 512:(j + 1) * 512])
+                    nl.store(out[0:128, j * 512:(j + 1) * 512], value=t)
+                for j in nl.affine_range(4):
+                    t2 = nl.load(x[0:128, j * 512:(j + 1) * 512])
+                    u = nl.multiply(t2, j)
+                    nl.store(out[0:128, j * 512:(j + 1) * 512], value=u)
+                for j in nl.affine_range(4):
+                    t3 = nl.load(x[0:128, j * 512:(j + 1) * 512])
+                    nl.store(out[0:128, 0:512], value=t3)
+                return out
+            ''')
+        self.assertEqual([c for c in analyze(body)['transformations'] if c['transformation'] == 'vectorize_loop'],
+                         [])
+        self.refused(body, 'vectorize_loop', f'L{line_of(body, "sequential_range")}',
+                     contains=['not an nl.affine_range loop'])
+        self.refused(body, 'vectorize_loop', f'L{line_of(body, "affine_range", 0)}',
+                     contains=['uses j outside a load or store index'])
+        self.refused(body, 'vectorize_loop', f'L{line_of(body, "affine_range", 1)}',
+                     contains=['every iteration stores to the same region'])
 
 
 class ComposeTest(RewriteTestCase):

@@ -14,15 +14,22 @@ Params = Dict[str, Any]
 class Candidate:
     """A site where a transformation applies, with the parameters it would use there."""
 
-    def __init__(self, transformation: str, site: str, description: str, params: Optional[Params] = None) -> None:
+    def __init__(self, transformation: str, site: str, description: str, params: Optional[Params] = None,
+                 source_engine: str = '') -> None:
         self.transformation = transformation
         self.site = site
         self.description = description
         self.params: Params = params or {}
+        # move_elementwise_engine: the engine the work runs on now ('vector', 'scalar', 'gpsimd', or 'auto' when
+        # the compiler picks between ScalarE and VectorE)
+        self.source_engine = source_engine
 
     def to_json(self) -> Dict[str, Any]:
-        return {'transformation': self.transformation, 'site': self.site, 'description': self.description,
-                'params': self.params}
+        out = {'transformation': self.transformation, 'site': self.site, 'description': self.description,
+               'params': self.params}
+        if self.source_engine:
+            out['source_engine'] = self.source_engine
+        return out
 
 
 class Applied:

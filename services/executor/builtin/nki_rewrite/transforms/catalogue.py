@@ -9,8 +9,10 @@ from .hoist_store import HoistInvariantStore
 from .interchange_loops import InterchangeLoops
 from .move_engine import MoveElementwiseEngine
 from .split_loop import SplitLoop
+from .vectorize_loop import VectorizeLoop
 from .widen_dma import WidenDma
 
 CATALOGUE: List[Transformation] = [HoistInvariantLoad(), HoistInvariantStore(), WidenDma(), SplitLoop(),
-                                   InterchangeLoops(), FuseLoops(), MoveElementwiseEngine(), BatchPsumEvictions()]
+                                   InterchangeLoops(), FuseLoops(), MoveElementwiseEngine(), BatchPsumEvictions(),
+                                   VectorizeLoop()]
 BY_ID: Dict[str, Transformation] = {t.id: t for t in CATALOGUE}

@@ -100,6 +100,16 @@ def _hint_move(src: KernelSource, kinds: OperandKinds, call: ast.Call, name: str
     return name[5:], new, current, engine
 
 
+def source_engine(form: str, current: str) -> str:
+    """The engine the work runs on before the move: an engine= hint, or the compiler's choice without one
+    (tensor-tensor work only VectorE and GpSimd can do, VectorE by default; tensor_scalar, copies and memsets go to
+    ScalarE or VectorE: 'auto')."""
+    for engine, hint in ENGINES.items():
+        if current == hint:
+            return engine
+    return 'vector' if form in ('tensor_tensor', 'scalar_tensor_tensor') else 'auto'
+
+
 def plan_move(src: KernelSource, kinds: OperandKinds, call: ast.Call, engine: Optional[str]) -> Move:
     """How call moves to engine (None: the default for its kind of work), or the reason it cannot."""
     name = src.call_name(call) or ''
@@ -140,7 +150,8 @@ class MoveElementwiseEngine(Transformation):
                 if isinstance(move, tuple):
                     out.append(Candidate(self.id, f'S{stmt.lineno}',
                                          f'run `{ast.unparse(call)}` at line {stmt.lineno} as {move[0]} on the '
-                                         f'{move[3]} engine', {'engine': move[3], 'call': i}))
+                                         f'{move[3]} engine', {'engine': move[3], 'call': i},
+                                         source_engine(move[0], move[2])))
         return out
 
     def apply(self, src: KernelSource, site: str, params: Params) -> Applied:
