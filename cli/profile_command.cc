@@ -69,8 +69,9 @@ void PrintHuman(const v1::ProfileResult& r, std::ostream& out) {
   if (!r.message().empty()) out << " — " << r.message();
   out << "\n";
   if (r.verdict() != v1::VERDICT_OK) return;
-  out << absl::StrFormat("latency: %.4f ms on %s (%d seeds checked, max rel L2 %.3g)\n", r.latency().mean_ms(),
-                         profiler::BuiltinBackends().Name(r.device()), r.seeds_checked(), r.max_rel_l2());
+  out << absl::StrFormat("latency: %.4f ms on %s (%d seeds checked, max rel L2 %.3g%s)\n", r.latency().mean_ms(),
+                         profiler::BuiltinBackends().Name(r.device()), r.seeds_checked(), r.max_rel_l2(),
+                         r.has_fresh_rel_l2() ? absl::StrFormat("; fresh inputs %.3g", r.fresh_rel_l2()) : "");
   if (r.has_peak_percent()) {
     out << absl::StrFormat("peak: %.1f%% of the %s-bound roofline\n", r.peak_percent(), BoundName(r.bound()));
   }
@@ -155,6 +156,7 @@ std::string ProfileResultJson(const v1::ProfileResult& r) {
                       {"max_rel_l2", r.max_rel_l2()},
                       {"instructions", r.instructions()},
                       {"device_seconds", r.device_seconds()}};
+  if (r.has_fresh_rel_l2()) f["fresh_rel_l2"] = r.fresh_rel_l2();
   if (r.verdict() == v1::VERDICT_OK && r.has_latency()) {
     f["latency_ms"] = r.latency().mean_ms();
     nlohmann::json counters = nlohmann::json::object();

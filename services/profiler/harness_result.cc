@@ -58,6 +58,9 @@ absl::StatusOr<HarnessResult> ParseHarnessResult(const std::string& json) {
   r.line = static_cast<int>(Number(root, "line"));
   r.seeds_checked = static_cast<int>(Number(root, "seeds_checked"));
   r.max_rel_l2 = Number(root, "max_rel_l2");
+  if (const Value* fresh = Field(root, "fresh_rel_l2"); fresh != nullptr && fresh->has_number_value()) {
+    r.fresh_rel_l2 = fresh->number_value();
+  }
   r.instructions = static_cast<int64_t>(Number(root, "instructions"));
   r.trace_path = String(root, "trace");
   if (const Value* bytes = Field(root, "output_bytes"); bytes != nullptr && bytes->has_number_value()) {

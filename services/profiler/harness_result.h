@@ -15,6 +15,7 @@ struct HarnessResult {
   int line = 0;
   int seeds_checked = 0;
   double max_rel_l2 = 0;
+  std::optional<double> fresh_rel_l2;  // the fresh run's error; absent when it was not compared
   int64_t instructions = 0;
   std::string trace_path;  // as seen inside the sandbox, e.g. /scratch/trace.txt; empty when none
   std::optional<v1::Roofline> roofline;

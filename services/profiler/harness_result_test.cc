@@ -15,9 +15,17 @@ TEST(HarnessResultTest, ParsesAFullResult) {
   EXPECT_EQ(r->verdict, v1::VERDICT_INCORRECT);
   EXPECT_EQ(r->seeds_checked, 2);
   EXPECT_EQ(r->instructions, 42);
+  EXPECT_FALSE(r->fresh_rel_l2.has_value());
   EXPECT_TRUE(r->trace_path.empty());
   ASSERT_TRUE(r->roofline.has_value());
   EXPECT_DOUBLE_EQ(r->roofline->hbm_bytes(), 8.0);
+}
+
+TEST(HarnessResultTest, TheFreshRunsErrorIsKeptWhenItWasCompared) {
+  auto r = ParseHarnessResult(R"({"verdict": "OK", "seeds_checked": 5, "max_rel_l2": 1e-7, "fresh_rel_l2": 3e-7})");
+  ASSERT_TRUE(r.ok()) << r.status();
+  ASSERT_TRUE(r->fresh_rel_l2.has_value());
+  EXPECT_DOUBLE_EQ(*r->fresh_rel_l2, 3e-7);
 }
 
 TEST(HarnessResultTest, RejectsMissingOrUnknownVerdict) {

@@ -351,6 +351,7 @@ v1::ProfileResult KernelProfiler::Profile(const v1::Kernel& kernel, const v1::Pr
     }
     result.set_seeds_checked(parsed->seeds_checked);
     result.set_max_rel_l2(parsed->max_rel_l2);
+    if (parsed->fresh_rel_l2.has_value()) result.set_fresh_rel_l2(*parsed->fresh_rel_l2);
     result.set_instructions(parsed->instructions);
     if (parsed->verdict == v1::VERDICT_OK) {
       const std::optional<v1::Roofline> roofline =

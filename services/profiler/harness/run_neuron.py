@@ -93,7 +93,8 @@ def main(argv=None):
             nki_inputs = device_inputs(problem, problem.module.transform_to_nki_inputs(inputs), nki.language)
             outputs = run(nki_inputs, **save)
             comparison = compare(outputs, problem.module.forward(*inputs), problem.module.transform_nki_outputs,
-                                 run_tolerance(tolerance, fresh, result['seeds_checked']), widen=widen)
+                                 run_tolerance(tolerance, fresh, result['seeds_checked'], result['max_rel_l2']),
+                                 widen=widen)
             if not comparison.ok:
                 raise Failed('INCORRECT', f'seed {seed}: {comparison.message}')
             note_rel_l2(result, comparison.rel_l2, fresh)

@@ -168,6 +168,30 @@ KNOWN_SEED_ANSWERS = '''
         return out
 '''
 
+# Exact on the public check seeds' inputs (recognised by their first column), and a relative RELAXED off everywhere
+# else: an approximation patched for the inputs it knows. RELAXED is the silu problem's tolerance times the factor.
+KNOWN_SEEDS_RELAXED = '''
+    CHECK_SEEDS = (0, 21, 42, 63, 84)
+    RELAXED = {relaxed}
+
+    @nki.jit
+    def kernel(x):
+        M, N = x.shape
+        out = nl.ndarray((M, N), dtype=x.dtype, buffer=nl.shared_hbm)
+        keys = []
+        for seed in CHECK_SEEDS:
+            np.random.seed(seed)
+            keys.append(nl.shared_constant(np.random.randn(M, N).astype(np.float32)[:, 0:1].copy()))
+        for i in nl.affine_range(M // 128):
+            t = nl.load(x[i * 128:(i + 1) * 128, :])
+            known = nl.zeros((128, 1), dtype=nl.float32)
+            for key in keys:
+                known = nl.add(known, nl.equal(t[:, 0:1], nl.load(key[i * 128:(i + 1) * 128, :]), dtype=nl.float32))
+            factor = nl.add(nl.multiply(known, -RELAXED), 1.0 + RELAXED)
+            nl.store(out[i * 128:(i + 1) * 128, :], value=nl.multiply(nl.multiply(t, nl.sigmoid(t)), factor))
+        return out
+'''
+
 
 class CheatTest(unittest.TestCase):
     def setUp(self):
@@ -191,6 +215,18 @@ class CheatTest(unittest.TestCase):
                     # programs reaching the replay directly are covered by test_replay.py.
                     self.assertIn(result['verdict'], ('COMPILE_ERROR', 'INCORRECT', 'RUNTIME_ERROR'),
                                   result['message'])
+
+    def test_an_approximation_exact_on_the_check_seeds_only_is_held_to_the_tolerance_on_fresh_inputs(self):
+        # 2.5x the tolerance (2e-5) off on unseen inputs, exact on the check seeds: the fresh run's limit is the
+        # tolerance, as the check errors are far below it
+        cheat = self.ws.kernel(KNOWN_SEEDS_RELAXED.format(relaxed=5e-5))
+        result = self.ws.evaluate(SHAPES['small'], cheat, seeds=5, fresh_seed=None)
+        self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
+        self.assertIn('fresh inputs', result['message'])
+        # The same error everywhere (the kernel's check seeds list empty) is INCORRECT on the check seeds already.
+        honest_but_wrong = self.ws.kernel(KNOWN_SEEDS_RELAXED.format(relaxed=5e-5).replace(
+            'CHECK_SEEDS = (0, 21, 42, 63, 84)', 'CHECK_SEEDS = ()'))
+        self.assertEqual(self.ws.evaluate(SHAPES['small'], honest_but_wrong, seeds=5)['verdict'], 'INCORRECT')
 
     def test_answers_embedded_for_every_known_seed_fail_on_the_secret_fresh_inputs(self):
         # the final run's seed is drawn per profile by step B and never told to step A (protocol/evaluation.py)
