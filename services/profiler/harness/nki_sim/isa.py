@@ -938,25 +938,31 @@ def tensor_scalar_cumulative(src: Any, op0: Any, op1: Any, imm0: Any, imm1: Any 
                              reduce_cmd: Any = reduce_cmd.reset_reduce, reverse0: Any = False, dtype: Any = None,
                              mask: Any = None, **kwargs: Any) -> Any:
     """reg = op1(op0(src[:, i], imm0), reg); out[:, i] = reg along the free elements of each partition. reg starts
-    from op1's identity (reset_reduce), imm1 (load_reduce) or the vector engine's register (reduce)."""
+    from op1's identity (reset_reduce), imm1 (load_reduce: a scalar or a [P, 1] tile, one start value per
+    partition, read by the instruction) or the vector engine's register (reduce)."""
     first = alu(op0)
     second = alu(op1)
     view = on_chip(operand(src), 'tensor_scalar_cumulative')
     run = current()
-    start = _cumulative_start(second, reduce_cmd, imm1, run, view.shape[0])
+    loaded = reduce_cmd == _CMD.load_reduce and is_tile(imm1)
+    start = 0.0 if loaded else _cumulative_start(second, reduce_cmd, imm1, run, view.shape[0])
 
-    def scan(x, a):
+    def scan(x, a, initial=None):
         flat = x.reshape(x.shape[0], -1)
         operand_value = np.reshape(a, flat.shape) if np.ndim(a) else a
         step = first(operand_value, flat) if reverse0 else first(flat, operand_value)
         out = np.empty(step.shape, dtype=np.float32)  # a float32 register, as on the engine
-        reg = np.broadcast_to(np.asarray(start, dtype=np.float32), (flat.shape[0],)).copy()
+        begin_at = start if initial is None else np.reshape(initial, flat.shape)[:, 0]
+        reg = np.broadcast_to(np.asarray(begin_at, dtype=np.float32), (flat.shape[0],)).copy()
         for i in range(step.shape[1]):
             reg = np.asarray(second(step[:, i], reg), dtype=np.float32)
             out[:, i] = reg
         run.accumulator = reg
         return out.reshape(x.shape)
     scalar = _per_row(operand(imm0), view) if is_tile(imm0) else imm0
+    if loaded:
+        # nkilib's cumsum carries the last column of one free tile into the next as imm1 ([P, 1])
+        return elementwise('tensor_scalar', 'dve', scan, (view, scalar, _per_row(operand(imm1), view)), dtype, mask)
     return elementwise('tensor_scalar', 'dve', scan, (view, scalar), dtype, mask)
 
 

@@ -2112,6 +2112,57 @@ def forward(x):
             self.assertIn(expected, result['message'])
             self.assertEqual(result['line'], line_of(kernel, '# <- here'))
 
+    def test_a_cumulative_scan_starts_from_a_per_partition_imm1_tile(self):
+        # nisa.tensor_scalar_cumulative: "elif reduce_cmd == load_reduce: reg = imm1" (the API page); the registers
+        # are per partition, and the NKI library's cumsum loads each partition's carry from the previous free tile
+        # as imm1=<[P, 1] tile>. The simulator took the tile object for a number: a numpy ValueError (RUNTIME_ERROR)
+        # with numerics. A scalar imm1 and the other commands are unchanged.
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.randn(40, 24).astype(np.float32), np.random.randn(40, 1).astype(np.float32)]
+
+
+def forward(x, start):
+    out = np.zeros((40, 3, 24), np.float32)
+    out[:, 0] = np.cumsum(x * 2.0, axis=1) + start
+    out[:, 1] = np.cumsum(x, axis=1) + 1.5
+    out[:, 2] = np.maximum.accumulate(np.concatenate([start, x], axis=1), axis=1)[:, 1:]
+    return out
+''' + STANDARD_TRANSFORMS)
+        body = '''
+            @nki.jit
+            def kernel(x, start):
+                out = nl.ndarray((40, 3, 24), dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nl.ndarray((40, 24), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                s = nl.ndarray((40, 1), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=s, src=start)
+                u = nl.ndarray((40, 3, 24), dtype=nl.float32, buffer=nl.sbuf)
+                # two halves, the second starting from the first's last column
+                nisa.tensor_scalar_cumulative(dst=u[:, 0, 0:12], src=t[:, 0:12], op0=nl.multiply, imm0=2.0,
+                                              op1=nl.add, imm1=s, reduce_cmd=nisa.reduce_cmd.load_reduce)
+                carry = nl.ndarray((40, 1), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.tensor_copy(dst=carry, src=u[:, 0, 11:12])
+                nisa.tensor_scalar_cumulative(dst=u[:, 0, 12:24], src=t[:, 12:24], op0=nl.multiply, imm0=2.0,
+                                              op1=nl.add, imm1=carry, reduce_cmd=nisa.reduce_cmd.load_reduce)
+                nisa.tensor_scalar_cumulative(dst=u[:, 1, :], src=t, op0=nl.add, imm0=0.0, op1=nl.add, imm1=1.5,
+                                              reduce_cmd=nisa.reduce_cmd.load_reduce)
+                nisa.tensor_scalar_cumulative(dst=u[:, 2, :], src=t, op0=nl.add, imm0=0.0, op1=nl.maximum, imm1=s,
+                                              reduce_cmd=nisa.reduce_cmd.load_reduce)
+                nisa.dma_copy(dst=out, src=u)
+                return out
+            '''
+        result = self.ws.evaluate(reference, self.ws.kernel(body, header=BETA2_HEADER))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        # a start tile that is not one value per partition is refused
+        kernel = self.ws.kernel(body.replace('imm1=s, reduce_cmd=nisa.reduce_cmd.load_reduce)\n                carry',
+                                             'imm1=t, reduce_cmd=nisa.reduce_cmd.load_reduce)  # <- here\n'
+                                             '                carry'), header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('a per-partition operand holds one value per partition', result['message'])
+        self.assertEqual(result['line'], line_of(kernel, 'dst=u[:, 0, 0:12]'))   # the call's first line
+
     def test_a_reduction_axis_out_of_range_is_refused(self):
         # the reductions are "similar to numpy" (nl.sum, nisa.tensor_reduce), where an axis out of range is an
         # AxisError. The simulator took it modulo the tile's rank: axis=[2] of a (8, 2048) tile (a public argmax
