@@ -160,7 +160,7 @@ class Recorder:
                 args, kwargs = normalized(function, args, kwargs)
             line = run.line(1)     # from the caller of this wrapper on
             # the entry {"c", "a", "k", "l", "r"} as JSON text, encoded before the call (as _ENCODE would write it)
-            head = ''.join((prefix, ','.join([text(a) for a in args]), '],"k":{',
+            head = ''.join((prefix, ','.join(map(text, args)), '],"k":{',
                             ','.join([(key_texts.get(k) or key_text(k)) + ('null' if v is None else 'true' if v is True
                                                                          else 'false' if v is False else text(v))
                                       for k, v in kwargs.items()]),
