@@ -78,15 +78,18 @@ class Affine:
                                'i_p[:, 0], is not supported: use the expression itself or a 1-D nl.arange)')
         if type(key) is not tuple:
             key = (key,)
-        position = -1
-        for i, k in enumerate(key):
-            if k is not None:
-                if position >= 0:
-                    raise CompileError('arange placement needs exactly one ":" and any number of None')
-                position = i
-        if position < 0:
-            raise CompileError('arange placement needs exactly one ":" and any number of None')
         ndim = len(key)
+        if ndim == 2 and (key[0] is None) is not (key[1] is None):     # [:, None], [None, :]: the common forms
+            position = 0 if key[1] is None else 1
+        else:
+            position = -1
+            for i, k in enumerate(key):
+                if k is not None:
+                    if position >= 0:
+                        raise CompileError('arange placement needs exactly one ":" and any number of None')
+                    position = i
+            if position < 0:
+                raise CompileError('arange placement needs exactly one ":" and any number of None')
         cache = self.placements
         if cache is None:
             cache = self.placements = {}

@@ -160,7 +160,7 @@ class Recorder:
                 args, kwargs = normalized(function, args, kwargs)
             line = run.line(1)     # from the caller of this wrapper on
             # the entry {"c", "a", "k", "l", "r"} as JSON text, encoded before the call (as _ENCODE would write it)
-            head = ''.join((prefix, ','.join([text(a) for a in args]), '],"k":{',
+            head = ''.join((prefix, ','.join(map(text, args)), '],"k":{',
                             ','.join([(key_texts.get(k) or key_text(k)) + ('null' if v is None else 'true' if v is True
                                                                          else 'false' if v is False else text(v))
                                       for k, v in kwargs.items()]),
@@ -612,10 +612,8 @@ def read_program(lines: Iterable[str], max_chars: int = MAX_PROGRAM_CHARS) -> Pr
     be a stream that step A is still writing. A step-A failure entry raises RecordedFailure where it is read
     (here, if it precedes the header); a malformed line raises ProgramError."""
     items = _decoded_lines(lines, max_chars)
-    for number, entry in items:
-        if entry.get('program') != FORMAT:
-            raise ProgramError(f'program line {number}: expected the header {FORMAT!r}')
-        return Program(entry, _entries(items))
+    for header in items:    # (_decoded_lines checks that the first entry is a header)
+        return Program(header, items)
     raise ProgramError('empty program: the kernel produced no instruction stream')
 
 
@@ -626,14 +624,11 @@ def parse_program(lines: Iterable[str]) -> Program:
     return program
 
 
-def _entries(items: Iterator[Tuple[int, Dict[str, Any]]]) -> Iterator[Dict[str, Any]]:
-    for _, entry in items:
-        yield entry
-
-
-def _decoded_lines(lines: Iterable[str], max_chars: int) -> Iterator[Tuple[int, Dict[str, Any]]]:
-    """(line number, entry) of each non-blank line; an error entry raises RecordedFailure."""
+def _decoded_lines(lines: Iterable[str], max_chars: int) -> Iterator[Any]:
+    """The entry of each non-blank line, the first of which must be the header (else ProgramError); an error entry
+    raises RecordedFailure."""
     geometries: Dict[str, Optional[Dict[str, Any]]] = {}
+    keywords: Dict[str, Optional[Dict[str, Any]]] = {}
     header_read = False
     size = 0
     for number, text in enumerate(lines, 1):
@@ -643,11 +638,17 @@ def _decoded_lines(lines: Iterable[str], max_chars: int) -> Iterator[Tuple[int, 
                                    'message': f"the kernel's program exceeds {max_chars >> 20} MiB"})
         if not text or text.isspace():    # (not text.strip(), without copying the line)
             continue
-        if header_read and text.startswith('{"viewdef":'):
-            view = _view_definition(text, geometries)
-            if view is not None:
-                yield number, view
-                continue
+        if header_read:
+            if text.startswith('{"c":"'):
+                call = _call_line(text, keywords)
+                if call is not None:
+                    yield call
+                    continue
+            elif text.startswith('{"viewdef":'):
+                view = _view_definition(text, geometries)
+                if view is not None:
+                    yield view
+                    continue
         try:
             entry, end = _SCAN(text, 0)
             if end != len(text) and text[end:] != '\n':
@@ -666,8 +667,10 @@ def _decoded_lines(lines: Iterable[str], max_chars: int) -> Iterator[Tuple[int, 
             if not isinstance(entry['error'], dict):
                 raise ProgramError(f'program line {number}: bad error entry')
             raise RecordedFailure(entry['error'])
+        if not header_read and entry.get('program') != FORMAT:
+            raise ProgramError(f'program line {number}: expected the header {FORMAT!r}')
         header_read = True
-        yield number, entry
+        yield entry
 
 
 # A view definition as the recorder writes it, up to its geometry: view number, tensor reference, int block and
@@ -710,6 +713,56 @@ def _view_definition(text: str, geometries: Dict[str, Optional[Dict[str, Any]]])
     return {'viewdef': int(number), 'of': of}
 
 
+class CallLine:
+    """The entry of a call line in the recorder's own spelling whose arguments are all references (`{"ref": n}`,
+    `{"vref": n}`): what json.loads makes of the line, in the form Replay compiles without decoding the arguments
+    as objects. `keywords` is the decoded "k" object, shared by the lines that spell it alike (never modified)."""
+    __slots__ = ('name', 'arguments', 'keywords_text', 'keywords', 'line')
+
+    def __init__(self, name: str, arguments: List[int], keywords_text: str, keywords: Dict[str, Any],
+                 line: int) -> None:
+        self.name = name
+        self.arguments = arguments      # per argument: n for {"ref": n}, ~n (-n - 1) for {"vref": n}
+        self.keywords_text = keywords_text
+        self.keywords = keywords
+        self.line = line
+
+    def entry(self) -> Dict[str, Any]:
+        """The entry as json.loads decodes it (the result id left out: the replay numbers results itself)."""
+        return {'c': self.name, 'a': [{'vref': ~n} if n < 0 else {'ref': n} for n in self.arguments],
+                'k': self.keywords, 'l': self.line}
+
+
+# A call line as the recorder writes it with only references as arguments: callee name, the arguments, the keywords
+# object's text, the line and the result id (JSON integers exactly as the decoder reads them).
+_CALL_LINE = re.compile(r'\{"c":"([A-Za-z0-9_.]+)","a":\[((?:\{"v?ref":(?:0|[1-9][0-9]*)\})'
+                        r'(?:,\{"v?ref":(?:0|[1-9][0-9]*)\})*)?\],"k":(\{.*\}),"l":(0|[1-9][0-9]*),'
+                        r'"r":(?:null|0|[1-9][0-9]*)\}\n?\Z')
+
+
+def _call_line(text: str, keywords: Dict[str, Optional[Dict[str, Any]]]) -> Optional[CallLine]:
+    """The CallLine of a call line in the recorder's spelling with only references as arguments, or None (then it
+    is parsed as any line). The keywords text must decode whole to an object (decoded once per distinct text), so
+    the line is exactly the object {"c", "a", "k", "l", "r"}."""
+    match = _CALL_LINE.match(text)
+    if match is None:
+        return None
+    name, arguments, keywords_text, line = match.groups()
+    if keywords_text not in keywords:
+        keywords[keywords_text] = None
+        try:
+            decoded, end = _SCAN(keywords_text, 0)
+        except (StopIteration, ValueError, RecursionError):
+            decoded, end = None, 0
+        if end == len(keywords_text) and isinstance(decoded, dict):
+            keywords[keywords_text] = decoded
+    decoded = keywords[keywords_text]
+    if decoded is None:
+        return None
+    return CallLine(name, [~int(a[8:-1]) if a[2] == 'v' else int(a[7:-1]) for a in arguments.split(',')]
+                    if arguments else [], keywords_text, decoded, int(line))
+
+
 _PRIVATE_HBM = (memory.hbm, memory.private_hbm)
 _NO_KEYWORDS: Dict[str, Any] = {}   # passed as **_NO_KEYWORDS (never modified)
 _NO_ARGUMENTS: List[Any] = []      # never modified
@@ -746,6 +799,8 @@ class Replay:
         # (parse_program): validated once
         self.geometries: Dict[int, Tuple[Any, ...]] = {}
         self.references: Dict[int, Callable[['Replay'], Any]] = {}    # compiled {"ref": n} by n
+        # keywords text of a CallLine -> (compiled keywords, static keywords or None), shared by the steps
+        self.compiled_keywords: Dict[str, Tuple[Dict[str, Compiled], Optional[Dict[str, Any]]]] = {}
         self.steps: List[Tuple[Any, ...]] = []
         # the entries not compiled yet: the first run compiles them as it reaches them (step A may still be
         # writing the program), later runs execute the compiled steps
@@ -885,8 +940,10 @@ class Replay:
         return self.values[index]
 
     # ----- compiling -----
-    def _compile_entry(self, number: int, entry: Dict[str, Any]) -> Optional[Tuple[Any, ...]]:
+    def _compile_entry(self, number: int, entry: Any) -> Optional[Tuple[Any, ...]]:
         try:
+            if type(entry) is CallLine:
+                return self._compile_call_line(entry)
             if 'viewdef' in entry:
                 self._define_view(entry)
                 return None
@@ -929,9 +986,41 @@ class Replay:
         except ProgramError as error:
             raise ProgramError(f'program entry {number}: {error}') from None
         except BannedFormat as banned:
-            line = entry.get('l', 0)
+            line = entry.line if type(entry) is CallLine else entry.get('l', 0)
             raise CompileError(f'low-precision type {banned.name!r} is not allowed: kernels must compute in float32 '
                                '(fp16, bf16, tf32 and fp8 are banned)', line if type(line) is int else 0) from None
+
+    def _compile_call_line(self, call: CallLine) -> Tuple[Any, ...]:
+        """_compile_entry of a CallLine: the same step. Its keywords are compiled once per distinct keywords text
+        (compiling a value depends on the value alone, and a view number defined once stays defined)."""
+        function = self.api.get(call.name)
+        if function is None:
+            raise ProgramError(f'unknown call {call.name!r}')
+        view_table = self.view_table
+        references = self.references
+        compiled_args = []
+        for index in call.arguments:
+            if index < 0:
+                if ~index >= len(view_table):
+                    raise ProgramError(f'reference to undefined view {~index}')
+                compiled_args.append((True, view_table[~index]))
+            else:
+                reference = references.get(index)
+                if reference is None:
+                    reference = references[index] = functools.partial(_reference, index)
+                compiled_args.append((True, reference))
+        keywords = self.compiled_keywords.get(call.keywords_text)
+        if keywords is None:
+            compiled_kwargs = {}
+            constant = True
+            for k, v in call.keywords.items():
+                compiled = compiled_kwargs[str(k)] = self.compile(v)
+                if compiled[0]:
+                    constant = False
+            static_kwargs = _NO_KEYWORDS if not compiled_kwargs else \
+                {k: v for k, (_, v) in compiled_kwargs.items()} if constant else None
+            keywords = self.compiled_keywords[call.keywords_text] = (compiled_kwargs, static_kwargs)
+        return ('call', function, call.line, compiled_args, keywords[0], None if compiled_args else [], keywords[1])
 
     def compile(self, value: Any) -> Compiled:
         if value is None or isinstance(value, (bool, int, float, str)):

@@ -346,7 +346,7 @@ def _region(view, window, recorder):
     alloc = tensor.hbm_alloc
     if alloc is None:
         alloc = tensor.blocks.get(view.block) or tensor.alloc_for(view.block)
-    if alloc.id < 0 or alloc.freed:
+    if (alloc.id < 0 or alloc.freed) and recorder.traced:      # (Untraced.touch does nothing)
         recorder.touch(alloc)
     buffer = tensor.buffer
     if tensor.source is not None:       # a bitcast to another element size

@@ -212,27 +212,48 @@ class Tensor(TileOperators):
             key = (key,)
         # A kernel's loops index its tensors with equal subscripts again and again: a view's geometry within one
         # block is memoised by (the tensor's inner shape, the values of the subscript after the block indices) for
-        # subscripts of loop indices, ints and index expressions only (see _subscript_signature), with in-range
+        # subscripts of loop indices, ints and index expressions (with a Python int constant) only, with in-range
         # int block indices; any other key, and every subscript that raises, takes the full path.
+        # One pass over the key takes the block indices (in-range ints or loop indices) and the signature: the
+        # values of the rest (ints, loop indices, an index expression's constant, terms and dimensions).
         nblock = self.nblock
         if len(key) >= nblock:
-            inner = key[nblock:] if nblock else key
-            signature = _subscript_signature(inner)
-            if signature is not None:
-                block = _block_indices(key, nblock, self.shape)
-                if block is not None:
-                    memo_key = (self.inner_shape, signature, self.buffer.on_chip)
-                    try:
-                        found = _SUBSCRIPTS.get(memo_key)
-                    except TypeError:      # an unhashable shape
-                        return self._subscript(key)
-                    if found is not None:
-                        return View(self, block, *found)
-                    view = self._subscript(key)
-                    if type(view) is View and _plain_subscript(self.inner_shape, inner):
-                        _SUBSCRIPTS[memo_key] = (view.offset, view.shape, view.strides, view.index_map,
-                                                 view.in_bounds, view.tensor_indexed)
-                    return view
+            shape = self.shape
+            block: Any = []
+            signature: Any = []
+            position = 0
+            for k in key:
+                t = type(k)
+                if position < nblock:
+                    if t not in INDEX_INT_TYPES:
+                        break
+                    b = int(k)
+                    if b < 0 or b >= shape[position]:
+                        break
+                    block.append(b)
+                elif t is Affine:
+                    if type(k.c) is not int:
+                        break
+                    signature.append((k.c, k.terms, k.ndim))
+                elif t in INDEX_INT_TYPES:
+                    signature.append(k)
+                else:
+                    break
+                position += 1
+            else:
+                block = tuple(block)
+                memo_key = (self.inner_shape, tuple(signature), self.buffer.on_chip)
+                try:
+                    found = _SUBSCRIPTS.get(memo_key)
+                except TypeError:      # an unhashable shape
+                    return self._subscript(key)
+                if found is not None:
+                    return View(self, block, *found)
+                view = self._subscript(key)
+                if type(view) is View and _plain_subscript(self.inner_shape, key[nblock:] if nblock else key):
+                    _SUBSCRIPTS[memo_key] = (view.offset, view.shape, view.strides, view.index_map,
+                                             view.in_bounds, view.tensor_indexed)
+                return view
         return self._subscript(key)
 
     def _subscript(self, key):
@@ -349,39 +370,6 @@ class Tensor(TileOperators):
 INDEX_INT_TYPES = {int}
 # (inner shape, subscript signature) -> a view's geometry after its tensor and block (View's order)
 _SUBSCRIPTS: Dict[Tuple[Any, ...], Tuple[Any, ...]] = {}
-
-
-def _subscript_signature(key: Tuple[Any, ...]) -> Optional[Tuple[Any, ...]]:
-    """The values of a subscript of ints, loop indices and index expressions (with a Python int constant), or
-    None for any other key."""
-    signature = []
-    for k in key:
-        t = type(k)
-        if t is Affine:
-            if type(k.c) is not int:
-                return None
-            signature.append((k.c, k.terms, k.ndim))
-        elif t in INDEX_INT_TYPES:
-            signature.append(k)
-        else:
-            return None
-    return tuple(signature)
-
-
-def _block_indices(key: Tuple[Any, ...], nblock: int, shape: Tuple[int, ...]) -> Optional[Tuple[int, ...]]:
-    """The block indices of a subscript if they are in-range ints or loop indices, else None."""
-    if not nblock:
-        return ()
-    block = []
-    for i in range(nblock):
-        k = key[i]
-        if type(k) not in INDEX_INT_TYPES:
-            return None
-        b = int(k)
-        if b < 0 or b >= shape[i]:
-            return None
-        block.append(b)
-    return tuple(block)
 
 
 def _plain_subscript(shape: Tuple[Any, ...], key: Tuple[Any, ...]) -> bool:

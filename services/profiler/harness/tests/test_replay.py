@@ -8,7 +8,7 @@ import unittest
 import numpy as np
 
 from nki_sim.jit import simulate
-from nki_sim.program import FORMAT, ProgramError, RecordedFailure, parse_program, read_program
+from nki_sim.program import FORMAT, CallLine, ProgramError, RecordedFailure, parse_program, read_program
 from protocol.evaluation import evaluate
 from protocol.problem import load_module, load_problem
 from protocol.replay import replay_check
@@ -366,6 +366,57 @@ class ViewDefinitionParseTest(unittest.TestCase):
                     self.assertIn('is not JSON', result)
                 else:
                     self.assertEqual(result, expected)
+
+
+class CallLineParseTest(unittest.TestCase):
+    """parse_program decodes the recorder's spelling of a call line with only references as arguments itself (a
+    CallLine, its keywords text decoded once): whatever a line holds, the entry is json.loads's (the result id
+    aside, which the replay does not read), or the same refusal."""
+
+    HEADER = ViewDefinitionParseTest.HEADER
+    CALL = ('{"c":"nisa.nc_matmul","a":[{"vref":4},{"ref":12}],"k":{"is_transpose":true,"mask":null},"l":47,'
+            '"r":29}')
+
+    def parsed(self, line):
+        try:
+            entries = parse_program([self.HEADER, line, line]).entries
+        except ProgramError as error:
+            return str(error)
+        return [e.entry() if isinstance(e, CallLine) else e for e in entries], \
+            [isinstance(e, CallLine) for e in entries]
+
+    def test_lines_decode_as_json_does(self):
+        call = self.CALL
+        fast = [call, call + '\n', call.replace('"r":29', '"r":null'),
+                call.replace('"a":[{"vref":4},{"ref":12}]', '"a":[]'), call.replace('{"ref":12}', '{"vref":0}'),
+                call.replace('"k":{"is_transpose":true,"mask":null}', '"k":{}'),
+                call.replace('"mask":null', '"mask":null,"x":{"y":",\\"l\\":1,\\"r\\":2}"}'),
+                call.replace('"mask":null', '"mask":{"a":1},"l":5,"r":null'),
+                call.replace('"mask":null', '"mask":null,"mask":1')]
+        slow = [call + '\r\n', call + ' x\n', call[:-1], call.replace('{"ref":12}', '{"ref":012}'),
+                call.replace('{"ref":12}', '{"ref":-1}'), call.replace('{"ref":12}', '{"ref":12,"x":1}'),
+                call.replace('{"ref":12}', '{"ref":1.0}'), call.replace('"l":47', '"l":47.0'),
+                call.replace('"r":29', '"r":29,"l":3'), call.replace('"r":29', '"r":[1]'),
+                call.replace('"mask":null', '"mask":nul'), call.replace('"mask":null}', '"mask":null} '),
+                call.replace('"mask":null}', '"mask":null}}'), call.replace('{"is_transpose"', '["is_transpose"'),
+                call.replace('"c":"nisa.nc_matmul"', '"c":"nisa.nc\\u005fmatmul"'), call.replace('"l":47', '"l":NaN'),
+                call.replace(',"l":47', ''), call.replace('{"c"', '{"c" ')]
+        for line, taken in [(line, True) for line in fast] + [(line, False) for line in slow]:
+            with self.subTest(line=line):
+                try:
+                    expected = json.loads(line)
+                except ValueError:
+                    expected = None
+                result = self.parsed(line)
+                if expected is None:
+                    self.assertIsInstance(result, str)
+                    self.assertIn('is not JSON', result)
+                    continue
+                entries, fast_path = result
+                self.assertEqual(fast_path, [taken] * 2)
+                if taken:
+                    del expected['r']
+                self.assertEqual(entries, [expected] * 2)
 
 
 if __name__ == '__main__':
