@@ -16,13 +16,38 @@ import numpy as np
 from .errors import CompileError, not_modelled_cause
 
 
-# The bit pattern of integer memory a kernel declared without initializing it (tensors.uninitialized), far from zero.
+# The bit pattern of integer memory a kernel declared without initializing it (tensors.uninitialized), far from zero;
+# under the alternate fill (AlternateFill) its complement, negative in a signed type.
 UNINITIALIZED_BITS = 0x5A5A5A5A5A5A5A5A
+
+
+class AlternateFill:
+    """While active, memory no instruction wrote holds other values than the usual fill: large finite numbers of
+    alternating sign instead of NaN (so a comparison with any threshold comes out mixed where NaN's is all false),
+    the complement of the integer pattern, False instead of True. A replay run under it tells outputs that depend
+    on such memory (stale on the device) from outputs that do not."""
+    active = False
+
+    def __enter__(self) -> 'AlternateFill':
+        AlternateFill.active = True
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        AlternateFill.active = False
 
 
 def uninitialized_integer(storage: np.dtype) -> Any:
     """The value an element of integer `storage` holds as uninitialized memory in the simulator."""
-    return np.array(UNINITIALIZED_BITS & ((1 << (8 * storage.itemsize)) - 1), np.uint64).astype(storage)
+    bits = ~UNINITIALIZED_BITS if AlternateFill.active else UNINITIALIZED_BITS
+    return np.array(bits & ((1 << (8 * storage.itemsize)) - 1), np.uint64).astype(storage)
+
+
+def uninitialized_float(n: int, storage: np.dtype) -> np.ndarray:
+    """`n` elements of float `storage` as uninitialized memory in the simulator."""
+    if not AlternateFill.active:
+        return np.full(n, np.nan, storage)
+    big = np.finfo(storage).max / 2
+    return np.where(np.arange(n) % 2 == 0, -big, big).astype(storage)
 
 
 def to_storage(values: Any, storage: np.dtype) -> np.ndarray:

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import memory
 from .affine import Affine, DynamicIndex, Predicate
-from .dtypes import Kind, check_on_chip, kind_of, uninitialized_integer
+from .dtypes import AlternateFill, Kind, check_on_chip, kind_of, uninitialized_float, uninitialized_integer
 from .errors import CompileError
 from .indirect import dynamic_on_chip, indirect_access
 from .tile_ops import EXECUTION, TileOperators
@@ -437,9 +437,9 @@ def uninitialized(n: int, storage: Any) -> np.ndarray:
     """`n` elements of `storage` as uninitialized memory reads in the simulator."""
     storage = np.dtype(storage)
     if storage.kind in 'fc':
-        return np.full(n, np.nan, storage)
+        return uninitialized_float(n, storage)
     if storage.kind == 'b':
-        return np.ones(n, storage)
+        return np.full(n, not AlternateFill.active, storage)
     return np.full(n, uninitialized_integer(storage), storage)
 
 

@@ -21,6 +21,7 @@ import time
 
 import numpy as np
 
+from nki_sim.dtypes import AlternateFill
 from nki_sim.errors import CompileError, StaleOutputError, WrongOnDeviceError
 from nki_sim.program import LOW_PRECISION_FORMATS, ProgramError, RecordedFailure, Replay, read_program
 
@@ -59,6 +60,7 @@ class ReplayCheck:
         self.problem = None
         self.replay = None
         self.recorder = None
+        self._fresh_outputs = None  # the fresh run's outputs and unwritten masks, for the stale-read check
         self.result = empty_result()
 
     def run(self):
@@ -116,6 +118,7 @@ class ReplayCheck:
             if first_seed != self.fresh_seed:
                 inputs, arrays, formats = self._inputs(self.fresh_seed)
             recorder = self._check(self.fresh_seed, inputs, arrays, formats, plan, fresh=True)
+            self._check_no_stale_reads(self.fresh_seed, plan)
         self.recorder = recorder
         if self.trace_out:
             recorder.write(self.trace_out)
@@ -218,7 +221,34 @@ class ReplayCheck:
         if not comparison.ok:
             raise Verdict('INCORRECT', f'{which}: {comparison.message}')
         self.result['output_bytes'] = _output_bytes(outputs)
+        if fresh:  # copies: the next run may reuse the memory the outputs live in
+            arrays_out = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
+            self._fresh_outputs = ([np.array(a, copy=True) for a in arrays_out], unwritten)
         return recorder
+
+    def _check_no_stale_reads(self, seed, plan):
+        """Runs the fresh inputs once more with other values in memory no instruction wrote (AlternateFill): the
+        outputs must be the same, element for element, wherever the kernel wrote them. A comparison, a min or max,
+        a select or a mask computed from such memory hides the usual fill (NaN, a large integer pattern, True) and
+        gives a clean result the device, whose memory holds what was there before, does not."""
+        first, unwritten = self._fresh_outputs
+        self._fresh_outputs = None
+        _, arrays, formats = self._inputs(seed)
+        with AlternateFill():
+            again, _, _ = self._execute(arrays, formats, timing_only=False, plan=plan)
+        second = list(again) if isinstance(again, (tuple, list)) else [again]
+        never_written = {index: mask for index, _, mask in unwritten}
+        for index, (a, b) in enumerate(zip(first, second)):
+            a, b = np.asarray(a), np.asarray(b)
+            if a.shape != b.shape:
+                continue
+            written = ~never_written[index] if index in never_written else np.ones(a.shape, bool)
+            differ = written & ~((a == b) | (_is_nan(a) & _is_nan(b)))
+            if differ.any():
+                raise Verdict('INCORRECT', f'output {index}: {int(differ.sum())} element(s) depend on on-chip memory '
+                              'no instruction wrote (they change when that memory holds other values; on the device '
+                              'it holds whatever was there before): initialize it (nl.zeros, memset) or do not read '
+                              'it')
 
     def _compared(self, outputs, reference, unwritten):
         """The unwritten outputs whose unwritten elements reach the comparison. A kernel may leave elements
@@ -309,3 +339,8 @@ def replay_check(retain=None, **options):
     if retain is not None:
         retain.append(check)
     return check.run()
+
+
+def _is_nan(a):
+    """NaN positions of an array (none for a non-float array)."""
+    return np.isnan(a) if a.dtype.kind in 'fc' else np.zeros(a.shape, bool)

@@ -61,6 +61,26 @@ class UninitializedMemoryTest(unittest.TestCase):
                 result = self.evaluate(TRIANGLE, triangle_from(declare, f'nl.copy({convert}, dtype=x.dtype)'))
                 self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
 
+    def test_a_result_that_hides_never_written_memory_is_incorrect(self):
+        # Each takes its zeros from a value computed from never-written memory that the usual fill hides: a
+        # comparison of NaN is false, a bool tile reads True, the integer pattern is larger than the data. The
+        # outputs change when that memory holds other values (the device's stale data), so none is OK.
+        for name, declare, zeros in (
+                ('a comparison of never-written floats',
+                 'junk = nl.ndarray((128, 128), dtype=x.dtype, buffer=nl.sbuf)',
+                 'nl.where(nl.greater(junk, 0.0), tile, nl.multiply(tile, 0.0))'),
+                ('the other comparison', 'junk = nl.ndarray((128, 128), dtype=x.dtype, buffer=nl.sbuf)',
+                 'nl.where(nl.less(junk, 0.0), tile, nl.multiply(tile, 0.0))'),
+                ('a never-written bool mask', 'junk = nl.ndarray((128, 128), dtype=nl.bool_, buffer=nl.sbuf)',
+                 'nl.where(junk, nl.multiply(tile, 0.0), tile)'),
+                ('a never-written int32 running minimum',
+                 'junk = nl.ndarray((128, 128), dtype=nl.int32, buffer=nl.sbuf)',
+                 'nl.copy(nl.minimum(junk, nl.copy(nl.multiply(tile, 0.0), dtype=nl.int32)), dtype=x.dtype)')):
+            with self.subTest(name):
+                result = self.evaluate(TRIANGLE, triangle_from(declare, zeros))
+                self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
+                self.assertIn('depend on on-chip memory no instruction wrote', result['message'])
+
     def test_initialized_or_written_memory_reads_its_values(self):
         for name, declare, zeros in (
                 ('nl.zeros', 'junk = nl.zeros((128, 128), dtype=x.dtype, buffer=nl.sbuf)', 'junk'),
