@@ -201,9 +201,9 @@ class ReplayCheck:
 
     def _check(self, seed, inputs, arrays, formats, plan, fresh=False):
         reference = self._reference(seed, inputs)
-        outputs, recorder, unwritten = self._execute(arrays, formats, timing_only=False, plan=plan)
+        outputs, recorder, never_written = self._execute(arrays, formats, timing_only=False, plan=plan)
         which = f'fresh inputs (seed {seed}) of the final traced run' if fresh else f'seed {seed}'
-        unwritten = self._compared(outputs, reference, unwritten)
+        unwritten = self._compared(outputs, reference, never_written)
         if unwritten:
             detail = '; '.join(f'output {index}: {count} element(s) never written by any instruction'
                                + (PRIVATE_OUTPUT if index in self.replay.private_outputs else '')
@@ -223,7 +223,7 @@ class ReplayCheck:
         self.result['output_bytes'] = _output_bytes(outputs)
         if fresh:  # copies: the next run may reuse the memory the outputs live in
             arrays_out = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
-            self._fresh_outputs = ([np.array(a, copy=True) for a in arrays_out], unwritten)
+            self._fresh_outputs = ([np.array(a, copy=True) for a in arrays_out], never_written)
         return recorder
 
     def _check_no_stale_reads(self, seed, plan):
@@ -231,13 +231,13 @@ class ReplayCheck:
         outputs must be the same, element for element, wherever the kernel wrote them. A comparison, a min or max,
         a select or a mask computed from such memory hides the usual fill (NaN, a large integer pattern, True) and
         gives a clean result the device, whose memory holds what was there before, does not."""
-        first, unwritten = self._fresh_outputs
+        first, never_written_outputs = self._fresh_outputs
         self._fresh_outputs = None
         _, arrays, formats = self._inputs(seed)
         with AlternateFill():
             again, _, _ = self._execute(arrays, formats, timing_only=False, plan=plan)
         second = list(again) if isinstance(again, (tuple, list)) else [again]
-        never_written = {index: mask for index, _, mask in unwritten}
+        never_written = {index: mask for index, _, mask in never_written_outputs}
         for index, (a, b) in enumerate(zip(first, second)):
             a, b = np.asarray(a), np.asarray(b)
             if a.shape != b.shape:
