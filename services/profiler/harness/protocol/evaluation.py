@@ -26,7 +26,7 @@ CHECK_SEEDS = (0, 21, 42, 63, 84)
 # tolerance or FRESH_ERROR_FACTOR times the worst check error, whichever is larger, never above
 # FRESH_TOLERANCE_FACTOR times the tolerance. A kernel exact on the (public) check seeds and off elsewhere is held
 # to the tolerance itself.
-FRESH_ERROR_FACTOR = 3
+FRESH_ERROR_FACTOR = 5
 FRESH_TOLERANCE_FACTOR = 10
 
 

@@ -285,8 +285,8 @@ class FreshRunLimitTest(unittest.TestCase):
         # exact on the check seeds: the tolerance itself
         self.assertEqual(run_tolerance(2e-5, fresh=True, seeds_checked=5, max_check_rel_l2=0.0), 2e-5)
         self.assertEqual(run_tolerance(2e-5, fresh=True, seeds_checked=5, max_check_rel_l2=None), 2e-5)
-        # an honest kernel near the tolerance keeps room for the draw: three times its worst check error
-        self.assertAlmostEqual(run_tolerance(2e-5, fresh=True, seeds_checked=5, max_check_rel_l2=1.5e-5), 4.5e-5)
+        # an honest kernel near the tolerance keeps room for the draw: five times its worst check error
+        self.assertAlmostEqual(run_tolerance(2e-5, fresh=True, seeds_checked=5, max_check_rel_l2=1.5e-5), 7.5e-5)
         # never above ten times the tolerance
         self.assertEqual(run_tolerance(2e-5, fresh=True, seeds_checked=5, max_check_rel_l2=1.0), 2e-4)
 
