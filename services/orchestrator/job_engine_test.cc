@@ -302,7 +302,9 @@ TEST_F(JobEngineTest, TheOriginalOfIdenticalKernelsDoesNotDependOnWhichCallAnswe
               Counts(in_order.candidates().begin(), in_order.candidates().end()));
     EXPECT_DOUBLE_EQ(reversed.best_speedup(), in_order.best_speedup());
     for (const v1::Candidate& c : reversed_candidates) {
-      if (c.candidate_id() == reversed.best_candidate_id()) EXPECT_EQ(c.ordinal(), first_child);
+      if (c.candidate_id() == reversed.best_candidate_id()) {
+        EXPECT_EQ(c.ordinal(), first_child);
+      }
     }
   }
 }
