@@ -20,7 +20,9 @@ struct BoundSocket {
     socklen_t size = sizeof(address);
     getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size);
     port = ntohs(address.sin_port);
-    if (listening) EXPECT_EQ(listen(fd, 1), 0);
+    if (listening) {
+      EXPECT_EQ(listen(fd, 1), 0);
+    }
   }
   ~BoundSocket() { close(fd); }
   int fd = -1;
