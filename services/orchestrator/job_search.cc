@@ -334,17 +334,17 @@ bool JobEngine::TakeOverOriginal(Run& run, Transaction& txn, v1::Candidate& c, v
     case v1::CANDIDATE_STATE_DONE: {
       // Judged already: the result is the kernel's, so it becomes c's, and the original's verdict is corrected.
       *c.mutable_result() = original.result();
-      const std::string was_best = run.job().best_candidate_id();
       auto& counts = *run.job().mutable_candidates();
-      if (--counts[VerdictKey(original.result().verdict())] == 0) counts.erase(VerdictKey(original.result().verdict()));
+      const std::string judged = VerdictKey(original.result().verdict());
+      if (--counts[judged] == 0) counts.erase(judged);
       counts[VerdictKey(v1::VERDICT_DUPLICATE)] += 1;
+      if (run.job().best_candidate_id() == original.candidate_id()) run.job().clear_best_candidate_id();
       MarkDuplicate(original, id);
       txn.PutCandidate(original);
       v1::JobEvent e;
       e.mutable_candidate_finished()->set_candidate_id(original.candidate_id());
       e.mutable_candidate_finished()->set_verdict(v1::VERDICT_DUPLICATE);
       txn.AddEvent(&run.record, std::move(e));
-      if (was_best == original.candidate_id()) run.job().clear_best_candidate_id();
       // The verdict counter saw the original's verdict once; c's stands for it, and the DUPLICATE is new.
       Judge(run, txn, c, /*count_verdict=*/false);
       if (metrics_ != nullptr) metrics_->CountCandidate(VerdictKey(v1::VERDICT_DUPLICATE));

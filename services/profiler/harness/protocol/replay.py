@@ -60,7 +60,6 @@ class ReplayCheck:
         self.problem = None
         self.replay = None
         self.recorder = None
-        self._fresh_outputs = None  # the fresh run's outputs and unwritten masks, for the stale-read check
         self.result = empty_result()
 
     def run(self):
@@ -117,8 +116,9 @@ class ReplayCheck:
             self.result['fresh_seed'] = self.fresh_seed
             if first_seed != self.fresh_seed:
                 inputs, arrays, formats = self._inputs(self.fresh_seed)
-            recorder = self._check(self.fresh_seed, inputs, arrays, formats, plan, fresh=True)
-            self._check_no_stale_reads(self.fresh_seed, plan)
+            recorder, outputs, never_written = self._check(self.fresh_seed, inputs, arrays, formats, plan,
+                                                           fresh=True)
+            self._check_no_stale_reads(self.fresh_seed, plan, outputs, never_written)
         self.recorder = recorder
         if self.trace_out:
             recorder.write(self.trace_out)
@@ -221,18 +221,15 @@ class ReplayCheck:
         if not comparison.ok:
             raise Verdict('INCORRECT', f'{which}: {comparison.message}')
         self.result['output_bytes'] = _output_bytes(outputs)
-        if fresh:  # copies: the next run may reuse the memory the outputs live in
-            arrays_out = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
-            self._fresh_outputs = ([np.array(a, copy=True) for a in arrays_out], never_written)
-        return recorder
+        return recorder, outputs, never_written
 
-    def _check_no_stale_reads(self, seed, plan):
+    def _check_no_stale_reads(self, seed, plan, outputs, never_written_outputs):
         """Runs the fresh inputs once more with other values in memory no instruction wrote (AlternateFill): the
         outputs must be the same, element for element, wherever the kernel wrote them. A comparison, a min or max,
         a select or a mask computed from such memory hides the usual fill (NaN, a large integer pattern, True) and
         gives a clean result the device, whose memory holds what was there before, does not."""
-        first, never_written_outputs = self._fresh_outputs
-        self._fresh_outputs = None
+        # copies: the next run may reuse the memory the outputs live in
+        first = [np.array(a, copy=True) for a in (outputs if isinstance(outputs, (tuple, list)) else [outputs])]
         _, arrays, formats = self._inputs(seed)
         with AlternateFill():
             again, _, _ = self._execute(arrays, formats, timing_only=False, plan=plan)
