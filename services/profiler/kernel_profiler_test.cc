@@ -73,6 +73,18 @@ TEST_F(KernelProfilerTest, TheKernelsProcessIsSentTheInputShapes) {
   EXPECT_EQ(r.seeds_checked(), 3);
 }
 
+// The plausibility check counts the bytes the outputs need on the device: 2 per bfloat16 element (stored wider in
+// the simulator), and of an argument updated in place and returned, only the part the kernel wrote.
+TEST_F(KernelProfilerTest, OutputsNeedTheirDeviceBytesAndOnlyTheWrittenPartOfAnArgument) {
+  v1::ProfileResult bf16 = ProfileFile("bf16_output.py", 20, v1::DEVICE_SIM_TRN1, "reference_bf16_exact.py");
+  EXPECT_EQ(v1::Verdict_Name(bf16.verdict()), "VERDICT_OK") << bf16.message();
+  EXPECT_EQ(bf16.counters().hbm_write_bytes(), 128 * 256 * 2);
+  v1::ProfileResult in_place =
+      ProfileFile("updates_half_in_place.py", 20, v1::DEVICE_SIM_TRN1, "reference_half_in_place.py");
+  EXPECT_EQ(v1::Verdict_Name(in_place.verdict()), "VERDICT_OK") << in_place.message();
+  EXPECT_EQ(in_place.counters().hbm_write_bytes(), 64 * 256 * 4);
+}
+
 struct HostileCase {
   std::string file;
   v1::Verdict verdict;

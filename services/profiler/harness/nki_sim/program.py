@@ -793,6 +793,9 @@ class Replay:
         # indices of the last run's outputs that live in per-program HBM (nl.hbm, nl.private_hbm) while the
         # launch ran several programs: each program wrote its own copy, one of which was returned
         self.private_outputs: List[int] = []
+        # bytes of the last numerics run's outputs that its instructions wrote (_written_output_bytes); None after a
+        # timing-only run
+        self.output_bytes: Optional[int] = None
         self.view_table: List[Callable[['Replay'], View]] = []
         # id(shape value) -> (the geometry values of a view definition, then shape, strides, index map and the
         # lowest and highest element reached from offset 0) for definitions that share their decoded geometry
@@ -869,7 +872,8 @@ class Replay:
         for argument in arguments:
             self.register(argument)
         if not timing_only and check_coverage:
-            run.coverage = {}
+            # the arguments too: an argument updated in place and returned is an output whose written part counts
+            run.coverage = {argument.hbm_alloc.serial: np.zeros(argument.free, bool) for argument in arguments}
             run.races = WriteRaces()
         values, known, coverage = self.values, self.known, run.coverage
         previous = runtime.RUN
@@ -916,6 +920,7 @@ class Replay:
             runtime.RUN = previous
         outputs = as_outputs(returned, timing_only)
         unwritten = _unwritten(returned, run.coverage, arguments) if run.coverage is not None else []
+        self.output_bytes = _written_output_bytes(returned, run.coverage) if run.coverage is not None else None
         self.private_outputs = [index for index, value in enumerate(
             returned if isinstance(returned, (tuple, list)) else (returned,))
             if programs > 1 and isinstance(value, Tensor) and value.buffer in _PRIVATE_HBM]
@@ -1308,6 +1313,21 @@ def _affine(spec: Any) -> Affine:
         raise ProgramError('bad index expression term')
     grid = _int_tuple(spec[3], 'mgrid shape') if len(spec) == 4 else None
     return Affine(_int(spec[0], 'index constant'), terms, _int(spec[2], 'index rank'), grid)
+
+
+def _written_output_bytes(returned: Any, coverage: Dict[int, np.ndarray]) -> int:
+    """Bytes of the returned HBM tensors that instructions wrote, at each tensor's declared element size (a bf16 or
+    fp8 output lives in float32 storage here, and an argument updated in place keeps the problem's data where the
+    kernel did not write): what a timed run must at least have written to HBM to produce the outputs."""
+    total = 0
+    counted = set()
+    for value in returned if isinstance(returned, (tuple, list)) else (returned,):
+        if isinstance(value, Tensor) and value.hbm_alloc is not None and value.hbm_alloc.serial not in counted:
+            counted.add(value.hbm_alloc.serial)
+            written = coverage.get(value.hbm_alloc.serial)
+            elements = value.free if written is None else int(np.count_nonzero(written))
+            total += elements * value.kind.itemsize
+    return total
 
 
 def _unwritten(returned: Any, coverage: Dict[int, np.ndarray],

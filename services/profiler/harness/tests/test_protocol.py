@@ -53,6 +53,35 @@ class ProtocolTest(unittest.TestCase):
         self.assertEqual(result['problem'], {'name': 'doubling', 'tolerance': 1e-5, 'roofline': {
             'vector_flops': 8192, 'matmul_flops': 0, 'hbm_bytes': 65536}})
 
+    def test_output_bytes_are_what_the_outputs_need_on_the_device(self):
+        # (the worker's plausibility check compares them with the bytes the timed run wrote to HBM)
+        result = self.ws.evaluate(self.reference, self.ws.kernel(DOUBLING_KERNEL))
+        self.assertEqual(result['output_bytes'], 128 * 64 * 4)
+        # a bfloat16 output, stored wider in the simulator, needs 2 bytes per element
+        bf16 = self.ws.evaluate(self.ws.reference(SIMPLE_REFERENCE, metadata='tolerance: 1.0e-2\n'),
+                                self.ws.kernel(DOUBLING_KERNEL.replace('dtype=x.dtype', 'dtype=nl.bfloat16')))
+        self.assertEqual(bf16['verdict'], 'OK', bf16['message'])
+        self.assertEqual(bf16['output_bytes'], 128 * 64 * 2)
+        # an argument updated in place and returned needs only the part the kernel wrote
+        in_place = self.ws.reference('''
+def get_inputs():
+    return [np.random.rand(128, 64).astype(np.float32)]
+
+
+def forward(x):
+    y = x.copy()
+    y[:32] *= np.float32(2.0)
+    return y
+''' + STANDARD_TRANSFORMS)
+        result = self.ws.evaluate(in_place, self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                nl.store(x[0:32, :], value=nl.multiply(nl.load(x[0:32, :]), 2.0))
+                return x
+            '''))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.assertEqual(result['output_bytes'], 32 * 64 * 4)
+
     def test_wrong_values_are_incorrect(self):
         path = self.ws.kernel(DOUBLING_KERNEL.replace('2.0', '2.001'))
         result = self.ws.evaluate(self.reference, path)
