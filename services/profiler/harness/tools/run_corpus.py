@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Run every kernel/reference pair of an NKIBench-style directory through run_kernel.py and print a table.
 
-usage: run_corpus.py DIR [--seeds N] [--skip-numerics] [--only SUBSTRING] [--memory-limit-gb G]
+usage: run_corpus.py DIR [--seeds N] [--skip-numerics] [--only SUBSTRING] [--memory-limit-gb G] [--accelopt BIN]
 
 DIR is searched recursively, so a checkout of your own (or public) kernels can be given by path. Pairing, per
 directory: a reference named PREFIX_numpy_<n>.py (NKIBench) goes with the other files PREFIX_<...>.py; a reference
@@ -9,8 +9,12 @@ named NAME_reference.py goes with NAME.py (the convention of corpus/, our own ke
 Each pair runs twice in a child process: --timing-only (trace on shapes) and with numerics (--seeds N, default
 1). Children get an address-space limit (default: 90% of available memory), so a problem too large for
 numerics on this machine reports OUT_OF_MEMORY instead of swapping. Prints a Markdown table and the count of kernels
-OK in both runs; files that mention nki and have no reference are named on stderr. Exit status 2 when DIR is not a
-directory or holds no pair.
+OK in both runs; files that mention nki and have no reference are named on stderr. Exit status 1 when a kernel is
+not OK in both runs, 2 when DIR is not a directory or holds no pair.
+With --accelopt BIN (the `accelopt` CLI), each run is `BIN profile --json` instead: the worker's whole path (the
+sandbox, both protocol steps, the timing model and the worker's plausibility checks), as a user of the cluster gets
+it; the trace and RSS columns are then the worker's device seconds and '-'. A NAME_reference.yaml (or the NKIBench
+problem.yaml beside the reference) is the problem's metadata in both modes.
 """
 import argparse
 import json
@@ -91,6 +95,25 @@ def run_child(arguments, memory_limit):
     return result, usage.ru_maxrss * 1024, wall, stderr.strip().splitlines()[-1:] or ['']
 
 
+def run_cli(accelopt, arguments):
+    """Run `accelopt profile --json`; returns (result dict or None, wall seconds, stderr tail)."""
+    began = time.monotonic()
+    child = subprocess.run([accelopt, 'profile', *arguments, '--json'], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wall = time.monotonic() - began
+    stderr = child.stderr.decode(errors='replace').strip().splitlines()[-1:] or ['']
+    try:
+        result = json.loads(child.stdout)
+    except ValueError:
+        return None, wall, stderr
+    if not isinstance(result, dict) or 'verdict' not in result:
+        return None, wall, stderr
+    result.setdefault('message', '')
+    result.setdefault('max_rel_l2', None)
+    result['trace_seconds'] = result.get('device_seconds')
+    result['trace_cpu_seconds'] = '-'
+    return result, wall, stderr
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument('directory')
@@ -98,6 +121,7 @@ def main(argv=None):
     parser.add_argument('--skip-numerics', action='store_true')
     parser.add_argument('--only', default='')
     parser.add_argument('--memory-limit-gb', type=float)
+    parser.add_argument('--accelopt', metavar='BIN', help='run each pair with `BIN profile --json` (the worker path)')
     args = parser.parse_args(argv)
     limit = int(args.memory_limit_gb * 2**30) if args.memory_limit_gb else int(available_memory_bytes() * 0.9)
     if not os.path.isdir(args.directory):
@@ -120,30 +144,37 @@ def main(argv=None):
             continue
         ran += 1
         common = ['--problem', reference, '--kernel', kernel]
-        timing, _, _, timing_err = run_child(common + ['--timing-only'], limit)
+        if args.accelopt:
+            def run(arguments):
+                result, wall, err = run_cli(args.accelopt, arguments)
+                return result, 0, wall, err
+        else:
+            def run(arguments):
+                return run_child(arguments, limit)
+        timing, _, _, timing_err = run(common + ['--timing-only'])
         cells = [os.path.basename(kernel)[:-3]]
         if timing is None:
             cells += ['-', '-', f'harness crashed: {timing_err[0]}']
         else:
-            cells += [str(timing['instructions']), f"{timing['trace_seconds']} ({timing['trace_cpu_seconds']})",
+            cells += [str(timing.get('instructions')), f"{timing['trace_seconds']} ({timing['trace_cpu_seconds']})",
                       _verdict(timing)]
         if args.skip_numerics:
             cells += ['skipped', '-', '-', '-']
         else:
-            numerics, rss, wall, numerics_err = run_child(common + ['--seeds', str(args.seeds)], limit)
+            numerics, rss, wall, numerics_err = run(common + ['--seeds', str(args.seeds)])
             if numerics is None:
                 cells += [f'harness crashed: {numerics_err[0]}', '-', f'{wall:.1f}', f'{rss / 2**30:.2f}']
             else:
                 rel = numerics['max_rel_l2']
                 cells += [_verdict(numerics), '-' if rel is None else f'{rel:.2e}', f'{wall:.1f}',
-                          f'{rss / 2**30:.2f}']
+                          '-' if args.accelopt else f'{rss / 2**30:.2f}']
         if cells[3] == 'OK' and cells[4] in ('OK', 'skipped'):
             passed += 1
         row = '| ' + ' | '.join(cells) + ' |'
         rows.append(row)
         print(row, flush=True)
     print(f'\n{passed} of {ran} kernel(s) OK' + (' (timing-only)' if args.skip_numerics else ''))
-    return 0
+    return 0 if passed == ran else 1
 
 
 def _verdict(result):
