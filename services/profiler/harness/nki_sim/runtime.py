@@ -18,7 +18,7 @@ from .affine import index_as_value
 from .dtypes import Kind
 from .errors import CompileError
 from .indirect import DynamicRunsView, DynamicView, IndirectView
-from .tensors import Tensor
+from .tensors import PARTITION_LIMIT, Tensor
 from .trace import settle_write
 from .views import OutOfRangePattern, View, destination, operand_window
 
@@ -441,14 +441,17 @@ def _record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes:
         return
     read_regions = []
     free_max = 0
+    on_chip_read_parts = 0
     compute = pending.eng != 'dma'
     for view, window in reads:
-        alloc, (region, token, free, _, start_allowed) = _region(view, None if full else window, recorder)
+        alloc, (region, token, free, parts, start_allowed) = _region(view, None if full else window, recorder)
         read_regions.append((alloc, region, token))
         if free > free_max:
             free_max = free
         if compute and not start_allowed:
             _check_start_partition(region[0], region[1], pending.line)
+        if parts > on_chip_read_parts and view.tensor.buffer.on_chip:
+            on_chip_read_parts = parts
     write_regions = []
     partitions = 1
     accumulating = pending.accumulating
@@ -461,6 +464,10 @@ def _record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes:
             partitions = parts
         if compute and not start_allowed:
             _check_start_partition(region[0], region[1], pending.line)
+    if partitions > PARTITION_LIMIT:
+        # a DMA writing more than 128 rows of HBM: the partitions it spans are its on-chip source's, and a copy
+        # between HBM tensors spreads over every queue as a 128-partition one does
+        partitions = on_chip_read_parts or PARTITION_LIMIT
     try:
         recorder.record(_fields(pending, reads, writes, free_max, partitions), read_regions, write_regions,
                         run.affine_context, _extra(run, pending, reads, writes, accumulate), pending.consts)

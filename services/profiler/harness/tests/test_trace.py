@@ -391,6 +391,27 @@ class TraceTest(unittest.TestCase):
         self.assertEqual(first_transpose['p'], '128')
         self.assertEqual(first_transpose['nstat'], '128')
 
+    def test_a_dma_over_more_than_128_rows_of_hbm_spans_its_on_chip_partitions(self):
+        # (trace p is 1..128; a DMA's HBM side can have any number of rows)
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, y):
+                copied = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=copied, src=x)
+                row = nl.ndarray(y.shape, dtype=y.dtype, buffer=nl.shared_hbm)
+                t = nl.load(y)
+                nisa.dma_copy(dst=row[0, :], src=t[0, :])
+                return copied, row
+            ''')
+        x = np.arange(300 * 64, dtype=np.float32).reshape(300, 64)
+        y = np.arange(256, dtype=np.float32).reshape(1, 256)
+        (copied, row), recorder = self.ws.run(path, x, y)
+        np.testing.assert_array_equal(copied, x)
+        np.testing.assert_array_equal(row, y)
+        _, records = parse(recorder.text())
+        copies = [f for kind, f in records if kind == 'I' and f['op'] == 'dma_copy']
+        self.assertEqual([(f['p'], f['bytes']) for f in copies], [('128', str(300 * 64 * 4)), ('1', str(256 * 4))])
+
 
 if __name__ == '__main__':
     unittest.main()
