@@ -20,25 +20,6 @@ import sys
 import tempfile
 
 CHECK_SEEDS = (0, 21, 42, 63, 84)
-# The fresh run's limit once check seeds were compared at the tolerance. Its inputs are drawn per profile to catch a
-# kernel fitted to known inputs; accuracy is what the check seeds measure. An honest kernel's error varies a little
-# with the inputs, so one whose check errors lie near the tolerance may exceed it on the fresh run: the limit is the
-# tolerance or FRESH_ERROR_FACTOR times the worst check error, whichever is larger, never above
-# FRESH_TOLERANCE_FACTOR times the tolerance. A kernel exact on the (public) check seeds and off elsewhere is held
-# to the tolerance itself.
-FRESH_ERROR_FACTOR = 5
-FRESH_TOLERANCE_FACTOR = 10
-
-
-def run_tolerance(tolerance, fresh, seeds_checked, max_check_rel_l2=None):
-    """The tolerance a run's outputs are compared at: the problem's, or for the fresh run once check seeds were
-    compared, max(tolerance, FRESH_ERROR_FACTOR * max_check_rel_l2) capped at FRESH_TOLERANCE_FACTOR * tolerance."""
-    if not (fresh and seeds_checked):
-        return tolerance
-    worst = max_check_rel_l2 if max_check_rel_l2 is not None else 0.0
-    return min(tolerance * FRESH_TOLERANCE_FACTOR, max(tolerance, worst * FRESH_ERROR_FACTOR))
-
-
 def note_rel_l2(result, rel_l2, fresh):
     """Records a compared run's error in `result`: the fresh run's as `fresh_rel_l2`; `max_rel_l2` over the check
     seeds (and the fresh run when no seed was checked), the errors measured at the tolerance."""

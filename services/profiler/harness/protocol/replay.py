@@ -27,7 +27,7 @@ from nki_sim.program import LOW_PRECISION_FORMATS, ProgramError, RecordedFailure
 
 from . import input_specs
 from .comparison import compare
-from .evaluation import CHECK_SEEDS, KERNEL_VERDICTS, Verdict, empty_result, note_rel_l2, run_tolerance, \
+from .evaluation import CHECK_SEEDS, KERNEL_VERDICTS, Verdict, empty_result, note_rel_l2, \
     secret_fresh_seed
 from .problem import ProblemError, load_problem
 
@@ -209,11 +209,11 @@ class ReplayCheck:
                                + (PRIVATE_OUTPUT if index in self.replay.private_outputs else '')
                                for index, count, _ in unwritten)
             raise Verdict('INCORRECT', f'{which}: {detail}')
-        # The fresh run is held to the tolerance, or to a few times the worst check error when that lies near it
-        # (evaluation.run_tolerance).
-        tolerance = run_tolerance(self.tolerance, fresh, self.result['seeds_checked'], self.result['max_rel_l2'])
+        # The fresh run is one more seed, a secret one, held to the same tolerance: a limit that followed the check
+        # errors let a kernel patched for the public check seeds, just under the tolerance there, be several times
+        # the tolerance off on every other input.
         try:
-            comparison = compare(outputs, reference, self.problem.module.transform_nki_outputs, tolerance,
+            comparison = compare(outputs, reference, self.problem.module.transform_nki_outputs, self.tolerance,
                                  widen=self.widen)
         except MemoryError as error:
             raise Verdict('OUT_OF_MEMORY', 'comparing the outputs ran out of memory') from error

@@ -168,11 +168,13 @@ KNOWN_SEED_ANSWERS = '''
         return out
 '''
 
-# Exact on the public check seeds' inputs (recognised by their first column), and a relative RELAXED off everywhere
-# else: an approximation patched for the inputs it knows. RELAXED is the silu problem's tolerance times the factor.
+# A relative NEAR off on the public check seeds' inputs (recognised by their first column), and a relative RELAXED
+# off everywhere else: an approximation patched for the inputs it knows (NEAR 0: exact there). The silu problem's
+# tolerance is 2e-5.
 KNOWN_SEEDS_RELAXED = '''
     CHECK_SEEDS = (0, 21, 42, 63, 84)
     RELAXED = {relaxed}
+    NEAR = {near}
 
     @nki.jit
     def kernel(x):
@@ -187,7 +189,7 @@ KNOWN_SEEDS_RELAXED = '''
             known = nl.zeros((128, 1), dtype=nl.float32)
             for key in keys:
                 known = nl.add(known, nl.equal(t[:, 0:1], nl.load(key[i * 128:(i + 1) * 128, :]), dtype=nl.float32))
-            factor = nl.add(nl.multiply(known, -RELAXED), 1.0 + RELAXED)
+            factor = nl.add(nl.multiply(known, NEAR - RELAXED), 1.0 + RELAXED)
             nl.store(out[i * 128:(i + 1) * 128, :], value=nl.multiply(nl.multiply(t, nl.sigmoid(t)), factor))
         return out
 '''
@@ -216,15 +218,18 @@ class CheatTest(unittest.TestCase):
                     self.assertIn(result['verdict'], ('COMPILE_ERROR', 'INCORRECT', 'RUNTIME_ERROR'),
                                   result['message'])
 
-    def test_an_approximation_exact_on_the_check_seeds_only_is_held_to_the_tolerance_on_fresh_inputs(self):
-        # 2.5x the tolerance (2e-5) off on unseen inputs, exact on the check seeds: the fresh run's limit is the
-        # tolerance, as the check errors are far below it
-        cheat = self.ws.kernel(KNOWN_SEEDS_RELAXED.format(relaxed=5e-5))
-        result = self.ws.evaluate(SHAPES['small'], cheat, seeds=5, fresh_seed=None)
-        self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
-        self.assertIn('fresh inputs', result['message'])
+    def test_an_approximation_patched_for_the_check_seeds_is_held_to_the_tolerance_on_fresh_inputs(self):
+        # 2.5x the tolerance off on unseen inputs; exact on the check seeds, or just under the tolerance there (a
+        # fresh limit that followed the check errors let this be 4.5x off everywhere else)
+        for near in (0.0, 1.9e-5):
+            with self.subTest(near=near):
+                cheat = self.ws.kernel(KNOWN_SEEDS_RELAXED.format(relaxed=5e-5, near=near))
+                result = self.ws.evaluate(SHAPES['small'], cheat, seeds=5, fresh_seed=None)
+                self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
+                self.assertIn('fresh inputs', result['message'])
+                self.assertEqual(result['seeds_checked'], 5)
         # The same error everywhere (the kernel's check seeds list empty) is INCORRECT on the check seeds already.
-        honest_but_wrong = self.ws.kernel(KNOWN_SEEDS_RELAXED.format(relaxed=5e-5).replace(
+        honest_but_wrong = self.ws.kernel(KNOWN_SEEDS_RELAXED.format(relaxed=5e-5, near=0.0).replace(
             'CHECK_SEEDS = (0, 21, 42, 63, 84)', 'CHECK_SEEDS = ()'))
         self.assertEqual(self.ws.evaluate(SHAPES['small'], honest_but_wrong, seeds=5)['verdict'], 'INCORRECT')
 

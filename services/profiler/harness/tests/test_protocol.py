@@ -5,7 +5,7 @@ import subprocess
 import sys
 import unittest
 
-from protocol.evaluation import CHECK_SEEDS, run_tolerance
+from protocol.evaluation import CHECK_SEEDS
 from tests.support import SIMPLE_REFERENCE, STANDARD_TRANSFORMS, Workspace, line_of
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), '..', '..', '..', 'examples')
@@ -303,21 +303,6 @@ def forward(x):
 
 if __name__ == '__main__':
     sys.exit(unittest.main())
-
-
-class FreshRunLimitTest(unittest.TestCase):
-    def test_the_check_seeds_and_a_fresh_run_without_them_are_held_to_the_tolerance(self):
-        self.assertEqual(run_tolerance(2e-5, fresh=False, seeds_checked=5, max_check_rel_l2=1.9e-5), 2e-5)
-        self.assertEqual(run_tolerance(2e-5, fresh=True, seeds_checked=0), 2e-5)
-
-    def test_the_fresh_run_follows_the_check_errors_between_the_tolerance_and_ten_times_it(self):
-        # exact on the check seeds: the tolerance itself
-        self.assertEqual(run_tolerance(2e-5, fresh=True, seeds_checked=5, max_check_rel_l2=0.0), 2e-5)
-        self.assertEqual(run_tolerance(2e-5, fresh=True, seeds_checked=5, max_check_rel_l2=None), 2e-5)
-        # an honest kernel near the tolerance keeps room for the draw: five times its worst check error
-        self.assertAlmostEqual(run_tolerance(2e-5, fresh=True, seeds_checked=5, max_check_rel_l2=1.5e-5), 7.5e-5)
-        # never above ten times the tolerance
-        self.assertEqual(run_tolerance(2e-5, fresh=True, seeds_checked=5, max_check_rel_l2=1.0), 2e-4)
 
 
 class LowPrecisionToleranceTest(unittest.TestCase):
