@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence, Union
 import numpy as np
 
 from . import memory, runtime
-from .dtypes import kind_of
+from .dtypes import kind_of, to_storage
 from .errors import CompileError
 from .ops import ABS_MAX, ABS_MIN, ASSOCIATIVE_ALU, float32_operands
 from .operands import broadcast_shape, fit, on_chip, padded, result_kind, tile_or_scalar, window_shape
@@ -29,7 +29,7 @@ def copy(src: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Tensor
     view = on_chip(operand(src), 'nl.copy')
     kind = kind_of(dtype) if dtype is not None else view.tensor.kind
     window, where = _mask(mask, view.shape)
-    result = view.array(window).astype(kind.storage) if run.numerics else None
+    result = to_storage(view.array(window), kind.storage) if run.numerics else None
     pending = issue(run, 'copy', 'auto', [(view, window)], view.shape, kind, result, window)
     pending.where = where
     return pending.tile

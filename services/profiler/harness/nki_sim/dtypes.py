@@ -17,15 +17,16 @@ from .errors import CompileError, not_modelled_cause
 
 
 # The bit pattern of integer memory a kernel declared without initializing it (tensors.uninitialized), far from zero;
-# under the alternate fill (AlternateFill) its complement, negative in a signed type.
+# under the alternate fill (AlternateFill) its complement, negative in a signed type, and zero in every other element.
 UNINITIALIZED_BITS = 0x5A5A5A5A5A5A5A5A
 
 
 class AlternateFill:
     """While active, memory no instruction wrote holds other values than the usual fill: large finite numbers of
-    alternating sign instead of NaN (so a comparison with any threshold comes out mixed where NaN's is all false),
-    the complement of the integer pattern, False instead of True. A replay run under it tells outputs that depend
-    on such memory (stale on the device) from outputs that do not."""
+    either sign and zeros instead of NaN (so a comparison with any threshold, and a test for zero, comes out mixed
+    where NaN's is all false, or all true for !=), the complement of the integer pattern and zeros, False instead
+    of True. A replay run under it tells outputs that depend on such memory (stale on the device) from outputs that
+    do not."""
     active = False
 
     def __enter__(self) -> 'AlternateFill':
@@ -37,9 +38,16 @@ class AlternateFill:
 
 
 def uninitialized_integer(storage: np.dtype) -> Any:
-    """The value an element of integer `storage` holds as uninitialized memory in the simulator."""
-    bits = ~UNINITIALIZED_BITS if AlternateFill.active else UNINITIALIZED_BITS
-    return np.array(bits & ((1 << (8 * storage.itemsize)) - 1), np.uint64).astype(storage)
+    """The value an element of integer `storage` holds as uninitialized memory in the simulator (the usual fill)."""
+    return np.array(UNINITIALIZED_BITS & ((1 << (8 * storage.itemsize)) - 1), np.uint64).astype(storage)
+
+
+def uninitialized_integers(n: int, storage: np.dtype) -> np.ndarray:
+    """`n` elements of integer `storage` as uninitialized memory in the simulator."""
+    if not AlternateFill.active:
+        return np.full(n, uninitialized_integer(storage), storage)
+    complement = np.array(~UNINITIALIZED_BITS & ((1 << (8 * storage.itemsize)) - 1), np.uint64).astype(storage)
+    return np.where(np.arange(n) % 2 == 0, complement, np.zeros((), storage)).astype(storage)
 
 
 def uninitialized_float(n: int, storage: np.dtype) -> np.ndarray:
@@ -47,7 +55,7 @@ def uninitialized_float(n: int, storage: np.dtype) -> np.ndarray:
     if not AlternateFill.active:
         return np.full(n, np.nan, storage)
     big = np.finfo(storage).max / 2
-    return np.where(np.arange(n) % 2 == 0, -big, big).astype(storage)
+    return np.array([-big, big, 0.0], storage)[np.arange(n) % 3]
 
 
 def to_storage(values: Any, storage: np.dtype) -> np.ndarray:

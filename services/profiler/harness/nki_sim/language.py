@@ -21,6 +21,7 @@ from .call_forms import check_module
 from .dtypes import (  # noqa: F401  (nl.* dtypes)
     MX_DTYPES, NumericType, bfloat16, float8_e4m3, float8_e4m3fn, float8_e5m2, kind_of, tfloat32)
 from .dtypes import check_on_chip as _check_on_chip
+from .dtypes import to_storage as _to_storage
 from .errors import CompileError, missing_api
 from .indirect import IndirectView
 from .loops import affine_range, is_first_iteration, sequential_range, static_range  # noqa: F401
@@ -312,7 +313,7 @@ def load(src: Any, dtype: Any = None, mask: Any = None, mode: Any = None, **kwar
     result = None
     if run.numerics:
         try:
-            result = view.array(window).astype(kind.storage)
+            result = _to_storage(view.array(window), kind.storage)
         except IndexError as error:
             if oob == 'skip' and isinstance(view, IndirectView):
                 raise CompileError(f'nl.load mode=oob_mode.skip: {error}; skipping out-of-bounds rows of a gather '
@@ -349,7 +350,7 @@ def load_transpose2d(src: Any, dtype: Any = None, mask: Any = None, **kwargs: An
         raise CompileError(f'nl.load_transpose2d: partition dimension {transposed.shape[0]} exceeds '
                            f'{PARTITION_LIMIT}')
     kind = kind_of(dtype) if dtype is not None else view.tensor.kind
-    result = transposed.array().astype(kind.storage) if run.numerics else None
+    result = _to_storage(transposed.array(), kind.storage) if run.numerics else None
     pending = issue(run, 'load', 'dma', [(transposed, None)], transposed.shape, kind, result)
     pending.dma = 'load'
     return pending.tile
@@ -555,7 +556,7 @@ def loop_reduce(x: Any, op: Any, loop_indices: Any, dtype: Any = None, mask: Any
     view = on_chip(operand(x), 'nl.loop_reduce')
     kind = result_kind(dtype, [view])
     window, where = _mask(mask, view.shape)
-    result = view.array(window).astype(kind.storage) if run.numerics else None
+    result = _to_storage(view.array(window), kind.storage) if run.numerics else None
     pending = issue(run, 'loop_reduce', 'auto', [(view, window)], view.shape, kind, result, window)
     pending.where = where
     pending.combine = alu(op)

@@ -12,7 +12,7 @@ import numpy as np
 
 from . import memory
 from .affine import Affine, DynamicIndex, Predicate
-from .dtypes import AlternateFill, Kind, check_on_chip, kind_of, uninitialized_float, uninitialized_integer
+from .dtypes import AlternateFill, Kind, check_on_chip, kind_of, uninitialized_float, uninitialized_integers
 from .errors import CompileError
 from .indirect import dynamic_on_chip, indirect_access
 from .tile_ops import EXECUTION, TileOperators
@@ -440,7 +440,7 @@ def uninitialized(n: int, storage: Any) -> np.ndarray:
         return uninitialized_float(n, storage)
     if storage.kind == 'b':
         return np.full(n, not AlternateFill.active, storage)
-    return np.full(n, uninitialized_integer(storage), storage)
+    return uninitialized_integers(n, storage)
 
 
 def hbm_declared(shape: Sequence[int], dtype: Any, buffer: memory.Buffer, numerics: bool, site: int = 0,

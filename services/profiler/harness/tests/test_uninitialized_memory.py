@@ -56,7 +56,9 @@ class UninitializedMemoryTest(unittest.TestCase):
         # gave 0, so a never-written tile converted to int32 and back read as a clean zero tile (before: OK)
         declare = 'junk = nl.ndarray((128, 128), dtype=x.dtype, buffer=nl.sbuf)'
         for convert in ('nl.multiply(junk, 1.0, dtype=nl.int32)', 'nl.copy(junk, dtype=nl.int32)',
-                        'nisa.tensor_scalar(junk, np.add, 0.0, dtype=nl.int32)'):
+                        'nisa.tensor_scalar(junk, np.add, 0.0, dtype=nl.int32)',
+                        # (numpy converts NaN to 0 for 8- and 16-bit integers)
+                        'nl.copy(junk, dtype=nl.int16)', 'nl.copy(junk, dtype=nl.uint8)'):
             with self.subTest(convert=convert):
                 result = self.evaluate(TRIANGLE, triangle_from(declare, f'nl.copy({convert}, dtype=x.dtype)'))
                 self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
@@ -73,6 +75,15 @@ class UninitializedMemoryTest(unittest.TestCase):
                  'nl.where(nl.less(junk, 0.0), tile, nl.multiply(tile, 0.0))'),
                 ('a never-written bool mask', 'junk = nl.ndarray((128, 128), dtype=nl.bool_, buffer=nl.sbuf)',
                  'nl.where(junk, nl.multiply(tile, 0.0), tile)'),
+                ('a test for zero of never-written floats',
+                 'junk = nl.ndarray((128, 128), dtype=x.dtype, buffer=nl.sbuf)',
+                 'nl.where(nl.not_equal(junk, 0.0), nl.multiply(tile, 0.0), tile)'),
+                ('a test for zero of never-written integers',
+                 'junk = nl.ndarray((128, 128), dtype=nl.int32, buffer=nl.sbuf)',
+                 'nl.where(nl.not_equal(junk, 0), nl.multiply(tile, 0.0), tile)'),
+                ('the truth of never-written floats',
+                 'junk = nl.ndarray((128, 128), dtype=x.dtype, buffer=nl.sbuf)',
+                 'nl.where(nl.logical_and(junk, nl.equal(tile, tile)), nl.multiply(tile, 0.0), tile)'),
                 ('a never-written int32 running minimum',
                  'junk = nl.ndarray((128, 128), dtype=nl.int32, buffer=nl.sbuf)',
                  'nl.copy(nl.minimum(junk, nl.copy(nl.multiply(tile, 0.0), dtype=nl.int32)), dtype=x.dtype)')):
