@@ -28,7 +28,7 @@ from .operands import (  # noqa: F401  (the *_engine values are re-exported as n
 from .operands import sync_engine as _sync_engine
 from .operands import mask as mask_of
 from .ops import activation as activation_function
-from .ops import ABS_MAX, ABS_MIN, ARITHMETIC_ALU, BYPASS, UNARY_ALU_FNS, alu, float32_operands
+from .ops import ABS_MAX, ABS_MIN, ARITHMETIC_ALU, BITVEC_ALU, BYPASS, UNARY_ALU_FNS, alu, float32_operands
 from .runtime import Pending, begin, current, direct, dynamic_refusal, issue, operand, operand_reads
 from .tensors import Tensor
 from .views import View, destination
@@ -102,6 +102,12 @@ def nc_matmul(stationary: Any, moving: Any, is_stationary_onezero: Any = False, 
             raise CompileError(f'nc_matmul {perf_mode}: the double-row mode is an FP8 mode; the operands are '
                                f'{" and ".join(sorted(formats))}')
         m, n = stat.shape[2], mov.shape[2]
+    if not is_transpose:
+        for role, view in (('stationary', stat), ('moving', mov)):
+            if view.tensor.kind.storage.kind in 'iub':
+                raise CompileError(f'nc_matmul: the {role} is {view.tensor.kind.storage.name}; the Tensor Engine multiplies '
+                                   'float8_e4m3, float8_e5m2, bfloat16, float16, tfloat32 and float32 operands '
+                                   '(nki.isa.nc_matmul page): convert it first (nl.copy(t, dtype=nl.bfloat16))')
     if k != mov.shape[0]:
         raise CompileError(f'nc_matmul: stationary and moving have different partition sizes ({k} vs {mov.shape[0]})')
     if k > PARTITION_LIMIT:
@@ -507,14 +513,50 @@ def tensor_scalar(data: Any, op0: Any, operand0: Any, reverse0: Any = False, op1
                                f'data, its operand is 0); reverse{name[-1]}=True would apply it to the operand, which '
                                'no NKI page defines')
     _float32_tile_operands((first,) if second is None else (first, second), operand0, operand1)
+    eng = _tensor_scalar_engine(first, second, engine_name(engine))
 
     def compute(x, a, b):
         y = first(a, x) if reverse0 else first(x, a)
         if second is not None:
             y = second(b, y) if reverse1 else second(y, b)
         return y
-    return _with_scalars('tensor_scalar', engine_name(engine), compute, data, (operand0, operand1), dtype, mask,
+    return _with_scalars('tensor_scalar', eng, compute, data, (operand0, operand1), dtype, mask,
                          alu_ops=(first,) if second is None else (first, second))
+
+
+def _tensor_scalar_engine(first: Any, second: Any, eng: str) -> str:
+    """The engine of a tensor_scalar: "The two operators, op0 and op1, in a tensor_scalar instruction must be of the
+    same type (both bitvec or both arithmetic). If bitvec operators are used, the tensor_scalar instruction must run
+    on Vector Engine" (nki.isa.tensor_scalar page)."""
+    if second is not None and (first in BITVEC_ALU) != (second in BITVEC_ALU) \
+            and ARITHMETIC_ALU.intersection((first, second)):
+        bitvec, arithmetic = (first, second) if first in BITVEC_ALU else (second, first)
+        raise CompileError(f'tensor_scalar: {_name(arithmetic)} is an arithmetic operator and {_name(bitvec)} a bitvec '
+                           'one; the two operators of a tensor_scalar must be of the same type (both bitvec or both '
+                           'arithmetic, nki.isa.tensor_scalar page): use two instructions')
+    if first in BITVEC_ALU or second in BITVEC_ALU:
+        if eng not in ('auto', 'dve'):
+            raise CompileError(f'tensor_scalar: with a bitvec operator the instruction must run on the Vector Engine '
+                               f'(nki.isa.tensor_scalar page), not on {_ENGINE_NAMES.get(eng, eng)}')
+        return 'dve'
+    return eng
+
+
+_ENGINE_NAMES = {'act': 'the Scalar Engine', 'pool': 'the GpSimd Engine', 'pe': 'the Tensor Engine',
+                 'dve': 'the Vector Engine'}
+
+
+def _name(fn: Any) -> str:
+    return getattr(fn, '__name__', repr(fn))
+
+
+def _vector_or_gpsimd(instruction: str, eng: str) -> str:
+    """The engine of an instruction the API pages run on the Vector (or GpSimd) Engine only (tensor_tensor: "using
+    Vector Engine or GpSimd Engine"; scalar_tensor_tensor: "using Vector Engine")."""
+    if eng in ('act', 'pe'):
+        raise CompileError(f'{instruction} runs on the Vector or GpSimd Engine (nki.isa.{instruction} page), not on '
+                           f'{_ENGINE_NAMES[eng]}')
+    return eng
 
 
 def _float32_tile_operands(fns: Any, *operands: Any) -> None:
@@ -622,7 +664,7 @@ def tensor_tensor(data1: Any, data2: Any, op: Any, dtype: Any = None, mask: Any 
     b = operand(data2)
     if a.tensor.buffer is memory.psum and b.tensor.buffer is memory.psum:
         raise CompileError('tensor_tensor: both inputs are in PSUM; at most one may be')
-    eng = engine_name(engine)
+    eng = _vector_or_gpsimd('tensor_tensor', engine_name(engine))
     if eng == 'pool' and memory.psum in (a.tensor.buffer, b.tensor.buffer):
         raise CompileError('the GpSimd engine cannot access PSUM')
     _same_elements_per_partition(a, b)
@@ -675,7 +717,8 @@ def scalar_tensor_tensor(data: Any, op0: Any, operand0: Any, op1: Any, operand1:
     def compute(x, scalar, other):
         y = first(scalar, x) if reverse0 else first(x, scalar)
         return second(other, y) if reverse1 else second(y, other)
-    tile = elementwise('tensor_tensor', engine_name(engine), compute, (data, operand0, operand1), dtype, mask,
+    tile = elementwise('tensor_tensor', _vector_or_gpsimd('scalar_tensor_tensor', engine_name(engine)), compute,
+                       (data, operand0, operand1), dtype, mask,
                        folds=fold_positions(second, 2) if reduce_op is None else (), alu_ops=(first, second))
     if reduce_op is not None:
         pending = tile.pending
@@ -726,8 +769,17 @@ def tensor_copy(src: Any, dtype: Any = None, mask: Any = None, engine: Any = unk
     if isinstance(src, DynamicView) and src.pattern:
         return _copy_from_dynamic(src, dtype, mask, engine)
     tile = copy(src, dtype=dtype, mask=mask)
-    tile.pending.eng = engine_name(engine)
+    tile.pending.eng = _psum_free_on_gpsimd('tensor_copy', engine_name(engine), tile.pending.reads)
     return tile
+
+
+def _psum_free_on_gpsimd(instruction: str, eng: str, reads: Any) -> str:
+    """"Since GpSimd cannot access PSUM, src and dst must be in SBUF when using GpSimd Engine" (tensor_copy page).
+    The destination of a copy is placed later (in SBUF unless assigned to PSUM), so the source is what is checked."""
+    if eng == 'pool' and any(view.tensor.buffer is memory.psum for view, _ in reads):
+        raise CompileError(f'{instruction}: the GpSimd engine cannot access PSUM; copy PSUM with the Vector or '
+                           'Scalar Engine')
+    return eng
 
 
 def _copy_to_pattern(target: DynamicView, tile: Any) -> None:

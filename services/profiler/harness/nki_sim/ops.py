@@ -107,6 +107,10 @@ ARITHMETIC_ALU = frozenset((np.add, np.subtract, np.multiply, np.divide, np.maxi
                             ABS_MIN, _reverse_sqrt, _reciprocal))
 
 
+# The bitvec ALU operators: they read integers as bit patterns.
+BITVEC_ALU = frozenset((np.bitwise_and, np.bitwise_or, np.bitwise_xor, np.left_shift, np.right_shift, np.invert))
+
+
 def float32_operands(values: Any, *fns: Any) -> Any:
     """The operand values an instruction's ALU reads. When every operator in `fns` is arithmetic, integer operands
     (arrays and numpy integer scalars) are converted to float32 first: "instructions using arithmetic operators
