@@ -29,7 +29,14 @@ def copy(src: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Tensor
     view = on_chip(operand(src), 'nl.copy')
     kind = kind_of(dtype) if dtype is not None else view.tensor.kind
     window, where = _mask(mask, view.shape)
-    result = to_storage(view.array(window), kind.storage) if run.numerics else None
+    result = None
+    if run.numerics:
+        values = view.array(window)
+        if values.dtype != kind.storage and values.dtype.kind in 'iu' and kind.storage.kind in 'iu':
+            # "When src and dst data types differ: tensor_copy performs an intermediate FP32 cast" (tensor_copy
+            # page): int32 to uint8 saturates instead of keeping the low byte
+            values = values.astype(np.float32)
+        result = to_storage(values, kind.storage)
     pending = issue(run, 'copy', 'auto', [(view, window)], view.shape, kind, result, window)
     pending.where = where
     return pending.tile

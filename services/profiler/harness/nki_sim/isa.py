@@ -459,7 +459,8 @@ def _scale_bias_op(op, eng, fn, data, bias, scale, dtype, mask_predicate, reduce
                 factors.append(per_partition(v.array(w), ndim))
             else:
                 factors.append(extra)
-        s, b = factors
+        # ScalarE arithmetic is float32: integer data, scale and bias are converted first (NKI API common fields)
+        x, s, b = float32_operands([x] + factors, np.multiply)
         with np.errstate(all='ignore'):
             if s is not None and not (isinstance(s, SCALARS) and s == 1.0):
                 x = x * s
@@ -482,7 +483,8 @@ def _accumulate_register(run, reduce_op, result, target, command, window=None, n
     writes the negated value to the target (the registers keep it as it is); a None target updates the registers
     only."""
     ufunc = alu(reduce_op)
-    partial = ufunc.reduce(result.reshape(result.shape[0], -1), axis=1)
+    # the registers are float32: an integer result is accumulated as float32 values
+    partial = ufunc.reduce(result.reshape(result.shape[0], -1).astype(np.float32, copy=False), axis=1)
     register = run.accumulator
     if command == reduce_cmd.reduce and register is not None and register.shape == partial.shape:
         partial = ufunc(register, partial)
@@ -1118,6 +1120,8 @@ def tensor_tensor_scan(data0: Any, data1: Any, initial: Any, op0: Any, op1: Any,
     init_view = operand(initial) if is_tile(initial) else None
 
     def scan(x, y, start):
+        # the Vector Engine's arithmetic is float32 (NKI API common fields): integer tiles are converted first
+        x, y, start = float32_operands([x, y, start], first, second)
         rows = x.shape[0]
         xs = np.ascontiguousarray(x.reshape(rows, -1).T)
         ys = np.ascontiguousarray(y.reshape(rows, -1).T)

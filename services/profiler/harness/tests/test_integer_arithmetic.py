@@ -58,6 +58,53 @@ def transform_nki_outputs(k_res, ref):
 '''
 
 
+# ScalarE's scale and bias, a Vector Engine scan and a dtype-changing copy, each on int32 values above 2**24
+ENGINE_KERNEL = '''
+    @nki.jit
+    def kernel(a):
+        out = nl.ndarray((128, 12), dtype=nl.int32, buffer=nl.shared_hbm)
+        at = nl.load(a)
+        r = nl.ndarray((128, 12), dtype=nl.int32, buffer=nl.sbuf)
+        r[:, 0:4] = nisa.activation(op=nl.copy, data=at, scale=3.0, bias=nl.full((128, 1), 7.0, dtype=nl.float32),
+                                    dtype=nl.int32)
+        ones = nl.full((128, 4), 1, dtype=nl.int32)
+        r[:, 4:8] = nisa.tensor_tensor_scan(ones, at, 0, op0=nl.multiply, op1=nl.add, dtype=nl.int32)
+        r[:, 8:12] = nl.copy(nisa.tensor_copy(at, dtype=nl.uint8), dtype=nl.int32)
+        nl.store(out, r)
+        return out
+    '''
+
+ENGINE_REFERENCE = '''
+def get_inputs():
+    a = np.random.default_rng(5).integers(2**24, 2**26, (128, 4)).astype(np.int32)
+    a[:, 3] = np.arange(128) - 64           # small values stay exact, and a narrowing copy saturates at 0 and 255
+    return [a]
+
+
+def f32(x):
+    return np.asarray(x, np.float64).astype(np.float32)
+
+
+def forward(a):
+    out = np.zeros((128, 12))
+    out[:, 0:4] = f32(f32(f32(a) * f32(3)) + f32(7))
+    s = np.zeros(128, np.float32)
+    for j in range(4):
+        s = f32(s + f32(a[:, j]))
+        out[:, 4 + j] = s
+    out[:, 8:12] = np.clip(f32(a), 0, 255)
+    return np.trunc(out)
+
+
+def transform_to_nki_inputs(inputs):
+    return inputs
+
+
+def transform_nki_outputs(k_res, ref):
+    return [np.reshape(np.asarray(k_res, np.float64), ref.shape)]
+'''
+
+
 class IntegerArithmeticTest(unittest.TestCase):
     def setUp(self):
         self.ws = Workspace()
@@ -73,6 +120,14 @@ class IntegerArithmeticTest(unittest.TestCase):
         for timing_only in (True, False):
             result = self.ws.evaluate(reference, kernel, seeds=1, timing_only=timing_only)
             self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_activation_scans_and_dtype_changing_copies_compute_in_float32(self):
+        # ScalarE's x * scale + bias, the scan's arithmetic and the accumulation registers are float32 (API common
+        # fields), and "when src and dst data types differ: tensor_copy performs an intermediate FP32 cast" (before:
+        # exact integers, and an int32 to uint8 copy kept the low byte)
+        result = self.ws.evaluate(self.ws.reference(ENGINE_REFERENCE, metadata='tolerance: 1.0e-15\n'),
+                                  self.ws.kernel(ENGINE_KERNEL), seeds=1)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
 
 
 if __name__ == '__main__':
