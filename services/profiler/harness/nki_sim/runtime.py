@@ -13,7 +13,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from . import memory
+from . import memory, target
 from .affine import index_as_value
 from .dtypes import Kind
 from .errors import CompileError
@@ -73,10 +73,13 @@ class Run:
         self.races: Any = None        # replay of a multi-program launch grid: races.WriteRaces of its HBM writes
 
     def enter_program(self, ids: Tuple[int, ...]) -> None:
-        """Program `ids` of the current grid starts: its instructions and allocations are traced on its core."""
+        """Program `ids` of the current grid starts: its instructions and allocations are traced on its core. An
+        nl.nc(2) launch spreads over the physical cores of a logical core: two on trn2, one on trn1 (LNC=1 only),
+        where its programs run one after another as those of kernel[2] do."""
         self.program_ids = ids
         split = self.core_split
-        self.recorder.core = ids[split[0]] % split[1] if split is not None and split[0] < len(ids) else 0
+        cores = min(split[1], target.logical_core_size()) if split is not None and split[0] < len(ids) else 1
+        self.recorder.core = ids[split[0]] % cores if cores > 1 else 0
 
     def line(self, skip: int = 0) -> int:
         """Kernel source line of the innermost kernel frame on the stack (0 if none), not looking at the `skip`

@@ -4,8 +4,10 @@ profiler's sim-trn1 and sim-trn2 devices. A kernel sees it through `nisa.get_nc_
 before any kernel code runs or any program is replayed, so a kernel that branches on it records the branch of the
 device it is profiled for."""
 
-# target name -> (nisa.nc_version value, SBUF bytes per partition)
-TARGETS = {'trn1': (2, 192 * 1024), 'trn2': (3, 224 * 1024)}
+# target name -> (nisa.nc_version value, SBUF bytes per partition, physical NeuronCores of one logical core)
+# Trn1 supports only LNC=1 (Neuron compiler error NCC_EARG001: "On trn1, only lnc=1 is supported"); a Trn2 logical
+# core is two physical cores (the LNC pages)
+TARGETS = {'trn1': (2, 192 * 1024, 1), 'trn2': (3, 224 * 1024, 2)}
 DEFAULT = 'trn1'
 
 _current = [DEFAULT]
@@ -26,3 +28,8 @@ def nc_version() -> int:
 def sbuf_partition_bytes() -> int:
     """SBUF bytes per partition of the simulated NeuronCore."""
     return TARGETS[_current[0]][1]
+
+
+def logical_core_size() -> int:
+    """Physical NeuronCores an nl.nc(n) launch can spread over: 1 on trn1, 2 on trn2."""
+    return TARGETS[_current[0]][2]
