@@ -24,16 +24,31 @@ double PeCycles(const Instruction& inst, const DeviceParams& params) {
 
 // Cycles of the vector-style ops (ACT, DVE, Pool) before the engine overhead, per the nki.isa cost
 // formulas.
+bool IsAddSubtractOrMultiply(Alu alu) { return alu == Alu::kAdd || alu == Alu::kSubtract || alu == Alu::kMultiply; }
+
+// The API pages' estimated costs. tensor_tensor: N "if one input in PSUM, or bf16 add/mul/sub", else 2N.
+// scalar_tensor_tensor (two operators): N when "data and operand1 are both bfloat16, op0=nl.subtract and
+// op1=nl.multiply, and N is even", else 2N, in PSUM too. A trace without `alu` keeps the 16-bit rate.
+double TensorTensorCyclesPerElement(const Instruction& inst, const DeviceParams& params) {
+  const double slow = params.dve_tensor_tensor_cycles_per_elem;
+  const bool sixteen_bit = inst.dtype_bytes <= 2;
+  if (inst.alu.size() == 2) {
+    const bool fast =
+        sixteen_bit && inst.alu[0] == Alu::kSubtract && inst.alu[1] == Alu::kMultiply && inst.free_elems % 2 == 0;
+    return fast ? 1.0 : slow;
+  }
+  if (AnyInput(inst, Buffer::kPsum)) return 1.0;
+  if (sixteen_bit && (inst.alu.empty() || IsAddSubtractOrMultiply(inst.alu[0]))) return 1.0;
+  return slow;
+}
+
 double VectorCycles(const Instruction& inst, const DeviceParams& params) {
   const double n = static_cast<double>(inst.free_elems);
   const double floor = params.min_instruction_cycles;
   switch (inst.op) {
     case Op::kTensorTensor:
     case Op::kLoopReduce:
-      // One element per cycle when an input is in PSUM or the data is 16-bit, else the SBUF-SBUF
-      // rate.
-      if (AnyInput(inst, Buffer::kPsum) || inst.dtype_bytes <= 2) return std::max(floor, n);
-      return std::max(floor, params.dve_tensor_tensor_cycles_per_elem * n);
+      return std::max(floor, TensorTensorCyclesPerElement(inst, params) * n);
     case Op::kTensorReduce:
       return n;
     case Op::kReciprocal:

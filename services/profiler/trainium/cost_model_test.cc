@@ -1,5 +1,7 @@
 #include "services/profiler/trainium/cost_model.h"
 
+#include <vector>
+
 #include "gtest/gtest.h"
 #include "services/profiler/trainium/test_util.h"
 
@@ -66,6 +68,35 @@ TEST(CostModelTest, VectorOpsFollowTheIsaFormulas) {
   dynamic.free_elems = 1024;
   EXPECT_DOUBLE_EQ(InstructionCycles(dynamic, Engine::kDve, p), 1024 + 100);
   EXPECT_DOUBLE_EQ(InstructionCycles(Make(Op::kCopy, 128), Engine::kDve, p), 128 + 100);
+}
+
+// tensor_tensor and scalar_tensor_tensor (`alu` with two operators): the API pages' rates per operator, dtype and
+// buffer. Before, every 16-bit or PSUM-input tensor_tensor line, scalar_tensor_tensor included, ran at N.
+TEST(CostModelTest, TheVectorEnginesOneElementPerCycleRateNeedsTheDocumentedOperators) {
+  DeviceParams p = SimpleDeviceForTest();
+  p.dve_overhead_cycles = 0;
+  auto tt = [&p](std::vector<Alu> alu, int dt, Buffer second = Buffer::kSbuf, int64_t n = 512) {
+    Instruction inst = Make(Op::kTensorTensor, n, 0, dt);
+    inst.inputs = {{Buffer::kSbuf, n * dt}, {second, n * dt}};
+    inst.alu.assign(alu.begin(), alu.end());
+    return InstructionCycles(inst, Engine::kDve, p);
+  };
+  // tensor_tensor: 16-bit add, subtract, multiply at N; divide, maximum and the others at 2N; fp32 at 2N
+  EXPECT_DOUBLE_EQ(tt({Alu::kAdd}, 2), 512);
+  EXPECT_DOUBLE_EQ(tt({Alu::kSubtract}, 2), 512);
+  EXPECT_DOUBLE_EQ(tt({Alu::kMultiply}, 2), 512);
+  EXPECT_DOUBLE_EQ(tt({Alu::kOther}, 2), 2 * 512);
+  EXPECT_DOUBLE_EQ(tt({Alu::kMultiply}, 4), 2 * 512);
+  // an input in PSUM: N for any operator
+  EXPECT_DOUBLE_EQ(tt({Alu::kOther}, 4, Buffer::kPsum), 512);
+  // scalar_tensor_tensor: N only for 16-bit subtract then multiply with N even, never for PSUM alone
+  EXPECT_DOUBLE_EQ(tt({Alu::kSubtract, Alu::kMultiply}, 2), 512);
+  EXPECT_DOUBLE_EQ(tt({Alu::kSubtract, Alu::kMultiply}, 2, Buffer::kSbuf, 511), 2 * 511);
+  EXPECT_DOUBLE_EQ(tt({Alu::kMultiply, Alu::kAdd}, 2), 2 * 512);
+  EXPECT_DOUBLE_EQ(tt({Alu::kSubtract, Alu::kMultiply}, 4), 2 * 512);
+  EXPECT_DOUBLE_EQ(tt({Alu::kMultiply, Alu::kAdd}, 4, Buffer::kPsum), 2 * 512);
+  // a trace without `alu` keeps the 16-bit rate
+  EXPECT_DOUBLE_EQ(tt({}, 2), 512);
 }
 
 TEST(CostModelTest, DurationUsesTheEngineClock) {

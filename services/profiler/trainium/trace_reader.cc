@@ -7,8 +7,10 @@
 #include <optional>
 #include <utility>
 
+#include "absl/algorithm/container.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 
@@ -90,6 +92,7 @@ class TraceParser {
   absl::Status ParseMetadata();
   absl::Status ParseAllocation();
   absl::StatusOr<int> ParseCore();
+  absl::Status ParseAlu(absl::InlinedVector<Alu, 2>* out);
   absl::Status ParseFree();
   absl::Status ParseInstruction();
 
@@ -218,6 +221,24 @@ absl::StatusOr<int> TraceParser::ParseCore() {
   if (!core.ok()) return core.status();
   if (*core < 0 || *core >= kMaxCores) return Error(absl::StrCat("key 'core': ", *core, " is not 0..", kMaxCores - 1));
   return static_cast<int>(*core);
+}
+
+// `alu=name[,name]`: operator names (lower-case identifiers); those the cost model distinguishes map to their
+// value, any other to Alu::kOther.
+absl::Status TraceParser::ParseAlu(absl::InlinedVector<Alu, 2>* out) {
+  std::optional<absl::string_view> alu = Find("alu");
+  if (!alu.has_value()) return absl::OkStatus();
+  for (absl::string_view name : absl::StrSplit(*alu, ',')) {
+    if (out->size() == 2) return Error("key 'alu': more than two operators");
+    if (name.empty() || !absl::c_all_of(name, [](char c) { return absl::ascii_islower(c) || c == '_'; })) {
+      return Error(absl::StrCat("key 'alu': '", name, "' is not an operator name"));
+    }
+    out->push_back(name == "add"        ? Alu::kAdd
+                   : name == "subtract" ? Alu::kSubtract
+                   : name == "multiply" ? Alu::kMultiply
+                                        : Alu::kOther);
+  }
+  return absl::OkStatus();
 }
 
 absl::Status TraceParser::ParseAllocation() {
@@ -369,6 +390,7 @@ absl::Status TraceParser::ParseInstruction() {
   absl::StatusOr<int> core = ParseCore();
   if (!core.ok()) return core.status();
   inst.core = *core;
+  if (absl::Status s = ParseAlu(&inst.alu); !s.ok()) return s;
 
   if (IsDmaOp(inst.op)) {
     absl::StatusOr<absl::string_view> dir = Require("dir");

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
@@ -127,6 +128,25 @@ TEST(TraceReaderTest, CoresOfATwoCoreLaunch) {
       "accelopt-trace 1\nM kernel=k.py instructions=1\nI id=0 op=memset eng=auto p=64 n=10 out=sbuf:40 core=8\n");
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("core"), std::string::npos) << bad.status();
+}
+
+TEST(TraceReaderTest, AluOperatorsOfVectorInstructions) {
+  absl::StatusOr<Trace> trace = ParseTrace(
+      "accelopt-trace 1\n"
+      "M kernel=k.py instructions=3\n"
+      "I id=0 op=tensor_tensor eng=auto p=128 n=64 in=sbuf:256,sbuf:256 out=sbuf:256 alu=multiply\n"
+      "I id=1 op=tensor_tensor eng=auto p=128 n=64 in=sbuf:256,sbuf:256 out=sbuf:256 alu=subtract,maximum\n"
+      "I id=2 op=tensor_tensor eng=auto p=128 n=64 in=sbuf:256,sbuf:256 out=sbuf:256\n");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  EXPECT_THAT(trace->instructions[0].alu, ::testing::ElementsAre(Alu::kMultiply));
+  EXPECT_THAT(trace->instructions[1].alu, ::testing::ElementsAre(Alu::kSubtract, Alu::kOther));
+  EXPECT_TRUE(trace->instructions[2].alu.empty());
+  for (const char* bad : {"alu=add,add,add", "alu=Add", "alu=", "alu=add,"}) {
+    absl::StatusOr<Trace> refused = ParseTrace(absl::StrCat(
+        "accelopt-trace 1\nM kernel=k.py instructions=1\nI id=0 op=tensor_tensor eng=auto p=128 n=64 ", bad, "\n"));
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_THAT(std::string(refused.status().message()), HasSubstr("key 'alu'")) << bad;
+  }
 }
 
 TEST(TraceReaderTest, SideOutputsFollowTheMainOutput) {

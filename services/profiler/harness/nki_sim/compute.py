@@ -162,12 +162,20 @@ def elementwise(op: str, eng: str, fn: Callable[..., Any], args: Sequence[Any], 
     pending = issue(run, op, eng, reads, shape, kind, result, window)
     pending.where = where
     pending.consts = len(values) - len(views)
+    if op == 'tensor_tensor' and alu_ops:
+        pending.alu = ','.join(alu_name(fn) for fn in alu_ops)
     if folds:
         positions = [i for i, v in enumerate(values) if isinstance(v, View)]
         pending.folds = tuple(reads[positions.index(i)] for i in folds if i in positions)
     if cse_key is not None:
         pending.cse_key = cse_key + (kind.public, window, run.reuse_scope)
     return pending.tile
+
+
+def alu_name(fn: Any) -> str:
+    """An ALU operator's name as the trace's `alu` key writes it (numpy's: add, subtract, multiply, divide, ...)."""
+    name = getattr(fn, '__name__', '')
+    return name if name and all('a' <= c <= 'z' or c == '_' for c in name) else 'other'
 
 
 def _flat_pairing(views: Sequence[View]) -> bool:

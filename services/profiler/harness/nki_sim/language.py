@@ -15,6 +15,7 @@ from .compute import (  # noqa: F401  (re-exported as nl.*)
     abs_max, abs_min, add, bitwise_and, bitwise_or, bitwise_xor, broadcast_to, copy, divide, elementwise, equal,
     full_tile, greater, greater_equal, left_shift, less, less_equal, logical_and, logical_or, logical_xor, maximum,
     minimum, mod, multiply, not_equal, power, reduce, reshape_view, right_shift, subtract)
+from .compute import alu_name as _alu_name
 from .compute import deterministic_dropout, element_count, free_elements
 from .affine import Predicate, arange, ds, mgrid  # noqa: F401  (re-exported as nl.*)
 from .call_forms import check_module
@@ -560,6 +561,7 @@ def loop_reduce(x: Any, op: Any, loop_indices: Any, dtype: Any = None, mask: Any
     pending = issue(run, 'loop_reduce', 'auto', [(view, window)], view.shape, kind, result, window)
     pending.where = where
     pending.combine = alu(op)
+    pending.alu = _alu_name(pending.combine)
     pending.first = all_first(loop_indices)
     pending.accumulating = True
     return pending.tile

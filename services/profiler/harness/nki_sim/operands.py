@@ -40,6 +40,10 @@ def engine_name(engine: Any, default: str = 'auto') -> str:
     if engine is sync_engine:
         raise CompileError('engine=nisa.engine.sync: the Sync engine runs no compute instruction (it only triggers '
                            'DMAs, as the engine= of nisa.dma_copy)')
+    if engine is tensor_engine:
+        raise CompileError('engine=nisa.tensor_engine: the Tensor Engine runs matmuls and transposes only '
+                           '(nisa.nc_matmul, nisa.nc_transpose); this instruction runs on the Vector, Scalar or '
+                           'GpSimd Engine')
     if isinstance(engine, Engine):
         return engine.trace_name
     raise CompileError(f'unknown engine {engine!r}')

@@ -110,7 +110,7 @@ class Pending:
     """An executed instruction whose output location is not decided yet."""
     __slots__ = ('op', 'eng', 'line', 'reads', 'consts', 'n', 'nstat', 'p', 'tile', 'result', 'window', 'where',
                  'cse_key', 'value_key', 'combine', 'first', 'accumulating', 'extra_writes', 'dma', 'psum_only',
-                 'window_free', 'folds', 'dynamic', 'runs', 'rmw')
+                 'window_free', 'folds', 'dynamic', 'runs', 'rmw', 'alu')
 
     def __init__(self, op, eng, line, reads, tile, result, window):
         self.op = op
@@ -138,6 +138,7 @@ class Pending:
         self.dynamic = False          # an operand sits at an offset read from SBUF when it runs (trace `dyn=1`)
         self.runs = None              # a DynamicRunsView operand: one traced copy per offset of its index tile
         self.rmw = False              # a DMA that adds into its destination (dst_rmw_op, dma_compute into a source)
+        self.alu = ''                 # a tensor_tensor's ALU operators (trace `alu`; two for scalar_tensor_tensor)
 
 
 def begin() -> 'Run':
@@ -552,6 +553,8 @@ def _fields(pending, reads, writes, free_max, partitions):
     n = pending.n if pending.n is not None else free_max
     p = pending.p if pending.p is not None else partitions
     fields = f'op={pending.op} eng={pending.eng} p={p} n={n}'
+    if pending.alu:
+        fields += f' alu={pending.alu}'
     if pending.nstat:
         fields += f' nstat={pending.nstat}'
     if pending.op in _DTYPE_COSTED_OPS:

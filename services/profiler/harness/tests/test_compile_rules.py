@@ -148,7 +148,9 @@ class CompileRulesTest(unittest.TestCase):
                 ('nisa.tensor_scalar(i, op0=nl.multiply, operand0=3, op1=nl.bitwise_and, operand1=255, '
                  'dtype=nl.int32)', 'multiply is an arithmetic operator and bitwise_and a bitvec one'),
                 ('nisa.tensor_copy(nisa.nc_matmul(t, t), engine=nisa.gpsimd_engine)',
-                 'tensor_copy: the GpSimd engine cannot access PSUM')):
+                 'tensor_copy: the GpSimd engine cannot access PSUM'),
+                ('nisa.reciprocal(t, engine=nisa.tensor_engine)', 'the Tensor Engine runs matmuls and transposes only'),
+                ('nisa.tensor_copy(t, engine=nisa.tensor_engine)', 'the Tensor Engine runs matmuls and transposes only')):
             with self.subTest(call=call):
                 path = self.ws.kernel(f'''
                     @nki.jit

@@ -391,6 +391,25 @@ class TraceTest(unittest.TestCase):
         self.assertEqual(first_transpose['p'], '128')
         self.assertEqual(first_transpose['nstat'], '128')
 
+    def test_vector_instructions_name_their_alu_operators(self):
+        # (the timing model's Vector Engine rate depends on them: a bf16 divide or scalar_tensor_tensor was timed at
+        # the one-element-per-cycle rate the pages give only to add, subtract and multiply)
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                t = nl.load(x[0:128, 0:64])
+                a = nisa.tensor_tensor(t, t, op=nl.divide)
+                b = nl.multiply(t, a)
+                c = nisa.scalar_tensor_tensor(data=t, op0=nl.subtract, operand0=1.0, op1=nl.multiply, operand1=b)
+                d = nisa.tensor_scalar(c, op0=nl.add, operand0=1.0)
+                return x
+            ''')
+        _, recorder = self.ws.run(path, np.zeros((128, 64), np.float32), timing_only=True)
+        _, records = parse(recorder.text())
+        self.assertEqual([(f['op'], f.get('alu')) for kind, f in records if kind == 'I'],
+                         [('load', None), ('tensor_tensor', 'divide'), ('tensor_tensor', 'multiply'),
+                          ('tensor_tensor', 'subtract,multiply'), ('tensor_scalar', None)])
+
     def test_a_dma_over_more_than_128_rows_of_hbm_spans_its_on_chip_partitions(self):
         # (trace p is 1..128; a DMA's HBM side can have any number of rows)
         path = self.ws.kernel('''
