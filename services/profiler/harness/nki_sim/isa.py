@@ -383,7 +383,8 @@ def activate2(op: Any, data: Any, imm0: Any, imm1: Any, op0: Any, op1: Any, relu
         return fn(x)
     view = on_chip(operand(data), 'activate2')
     tile = _with_scalars('activation', eng, compute, view, (None if first is None else imm0,
-                                                            None if second is None else imm1), None, None)
+                                                            None if second is None else imm1), None, None,
+                         names=('activate2: imm0', 'activate2: imm1'))
     if not reducing:
         return tile
     pending = tile.pending
@@ -427,6 +428,7 @@ def _stage_name(op: Any, field: str) -> Any:
 def _scale_bias_op(op, eng, fn, data, bias, scale, dtype, mask_predicate, reduce_op, reduce_res, command):
     run = begin()
     view = on_chip(operand(data), op)
+    _vector_operands(op, view, (('scale', scale), ('bias', bias)))
     shape = view.shape
     kind = result_kind(dtype, [view])
     window, where = mask_of(mask_predicate, shape)
@@ -585,9 +587,40 @@ def _load_register(run: Any, pending: Any, command: Any, init: Any, ufunc: Any) 
     return reduce_cmd.reduce
 
 
-def _with_scalars(op, eng, compute, data, scalars, dtype, mask_predicate, alu_ops=()):
+_VECTOR_RULES = {
+    'activation': 'nki.isa.activation: "When the scale/bias is a vector, it must have the same partition axis size as '
+                  'the input data tile and only one element per partition"',
+    'scalar_tensor_tensor': 'nki.isa.scalar_tensor_tensor: "The operand0 can be either a compile-time constant '
+                            'scalar ... or a tile of shape (data.shape[0], 1)"',
+}
+
+
+def _vector_operands(op: str, data: View, named: Any) -> None:
+    """A tile operand that an instruction broadcasts along the free axes (tensor_scalar's operand0 / operand1,
+    activation's scale / bias, activate2's imm0 / imm1, scalar_tensor_tensor's operand0) is a vector of shape
+    (data.shape[0], 1): one value for each partition of the data. A tile on another number of partitions, a [1, 1]
+    tile against many partitions included, is refused, as the compiler's verifier does (public kernels quote
+    "'bias' partition total elements 1 != 'dst' partition total elements 128")."""
+    for name, value in named:
+        if value is None or not is_tile(value):
+            continue
+        vector = operand(value)
+        if vector.shape[0] == data.shape[0] and vector.free_size == 1:
+            continue
+        rule = _VECTOR_RULES.get(name.split(': ')[0] if ': ' in name else op,
+                                 'nki.isa.tensor_scalar: "Both operand0 and operand1 can be SBUF or PSUM tiles of '
+                                 'shape (data.shape[0], 1), i.e., vectors, or compile-time constant scalars"')
+        said = name if ': ' in name else f'{op}: {name}'
+        raise CompileError(f'{said} is a tile of shape {tuple(vector.shape)} against data of shape '
+                           f'{tuple(data.shape)}; a tile operand holds one value per partition of the data, shape '
+                           f'({data.shape[0]}, 1) ({rule}). One value for every partition is a Python scalar, or a '
+                           f'tile copied to ({data.shape[0]}, 1) first (for example with nisa.nc_stream_shuffle)')
+
+
+def _with_scalars(op, eng, compute, data, scalars, dtype, mask_predicate, alu_ops=(), names=('operand0', 'operand1')):
     run = begin()
     view = on_chip(operand(data), op)
+    _vector_operands(op, view, tuple(zip(names, scalars)))
     if eng == 'pool' and view.tensor.buffer is memory.psum:
         raise CompileError('the GpSimd engine cannot access PSUM')
     shape = view.shape
@@ -671,6 +704,8 @@ def scalar_tensor_tensor(data: Any, op0: Any, operand0: Any, op1: Any, operand1:
         if reduce_cmd not in (None, _CMD.idle, _CMD.reduce, _CMD.reset_reduce):
             raise CompileError(f'scalar_tensor_tensor: reduce_cmd {reduce_cmd!r} is not reset_reduce, reduce or '
                                'idle (load_reduce needs a reduce_init, which this instruction does not take)')
+
+    _vector_operands('scalar_tensor_tensor', operand(data), (('operand0', operand0),))
 
     def compute(x, scalar, other):
         y = first(scalar, x) if reverse0 else first(x, scalar)
