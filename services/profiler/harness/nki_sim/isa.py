@@ -1118,7 +1118,10 @@ def tensor_tensor_scan(data0: Any, data1: Any, initial: Any, op0: Any, op1: Any,
                 second(row, ys[i], out=row)
             prev = row
         return out.T.reshape(x.shape)
-    return elementwise('scan', 'dve', scan, (a, data1, initial), dtype, mask)
+    # arithmetic operators read their operands as float32, the scan's running value included: an int32 prefix sum
+    # loses its low bits past 2**24, as the public radix sort notes on trn2 ("tensor_tensor_scan accumulates in
+    # fp32 and drops low bits once the running total passes 2**24")
+    return elementwise('scan', 'dve', scan, (a, data1, initial), dtype, mask, alu_ops=(first, second))
 
 
 # ----- batch norm statistics -----
