@@ -611,10 +611,13 @@ def _vector_operands(op: str, data: View, named: Any) -> None:
                                  'nki.isa.tensor_scalar: "Both operand0 and operand1 can be SBUF or PSUM tiles of '
                                  'shape (data.shape[0], 1), i.e., vectors, or compile-time constant scalars"')
         said = name if ': ' in name else f'{op}: {name}'
+        hint = (f'One value for every partition is a Python scalar, or a tile copied to ({data.shape[0]}, 1) first '
+                '(for example with nisa.nc_stream_shuffle)') if vector.free_size == 1 else (
+                'Values that change along the free axis are a nisa.tensor_tensor operand with the data\'s shape (a row '
+                'copied to every partition first)')
         raise CompileError(f'{said} is a tile of shape {tuple(vector.shape)} against data of shape '
                            f'{tuple(data.shape)}; a tile operand holds one value per partition of the data, shape '
-                           f'({data.shape[0]}, 1) ({rule}). One value for every partition is a Python scalar, or a '
-                           f'tile copied to ({data.shape[0]}, 1) first (for example with nisa.nc_stream_shuffle)')
+                           f'({data.shape[0]}, 1) ({rule}). {hint}')
 
 
 def _with_scalars(op, eng, compute, data, scalars, dtype, mask_predicate, alu_ops=(), names=('operand0', 'operand1')):
