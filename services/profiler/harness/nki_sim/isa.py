@@ -389,7 +389,8 @@ def activate2(op: Any, data: Any, imm0: Any, imm1: Any, op0: Any, op1: Any, relu
         return fn(x)
     view = on_chip(operand(data), 'activate2')
     tile = _with_scalars('activation', eng, compute, view, (None if first is None else imm0,
-                                                            None if second is None else imm1), None, None)
+                                                            None if second is None else imm1), None, None,
+                         names=('activate2: imm0', 'activate2: imm1'))
     if not reducing:
         return tile
     pending = tile.pending
@@ -433,6 +434,7 @@ def _stage_name(op: Any, field: str) -> Any:
 def _scale_bias_op(op, eng, fn, data, bias, scale, dtype, mask_predicate, reduce_op, reduce_res, command):
     run = begin()
     view = on_chip(operand(data), op)
+    _vector_operands(op, view, (('scale', scale), ('bias', bias)))
     shape = view.shape
     kind = result_kind(dtype, [view])
     window, where = mask_of(mask_predicate, shape)
@@ -629,9 +631,43 @@ def _load_register(run: Any, pending: Any, command: Any, init: Any, ufunc: Any) 
     return reduce_cmd.reduce
 
 
-def _with_scalars(op, eng, compute, data, scalars, dtype, mask_predicate, alu_ops=()):
+_VECTOR_RULES = {
+    'activation': 'nki.isa.activation: "When the scale/bias is a vector, it must have the same partition axis size as '
+                  'the input data tile and only one element per partition"',
+    'scalar_tensor_tensor': 'nki.isa.scalar_tensor_tensor: "The operand0 can be either a compile-time constant '
+                            'scalar ... or a tile of shape (data.shape[0], 1)"',
+}
+
+
+def _vector_operands(op: str, data: View, named: Any) -> None:
+    """A tile operand that an instruction broadcasts along the free axes (tensor_scalar's operand0 / operand1,
+    activation's scale / bias, activate2's imm0 / imm1, scalar_tensor_tensor's operand0) is a vector of shape
+    (data.shape[0], 1): one value for each partition of the data. A tile on another number of partitions, a [1, 1]
+    tile against many partitions included, is refused, as the compiler's verifier does (public kernels quote
+    "'bias' partition total elements 1 != 'dst' partition total elements 128")."""
+    for name, value in named:
+        if value is None or not is_tile(value):
+            continue
+        vector = operand(value)
+        if vector.shape[0] == data.shape[0] and vector.free_size == 1:
+            continue
+        rule = _VECTOR_RULES.get(name.split(': ')[0] if ': ' in name else op,
+                                 'nki.isa.tensor_scalar: "Both operand0 and operand1 can be SBUF or PSUM tiles of '
+                                 'shape (data.shape[0], 1), i.e., vectors, or compile-time constant scalars"')
+        said = name if ': ' in name else f'{op}: {name}'
+        hint = (f'One value for every partition is a Python scalar, or a tile copied to ({data.shape[0]}, 1) first '
+                '(for example with nisa.nc_stream_shuffle)') if vector.free_size == 1 else (
+                'Values that change along the free axis are a nisa.tensor_tensor operand with the data\'s shape (a row '
+                'copied to every partition first)')
+        raise CompileError(f'{said} is a tile of shape {tuple(vector.shape)} against data of shape '
+                           f'{tuple(data.shape)}; a tile operand holds one value per partition of the data, shape '
+                           f'({data.shape[0]}, 1) ({rule}). {hint}')
+
+
+def _with_scalars(op, eng, compute, data, scalars, dtype, mask_predicate, alu_ops=(), names=('operand0', 'operand1')):
     run = begin()
     view = on_chip(operand(data), op)
+    _vector_operands(op, view, tuple(zip(names, scalars)))
     if eng == 'pool' and view.tensor.buffer is memory.psum:
         raise CompileError('the GpSimd engine cannot access PSUM')
     shape = view.shape
@@ -715,6 +751,8 @@ def scalar_tensor_tensor(data: Any, op0: Any, operand0: Any, op1: Any, operand1:
         if reduce_cmd not in (None, _CMD.idle, _CMD.reduce, _CMD.reset_reduce):
             raise CompileError(f'scalar_tensor_tensor: reduce_cmd {reduce_cmd!r} is not reset_reduce, reduce or '
                                'idle (load_reduce needs a reduce_init, which this instruction does not take)')
+
+    _vector_operands('scalar_tensor_tensor', operand(data), (('operand0', operand0),))
 
     def compute(x, scalar, other):
         y = first(scalar, x) if reverse0 else first(x, scalar)
@@ -1120,8 +1158,6 @@ def tensor_tensor_scan(data0: Any, data1: Any, initial: Any, op0: Any, op1: Any,
     init_view = operand(initial) if is_tile(initial) else None
 
     def scan(x, y, start):
-        # the Vector Engine's arithmetic is float32 (NKI API common fields): integer tiles are converted first
-        x, y, start = float32_operands([x, y, start], first, second)
         rows = x.shape[0]
         xs = np.ascontiguousarray(x.reshape(rows, -1).T)
         ys = np.ascontiguousarray(y.reshape(rows, -1).T)
@@ -1139,7 +1175,10 @@ def tensor_tensor_scan(data0: Any, data1: Any, initial: Any, op0: Any, op1: Any,
                 second(row, ys[i], out=row)
             prev = row
         return out.T.reshape(x.shape)
-    return elementwise('scan', 'dve', scan, (a, data1, initial), dtype, mask)
+    # arithmetic operators read their operands as float32, the scan's running value included: an int32 prefix sum
+    # loses its low bits past 2**24, as the public radix sort notes on trn2 ("tensor_tensor_scan accumulates in
+    # fp32 and drops low bits once the running total passes 2**24")
+    return elementwise('scan', 'dve', scan, (a, data1, initial), dtype, mask, alu_ops=(first, second))
 
 
 # ----- batch norm statistics -----

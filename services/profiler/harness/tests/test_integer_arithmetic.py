@@ -130,5 +130,49 @@ class IntegerArithmeticTest(unittest.TestCase):
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
 
+    def test_an_integer_scan_carries_its_running_value_in_float32(self):
+        # nisa.tensor_tensor_scan with arithmetic operators reads its operands, the running value included, as
+        # float32 (the same "Supported Math Operators" rule); a public radix sort states it from trn2:
+        # "tensor_tensor_scan accumulates in fp32 and drops low bits once the running total passes 2**24". The
+        # simulator scanned int32 tiles in exact integers, so a prefix sum past 2**24 verified where the device
+        # rounds it.
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                ones = nl.ndarray((128, 8), dtype=nl.int32, buffer=nl.sbuf)
+                nisa.memset(dst=ones, value=1)
+                xt = nl.ndarray((128, 8), dtype=nl.int32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=xt, src=x)
+                r = nl.ndarray((128, 8), dtype=nl.int32, buffer=nl.sbuf)
+                nisa.tensor_tensor_scan(dst=r, data0=ones, data1=xt, initial=16777212, op0=nl.multiply, op1=nl.add)
+                out = nl.ndarray((128, 8), dtype=nl.int32, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=out, src=r)
+                return out
+            ''')
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.default_rng(5).integers(1, 4, (128, 8)).astype(np.int32)]
+
+
+def forward(x):
+    running = np.full(128, 16777212, np.float32)
+    columns = []
+    for i in range(8):
+        running = (running * np.float32(1) + x[:, i].astype(np.float32)).astype(np.float32)
+        columns.append(running)
+    return np.stack(columns, axis=1).astype(np.float64)
+
+
+def transform_to_nki_inputs(inputs):
+    return inputs
+
+
+def transform_nki_outputs(k_res, ref):
+    return [np.reshape(np.asarray(k_res, np.float64), ref.shape)]
+''', metadata='tolerance: 1.0e-15\n')
+        result = self.ws.evaluate(reference, kernel, seeds=1)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
+
 if __name__ == '__main__':
     unittest.main()

@@ -2163,6 +2163,57 @@ def forward(x, start):
         self.assertIn('a per-partition operand holds one value per partition', result['message'])
         self.assertEqual(result['line'], line_of(kernel, 'dst=u[:, 0, 0:12]'))   # the call's first line
 
+    def test_a_vector_operand_holds_one_value_per_partition_of_the_data(self):
+        # nki.isa.tensor_scalar: "Both operand0 and operand1 can be SBUF or PSUM tiles of shape (data.shape[0], 1)";
+        # nki.isa.activation: "When the scale/bias is a vector, it must have the same partition axis size as the
+        # input data tile and only one element per partition". Public kernels quote the compiler refusing a [1, 1]
+        # tile against 128 partitions ("'bias' partition total elements 1 != 'dst' partition total elements 128").
+        # The simulator broadcast a [1, 1] tile to every partition (a verdict of OK), and other shapes ended in a
+        # numpy error with numerics (RUNTIME_ERROR) after an OK timing-only run.
+        reference = self.ws.reference(
+            'def get_inputs():\n'
+            '    return [np.random.randn(128, 64).astype(np.float32), np.random.randn(128, 1).astype(np.float32)]\n'
+            '\n\ndef forward(x, v):\n'
+            '    return np.stack([np.exp(x * 0.5 + v), (x - v) * 2.0, x * v + x], axis=1)\n' + STANDARD_TRANSFORMS)
+        body = '''
+            @nki.jit
+            def kernel(x, v):
+                other = {}
+                for name, shape in (('one', (1, 1)), ('half', (64, 1)), ('wide', (128, 2))):
+                    other[name] = nl.ndarray(shape, dtype=nl.float32, buffer=nl.sbuf)
+                    nisa.memset(dst=other[name], value=1.0)
+                out = nl.ndarray((128, 3, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+                u = nl.ndarray((128, 3, 64), dtype=nl.float32, buffer=nl.sbuf)
+                t = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                c = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=c, src=v)
+                nisa.activation(dst=u[:, 0, :], op=nl.exp, data=t, scale=0.5, bias=c)
+                nisa.tensor_scalar(dst=u[:, 1, :], data=t, op0=nl.subtract, operand0=c, op1=nl.multiply, operand1=2.0)
+                nisa.scalar_tensor_tensor(dst=u[:, 2, :], data=t, op0=nl.multiply, operand0=c, op1=nl.add, operand1=t)
+                nisa.dma_copy(dst=out, src=u)
+                return out
+            '''
+        result = self.ws.evaluate(reference, self.ws.kernel(body, header=BETA2_HEADER))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        for old, new, words in (('bias=c)', 'bias=other["one"])', 'activation: bias is a tile of shape (1, 1)'),
+                                ('scale=0.5, bias=c)', 'scale=other["wide"], bias=c)',
+                                 'activation: scale is a tile of shape (128, 2)'),
+                                ('operand0=c, op1=nl.multiply', 'operand0=other["one"], op1=nl.multiply',
+                                 'tensor_scalar: operand0 is a tile of shape (1, 1)'),
+                                ('operand0=c, op1=nl.multiply', 'operand0=other["half"], op1=nl.multiply',
+                                 'tensor_scalar: operand0 is a tile of shape (64, 1)'),
+                                ('operand0=c, op1=nl.add', 'operand0=other["one"], op1=nl.add',
+                                 'scalar_tensor_tensor: operand0 is a tile of shape (1, 1)')):
+            with self.subTest(operand=new):
+                kernel = self.ws.kernel(body.replace(old, new), header=BETA2_HEADER)
+                for timing_only in (False, True):
+                    result = self.ws.evaluate(reference, kernel, timing_only=timing_only)
+                    self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+                    self.assertIn(words, result['message'])
+                    self.assertIn('one value per partition of the data, shape (128, 1)', result['message'])
+                    self.assertEqual(result['line'], line_of(kernel, new))
+
     def test_a_reduction_axis_out_of_range_is_refused(self):
         # the reductions are "similar to numpy" (nl.sum, nisa.tensor_reduce), where an axis out of range is an
         # AxisError. The simulator took it modulo the tile's rank: axis=[2] of a (8, 2048) tile (a public argmax
