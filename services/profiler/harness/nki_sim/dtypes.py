@@ -37,17 +37,21 @@ class AlternateFill:
         AlternateFill.active = False
 
 
+def _bit_pattern(bits: int, storage: np.dtype) -> Any:
+    """`bits`, cut to the element size of integer `storage`, as a value of it."""
+    return np.array(bits & ((1 << (8 * storage.itemsize)) - 1), np.uint64).astype(storage)
+
+
 def uninitialized_integer(storage: np.dtype) -> Any:
     """The value an element of integer `storage` holds as uninitialized memory in the simulator (the usual fill)."""
-    return np.array(UNINITIALIZED_BITS & ((1 << (8 * storage.itemsize)) - 1), np.uint64).astype(storage)
+    return _bit_pattern(UNINITIALIZED_BITS, storage)
 
 
 def uninitialized_integers(n: int, storage: np.dtype) -> np.ndarray:
     """`n` elements of integer `storage` as uninitialized memory in the simulator."""
     if not AlternateFill.active:
         return np.full(n, uninitialized_integer(storage), storage)
-    complement = np.array(~UNINITIALIZED_BITS & ((1 << (8 * storage.itemsize)) - 1), np.uint64).astype(storage)
-    return np.where(np.arange(n) % 2 == 0, complement, np.zeros((), storage)).astype(storage)
+    return np.array([_bit_pattern(~UNINITIALIZED_BITS, storage), 0], storage)[np.arange(n) % 2]
 
 
 def uninitialized_float(n: int, storage: np.dtype) -> np.ndarray:

@@ -13,7 +13,7 @@ import numpy as np
 from . import memory, target
 from .affine import Affine, Predicate
 from .compute import assign as copy_into
-from .compute import copy, deterministic_dropout, elementwise, fold_positions, free_elements, reduce
+from .compute import alu_name, copy, deterministic_dropout, elementwise, fold_positions, free_elements, reduce
 from .call_forms import check_module
 from .dtypes import kind_of
 from .errors import CompileError, missing_api
@@ -105,9 +105,10 @@ def nc_matmul(stationary: Any, moving: Any, is_stationary_onezero: Any = False, 
     if not is_transpose:
         for role, view in (('stationary', stat), ('moving', mov)):
             if view.tensor.kind.storage.kind in 'iub':
-                raise CompileError(f'nc_matmul: the {role} is {view.tensor.kind.storage.name}; the Tensor Engine multiplies '
-                                   'float8_e4m3, float8_e5m2, bfloat16, float16, tfloat32 and float32 operands '
-                                   '(nki.isa.nc_matmul page): convert it first (nl.copy(t, dtype=nl.bfloat16))')
+                raise CompileError(f'nc_matmul: the {role} is {view.tensor.kind.storage.name}; the Tensor Engine '
+                                   'multiplies float8_e4m3, float8_e5m2, bfloat16, float16, tfloat32 and float32 '
+                                   'operands (nki.isa.nc_matmul page): convert it first '
+                                   '(nl.copy(t, dtype=nl.bfloat16))')
     if k != mov.shape[0]:
         raise CompileError(f'nc_matmul: stationary and moving have different partition sizes ({k} vs {mov.shape[0]})')
     if k > PARTITION_LIMIT:
@@ -535,9 +536,9 @@ def _tensor_scalar_engine(first: Any, second: Any, eng: str) -> str:
     if second is not None and (first in BITVEC_ALU) != (second in BITVEC_ALU) \
             and ARITHMETIC_ALU.intersection((first, second)):
         bitvec, arithmetic = (first, second) if first in BITVEC_ALU else (second, first)
-        raise CompileError(f'tensor_scalar: {_name(arithmetic)} is an arithmetic operator and {_name(bitvec)} a bitvec '
-                           'one; the two operators of a tensor_scalar must be of the same type (both bitvec or both '
-                           'arithmetic, nki.isa.tensor_scalar page): use two instructions')
+        raise CompileError(f'tensor_scalar: {alu_name(arithmetic)} is an arithmetic operator and {alu_name(bitvec)} '
+                           'a bitvec one; the two operators of a tensor_scalar must be of the same type (both bitvec '
+                           'or both arithmetic, nki.isa.tensor_scalar page): use two instructions')
     if first in BITVEC_ALU or second in BITVEC_ALU:
         if eng not in ('auto', 'dve'):
             raise CompileError(f'tensor_scalar: with a bitvec operator the instruction must run on the Vector Engine '
@@ -548,10 +549,6 @@ def _tensor_scalar_engine(first: Any, second: Any, eng: str) -> str:
 
 _ENGINE_NAMES = {'act': 'the Scalar Engine', 'pool': 'the GpSimd Engine', 'pe': 'the Tensor Engine',
                  'dve': 'the Vector Engine'}
-
-
-def _name(fn: Any) -> str:
-    return getattr(fn, '__name__', repr(fn))
 
 
 def _vector_or_gpsimd(instruction: str, eng: str) -> str:
@@ -668,8 +665,7 @@ def _with_scalars(op, eng, compute, data, scalars, dtype, mask_predicate, alu_op
     run = begin()
     view = on_chip(operand(data), op)
     _vector_operands(op, view, tuple(zip(names, scalars)))
-    if eng == 'pool' and view.tensor.buffer is memory.psum:
-        raise CompileError('the GpSimd engine cannot access PSUM')
+    _psum_free_on_gpsimd(op, eng, (view,))
     shape = view.shape
     kind = result_kind(dtype, [view])
     window, where = mask_of(mask_predicate, shape)
@@ -702,9 +698,7 @@ def tensor_tensor(data1: Any, data2: Any, op: Any, dtype: Any = None, mask: Any 
     b = operand(data2)
     if a.tensor.buffer is memory.psum and b.tensor.buffer is memory.psum:
         raise CompileError('tensor_tensor: both inputs are in PSUM; at most one may be')
-    eng = _vector_or_gpsimd('tensor_tensor', engine_name(engine))
-    if eng == 'pool' and memory.psum in (a.tensor.buffer, b.tensor.buffer):
-        raise CompileError('the GpSimd engine cannot access PSUM')
+    eng = _psum_free_on_gpsimd('tensor_tensor', _vector_or_gpsimd('tensor_tensor', engine_name(engine)), (a, b))
     _same_elements_per_partition(a, b)
     # a repeat on unchanged inputs (loop-invariant in the innermost loop) is computed once (cse=1)
     key = ('tensor_tensor', op, eng, _identity_key(a), _identity_key(b))
@@ -809,15 +803,16 @@ def tensor_copy(src: Any, dtype: Any = None, mask: Any = None, engine: Any = unk
     if isinstance(src, DynamicView) and src.pattern:
         return _copy_from_dynamic(src, dtype, mask, engine)
     tile = copy(src, dtype=dtype, mask=mask)
-    tile.pending.eng = _psum_free_on_gpsimd('tensor_copy', engine_name(engine), tile.pending.reads)
+    tile.pending.eng = _psum_free_on_gpsimd('tensor_copy', engine_name(engine), [v for v, _ in tile.pending.reads])
     return tile
 
 
-def _psum_free_on_gpsimd(instruction: str, eng: str, reads: Any) -> str:
-    """"Since GpSimd cannot access PSUM, src and dst must be in SBUF when using GpSimd Engine" (tensor_copy page).
-    The destination of a copy is placed later (in SBUF unless assigned to PSUM), so the source is what is checked."""
-    if eng == 'pool' and any(view.tensor.buffer is memory.psum for view, _ in reads):
-        raise CompileError(f'{instruction}: the GpSimd engine cannot access PSUM; copy PSUM with the Vector or '
+def _psum_free_on_gpsimd(instruction: str, eng: str, operands: Any) -> str:
+    """`eng`, unless it is GpSimd and an operand is in PSUM: "Since GpSimd cannot access PSUM, src and dst must be in
+    SBUF when using GpSimd Engine" (tensor_copy page). A result is placed later (in SBUF unless assigned to PSUM),
+    so the operands read are what is checked."""
+    if eng == 'pool' and any(view.tensor.buffer is memory.psum for view in operands):
+        raise CompileError(f'{instruction}: the GpSimd engine cannot access PSUM; read PSUM with the Vector or '
                            'Scalar Engine')
     return eng
 

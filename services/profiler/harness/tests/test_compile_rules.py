@@ -4,6 +4,7 @@ import unittest
 import numpy as np
 
 from tests.support import SIMPLE_REFERENCE, Workspace, line_of
+from tests.test_trace import parse
 
 BAD_KERNELS = {
     'partition_dim_over_128': '''
@@ -177,9 +178,7 @@ class CompileRulesTest(unittest.TestCase):
                 return x
             ''')
         _, recorder = self.ws.run(path, np.zeros((128, 64), np.float32), timing_only=True)
-        engines = [(fields['op'], fields['eng']) for fields in
-                   (dict(token.split('=', 1) for token in line.split(' ')[1:])
-                    for line in recorder.text().splitlines() if line.startswith('I '))]
+        engines = [(fields['op'], fields['eng']) for kind, fields in parse(recorder.text())[1] if kind == 'I']
         self.assertEqual(engines, [('load', 'dma'), ('copy', 'auto'), ('tensor_tensor', 'pool'),
                                    ('tensor_scalar', 'act'), ('tensor_scalar', 'dve'), ('matmul', 'pe'),
                                    ('copy', 'dve')])

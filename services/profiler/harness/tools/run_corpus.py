@@ -138,19 +138,19 @@ def main(argv=None):
     rows = ['| kernel | instructions | trace s (cpu) | timing-only | numerics | rel L2 | numerics wall s | peak RSS GiB |',
             '|---|---|---|---|---|---|---|---|']
     print('\n'.join(rows), flush=True)
+
+    def run(arguments):
+        """(result or None, peak RSS bytes (0 through the CLI), wall seconds, stderr tail) of one run."""
+        if args.accelopt:
+            result, wall, err = run_cli(args.accelopt, arguments)
+            return result, 0, wall, err
+        return run_child(arguments, limit)
     ran = passed = 0
     for kernel, reference in found:
         if args.only not in os.path.basename(kernel):
             continue
         ran += 1
         common = ['--problem', reference, '--kernel', kernel]
-        if args.accelopt:
-            def run(arguments):
-                result, wall, err = run_cli(args.accelopt, arguments)
-                return result, 0, wall, err
-        else:
-            def run(arguments):
-                return run_child(arguments, limit)
         timing, _, _, timing_err = run(common + ['--timing-only'])
         cells = [os.path.basename(kernel)[:-3]]
         if timing is None:
