@@ -42,7 +42,15 @@ double TensorTensorCyclesPerElement(const Instruction& inst, const DeviceParams&
   return slow;
 }
 
-double VectorCycles(const Instruction& inst, const DeviceParams& params) {
+// tensor_reduce: "N (N/2 for bf16 add/max)" on the Vector Engine, by the elements it reads. A trace without `alu`
+// keeps N.
+double TensorReduceCycles(const Instruction& inst, Engine engine) {
+  const double n = static_cast<double>(inst.free_elems);
+  const bool add_or_max = !inst.alu.empty() && (inst.alu[0] == Alu::kAdd || inst.alu[0] == Alu::kMaximum);
+  return engine == Engine::kDve && inst.dtype_bytes <= 2 && add_or_max ? n / 2 : n;
+}
+
+double VectorCycles(const Instruction& inst, Engine engine, const DeviceParams& params) {
   const double n = static_cast<double>(inst.free_elems);
   const double floor = params.min_instruction_cycles;
   switch (inst.op) {
@@ -50,7 +58,7 @@ double VectorCycles(const Instruction& inst, const DeviceParams& params) {
     case Op::kLoopReduce:
       return std::max(floor, TensorTensorCyclesPerElement(inst, params) * n);
     case Op::kTensorReduce:
-      return n;
+      return TensorReduceCycles(inst, engine);
     case Op::kReciprocal:
       return std::max(floor, params.reciprocal_cycles_per_elem * n);
     case Op::kScan:
@@ -89,13 +97,16 @@ double InstructionCycles(const Instruction& inst, Engine engine, const DevicePar
       cycles = PeCycles(inst, params);
       break;
     case Engine::kPool:
-      cycles = VectorCycles(inst, params);
+      cycles = VectorCycles(inst, engine, params);
       if (inst.op != Op::kIota && inst.op != Op::kSelect) cycles *= params.pool_cycles_per_elem;
       break;
     default:
-      cycles = VectorCycles(inst, params);
+      cycles = VectorCycles(inst, engine, params);
       break;
   }
+  // activation_reduce and tensor_scalar_reduce: "max(MIN_II, N) + MIN_II" (the API pages); the other
+  // instructions that reduce into a reduce_res are taken to pay the same
+  if (inst.reduces_into_side_output && engine != Engine::kPe) cycles += params.min_instruction_cycles;
   if (inst.dynamic_offset) cycles = std::max(cycles, params.dynamic_access_min_cycles);
   if (inst.stride > 16) cycles *= params.strided_access_factor;
   switch (engine) {

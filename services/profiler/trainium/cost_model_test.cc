@@ -99,6 +99,37 @@ TEST(CostModelTest, TheVectorEnginesOneElementPerCycleRateNeedsTheDocumentedOper
   EXPECT_DOUBLE_EQ(tt({}, 2), 512);
 }
 
+// tensor_reduce: N, or N/2 for a 16-bit add or maximum on the Vector Engine (by the elements it reads).
+TEST(CostModelTest, ASixteenBitAddOrMaxReductionReadsTwoElementsPerCycle) {
+  DeviceParams p = SimpleDeviceForTest();
+  p.pool_cycles_per_elem = 1;
+  auto reduce = [&p](std::vector<Alu> alu, int dt, Engine engine = Engine::kDve) {
+    Instruction inst = Make(Op::kTensorReduce, 512, 0, dt);
+    inst.alu.assign(alu.begin(), alu.end());
+    return InstructionCycles(inst, engine, p);
+  };
+  EXPECT_DOUBLE_EQ(reduce({Alu::kAdd}, 2), 256);
+  EXPECT_DOUBLE_EQ(reduce({Alu::kMaximum}, 2), 256);
+  EXPECT_DOUBLE_EQ(reduce({Alu::kMultiply}, 2), 512);
+  EXPECT_DOUBLE_EQ(reduce({Alu::kOther}, 2), 512);
+  EXPECT_DOUBLE_EQ(reduce({Alu::kAdd}, 4), 512);
+  EXPECT_DOUBLE_EQ(reduce({}, 2), 512);                          // a trace without `alu`
+  EXPECT_DOUBLE_EQ(reduce({Alu::kAdd}, 2, Engine::kPool), 512);  // a partition reduction on GpSimd
+}
+
+// activation_reduce and tensor_scalar_reduce: "max(MIN_II, N) + MIN_II" (a reduce_res is a second output).
+TEST(CostModelTest, AReductionIntoAReduceResCostsOneMoreMinimumInterval) {
+  DeviceParams p = SimpleDeviceForTest();
+  Instruction act = Make(Op::kActivation, 512);
+  Instruction scalar = Make(Op::kTensorScalar, 16);
+  EXPECT_DOUBLE_EQ(InstructionCycles(act, Engine::kAct, p), 512);
+  EXPECT_DOUBLE_EQ(InstructionCycles(scalar, Engine::kDve, p), 64);
+  act.reduces_into_side_output = true;
+  scalar.reduces_into_side_output = true;
+  EXPECT_DOUBLE_EQ(InstructionCycles(act, Engine::kAct, p), 512 + 64);
+  EXPECT_DOUBLE_EQ(InstructionCycles(scalar, Engine::kDve, p), 64 + 64);
+}
+
 TEST(CostModelTest, DurationUsesTheEngineClock) {
   absl::StatusOr<DeviceParams> trn1 = BuiltinDeviceParams("trn1");
   ASSERT_TRUE(trn1.ok());

@@ -44,8 +44,9 @@ enum class DmaDirection { kNone, kLoad, kStore, kCopy };
 // Which HBM tensor a DMA touches: a kernel input/output or an internal `nl.hbm` scratch tensor.
 enum class HbmKind { kNone, kIo, kScratch };
 
-// An ALU operator of a tensor_tensor or loop_reduce (the `alu` key); the Vector Engine's rate depends on it.
-enum class Alu { kOther, kAdd, kSubtract, kMultiply };
+// An ALU operator of a tensor_tensor, loop_reduce or tensor_reduce (the `alu` key); the Vector Engine's rate
+// depends on it.
+enum class Alu { kOther, kAdd, kSubtract, kMultiply, kMaximum };
 
 // One operand of an instruction: the buffer and the bytes per partition actually accessed.
 struct Operand {
@@ -79,8 +80,12 @@ struct Instruction {
   HbmKind hbm_kind = HbmKind::kNone;
   int64_t stride = 0;
   int core = 0;  // NeuronCore of the SPMD program that issued it (`core`, default 0)
-  // `alu`: the operators of a tensor_tensor or loop_reduce, two for a scalar_tensor_tensor; empty when not traced
+  // `alu`: the operators of a tensor_tensor, loop_reduce or tensor_reduce, two for a scalar_tensor_tensor; empty
+  // when not traced
   absl::InlinedVector<Alu, 2> alu;
+  // A second `out` operand: the instruction also reduces its result along the free axes into a reduce_res tile
+  // (activation_reduce, tensor_scalar_reduce, the reduce_res of scalar_tensor_tensor, select and exponential).
+  bool reduces_into_side_output = false;
 };
 
 // One `A` record with its matching `F`. Positions are instruction indices: the allocation appeared

@@ -236,6 +236,7 @@ absl::Status TraceParser::ParseAlu(absl::InlinedVector<Alu, 2>* out) {
     out->push_back(name == "add"        ? Alu::kAdd
                    : name == "subtract" ? Alu::kSubtract
                    : name == "multiply" ? Alu::kMultiply
+                   : name == "maximum"  ? Alu::kMaximum
                                         : Alu::kOther);
   }
   return absl::OkStatus();
@@ -333,11 +334,12 @@ absl::Status TraceParser::ParseInstruction() {
   if (absl::Status s = ParseOperands("in", &inst.inputs); !s.ok()) return s;
   absl::InlinedVector<Operand, 3> outs;
   if (absl::Status s = ParseOperands("out", &outs); !s.ok()) return s;
-  // Instructions with a side output (activation's reduce_res) list it after the main output; the side output
-  // is a [P, 1] register write that neither the cost nor the counters model.
+  // Instructions with a side output (a reduce_res) list it after the main output; the side output is a [P, 1]
+  // register write that the counters do not count, and the reduction costs the instruction extra cycles.
   if (!outs.empty()) {
     inst.has_output = true;
     inst.output = outs[0];
+    inst.reduces_into_side_output = outs.size() > 1;
   }
 
   if (std::optional<absl::string_view> deps = Find("dep"); deps.has_value()) {

@@ -130,17 +130,31 @@ TEST(TraceReaderTest, CoresOfATwoCoreLaunch) {
   EXPECT_NE(bad.status().message().find("core"), std::string::npos) << bad.status();
 }
 
+TEST(TraceReaderTest, ASecondOutputOperandIsAReductionIntoAReduceRes) {
+  absl::StatusOr<Trace> trace = ParseTrace(
+      "accelopt-trace 1\n"
+      "M kernel=k.py instructions=2\n"
+      "I id=0 op=activation eng=act p=128 n=64 in=sbuf:256 out=sbuf:256,sbuf:4\n"
+      "I id=1 op=activation eng=act p=128 n=64 in=sbuf:256 out=sbuf:256\n");
+  ASSERT_TRUE(trace.ok()) << trace.status();
+  EXPECT_TRUE(trace->instructions[0].reduces_into_side_output);
+  EXPECT_EQ(trace->instructions[0].output.bytes_pp, 256);
+  EXPECT_FALSE(trace->instructions[1].reduces_into_side_output);
+}
+
 TEST(TraceReaderTest, AluOperatorsOfVectorInstructions) {
   absl::StatusOr<Trace> trace = ParseTrace(
       "accelopt-trace 1\n"
-      "M kernel=k.py instructions=3\n"
+      "M kernel=k.py instructions=4\n"
       "I id=0 op=tensor_tensor eng=auto p=128 n=64 in=sbuf:256,sbuf:256 out=sbuf:256 alu=multiply\n"
       "I id=1 op=tensor_tensor eng=auto p=128 n=64 in=sbuf:256,sbuf:256 out=sbuf:256 alu=subtract,maximum\n"
-      "I id=2 op=tensor_tensor eng=auto p=128 n=64 in=sbuf:256,sbuf:256 out=sbuf:256\n");
+      "I id=2 op=tensor_tensor eng=auto p=128 n=64 in=sbuf:256,sbuf:256 out=sbuf:256\n"
+      "I id=3 op=tensor_reduce eng=auto p=128 n=64 in=sbuf:256 out=sbuf:4 alu=divide\n");
   ASSERT_TRUE(trace.ok()) << trace.status();
   EXPECT_THAT(trace->instructions[0].alu, ::testing::ElementsAre(Alu::kMultiply));
-  EXPECT_THAT(trace->instructions[1].alu, ::testing::ElementsAre(Alu::kSubtract, Alu::kOther));
+  EXPECT_THAT(trace->instructions[1].alu, ::testing::ElementsAre(Alu::kSubtract, Alu::kMaximum));
   EXPECT_TRUE(trace->instructions[2].alu.empty());
+  EXPECT_THAT(trace->instructions[3].alu, ::testing::ElementsAre(Alu::kOther));
   for (const char* bad : {"alu=add,add,add", "alu=Add", "alu=", "alu=add,"}) {
     absl::StatusOr<Trace> refused = ParseTrace(absl::StrCat(
         "accelopt-trace 1\nM kernel=k.py instructions=1\nI id=0 op=tensor_tensor eng=auto p=128 n=64 ", bad, "\n"));

@@ -318,6 +318,8 @@ def reduce(ufunc: np.ufunc, x: Any, axis: Any, dtype: Any = None, mask_predicate
         result = fit(result.reshape(window_shape(out_window, out_shape)), kind, window_shape(out_window, out_shape))
     pending = issue(run, 'tensor_reduce', 'pool' if 0 in axes else eng, [(view, window)], out_shape, kind, result,
                     out_window)
+    if not variance:        # the Vector Engine's rate depends on the operator (trace `alu`)
+        pending.alu = alu_name(ufunc)
     pending.where = None if where is None else where.any(axis=axes, keepdims=True).reshape(out_shape)
     return pending.tile
 

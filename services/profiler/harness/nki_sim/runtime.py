@@ -636,14 +636,15 @@ def _partition_bytes(view, window):
 
 
 def _compute_dtype_bytes(op, reads, writes):
-    """The element size an engine computes in (trace `dt`): the widest SBUF operand; PE ops count their SBUF inputs
-    only (their PSUM output is always fp32). 0 when no operand is in SBUF."""
+    """The element size an engine computes in (trace `dt`): the widest SBUF operand; PE ops and tensor_reduce count
+    their SBUF inputs only (a PE op's PSUM output is always fp32; a reduction's rate is that of the elements it
+    reads, whatever format its one value per partition is written in). 0 when no operand is in SBUF."""
     widest = 0
     for view, _ in reads:
         tensor = view.tensor
         if tensor.buffer is memory.sbuf and tensor.kind.itemsize > widest:
             widest = tensor.kind.itemsize
-    if op not in _PE_OPS:
+    if op not in _INPUT_COSTED_OPS:
         for view, _ in writes:
             tensor = view.tensor
             if tensor.buffer is memory.sbuf and tensor.kind.itemsize > widest:
@@ -652,8 +653,9 @@ def _compute_dtype_bytes(op, reads, writes):
 
 
 _PE_OPS = frozenset(('matmul', 'transpose', 'broadcast'))
-# the ops whose cost depends on the element size in the timing model (PE fp32 factor, DVE binary 16-bit rate)
-_DTYPE_COSTED_OPS = _PE_OPS | {'tensor_tensor', 'loop_reduce'}
+_INPUT_COSTED_OPS = _PE_OPS | {'tensor_reduce'}
+# the ops whose cost depends on the element size in the timing model (PE fp32 factor, DVE 16-bit rates)
+_DTYPE_COSTED_OPS = _PE_OPS | {'tensor_tensor', 'loop_reduce', 'tensor_reduce'}
 
 
 def _dma_fields(pending, reads, writes):

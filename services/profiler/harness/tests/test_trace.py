@@ -410,6 +410,25 @@ class TraceTest(unittest.TestCase):
                          [('load', None), ('tensor_tensor', 'divide'), ('tensor_tensor', 'multiply'),
                           ('tensor_tensor', 'subtract,multiply'), ('tensor_scalar', None)])
 
+    def test_a_reduction_names_its_operator_and_the_size_of_the_elements_it_reads(self):
+        # (the Vector Engine reduces 16-bit data by add or max at two elements per cycle: the rate is that of the
+        # input, whatever format the one value per partition is written in)
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                t = nl.load(x[0:128, 0:64])
+                h = nl.copy(t, dtype=nl.bfloat16)
+                a = nisa.tensor_reduce(nl.max, h, axis=1, dtype=nl.float32)
+                b = nisa.tensor_reduce(nl.add, t, axis=1)
+                c = nisa.tensor_reduce(nl.multiply, h, axis=1, dtype=nl.bfloat16)
+                return x
+            ''')
+        _, recorder = self.ws.run(path, np.zeros((128, 64), np.float32), timing_only=True)
+        _, records = parse(recorder.text())
+        self.assertEqual([(f.get('alu'), f.get('dt')) for kind, f in records if kind == 'I' and
+                          f['op'] == 'tensor_reduce'],
+                         [('maximum', '2'), ('add', None), ('multiply', '2')])
+
     def test_a_dma_over_more_than_128_rows_of_hbm_spans_its_on_chip_partitions(self):
         # (trace p is 1..128; a DMA's HBM side can have any number of rows)
         path = self.ws.kernel('''
