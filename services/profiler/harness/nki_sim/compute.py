@@ -10,9 +10,9 @@ from typing import Any, Callable, Sequence, Union
 import numpy as np
 
 from . import memory, runtime
-from .dtypes import kind_of, to_storage
+from .dtypes import kind_of, to_storage, write_in_format
 from .errors import CompileError
-from .ops import ABS_MAX, ABS_MIN, ASSOCIATIVE_ALU, float32_operands
+from .ops import ABS_MAX, ABS_MIN, ASSOCIATIVE_ALU, MagnitudeChoice, float32_operands
 from .operands import broadcast_shape, fit, on_chip, padded, result_kind, tile_or_scalar, window_shape
 from .operands import mask as _mask
 from .indirect import IndirectView
@@ -220,6 +220,8 @@ def _zeros(values: Any) -> Any:
 
 def _binary(name, ufunc):
     def operation(x, y, dtype=None, mask=None, **kwargs):
+        if isinstance(ufunc, MagnitudeChoice):
+            ufunc.require_generation()
         tiles = [v for v in (x, y) if isinstance(v, (Tensor, View))]
         op = 'tensor_tensor'
         if len(tiles) < 2 or any(free_elements(operand(t)) == 1 for t in tiles) and \
@@ -354,10 +356,8 @@ def store_tile(target: View, value: Any, mask: Any = None) -> None:
         out = target.array(window)
         if data.shape != out.shape:
             data = data.reshape(out.shape)
-        if where is not None:
-            np.copyto(out, data, where=where, casting='unsafe')
-        else:
-            out[...] = data
+        # the DMA casts to the destination's format (a bfloat16 or fp8 output holds the rounded values)
+        write_in_format(out, data, target.tensor.kind, where)
         if isinstance(target, IndirectView):      # a scatter: out is the gathered copy
             target.scatter(out, window)
     reads = [(source, window)] + ([(target.index, None)] if isinstance(target, IndirectView) else [])

@@ -79,6 +79,26 @@ def to_storage(values: Any, storage: np.dtype) -> np.ndarray:
     return values.astype(storage)
 
 
+def write_in_format(out: np.ndarray, values: Any, kind: 'Kind', where: Any = None) -> None:
+    """Write `values` into `out` (storage of a tensor of `kind`) as any write to that tensor is: converted to the
+    storage dtype (float to integer saturating, to_storage), then rounded to the format (bfloat16, tfloat32, fp8).
+    `where`: only those elements are written."""
+    converted = to_storage(values, out.dtype)
+    if where is None:
+        out[...] = converted
+    else:
+        np.copyto(out, converted, where=where)
+    if kind.rounding is not None:
+        kind.rounding(out)
+
+
+def value_in_format(value: Any, kind: 'Kind') -> Any:
+    """A fill value (nl.full, nl.zeros) as the tensor of `kind` holds it: converted and rounded as a write is."""
+    held = np.empty(1, kind.storage)
+    write_in_format(held, np.asarray([value]), kind)
+    return held[0].item()
+
+
 class LowPrecisionType:
     """A dtype numpy does not provide; instances are the values of nl.bfloat16 and friends.
 

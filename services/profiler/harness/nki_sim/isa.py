@@ -15,7 +15,7 @@ from .affine import Affine, Predicate
 from .compute import assign as copy_into
 from .compute import alu_name, copy, deterministic_dropout, elementwise, fold_positions, free_elements, reduce
 from .call_forms import check_module
-from .dtypes import kind_of
+from .dtypes import kind_of, write_in_format
 from .errors import CompileError, missing_api
 from .indirect import DynamicRunsView, DynamicView, IndirectView
 from . import isa_select
@@ -30,6 +30,7 @@ from .operands import mask as mask_of
 from .ops import activation as activation_function
 from .ops import ABS_MAX, ABS_MIN, ARITHMETIC_ALU, BITVEC_ALU, BYPASS, UNARY_ALU_FNS, alu, float32_operands
 from .runtime import Pending, begin, current, direct, dynamic_refusal, issue, operand, operand_reads
+from .target import require_generation
 from .tensors import Tensor
 from .views import View, destination
 
@@ -326,8 +327,19 @@ def activation(op: Any, data: Any, bias: Any = None, scale: Any = 1.0, reduce_op
     """op(data * scale + bias); scale is a float or a [P, 1] tile, bias a [P, 1] tile; optional free-axis
     reduction of the output into reduce_res."""
     fn = activation_function(op)
+    if reduce_res is not None and reduce_op is not None:
+        _checked_reduce_op('activation', reduce_op, (np.add,), 'the activation page: "reduce_op must be nl.add: '
+                           'the Scalar Engine reduction registers can only sum the activated data"; activation_reduce '
+                           '(Trn1): "the reduce_op can only be an addition"')
     return _scale_bias_op('activation', 'act', lambda x: fn(x), data, bias, scale, dtype, mask,
                           reduce_op, reduce_res, reduce_cmd)
+
+
+def _checked_reduce_op(instruction: str, reduce_op: Any, allowed: Any, rule: str) -> None:
+    """A reduce_op the instruction's page lists; any other is a COMPILE_ERROR quoting `rule`."""
+    if alu(reduce_op) not in allowed:
+        name = getattr(reduce_op, '__name__', repr(reduce_op))
+        raise CompileError(f'{instruction}: reduce_op {name} is not supported here ({rule})')
 
 
 def activation_reduce(op: Any, data: Any, reduce_op: Any, reduce_res: Any, bias: Any = None, scale: Any = 1.0,
@@ -348,6 +360,7 @@ def activate2(op: Any, data: Any, imm0: Any, imm1: Any, op0: Any, op1: Any, relu
     scalar engine's registers: reset (registers to reduce_op's identity), reduce (on top of them), reset_reduce
     (identity, then this result), idle (unchanged); reduce_res reads the registers out. reduce_op is nl.add,
     nl.maximum, nl.minimum, nl.abs_max or nl.abs_min."""
+    require_generation('nisa.activate2', 4, 'its page: "Available only on NeuronCore-v4 and newer"')
     fn = activation_function(op)
     stages = (_stage_name(op0, 'op0'), _stage_name(op1, 'op1'))
     if stages not in _ACTIVATE2_STAGES:
@@ -413,7 +426,7 @@ def activate2(op: Any, data: Any, imm0: Any, imm1: Any, op0: Any, op1: Any, relu
             out = target.array()
             if out.size != rows:
                 raise CompileError(f'reduce_res must hold one value per partition ([{rows}, 1]), got {out.shape}')
-            out[...] = np.asarray(register).reshape(out.shape)
+            write_in_format(out, np.asarray(register).reshape(out.shape), target.tensor.kind)
     elif target is not None and target.free_size != 1:
         raise CompileError(f'reduce_res must hold one value per partition, got {target.shape}')
     if target is not None:
@@ -502,7 +515,7 @@ def _accumulate_register(run, reduce_op, result, target, command, window=None, n
         out = out[window[0][0]:window[0][1]]
     if out.size != partial.size:
         raise CompileError(f'reduce_res must hold one value per partition ([{partial.size}, 1]), got {out.shape}')
-    out[...] = partial.reshape(out.shape)
+    write_in_format(out, partial.reshape(out.shape), target.tensor.kind)     # the 32-bit registers, in its format
 
 
 # ----- DVE / Pool -----
@@ -590,6 +603,8 @@ def tensor_scalar_reduce(data: Any, op0: Any, operand0: Any, reduce_op: Any, red
     registers keep the reduction itself)."""
     if not isinstance(reduce_res_negate, (bool, np.bool_)):
         raise CompileError(f'tensor_scalar_reduce: reduce_res_negate is True or False, not {reduce_res_negate!r}')
+    _checked_reduce_op('tensor_scalar_reduce', reduce_op, (np.add, np.subtract, np.multiply, np.maximum, np.minimum),
+                       'its page: "The reduce_op can be any of nl.add, nl.subtract, nl.multiply, nl.max or nl.min"')
     tile = tensor_scalar(data=data, op0=op0, operand0=operand0, reverse0=reverse0, dtype=dtype, mask=mask)
     pending = tile.pending
     target = destination(operand(reduce_res))
@@ -700,11 +715,33 @@ def tensor_tensor(data1: Any, data2: Any, op: Any, dtype: Any = None, mask: Any 
         raise CompileError('tensor_tensor: both inputs are in PSUM; at most one may be')
     eng = _psum_free_on_gpsimd('tensor_tensor', _vector_or_gpsimd('tensor_tensor', engine_name(engine)), (a, b))
     _same_elements_per_partition(a, b)
+    fn = alu(op)
+    native = _native_int32(a, b, dtype, eng, fn)
+    if native:
+        eng = 'pool'
     # a repeat on unchanged inputs (loop-invariant in the innermost loop) is computed once (cse=1)
     key = ('tensor_tensor', op, eng, _identity_key(a), _identity_key(b))
-    fn = alu(op)
-    return elementwise('tensor_tensor', eng, fn, (a, b), dtype, mask, cse_key=key, folds=fold_positions(fn, 0, 1),
-                       flat_operands=True, alu_ops=(fn,))
+    tile = elementwise('tensor_tensor', eng, fn, (a, b), dtype, mask, cse_key=key, folds=fold_positions(fn, 0, 1),
+                       flat_operands=True, alu_ops=() if native else (fn,))
+    if native:
+        tile.pending.alu = alu_name(fn)
+    return tile
+
+
+_INT32 = (np.dtype(np.int32), np.dtype(np.uint32))
+_NATIVE_INT32_ALU = (np.add, np.subtract, np.multiply, np.maximum, np.minimum)
+
+
+def _native_int32(a: View, b: View, dtype: Any, eng: str, fn: Any) -> bool:
+    """NeuronCore-v3 and newer (the Trn2/Trn3 tensor_tensor page): "When all input/output tiles are int32 or uint32,
+    the operation defaults to GpSimd Engine, which uses native integer arithmetic. This ensures exact results for
+    all 32-bit integer values" (32-bit wrapping), unless another engine is named; on trn1 integer operands are read
+    as float32, as for every arithmetic operator. Division keeps the float32 reading (no page gives its integer
+    rounding)."""
+    if target.nc_version() < 3 or eng not in ('auto', 'pool') or fn not in _NATIVE_INT32_ALU:
+        return False
+    out = kind_of(dtype).storage if dtype is not None else a.tensor.kind.storage
+    return a.tensor.kind.storage in _INT32 and b.tensor.kind.storage in _INT32 and out in _INT32
 
 
 def _same_elements_per_partition(a: View, b: View) -> None:
@@ -992,6 +1029,8 @@ def select_reduce(predicate: Any, on_true: Any, on_false: Any, reduce_res: Any =
                   dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """np.where(predicate, on_true, on_false) (on_false a scalar or a [P, 1] tile; reverse_pred negates the
     predicate), optionally reduced (max) along the free axes into reduce_res."""
+    if reduce_res is not None:
+        _checked_reduce_op('select_reduce', reduce_op, (np.maximum,), 'its page: "reduce_op only supports max"')
     view = on_chip(operand(on_true), 'select_reduce')
     condition = on_chip(operand(predicate), 'select_reduce')
     fallback = _per_row(operand(on_false), view) if is_tile(on_false) else on_false
@@ -1276,13 +1315,9 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
         data = source.array(window) if where is None else source.masked_array(where, 0)
         out = target.array(window if target.shape == source.shape else None)
         kept = out.copy() if where is not None else None
-        if add:
-            out[...] = out.astype(np.float32) + data.reshape(out.shape).astype(np.float32)
-        else:
-            out[...] = data.reshape(out.shape)
-        rounding = target.tensor.kind.rounding    # the DMA casts to dst's format (bfloat16, fp8, ...)
-        if rounding is not None:
-            rounding(out)
+        values = out.astype(np.float32) + data.reshape(out.shape).astype(np.float32) if add else \
+            data.reshape(out.shape)
+        write_in_format(out, values, target.tensor.kind)    # the DMA casts to dst's format (bfloat16, fp8, ...)
         if kept is not None and where is not None:
             np.copyto(out, kept, where=np.logical_not(where))     # masked-off elements keep what dst held
         if isinstance(target, IndirectView):      # a scatter: out is the gathered copy
@@ -1344,9 +1379,7 @@ def dma_compute(dst: Any, srcs: Any, scales: Any = None, reduce_op: Any = None, 
                 target.scatter(out)
         else:
             out = target.array()
-            out[...] = out.astype(np.float32) + total if accumulate else total
-            if rounding is not None:
-                rounding(out)
+            write_in_format(out, out.astype(np.float32) + total if accumulate else total, target.tensor.kind)
     direction = _dma_direction(target, others)
     reads = [(v, None) for v in others] + [(v.index, None) for v in views if isinstance(v, IndirectView)]
     if accumulate:

@@ -23,6 +23,7 @@ from .dtypes import (  # noqa: F401  (nl.* dtypes)
     MX_DTYPES, NumericType, bfloat16, float8_e4m3, float8_e4m3fn, float8_e5m2, kind_of, tfloat32)
 from .dtypes import check_on_chip as _check_on_chip
 from .dtypes import to_storage as _to_storage
+from .dtypes import value_in_format, write_in_format
 from .errors import CompileError, missing_api
 from .indirect import IndirectView
 from .loops import affine_range, is_first_iteration, sequential_range, static_range  # noqa: F401
@@ -172,7 +173,7 @@ def _declare(shape, dtype, buffer, name, fill, initialized=True):
         tensor = Tensor(buffer, kind_of(dtype), shape, line, name, run.numerics, run.psum_banks)
         # uninitialized PSUM too, but a matmul's first add into an element starts its accumulation group and
         # overwrites it (runtime._store, memory.Alloc.fresh)
-        tensor.init = fill if initialized else UNINITIALIZED
+        tensor.init = value_in_format(fill, tensor.kind) if initialized else UNINITIALIZED
         if placed is not None:
             _place(run, tensor, placed, initialized, line)
         return tensor
@@ -186,7 +187,7 @@ def _declare(shape, dtype, buffer, name, fill, initialized=True):
             return run.shared_outputs[ordinal]
     tensor = hbm_declared(tuple(int(d) for d in shape), dtype, buffer, run.numerics, line, name, initialized)
     if fill:
-        tensor.hbm_alloc.data[...] = fill
+        tensor.hbm_alloc.data[...] = value_in_format(fill, tensor.kind)
     if buffer is memory.shared_hbm:
         run.shared_outputs.append(tensor)
     else:
@@ -276,9 +277,16 @@ ndarray_like = empty_like
 
 
 def shared_constant(constant: Any, dtype: Any = None, **kwargs: Any) -> Any:
-    array = np.asarray(constant, dtype=kind_of(dtype).storage if dtype is not None else None)
     run = runtime.current()
-    return hbm_tensor(array, memory.constant_hbm, run.line(), 'constant')
+    if dtype is None:
+        return hbm_tensor(np.asarray(constant), memory.constant_hbm, run.line(), 'constant')
+    # the constant in its declared format: converted and rounded as a write of those values is (nl.bfloat16 0.1 is
+    # 0.10009765625; an fp8 e4m3 constant saturates at 240)
+    kind = kind_of(dtype)
+    values = np.asarray(constant)
+    array = np.empty(values.shape, kind.storage)
+    write_in_format(array, values, kind)
+    return hbm_tensor(array, memory.constant_hbm, run.line(), 'constant', dtype=dtype)
 
 
 # ----- DMA -----
@@ -384,11 +392,16 @@ def atomic_rmw(dst: Any, value: Any, op: Any, mask: Any = None, **kwargs: Any) -
         raise CompileError('nl.atomic_rmw: the mask must be a box (per-axis bounds)')
     if run.numerics:
         values = source.array(window) if source is not None else value
+        kind = target.tensor.kind
         if isinstance(target, IndirectView):
             target.combine(combine, np.broadcast_to(values, window_shape(window, target.shape)), window)
+            if kind.rounding is not None:       # the updated rows, in dst's format
+                out = target.array(window)
+                kind.rounding(out)
+                target.scatter(out, window)
         else:
             out = target.array(window)
-            out[...] = combine(out, values)
+            write_in_format(out, combine(out, values), kind)
     reads = ([(source, window)] if source is not None else []) + [(target, window)] + \
         ([(target.index, None)] if isinstance(target, IndirectView) else [])
     pending = runtime.Pending('store', 'dma', run.line(), reads, None, None, window)

@@ -115,13 +115,39 @@ def unapplied_mask(name: str, predicate: Any) -> None:
                        'ignored); compute the full tile and select or store the masked part')
 
 
+# How much of a float32 value a float format keeps: a result without dtype= takes its most precise float operand's
+_FLOAT_PRECISION = {'float64': 5, 'float32': 4, 'tfloat32': 3, 'float16': 2, 'bfloat16': 2, 'float8_e4m3': 1,
+                    'float8_e4m3fn': 1, 'float8_e5m2': 1}
+
+
 def result_kind(dtype: Any, views: Sequence[View]) -> Kind:
+    """The format of an instruction's result: `dtype`, else that of "data1 or data2, whichever has the higher
+    precision" (the tensor_tensor page; the nl arithmetic pages alike): a float operand's over an integer one, the
+    most precise float format, and float32 for two different formats of the same precision (float16 with
+    bfloat16). Integer operands alone: the first one's."""
     if dtype is not None:
         return kind_of(dtype)
+    best = None
+    tied = False
     for v in views:
-        if v.tensor.kind.storage.kind == 'f':
-            return v.tensor.kind
-    return views[0].tensor.kind
+        kind = v.tensor.kind
+        if kind.storage.kind != 'f' or kind is best:
+            continue
+        if best is None or _precision(kind) > _precision(best):
+            best, tied = kind, False
+        elif _precision(kind) == _precision(best) and _format_name(kind) != _format_name(best):
+            tied = True
+    if best is None:
+        return views[0].tensor.kind
+    return kind_of(np.float32) if tied else best
+
+
+def _format_name(kind: Kind) -> str:
+    return str(getattr(kind.public, 'name', kind.public))
+
+
+def _precision(kind: Kind) -> int:
+    return _FLOAT_PRECISION.get(_format_name(kind), 4)
 
 
 def window_shape(window: Any, shape: Tuple[int, ...]) -> Tuple[int, ...]:

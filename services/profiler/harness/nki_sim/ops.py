@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from .errors import CompileError
+from .target import require_generation
 
 NUMPY_ALU = {
     np.add: np.add, np.subtract: np.subtract, np.multiply: np.multiply, np.divide: np.divide,
@@ -31,6 +32,9 @@ class MagnitudeChoice:
     def __init__(self, name: str, larger: bool) -> None:
         self.__name__ = name
         self.larger = larger
+
+    def require_generation(self) -> None:
+        require_generation(f'nl.{self.__name__}', 4, 'its page: "Available only on NeuronCore-v4 (trn3) and newer"')
 
     def __call__(self, x: Any, y: Any) -> Any:
         x, y = np.asarray(x), np.asarray(y)
@@ -165,6 +169,8 @@ def alu(op: Any, operand: Any = _NO_OPERAND) -> Any:
             fn = None
     if fn is None:
         raise CompileError(f'unsupported ALU operator {getattr(op, "__name__", op)!r}')
+    if isinstance(fn, MagnitudeChoice):
+        fn.require_generation()
     return fn
 
 

@@ -4,6 +4,8 @@ profiler's sim-trn1 and sim-trn2 devices. A kernel sees it through `nisa.get_nc_
 before any kernel code runs or any program is replayed, so a kernel that branches on it records the branch of the
 device it is profiled for."""
 
+from .errors import CompileError
+
 # target name -> (nisa.nc_version value, SBUF bytes per partition, physical NeuronCores of one logical core)
 # Trn1 supports only LNC=1 (Neuron compiler error NCC_EARG001: "On trn1, only lnc=1 is supported"); a Trn2 logical
 # core is two physical cores (the LNC pages)
@@ -33,3 +35,17 @@ def sbuf_partition_bytes() -> int:
 def logical_core_size() -> int:
     """Physical NeuronCores an nl.nc(n) launch can spread over: 1 on trn1, 2 on trn2."""
     return TARGETS[_current[0]][2]
+
+
+def require_generation(feature: str, minimum: int, note: str) -> None:
+    """A COMPILE_ERROR unless the simulated NeuronCore is NeuronCore-v`minimum` or newer (the API page's note, quoted
+    in `note`): a kernel using it does not compile for the device it is profiled for."""
+    version = nc_version()
+    if version >= minimum:
+        return
+    simulated = next(name for name, fields in TARGETS.items() if fields[0] == version)
+    newer = [name for name, fields in sorted(TARGETS.items()) if fields[0] >= minimum]
+    hint = f'profile it for {newer[0]} (device sim-{newer[0]})' if newer else \
+        f'the simulator models {" and ".join(sorted(TARGETS))} only'
+    raise CompileError(f'{feature} is available only on NeuronCore-v{minimum} and newer ({note}); the simulated '
+                       f'NeuronCore is {simulated} (NeuronCore-v{version}): {hint}')

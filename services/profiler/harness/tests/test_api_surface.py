@@ -1,6 +1,7 @@
 """Documented NKI names and keywords found missing by the API-surface gap analysis (docs/simulator.md, "NKI language
 coverage"): each is implemented as its API page describes, or refused with a message naming the cause."""
 import unittest
+from unittest import mock
 
 import numpy as np
 
@@ -131,7 +132,8 @@ class ApiSurfaceTest(unittest.TestCase):
             ''', a)
         self.assertIn('load_reduce', message)
 
-    def test_abs_max_and_abs_min_keep_the_signed_input_of_larger_or_smaller_magnitude(self):
+    @mock.patch('nki_sim.target.nc_version', return_value=4)     # NeuronCore-v4 only (tests/test_generations.py)
+    def test_abs_max_and_abs_min_keep_the_signed_input_of_larger_or_smaller_magnitude(self, _):
         path = self.ws.kernel('''
             @nki.jit
             def kernel(a, b):
@@ -147,7 +149,8 @@ class ApiSurfaceTest(unittest.TestCase):
         np.testing.assert_array_equal(out[0], [[-5.0, -1.0, -4.0, -0.5]] * 4)     # tie |1| = |-1|: y
         np.testing.assert_array_equal(out[1], [[3.0, -1.0, 2.0, 0.25]] * 4)
 
-    def test_activate2_stages_activation_and_register_reductions(self):
+    @mock.patch('nki_sim.target.nc_version', return_value=4)     # NeuronCore-v4 only (tests/test_generations.py)
+    def test_activate2_stages_activation_and_register_reductions(self, _):
         path = self.ws.kernel('''
             import nki.language as nl2
             @nki.jit

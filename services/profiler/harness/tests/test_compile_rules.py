@@ -135,6 +135,16 @@ class CompileRulesTest(unittest.TestCase):
         self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
         self.assertIn('nc_stream_shuffle: src starts at partition 3; with 32 active partitions', result['message'])
 
+    def assert_compile_error_at_marker(self, call, message, template):
+        """The kernel `template` with CALL replaced by `call` is a COMPILE_ERROR naming `message` at its marked
+        line."""
+        with self.subTest(call=call):
+            path = self.ws.kernel(template.replace('CALL', call))
+            result = self.ws.evaluate(self.reference, path, timing_only=True)
+            self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+            self.assertEqual(result['line'], line_of(path, '# <- here'))
+            self.assertIn(message, result['message'])
+
     def test_instructions_run_only_on_their_documented_engines(self):
         # (the timing model runs an explicit engine= as given: ScalarE as a second vector engine made x**8 1.87x
         # faster than the Vector Engine can)
@@ -152,19 +162,14 @@ class CompileRulesTest(unittest.TestCase):
                  'tensor_copy: the GpSimd engine cannot access PSUM'),
                 ('nisa.reciprocal(t, engine=nisa.tensor_engine)', 'the Tensor Engine runs matmuls and transposes only'),
                 ('nisa.tensor_copy(t, engine=nisa.tensor_engine)', 'the Tensor Engine runs matmuls and transposes only')):
-            with self.subTest(call=call):
-                path = self.ws.kernel(f'''
+            self.assert_compile_error_at_marker(call, message, '''
                     @nki.jit
                     def kernel(x):
                         t = nl.load(x[0:64, 0:64])
                         i = nl.copy(t, dtype=nl.int32)
-                        r = {call}  # <- here
+                        r = CALL  # <- here
                         return x
                     ''')
-                result = self.ws.evaluate(self.reference, path, timing_only=True)
-                self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
-                self.assertEqual(result['line'], line_of(path, '# <- here'))
-                self.assertIn(message, result['message'])
         # the documented engines stay accepted, and a bitvec tensor_scalar left to the compiler runs on VectorE
         path = self.ws.kernel('''
             @nki.jit
@@ -182,6 +187,41 @@ class CompileRulesTest(unittest.TestCase):
         self.assertEqual(engines, [('load', 'dma'), ('copy', 'auto'), ('tensor_tensor', 'pool'),
                                    ('tensor_scalar', 'act'), ('tensor_scalar', 'dve'), ('matmul', 'pe'),
                                    ('copy', 'dve')])
+
+    def test_a_reduce_op_the_instructions_page_does_not_list_is_refused(self):
+        # (a row max fused into a ScalarE activation was accepted, though its registers only sum)
+        for call, message in (
+                ('nisa.activation(op=nl.copy, data=t, reduce_op=nl.maximum, reduce_res=r)',
+                 'activation: reduce_op maximum is not supported here'),
+                ('nisa.activation_reduce(op=nl.exp, data=t, reduce_op=nl.max, reduce_res=r)',
+                 'activation: reduce_op max is not supported here'),
+                ('nisa.select_reduce(predicate=i, on_true=t, on_false=0.0, reduce_op=nl.add, reduce_res=r)',
+                 'select_reduce: reduce_op add is not supported here'),
+                ('nisa.tensor_scalar_reduce(data=t, op0=nl.multiply, operand0=2.0, reduce_op=nl.divide, '
+                 'reduce_res=r)', 'tensor_scalar_reduce: reduce_op divide is not supported here')):
+            self.assert_compile_error_at_marker(call, message, '''
+                    @nki.jit
+                    def kernel(x):
+                        t = nl.load(x[0:64, 0:64])
+                        i = nl.copy(t, dtype=nl.uint8)
+                        r = nl.ndarray((64, 1), dtype=nl.float32, buffer=nl.sbuf)
+                        a = CALL  # <- here
+                        return x
+                    ''')
+        # the listed operators stay accepted
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                t = nl.load(x[0:64, 0:64])
+                i = nl.copy(t, dtype=nl.uint8)
+                r = nl.ndarray((64, 1), dtype=nl.float32, buffer=nl.sbuf)
+                a = nisa.activation(op=nl.copy, data=t, reduce_op=nl.add, reduce_res=r)
+                b = nisa.select_reduce(predicate=i, on_true=t, on_false=0.0, reduce_op=nl.max, reduce_res=r)
+                c = nisa.tensor_scalar_reduce(data=t, op0=nl.multiply, operand0=2.0, reduce_op=nl.minimum,
+                                              reduce_res=r)
+                return x
+            ''')
+        self.assertEqual(self.ws.evaluate(self.reference, path, timing_only=True)['verdict'], 'OK')
 
     def test_sequential_range_allows_rewriting_a_location(self):
         path = self.ws.kernel('''

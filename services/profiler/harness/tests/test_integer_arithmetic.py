@@ -1,7 +1,11 @@
 """Arithmetic ALU operators on integer tiles compute in float32, bitvec operators on the bit patterns."""
 import unittest
 
+import numpy as np
+
+from nki_sim import target
 from tests.support import Workspace
+from tests.test_trace import parse
 
 KERNEL = '''
     @nki.jit
@@ -129,6 +133,38 @@ class IntegerArithmeticTest(unittest.TestCase):
                                   self.ws.kernel(ENGINE_KERNEL), seeds=1)
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
+    def test_on_neuroncore_v3_int32_tensor_tensor_arithmetic_is_exact_on_gpsimd(self):
+        # the Trn2/Trn3 tensor_tensor page: "When all input/output tiles are int32 or uint32, the operation defaults
+        # to GpSimd Engine, which uses native integer arithmetic"; trn1 keeps the float32 reading
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(a, b):
+                out = nl.ndarray((128, 16), dtype=nl.int32, buffer=nl.shared_hbm)
+                at, bt = nl.load(a), nl.load(b)
+                r = nl.ndarray((128, 16), dtype=nl.int32, buffer=nl.sbuf)
+                r[:, 0:4] = nisa.tensor_tensor(at, bt, op=nl.add)
+                r[:, 4:8] = nisa.tensor_tensor(at, bt, op=nl.multiply)
+                r[:, 8:12] = nisa.tensor_tensor(at, bt, op=nl.add, engine=nisa.vector_engine)
+                r[:, 12:16] = nisa.tensor_tensor(at, bt, op=nl.add, dtype=nl.float32)
+                nl.store(out, r)
+                return out
+            ''')
+        rng = np.random.default_rng(7)
+        a = rng.integers(2**28, 2**30, (128, 4)).astype(np.int32)
+        b = rng.integers(1, 8, (128, 4)).astype(np.int32)
+        lossy = (a.astype(np.float32) + b.astype(np.float32)).astype(np.int64)
+        target.set_target('trn2')
+        self.addCleanup(target.set_target, target.DEFAULT)
+        out, recorder = self.ws.run(kernel, a, b)
+        np.testing.assert_array_equal(out[:, 0:4], a + b)
+        np.testing.assert_array_equal(out[:, 4:8], a * b)        # wraps at 32 bits
+        np.testing.assert_array_equal(out[:, 8:12], lossy)        # the Vector Engine named: float32
+        np.testing.assert_array_equal(out[:, 12:16], lossy)       # a float32 result: float32
+        engines = [f['eng'] for kind, f in parse(recorder.text())[1] if kind == 'I' and f['op'] == 'tensor_tensor']
+        self.assertEqual(engines, ['pool', 'pool', 'dve', 'auto'])
+        target.set_target('trn1')
+        out, _ = self.ws.run(kernel, a, b)
+        np.testing.assert_array_equal(out[:, 0:4], lossy)
 
     def test_an_integer_scan_carries_its_running_value_in_float32(self):
         # nisa.tensor_tensor_scan with arithmetic operators reads its operands, the running value included, as

@@ -14,7 +14,9 @@ not OK in both runs, 2 when DIR is not a directory or holds no pair.
 With --accelopt BIN (the `accelopt` CLI), each run is `BIN profile --json` instead: the worker's whole path (the
 sandbox, both protocol steps, the timing model and the worker's plausibility checks), as a user of the cluster gets
 it; the trace and RSS columns are then the worker's device seconds and '-'. A NAME_reference.yaml (or the NKIBench
-problem.yaml beside the reference) is the problem's metadata in both modes.
+problem.yaml beside the reference) is the problem's metadata in both modes; its key `target: trn2` runs that pair on
+the trn2 model (`run_kernel.py --target trn2`, `accelopt profile --device sim-trn2`): a kernel that uses NeuronCore-v3
+forms (nisa.range_select, 32-row matmul tiles) does not compile for trn1.
 """
 import argparse
 import json
@@ -24,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import yaml
 
 RUN_KERNEL = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'run_kernel.py')
 
@@ -151,6 +155,9 @@ def main(argv=None):
             continue
         ran += 1
         common = ['--problem', reference, '--kernel', kernel]
+        target = pair_target(reference)
+        if target != 'trn1':
+            common += ['--device', f'sim-{target}'] if args.accelopt else ['--target', target]
         timing, _, _, timing_err = run(common + ['--timing-only'])
         cells = [os.path.basename(kernel)[:-3]]
         if timing is None:
@@ -175,6 +182,21 @@ def main(argv=None):
         print(row, flush=True)
     print(f'\n{passed} of {ran} kernel(s) OK' + (' (timing-only)' if args.skip_numerics else ''))
     return 0 if passed == ran else 1
+
+
+def pair_target(reference):
+    """The NeuronCore generation a pair is written for: `target` of its metadata (NAME_reference.yaml, or an
+    NKIBench problem.yaml beside the reference), trn1 when absent."""
+    beside = [reference[:-len('.py')] + '.yaml'] if reference.endswith('_reference.py') else []
+    for path in beside + [os.path.join(os.path.dirname(reference), 'problem.yaml')]:
+        if os.path.exists(path):
+            with open(path) as f:
+                metadata = yaml.safe_load(f) or {}
+            target = metadata.get('target', 'trn1') if isinstance(metadata, dict) else 'trn1'
+            if target not in ('trn1', 'trn2'):
+                raise SystemExit(f'run_corpus.py: {path}: target {target!r} is not trn1 or trn2')
+            return target
+    return 'trn1'
 
 
 def _verdict(result):
