@@ -2214,6 +2214,28 @@ def forward(x, start):
                     self.assertIn('one value per partition of the data, shape (128, 1)', result['message'])
                     self.assertEqual(result['line'], line_of(kernel, new))
 
+    def test_nc_version_names_the_trn3_generation(self):
+        # the nki.isa.nc_version stub lists gen2 (Trn1/Inf2), gen3 (Trn2) and gen4 (Trn3); vLLM-neuron's topk_reduce
+        # picks its PSUM dtype by `nisa.get_nc_version() >= nisa.nc_version.gen4` (before: RUNTIME_ERROR
+        # "AttributeError: type object 'nc_version' has no attribute 'gen4'"). The simulated devices are gen2 / gen3.
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                assert nisa.nc_version.gen2 < nisa.nc_version.gen3 < nisa.nc_version.gen4
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                scale = 3.0 if nisa.get_nc_version() >= nisa.nc_version.gen4 else 2.0
+                nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=scale)
+                nisa.dma_copy(dst=out, src=t)
+                return out
+            ''', header=BETA2_HEADER)
+        reference = self.ws.reference(
+            'def get_inputs():\n    return [np.random.randn(128, 64).astype(np.float32)]\n'
+            '\n\ndef forward(x):\n    return x * 2.0\n' + STANDARD_TRANSFORMS)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
     def test_a_reduction_axis_out_of_range_is_refused(self):
         # the reductions are "similar to numpy" (nl.sum, nisa.tensor_reduce), where an axis out of range is an
         # AxisError. The simulator took it modulo the tile's rank: axis=[2] of a (8, 2048) tile (a public argmax
