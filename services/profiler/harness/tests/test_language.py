@@ -2236,6 +2236,37 @@ def forward(x, start):
         result = self.ws.evaluate(reference, kernel)
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
+    def test_a_negative_slice_bound_counts_from_the_end(self):
+        # the NKI indexing overview: "creating views from sub-ranges ... with the standard Python slicing syntax";
+        # vLLM-neuron's topk_reduce reads the packed token id of each row as `input[p_slice, -2:]`. The simulator
+        # refused every negative bound ("slice -2:None is out of bounds for a dimension of size 1026"). A negative
+        # start of nl.ds (a start, not a bound counted from the end) stays out of bounds.
+        reference = self.ws.reference(
+            'def get_inputs():\n    return [np.random.randn(96, 40).astype(np.float32)]\n'
+            '\n\ndef forward(x):\n    return np.concatenate([x[-64:, -2:], x[:-32, 1:-36], x[32:, -8:-5]], axis=1)\n'
+            + STANDARD_TRANSFORMS)
+        body = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((64, 8), dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.ndarray((64, 8), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t[:, 0:2], src=x[-64:, -2:])
+                nisa.dma_copy(dst=t[:, 2:5], src=x[:-32, 1:-36])
+                u = nl.ndarray((64, 40), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=u, src=x[32:, :])
+                nisa.tensor_copy(dst=t[:, -3:], src=u[:, -8:-5])
+                nisa.dma_copy(dst=out, src=t)
+                return out
+            '''
+        for timing_only in (False, True):
+            result = self.ws.evaluate(reference, self.ws.kernel(body, header=BETA2_HEADER), timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
+        kernel = self.ws.kernel(body.replace('src=x[-64:, -2:]', 'src=x[-64:, nl.ds(-2, 2)]'), header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('slice -2:0 is out of bounds for a dimension of size 40', result['message'])
+        self.assertEqual(result['line'], line_of(kernel, 'nl.ds(-2, 2)'))
+
     def test_a_reduction_axis_out_of_range_is_refused(self):
         # the reductions are "similar to numpy" (nl.sum, nisa.tensor_reduce), where an axis out of range is an
         # AxisError. The simulator took it modulo the tile's rank: axis=[2] of a (8, 2048) tile (a public argmax
