@@ -960,14 +960,17 @@ def transform_nki_outputs(k_res, ref):
                 return x
             ''', 'writing through .view(bfloat16) of a float32 tensor')
 
-    def test_bitcast_of_an_hbm_tensor_to_another_element_size(self):
+    def test_writing_through_a_bitcast_of_an_hbm_tensor_to_another_element_size(self):
+        # an HBM tensor can be read through .view(dtype) of another element size (PublicFormsTest); a write through
+        # such a view is refused as it is on chip
         self.check('''
             @nki.jit
             def kernel(x):
-                t = nl.load(x.view(nl.float16))  # <- here
-                return x
-            ''', '.view(float16) of an HBM tensor of float32: a bitcast to another element size is supported for '
-                 'SBUF/PSUM tensors only')
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.load(x)
+                nl.store(out.view(nl.float16), value=nl.copy(t.view(nl.float16)))  # <- here
+                return out
+            ''', 'writing through .view(float16) of a float32 tensor (a bitcast to another element size)')
 
     def test_bitcast_that_splits_an_element(self):
         self.check('''
@@ -2266,6 +2269,43 @@ def forward(x, start):
         self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
         self.assertIn('slice -2:0 is out of bounds for a dimension of size 40', result['message'])
         self.assertEqual(result['line'], line_of(kernel, 'nl.ds(-2, 2)'))
+
+    def test_an_hbm_tensor_is_read_through_a_bitcast_to_another_element_size(self):
+        # NkiTensor.view: "The last dimension rescales by the ratio of dtype sizes"; vLLM-neuron's topk_reduce reads
+        # an int32 token id packed in the last two bfloat16 columns of its HBM input with
+        # `input[p_slice, -2:].view(nl.int32)`. The simulator refused any such view of an HBM tensor ("a bitcast to
+        # another element size is supported for SBUF/PSUM tensors only"); it is now read as on chip, decoding the
+        # bytes of the tensor it views (bfloat16 the upper half of its float32 storage). Here float16 pairs stored
+        # as float32 are read as float16, and bfloat16 pairs holding small integers as int32.
+        reference = self.ws.reference(
+            'NKI_INPUT_DTYPES = [None, "bfloat16"]\n\n\n'
+            'def get_inputs():\n'
+            '    h = np.random.randn(128, 128).astype(np.float16)\n'
+            '    ids = np.random.randint(0, 1000, size=128).astype(np.uint32)\n'
+            '    b = np.random.randn(128, 6).astype(np.float32)\n'
+            '    b[:, 4] = (ids << 16).view(np.float32)\n'
+            '    b[:, 5] = 0.0\n'
+            '    return [h.view(np.float32), b]\n'
+            '\n\ndef forward(x, b):\n'
+            '    ids = (b[:, 4].view(np.uint32) >> 16).astype(np.float32)\n'
+            '    return np.concatenate([x.view(np.float16).astype(np.float32), ids[:, None]], axis=1)\n'
+            + STANDARD_TRANSFORMS)
+        body = '''
+            @nki.jit
+            def kernel(x, b):
+                out = nl.ndarray((128, 129), dtype=nl.float32, buffer=nl.shared_hbm)
+                h = nl.ndarray((128, 128), dtype=nl.float16, buffer=nl.sbuf)
+                nisa.dma_copy(dst=h, src=x.view(nl.float16))
+                t = nl.ndarray((128, 129), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.tensor_copy(dst=t[:, 0:128], src=h)
+                nisa.dma_copy(dst=t[:, 128:129], src=b[:, -2:].view(nl.int32))
+                nisa.dma_copy(dst=out, src=t)
+                return out
+            '''
+        for timing_only in (False, True):
+            result = self.ws.evaluate(reference, self.ws.kernel(body, header=BETA2_HEADER), timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
+            self.assertEqual(result.get('rel_l2', 0.0) or 0.0, 0.0)
 
     def test_a_reduction_axis_out_of_range_is_refused(self):
         # the reductions are "similar to numpy" (nl.sum, nisa.tensor_reduce), where an axis out of range is an
