@@ -252,7 +252,7 @@ def ds(start: Any, size: int) -> Any:
     source or tensor_copy_dynamic_dst's destination."""
     if hasattr(start, 'dtype') and hasattr(start, 'shape') and not isinstance(start, (int, np.integer)):
         return DynamicIndex(slice(0, int(size)), start)
-    return slice(start, start + size)
+    return slice(start, start + size, 1)
 
 
 class Predicate:

@@ -453,7 +453,8 @@ def bitcast(tensor: Tensor, dtype: Any) -> Tensor:
     the bits are read directly. Otherwise (another element size, such as float32 scales read as 4 float8_e4m3
     bytes each, or a format numpy lacks, whose storage is float32) the tensor's innermost dimension holds the same
     bytes in more or fewer elements, and reads decode the allocation's bit patterns exactly (dtypes.to_bytes /
-    from_bytes); such a view of an on-chip tensor can be read but not written (views.destination)."""
+    from_bytes); such a view, of an on-chip or an HBM tensor (vLLM-neuron's topk_reduce reads an int32 packed in two
+    bfloat16 HBM columns), can be read but not written (views.destination)."""
     kind = kind_of(dtype)
     source = tensor.source if tensor.source is not None else tensor
     if kind.itemsize == tensor.kind.itemsize and kind.storage.itemsize == source.kind.storage.itemsize \
@@ -464,10 +465,6 @@ def bitcast(tensor: Tensor, dtype: Any) -> Tensor:
         other.pending = None
         other.alias = None
         return other
-    if not tensor.buffer.on_chip:
-        raise CompileError(f'.view({kind.public}) of an HBM tensor of {tensor.kind.public}: a bitcast to another '
-                           'element size is supported for SBUF/PSUM tensors only (the simulator stores '
-                           f'{tensor.kind.public} as {tensor.kind.storage})')
     old, new = tensor.kind.itemsize, kind.itemsize
     inner = tensor.inner_shape
     if len(inner) < 2 or (inner[-1] * old) % new:

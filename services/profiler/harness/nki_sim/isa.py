@@ -54,8 +54,11 @@ _CMD = reduce_cmd       # inside functions whose reduce_cmd parameter hides the 
 
 
 class nc_version:
+    """The NeuronCore generations of the nki.isa.nc_version page: gen2 (Trn1/Inf2), gen3 (Trn2), gen4 (Trn3). The
+    simulated devices are gen2 or gen3; a kernel comparing against gen4 takes its pre-Trn3 path."""
     gen2 = 2
     gen3 = 3
+    gen4 = 4
 
 
 def get_nc_version() -> Any:

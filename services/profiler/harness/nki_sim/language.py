@@ -35,7 +35,7 @@ from .ops import BYPASS, alu
 from .placement import PlacedMemory, Placement, at_address
 from .runtime import begin, issue, operand, operand_reads
 from .tensors import PARTITION_LIMIT, UNINITIALIZED, Tensor, hbm_declared, hbm_tensor, par_dim  # noqa: F401
-from .views import View
+from .views import View, destination
 
 NkiTensor = Tensor          # the tensor type of NKI 0.3+ annotations (`x: nl.NkiTensor`)
 
@@ -367,7 +367,7 @@ def load_transpose2d(src: Any, dtype: Any = None, mask: Any = None, **kwargs: An
 
 def store(dst: Any, value: Any, mask: Any = None, **kwargs: Any) -> None:
     begin()
-    target = operand(dst)
+    target = destination(operand(dst))
     if target.tensor.buffer.on_chip:
         raise CompileError('nl.store writes HBM; assign to on-chip tiles instead')
     if isinstance(value, (bool, int, float, np.number)):
@@ -382,7 +382,7 @@ def atomic_rmw(dst: Any, value: Any, op: Any, mask: Any = None, **kwargs: Any) -
     engines' atomic read-modify-write). An associative reduction: iterations of an affine_range loop may update
     the same rows (the affine_range page: associative reductions are not loop-carried dependencies)."""
     run = begin()
-    target = operand(dst)
+    target = destination(operand(dst))
     if target.tensor.buffer.on_chip:
         raise CompileError('nl.atomic_rmw updates HBM (dst is an HBM tensor, usually indexed with a tile of indices)')
     combine = alu(op)

@@ -73,9 +73,15 @@ def _basic(dims, strides, offset, key):
     for d, size in enumerate(dims):
         k = key[d] if d < len(key) else slice(None)
         if isinstance(k, slice):
-            if k.start is not None and k.start < 0 or k.stop is not None and k.stop < 0:
+            negative = k.start is not None and k.start < 0 or k.stop is not None and k.stop < 0
+            if negative and (k.step is not None or min(b for b in (k.start, k.stop) if b is not None) < -size):
+                # nl.ds(start, n) gives step 1: a negative start there is out of bounds, not counted from the end
                 raise CompileError(f'slice {k.start}:{k.stop} is out of bounds for a dimension of size {size}')
-            if k.stop is not None and k.stop > size and (k.step or 1) > 0:
+            if negative:
+                # Python slice syntax (the NKI indexing overview: "the standard Python slicing syntax"): a negative
+                # bound counts from the end, `t[:, -2:]` is the last two columns
+                start, stop, step = k.indices(size)
+            elif k.stop is not None and k.stop > size and (k.step or 1) > 0:
                 # nl.ds(start, n) past the end: allowed when a mask removes the excess (checked at the use)
                 start, stop, step = k.start or 0, k.stop, k.step or 1
                 in_bounds = False

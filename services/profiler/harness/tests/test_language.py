@@ -960,14 +960,17 @@ def transform_nki_outputs(k_res, ref):
                 return x
             ''', 'writing through .view(bfloat16) of a float32 tensor')
 
-    def test_bitcast_of_an_hbm_tensor_to_another_element_size(self):
+    def test_writing_through_a_bitcast_of_an_hbm_tensor_to_another_element_size(self):
+        # an HBM tensor can be read through .view(dtype) of another element size (PublicFormsTest); a write through
+        # such a view is refused as it is on chip
         self.check('''
             @nki.jit
             def kernel(x):
-                t = nl.load(x.view(nl.float16))  # <- here
-                return x
-            ''', '.view(float16) of an HBM tensor of float32: a bitcast to another element size is supported for '
-                 'SBUF/PSUM tensors only')
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.load(x)
+                nl.store(out.view(nl.float16), value=nl.copy(t.view(nl.float16)))  # <- here
+                return out
+            ''', 'writing through .view(float16) of a float32 tensor (a bitcast to another element size)')
 
     def test_bitcast_that_splits_an_element(self):
         self.check('''
@@ -2213,6 +2216,96 @@ def forward(x, start):
                     self.assertIn(words, result['message'])
                     self.assertIn('one value per partition of the data, shape (128, 1)', result['message'])
                     self.assertEqual(result['line'], line_of(kernel, new))
+
+    def test_nc_version_names_the_trn3_generation(self):
+        # the nki.isa.nc_version stub lists gen2 (Trn1/Inf2), gen3 (Trn2) and gen4 (Trn3); vLLM-neuron's topk_reduce
+        # picks its PSUM dtype by `nisa.get_nc_version() >= nisa.nc_version.gen4` (before: RUNTIME_ERROR
+        # "AttributeError: type object 'nc_version' has no attribute 'gen4'"). The simulated devices are gen2 / gen3.
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                assert nisa.nc_version.gen2 < nisa.nc_version.gen3 < nisa.nc_version.gen4
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                scale = 3.0 if nisa.get_nc_version() >= nisa.nc_version.gen4 else 2.0
+                nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=scale)
+                nisa.dma_copy(dst=out, src=t)
+                return out
+            ''', header=BETA2_HEADER)
+        reference = self.ws.reference(
+            'def get_inputs():\n    return [np.random.randn(128, 64).astype(np.float32)]\n'
+            '\n\ndef forward(x):\n    return x * 2.0\n' + STANDARD_TRANSFORMS)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_a_negative_slice_bound_counts_from_the_end(self):
+        # the NKI indexing overview: "creating views from sub-ranges ... with the standard Python slicing syntax";
+        # vLLM-neuron's topk_reduce reads the packed token id of each row as `input[p_slice, -2:]`. The simulator
+        # refused every negative bound ("slice -2:None is out of bounds for a dimension of size 1026"). A negative
+        # start of nl.ds (a start, not a bound counted from the end) stays out of bounds.
+        reference = self.ws.reference(
+            'def get_inputs():\n    return [np.random.randn(96, 40).astype(np.float32)]\n'
+            '\n\ndef forward(x):\n    return np.concatenate([x[-64:, -2:], x[:-32, 1:-36], x[32:, -8:-5]], axis=1)\n'
+            + STANDARD_TRANSFORMS)
+        body = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((64, 8), dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.ndarray((64, 8), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t[:, 0:2], src=x[-64:, -2:])
+                nisa.dma_copy(dst=t[:, 2:5], src=x[:-32, 1:-36])
+                u = nl.ndarray((64, 40), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=u, src=x[32:, :])
+                nisa.tensor_copy(dst=t[:, -3:], src=u[:, -8:-5])
+                nisa.dma_copy(dst=out, src=t)
+                return out
+            '''
+        for timing_only in (False, True):
+            result = self.ws.evaluate(reference, self.ws.kernel(body, header=BETA2_HEADER), timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
+        kernel = self.ws.kernel(body.replace('src=x[-64:, -2:]', 'src=x[-64:, nl.ds(-2, 2)]'), header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('slice -2:0 is out of bounds for a dimension of size 40', result['message'])
+        self.assertEqual(result['line'], line_of(kernel, 'nl.ds(-2, 2)'))
+
+    def test_an_hbm_tensor_is_read_through_a_bitcast_to_another_element_size(self):
+        # NkiTensor.view: "The last dimension rescales by the ratio of dtype sizes"; vLLM-neuron's topk_reduce reads
+        # an int32 token id packed in the last two bfloat16 columns of its HBM input with
+        # `input[p_slice, -2:].view(nl.int32)`. The simulator refused any such view of an HBM tensor ("a bitcast to
+        # another element size is supported for SBUF/PSUM tensors only"); it is now read as on chip, decoding the
+        # bytes of the tensor it views (bfloat16 the upper half of its float32 storage). Here float16 pairs stored
+        # as float32 are read as float16, and bfloat16 pairs holding small integers as int32.
+        reference = self.ws.reference(
+            'NKI_INPUT_DTYPES = [None, "bfloat16"]\n\n\n'
+            'def get_inputs():\n'
+            '    h = np.random.randn(128, 128).astype(np.float16)\n'
+            '    ids = np.random.randint(0, 1000, size=128).astype(np.uint32)\n'
+            '    b = np.random.randn(128, 6).astype(np.float32)\n'
+            '    b[:, 4] = (ids << 16).view(np.float32)\n'
+            '    b[:, 5] = 0.0\n'
+            '    return [h.view(np.float32), b]\n'
+            '\n\ndef forward(x, b):\n'
+            '    ids = (b[:, 4].view(np.uint32) >> 16).astype(np.float32)\n'
+            '    return np.concatenate([x.view(np.float16).astype(np.float32), ids[:, None]], axis=1)\n'
+            + STANDARD_TRANSFORMS)
+        body = '''
+            @nki.jit
+            def kernel(x, b):
+                out = nl.ndarray((128, 129), dtype=nl.float32, buffer=nl.shared_hbm)
+                h = nl.ndarray((128, 128), dtype=nl.float16, buffer=nl.sbuf)
+                nisa.dma_copy(dst=h, src=x.view(nl.float16))
+                t = nl.ndarray((128, 129), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.tensor_copy(dst=t[:, 0:128], src=h)
+                nisa.dma_copy(dst=t[:, 128:129], src=b[:, -2:].view(nl.int32))
+                nisa.dma_copy(dst=out, src=t)
+                return out
+            '''
+        for timing_only in (False, True):
+            result = self.ws.evaluate(reference, self.ws.kernel(body, header=BETA2_HEADER), timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
+            self.assertEqual(result.get('rel_l2', 0.0) or 0.0, 0.0)
 
     def test_a_reduction_axis_out_of_range_is_refused(self):
         # the reductions are "similar to numpy" (nl.sum, nisa.tensor_reduce), where an axis out of range is an
