@@ -145,8 +145,8 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
             accepted_keys.add(keys)
         dst = None if own_destination else kwargs.pop('dst', None)
         add_into = kwargs.pop('accumulate', None) if dst is not None and accumulating else False
-        if not ACCEPTED_WITHOUT_EFFECT.isdisjoint(keys):
-            kwargs = {k: v for k, v in kwargs.items() if k not in ACCEPTED_WITHOUT_EFFECT}
+        if not ACCEPTED_WITHOUT_EFFECT.isdisjoint(keys):      # (a function that declares one checks it)
+            kwargs = {k: v for k, v in kwargs.items() if k not in ACCEPTED_WITHOUT_EFFECT or k in declared}
         result = function(*args, **kwargs)
         if dst is None:
             return result

@@ -17,7 +17,7 @@ from . import memory, target
 from .affine import index_as_value
 from .dtypes import Kind
 from .errors import CompileError
-from .indirect import DynamicRunsView, DynamicView, IndirectView
+from .indirect import DynamicRunsView, DynamicView, GatherTransposeView, IndirectView, gather_transpose_refusal
 from .tensors import PARTITION_LIMIT, Tensor
 from .trace import settle_write
 from .views import OutOfRangePattern, View, destination, operand_window
@@ -170,6 +170,8 @@ def operand(value: Any) -> View:
     if isinstance(value, View):
         if isinstance(value, DynamicView) and not value.allowed:
             raise CompileError(dynamic_refusal(value))
+        if isinstance(value, GatherTransposeView) and not value.allowed:
+            raise CompileError(gather_transpose_refusal(value))
         return value
     if isinstance(value, Tensor):
         return value.view()

@@ -2214,6 +2214,57 @@ def forward(x, start):
                     self.assertIn('one value per partition of the data, shape (128, 1)', result['message'])
                     self.assertEqual(result['line'], line_of(kernel, new))
 
+    def test_an_indirect_transpose_reads_its_index_tile_column_after_column(self):
+        # nki.isa.dma_transpose (the Beta 2 stub's "Indirect transpose example with 2D indices"): with a
+        # vector_offset source, "flat_indices = indices.T.flatten()[:src.shape[0]]; gathered = src[flat_indices, :];
+        # dst = gathered.T", the index tile [128, N] read column after column. The simulator refused an index tile
+        # of more than one column at .ap() (COMPILE_ERROR), and with one column the transpose did not record its
+        # read of the index tile (RUNTIME_ERROR StaleStateError with numerics).
+        source = ('def get_inputs():\n'
+                  '    idx = np.random.choice(300, 256, replace=False).astype(np.uint32).reshape(128, 2)\n'
+                  '    return [np.random.randn(300, 64).astype(np.float32), idx]\n'
+                  '\n\ndef forward(src, idx):\n'
+                  '    return np.concatenate([src[idx[:, 0].astype(np.int64)].T,\n'
+                  '                           src[idx.T.flatten()[:192].astype(np.int64)].T], axis=1)\n'
+                  + STANDARD_TRANSFORMS)
+        reference = self.ws.reference(source, metadata='tolerance: 2.0e-2\nnki_input_dtypes: [bfloat16, null]\n')
+        body = '''
+            @nki.jit
+            def kernel(src, idx):
+                ix = nl.ndarray((128, 2), dtype=nl.uint32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=ix, src=idx)
+                one = nl.ndarray((64, 128), dtype=src.dtype, buffer=nl.sbuf)
+                nisa.dma_transpose(dst=one, src=src.ap(pattern=[[64, 128], [1, 64]], vector_offset=ix[:, 0:1],
+                                                       indirect_dim=0))
+                two = nl.ndarray((64, 192), dtype=src.dtype, buffer=nl.sbuf)
+                nisa.dma_transpose(dst=two, src=src.ap(pattern=[[64, 192], [1, 64]], vector_offset=ix, indirect_dim=0))
+                out = nl.ndarray((64, 320), dtype=nl.float32, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=out[:, 0:128], src=one)
+                nisa.dma_copy(dst=out[:, 128:320], src=two)
+                return out
+            '''
+        for timing_only in (False, True):
+            result = self.ws.evaluate(reference, self.ws.kernel(body, header=BETA2_HEADER), timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
+        for old, new, words in (
+                ('nisa.dma_transpose(dst=two, src=', 'nisa.dma_copy(dst=two, src=',
+                 'an index tile of several columns is read only by nisa.dma_transpose'),
+                ('vector_offset=ix, indirect_dim=0))',
+                 'vector_offset=ix, indirect_dim=0), dge_mode=nisa.dge_mode.hwdge)',
+                 '"the only valid dge_modes are unknown and swdge"'),
+                ('dtype=src.dtype, buffer=nl.sbuf)\n                nisa.dma_transpose(dst=two',
+                 'dtype=nl.float32, buffer=nl.sbuf)\n                nisa.dma_transpose(dst=two',
+                 '"src.dtype is 2 bytes"')):
+            with self.subTest(form=new):
+                changed = body.replace(old, new)
+                self.assertNotEqual(changed, body)
+                # a float32 source: the inputs stay float32
+                ref = self.ws.reference(source, metadata='tolerance: 2.0e-2\n') if 'float32' in new else reference
+                kernel = self.ws.kernel(changed, header=BETA2_HEADER)
+                result = self.ws.evaluate(ref, kernel)
+                self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+                self.assertIn(words, result['message'])
+
     def test_a_reduction_axis_out_of_range_is_refused(self):
         # the reductions are "similar to numpy" (nl.sum, nisa.tensor_reduce), where an axis out of range is an
         # AxisError. The simulator took it modulo the tile's rank: axis=[2] of a (8, 2048) tile (a public argmax
