@@ -1229,7 +1229,7 @@ def _shaped(op, view, fn, shape, dtype):
 
 # ----- DMA -----
 def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine: Any = None, dst_rmw_op: Any = None,
-             unique_indices: Any = True, **kwargs: Any) -> None:
+             unique_indices: Any = True, dge_mode: Any = None, **kwargs: Any) -> None:
     """dst = src by the DMA engines (cast to dst's format); with dst_rmw_op=nl.add (the only operator the API
     pages allow) dst = dst + src, computed in float32, the DMA reading dst as well; into an indirect (scatter)
     destination each index adds once, repeated indices accumulating (as nisa.dma_compute)."""
@@ -1243,6 +1243,7 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
     finally:
         for view in patterns:
             view.allowed = False
+    _indirect_dge_mode('dma_copy', dge_mode, (target, source))
     add = _rmw_add(dst_rmw_op, unique_indices)
     scatter_add = add and isinstance(target, IndirectView)
     if _dma_oob_mode(oob_mode) == 'skip':
@@ -1390,6 +1391,18 @@ def _rmw_add(op: Any, unique_indices: Any) -> bool:
     if alu(op) is not np.add:
         raise CompileError(f'dma_copy: dst_rmw_op {op!r} is not supported (the API page allows nl.add only)')
     return True
+
+
+def _indirect_dge_mode(instruction: str, mode: Any, views: Any) -> None:
+    """The DGE reference page (nki/deep-dives/nki-dge): hwdge "does not support indirect (gather/scatter)
+    operations"; with `.ap()` vector_offset, dma_copy and dma_transpose take dge_mode "unknown or swdge" ("swdge
+    ... is the only mode that supports indirect (gather/scatter) operations with dynamic indices from SBUF")."""
+    if mode in (None, dge_mode.unknown, dge_mode.swdge):
+        return
+    if any(isinstance(v, IndirectView) and not v.scalar for v in views):
+        raise CompileError(f'{instruction}: dge_mode={mode} with an indirect (gather/scatter) access: an access with '
+                           'vector offsets takes dge_mode unknown or swdge, the only mode that supports indirect '
+                           'operations with dynamic indices from SBUF (NKI DGE reference)')
 
 
 class dge_mode:

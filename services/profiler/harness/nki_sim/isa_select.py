@@ -305,6 +305,12 @@ def dma_transpose(src: Any, axes: Any = None, dtype: Any = None, mask: Any = Non
     rank = len(view.shape)
     if isinstance(view, IndirectView) and not view.scalar:
         _indirect_transpose_checks(view, dge_mode)
+    elif dge_mode == 'hwdge':
+        _hwdge_transpose_checks(view)
+    elif dge_mode == 'swdge' and not isinstance(view, IndirectView):
+        raise CompileError('dma_transpose: dge_mode=swdge of a static source; a static transpose takes dge_mode none, '
+                           'hwdge or the compiler\'s choice (unknown), software DGE being the indirect transpose\'s '
+                           '(NKI DGE reference, "How .ap() Affects DGE Mode")')
     if rank not in DMA_TRANSPOSE_AXES:
         raise CompileError(f'dma_transpose: src has {rank} dimensions; the transpose takes a 2-, 3- or 4-D tile')
     perm = DMA_TRANSPOSE_AXES[rank]
@@ -332,6 +338,18 @@ def dma_transpose(src: Any, axes: Any = None, dtype: Any = None, mask: Any = Non
     pending.where = None if where is None else np.ascontiguousarray(np.broadcast_to(where, view.shape).transpose(perm))
     pending.dma = 'load' if not view.tensor.buffer.on_chip else 'copy'
     return pending.tile
+
+
+def _hwdge_transpose_checks(view: View) -> None:
+    """nki.isa.dma_transpose: "If hwdge, this instruction will be lowered to a Hardware DGE transpose. This has
+    additional restrictions: src.shape[0] == 16, src.shape[-1] % 128 == 0, src.dtype is 2 bytes"."""
+    for ok, rule in ((view.shape[0] == 16, 'src.shape[0] == 16'),
+                     (view.shape[-1] % 128 == 0, 'src.shape[-1] % 128 == 0'),
+                     (view.tensor.kind.itemsize == 2, 'src.dtype is 2 bytes')):
+        if not ok:
+            raise CompileError(f'dma_transpose with dge_mode=hwdge of a source of shape {view.shape} '
+                               f'({view.tensor.kind.public}): "{rule}" (nki.isa.dma_transpose, DMA Direct Transpose '
+                               'Constraints)')
 
 
 def _indirect_transpose_checks(view: IndirectView, dge_mode: Any) -> None:

@@ -2265,6 +2265,56 @@ def forward(x, start):
                 self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
                 self.assertIn(words, result['message'])
 
+    def test_dge_modes_follow_the_dge_reference(self):
+        # The NKI DGE reference (nki/deep-dives/nki-dge): hwdge "does not support indirect (gather/scatter)
+        # operations" and an .ap() with vector_offset takes dge_mode "unknown or swdge" for dma_copy and
+        # dma_transpose; a static dma_transpose takes "none, hwdge, or compiler-selected"; the dma_transpose page's
+        # hardware-DGE transpose needs "src.shape[0] == 16", "src.shape[-1] % 128 == 0", "src.dtype is 2 bytes".
+        # The simulator dropped dge_mode, so all of these were accepted.
+        reference = self.ws.reference(
+            'def get_inputs():\n'
+            '    return [np.random.randn(256, 64).astype(np.float32),\n'
+            '            np.random.choice(256, 128, replace=False).astype(np.uint32).reshape(128, 1),\n'
+            '            np.random.randn(16, 128).astype(np.float32)]\n'
+            '\n\ndef forward(x, idx, y):\n'
+            '    return x[idx[:, 0].astype(np.int64)], y.T.copy()\n'
+            + STANDARD_TRANSFORMS, metadata='tolerance: 2.0e-2\nnki_input_dtypes: [null, null, bfloat16]\n')
+        body = '''
+            @nki.jit
+            def kernel(x, idx, y):
+                ix = nl.ndarray((128, 1), dtype=nl.uint32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=ix, src=idx, dge_mode=nisa.dge_mode.hwdge)
+                g = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=g, src=x.ap(pattern=[[64, 128], [1, 64]], vector_offset=ix,
+                                              indirect_dim=0), dge_mode=nisa.dge_mode.swdge)
+                t = nl.ndarray((128, 16), dtype=y.dtype, buffer=nl.sbuf)
+                nisa.dma_transpose(dst=t, src=y, dge_mode=nisa.dge_mode.hwdge)
+                out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=out, src=g)
+                out_t = nl.ndarray((128, 16), dtype=nl.float32, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=out_t, src=t)
+                return out, out_t
+            '''
+        result = self.ws.evaluate(reference, self.ws.kernel(body, header=BETA2_HEADER))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        for old, new, words in (
+                ('indirect_dim=0), dge_mode=nisa.dge_mode.swdge)', 'indirect_dim=0), dge_mode=nisa.dge_mode.hwdge)',
+                 'dma_copy: dge_mode=hwdge with an indirect (gather/scatter) access'),
+                ('indirect_dim=0), dge_mode=nisa.dge_mode.swdge)', 'indirect_dim=0), dge_mode=nisa.dge_mode.none)',
+                 'dma_copy: dge_mode=none with an indirect (gather/scatter) access'),
+                ('src=y, dge_mode=nisa.dge_mode.hwdge)', 'src=y, dge_mode=nisa.dge_mode.swdge)',
+                 'dma_transpose: dge_mode=swdge of a static source'),
+                ('src=y, dge_mode=nisa.dge_mode.hwdge)', 'src=y[0:8, :], dge_mode=nisa.dge_mode.hwdge)',
+                 '"src.shape[0] == 16"')):
+            with self.subTest(form=new):
+                changed = body.replace(old, new)
+                self.assertNotEqual(changed, body)
+                kernel = self.ws.kernel(changed.replace('(128, 16), dtype=y.dtype', '(128, 8), dtype=y.dtype')
+                                        if 'y[0:8' in new else changed, header=BETA2_HEADER)
+                result = self.ws.evaluate(reference, kernel)
+                self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+                self.assertIn(words, result['message'])
+
     def test_a_reduction_axis_out_of_range_is_refused(self):
         # the reductions are "similar to numpy" (nl.sum, nisa.tensor_reduce), where an axis out of range is an
         # AxisError. The simulator took it modulo the tile's rank: axis=[2] of a (8, 2048) tile (a public argmax
