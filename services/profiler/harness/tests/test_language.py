@@ -2315,6 +2315,43 @@ def forward(x, start):
                 self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
                 self.assertIn(words, result['message'])
 
+    def test_an_access_pattern_with_dtype_reinterprets_the_bits(self):
+        # NKI Access Patterns page (nki/deep-dives/nki-aps): "The dtype parameter can be used for reinterpret
+        # casting the tensor. Since both the pattern and the offset are in terms of number of elements, not bytes,
+        # the count must be computed accordingly" (an int32 (128, 256) tensor read as bf16 with [[512, 128],
+        # [1, 512]]). The simulator refused .ap(dtype=) ("reinterpreting dtypes ... is not supported"); it now
+        # reads the pattern over the bits as .view(dtype) does (HBM: same element size only, as .view).
+        reference = self.ws.reference(
+            'def get_inputs():\n'
+            '    halves = (np.random.randn(128, 256).astype(np.float32).view(np.uint32) >> 16).astype(np.uint32)\n'
+            '    return [(halves[:, 0::2] | (halves[:, 1::2] << 16)).astype(np.uint32).view(np.int32)]\n'
+            '\n\ndef forward(x):\n'
+            '    bf = (x.view(np.uint16).reshape(128, 256).astype(np.uint32) << 16).view(np.float32)\n'
+            '    return bf[:, 64:192].copy(), x.view(np.float32)[:, 1::2].copy()\n'
+            + STANDARD_TRANSFORMS, metadata='tolerance: 1.0e-2\n')
+        body = '''
+            @nki.jit
+            def kernel(x):
+                t = nl.ndarray((128, 128), dtype=nl.int32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                out = nl.ndarray((128, 128), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=out, src=t.ap(pattern=[[256, 128], [1, 128]], offset=64, dtype=nl.bfloat16))
+                odd = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=odd, src=x.ap(pattern=[[128, 128], [2, 64]], offset=1, dtype=nl.float32))
+                out2 = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=out2, src=odd)
+                return out, out2
+            '''
+        for timing_only in (False, True):
+            result = self.ws.evaluate(reference, self.ws.kernel(body, header=BETA2_HEADER), timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
+        # the page's example without dtype= reads more int32 elements than the tensor holds
+        kernel = self.ws.kernel(body.replace('offset=64, dtype=nl.bfloat16))', 'offset=64))  # <- here'),
+                                header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn("outside the tensor's 16384", result['message'])
+
     def test_a_reduction_axis_out_of_range_is_refused(self):
         # the reductions are "similar to numpy" (nl.sum, nisa.tensor_reduce), where an axis out of range is an
         # AxisError. The simulator took it modulo the tile's rank: axis=[2] of a (8, 2048) tile (a public argmax
