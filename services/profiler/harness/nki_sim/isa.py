@@ -14,7 +14,7 @@ from . import memory, target
 from .affine import Affine, Predicate
 from .compute import assign as copy_into
 from .compute import alu_name, copy, deterministic_dropout, elementwise, fold_positions, free_elements, reduce
-from .call_forms import check_module
+from .call_forms import CALL_DESTINATION, check_module
 from .dtypes import kind_of
 from .errors import CompileError, missing_api
 from .indirect import DynamicRunsView, DynamicView, IndirectView
@@ -700,11 +700,56 @@ def tensor_tensor(data1: Any, data2: Any, op: Any, dtype: Any = None, mask: Any 
         raise CompileError('tensor_tensor: both inputs are in PSUM; at most one may be')
     eng = _psum_free_on_gpsimd('tensor_tensor', _vector_or_gpsimd('tensor_tensor', engine_name(engine)), (a, b))
     _same_elements_per_partition(a, b)
+    fn = alu(op)
+    folds = fold_positions(fn, 0, 1)
+    native = _native_integer(a, b, fn, eng, dtype)
+    if native is not None:
+        eng = 'pool'
+        exact = fn
+
+        def fn(x: Any, y: Any) -> Any:
+            with np.errstate(all='ignore'):
+                r = exact(np.asarray(x).astype(np.int64), np.asarray(y).astype(np.int64))
+            return r if r.dtype == np.bool_ else r.astype(native)        # wraps modulo 2**32
     # a repeat on unchanged inputs (loop-invariant in the innermost loop) is computed once (cse=1)
     key = ('tensor_tensor', op, eng, _identity_key(a), _identity_key(b))
-    fn = alu(op)
-    return elementwise('tensor_tensor', eng, fn, (a, b), dtype, mask, cse_key=key, folds=fold_positions(fn, 0, 1),
-                       flat_operands=True, alu_ops=(fn,))
+    tile = elementwise('tensor_tensor', eng, fn, (a, b), dtype, mask, cse_key=key, folds=folds,
+                       flat_operands=True, alu_ops=() if native is not None else (fn,))
+    if native is not None and tile.pending is not None:
+        tile.pending.alu = alu_name(alu(op))       # the trace names the operator as on the float32 path
+    return tile
+
+
+# the arithmetic operators the GpSimd engine computes natively on 32-bit integers in nisa.tensor_tensor (the others
+# keep the float32 conversion of the math-operator table)
+_NATIVE_INTEGER_ALU = frozenset((np.add, np.subtract, np.multiply, np.maximum, np.minimum, np.equal, np.not_equal,
+                                 np.greater, np.greater_equal, np.less, np.less_equal))
+_INT32 = (np.dtype(np.int32), np.dtype(np.uint32))
+
+
+def _native_integer(a: View, b: View, fn: Any, eng: str, dtype: Any) -> Any:
+    """The integer dtype of a tensor_tensor the GpSimd engine computes in native integer arithmetic, else None.
+    nki.isa.tensor_tensor (NKI 2.31+ pages): "int32/uint32 types: When all input/output tiles are int32 or uint32,
+    the operation defaults to GpSimd Engine, which uses native integer arithmetic. This ensures exact results for all
+    32-bit integer values. You may override this by passing engine=nki.isa.engine.vector explicitly" and "the
+    automatic GpSimd dispatch for int32/uint32 falls back to Vector Engine when any operand resides in PSUM". The
+    earlier (Beta 1) pages convert every arithmetic operand to float32, which Beta 1 kernels keep unless they ask
+    for the GpSimd engine (release notes 2.23: "GpSIMD engine support added to add, multiply in 32bit integer to
+    nki.isa tensor operations")."""
+    if fn not in _NATIVE_INTEGER_ALU or eng not in ('auto', 'pool') or eng == 'auto' and not current().integer_gpsimd:
+        return None
+    call = CALL_DESTINATION[0]
+    target = None
+    if call is not None and call[0] == 'nisa.tensor_tensor' and isinstance(call[1], (Tensor, View)):
+        target = operand(call[1])
+    out = target.tensor.kind.storage if target is not None else kind_of(dtype).storage if dtype is not None \
+        else a.tensor.kind.storage
+    views = [a, b] + ([target] if target is not None else [])
+    if any(np.dtype(v.tensor.kind.storage) not in _INT32 for v in views) or np.dtype(out) not in _INT32:
+        return None
+    if any(v.tensor.buffer is memory.psum for v in views):
+        return None
+    return np.dtype(out)
 
 
 def _same_elements_per_partition(a: View, b: View) -> None:

@@ -860,6 +860,7 @@ class Replay:
         run = runtime.Run('', recorder, numerics=not timing_only)
         run.grid = program.grid
         run.psum_banks = program.psum_banks
+        run.integer_gpsimd = program.psum_banks != 1      # a Beta 2 program (ProgramRecorder.start)
         run.fixed_line = 0
         self.values = []
         self.known = set()
