@@ -31,7 +31,7 @@ from .ops import activation as activation_function
 from .ops import ABS_MAX, ABS_MIN, ARITHMETIC_ALU, BITVEC_ALU, BYPASS, UNARY_ALU_FNS, alu, float32_operands
 from .runtime import Pending, begin, current, direct, dynamic_refusal, issue, operand, operand_reads
 from .tensors import Tensor
-from .views import View, destination
+from .views import View, destination, same_kind
 
 
 STATIONARY_FREE_LIMIT = 128
@@ -1289,6 +1289,13 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
         for view in patterns:
             view.allowed = False
     _indirect_dge_mode('dma_copy', dge_mode, (target, source))
+    if dge_mode == 'hwdge' and not same_kind(source.tensor.kind, target.tensor.kind.public):
+        # NKI 0.3.0 update guide: "source and destination element types must match when using
+        # dge_mode=dge_mode.hwdge ... HWDGE generates descriptors without interpreting data content, so no type
+        # casting occurs" (0.2.0 did not check it: "undefined behavior")
+        raise CompileError(f'dma_copy: dge_mode=hwdge from {source.tensor.kind.public} to {target.tensor.kind.public}: '
+                           'a hardware-DGE DMA moves raw bytes without casting, so source and destination element '
+                           'types must match (NKI 0.3.0 update guide; .view() one side, or use swdge / none to cast)')
     add = _rmw_add(dst_rmw_op, unique_indices)
     scatter_add = add and isinstance(target, IndirectView)
     if _dma_oob_mode(oob_mode) == 'skip':

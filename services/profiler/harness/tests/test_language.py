@@ -2269,8 +2269,9 @@ def forward(x, start):
         # The NKI DGE reference (nki/deep-dives/nki-dge): hwdge "does not support indirect (gather/scatter)
         # operations" and an .ap() with vector_offset takes dge_mode "unknown or swdge" for dma_copy and
         # dma_transpose; a static dma_transpose takes "none, hwdge, or compiler-selected"; the dma_transpose page's
-        # hardware-DGE transpose needs "src.shape[0] == 16", "src.shape[-1] % 128 == 0", "src.dtype is 2 bytes".
-        # The simulator dropped dge_mode, so all of these were accepted.
+        # hardware-DGE transpose needs "src.shape[0] == 16", "src.shape[-1] % 128 == 0", "src.dtype is 2 bytes";
+        # the NKI 0.3.0 update guide: hwdge "source and destination element types must match". The simulator
+        # dropped dge_mode, so all of these were accepted.
         reference = self.ws.reference(
             'def get_inputs():\n'
             '    return [np.random.randn(256, 64).astype(np.float32),\n'
@@ -2305,7 +2306,9 @@ def forward(x, start):
                 ('src=y, dge_mode=nisa.dge_mode.hwdge)', 'src=y, dge_mode=nisa.dge_mode.swdge)',
                  'dma_transpose: dge_mode=swdge of a static source'),
                 ('src=y, dge_mode=nisa.dge_mode.hwdge)', 'src=y[0:8, :], dge_mode=nisa.dge_mode.hwdge)',
-                 '"src.shape[0] == 16"')):
+                 '"src.shape[0] == 16"'),
+                ('nisa.dma_copy(dst=out_t, src=t)', 'nisa.dma_copy(dst=out_t, src=t, dge_mode=nisa.dge_mode.hwdge)',
+                 'dma_copy: dge_mode=hwdge from bfloat16 to float32: a hardware-DGE DMA moves raw bytes')):
             with self.subTest(form=new):
                 changed = body.replace(old, new)
                 self.assertNotEqual(changed, body)
