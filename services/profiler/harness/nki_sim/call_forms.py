@@ -31,6 +31,9 @@ from .tensors import Tensor
 from .views import View
 
 ACCEPTED_WITHOUT_EFFECT = frozenset({'name', 'dge_mode'})
+# (qualified name, dst) of the kernel's nl/nisa call being run: an instruction whose semantics depend on its
+# destination's dtype reads it (nisa.tensor_tensor's native integer arithmetic); None outside a dst= call
+CALL_DESTINATION: list = [None]
 _NESTED = [0]       # > 0 while an nl/nisa function runs: the calls it makes are not the kernel's
 # The parameters a Beta 1 call may pass by position, for the functions whose simulator signature orders its
 # optional parameters differently from the Beta 1 API. The bound is the most any Beta 1 signature allows: the
@@ -145,9 +148,13 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
             accepted_keys.add(keys)
         dst = None if own_destination else kwargs.pop('dst', None)
         add_into = kwargs.pop('accumulate', None) if dst is not None and accumulating else False
-        if not ACCEPTED_WITHOUT_EFFECT.isdisjoint(keys):
-            kwargs = {k: v for k, v in kwargs.items() if k not in ACCEPTED_WITHOUT_EFFECT}
-        result = function(*args, **kwargs)
+        if not ACCEPTED_WITHOUT_EFFECT.isdisjoint(keys):      # (a function that declares one checks it)
+            kwargs = {k: v for k, v in kwargs.items() if k not in ACCEPTED_WITHOUT_EFFECT or k in declared}
+        CALL_DESTINATION[0] = (qualified, dst) if dst is not None else None
+        try:
+            result = function(*args, **kwargs)
+        finally:
+            CALL_DESTINATION[0] = None
         if dst is None:
             return result
         if result is None:

@@ -41,7 +41,8 @@ class IndirectView(View):
     def _picked(self, window: Any) -> Tuple[int, Tuple[int, ...], np.ndarray]:
         """(offset, shape) of the clipped window and the indices it uses: one for a scalar index, else one per
         partition of the window."""
-        index = self.index.array().reshape(-1)
+        index = self.index.array()
+        index = index.reshape(index.shape[0], -1).T.reshape(-1)    # column after column (GatherTransposeView)
         offset, shape = self.clip(window)
         lo = window[0][0] if window is not None else 0
         picked = index[:1] if self.scalar else index[lo:lo + shape[0]]
@@ -101,8 +102,34 @@ class IndirectView(View):
         return f'IndirectView({self.tensor.name or "tensor"} shape={self.shape})'
 
 
-def index_tile(index: Any) -> View:
-    """The index tile of an indirect DMA as a view, checked: integers in SBUF, one per partition."""
+# "When indices.shape[1] > 1: indices.shape[0] must be exactly 128" (nki.isa.dma_transpose)
+INDEX_PARTITIONS = 128
+
+
+class GatherTransposeView(IndirectView):
+    """`t.ap(pattern, vector_offset=idx, indirect_dim=0)` with an index tile of several columns ([128, N]): the
+    source of nisa.dma_transpose's indirect transpose (a software-DGE dma_gather_transpose), whose API page reads
+    the rows as `flat_indices = indices.T.flatten()[:src.shape[0]]` (column after column; IndirectView._picked).
+    Only dma_transpose reads it (it sets `allowed`); every other indirect DMA takes one index per partition."""
+    __slots__ = ('allowed',)
+
+    def __init__(self, base: View, index: View, row_stride: int, rows: int) -> None:
+        super().__init__(base, index, row_stride, rows)
+        self.allowed = False
+
+    def __repr__(self):
+        return f'GatherTransposeView({self.tensor.name or "tensor"} shape={self.shape})'
+
+
+def gather_transpose_refusal(view: GatherTransposeView) -> str:
+    return (f'the index tile of an indirect DMA holds one index per partition ([P, 1]); got shape '
+            f'{view.index.shape}: an index tile of several columns is read only by nisa.dma_transpose\'s indirect '
+            'transpose ("indices.shape[0] * indices.shape[1] must be >= src.shape[0]", nki.isa.dma_transpose)')
+
+
+def index_tile(index: Any, columns: bool = False) -> View:
+    """The index tile of an indirect DMA as a view, checked: integers in SBUF, one per partition (`columns`: a
+    2-D [P, N] tile of several indices per partition is allowed too, the indirect transpose's)."""
     if not isinstance(index, View):
         if not hasattr(index, 'view') or not hasattr(index, 'buffer'):
             raise CompileError(f'the indices of an indirect DMA must be a tile in SBUF, not {type(index).__name__}')
@@ -111,7 +138,7 @@ def index_tile(index: Any) -> View:
         raise CompileError('the indices of an indirect DMA must be a tile in SBUF (nl.load them first)')
     if index.tensor.kind.storage.kind not in 'iu':
         raise CompileError(f'the indices of an indirect DMA must be integers, not {index.tensor.kind.public}')
-    if index.free_size != 1:
+    if index.free_size != 1 and not (columns and len(index.shape) == 2):
         raise CompileError(f'the index tile of an indirect DMA holds one index per partition ([P, 1]); '
                            f'got shape {index.shape}')
     return index
@@ -160,16 +187,26 @@ def vector_offset_access(tensor: Any, block: Any, start: int, shape: Any, stride
                            'vector dynamic access is a DMA gather/scatter of HBM rows)')
     if indirect_dim != 0:
         raise CompileError(f'.ap(vector_offset=...): indirect_dim={indirect_dim}; only indirect_dim=0 is supported')
-    index = index_tile(index)
-    if index.shape[0] != shape[0]:
+    index = index_tile(index, columns=True)
+    columns = index.free_size
+    if columns == 1 and index.shape[0] != shape[0]:
         raise CompileError(f'.ap(vector_offset=...): the index tile has {index.shape[0]} partitions, the pattern\'s '
                            f'first pair counts {shape[0]}')
+    if columns > 1 and (index.shape[0] != INDEX_PARTITIONS or shape[0] > index.shape[0] * columns):
+        # nki.isa.dma_transpose, "DMA Indirect Transpose Constraints": "When indices.shape[1] > 1:
+        # indices.shape[0] must be exactly 128"; "indices.shape[0] * indices.shape[1] must be >= src.shape[0]"
+        raise CompileError(f'.ap(vector_offset=...): an index tile of shape {index.shape} (several columns, the '
+                           f'indirect transpose\'s) for a pattern whose first pair counts {shape[0]}: the tile has '
+                           f'{INDEX_PARTITIONS} partitions and its indices, column after column, cover the '
+                           'pattern\'s rows')
     row_stride = math.prod(int(n) for n in tensor.inner_shape[1:])
     hi = extent(start, shape[1:], strides[1:])[1]
     rows = (tensor.parts * tensor.free - 1 - hi) // row_stride + 1 if row_stride else 0
     if rows < 1:
         raise CompileError('.ap(vector_offset=...): the pattern reaches beyond the tensor for index 0')
     base = View(tensor, block, start, tuple(shape), (0,) + tuple(strides[1:]))
+    if columns > 1:
+        return GatherTransposeView(base, index, row_stride, min(rows, int(tensor.inner_shape[0])))
     return IndirectView(base, index, row_stride, min(rows, int(tensor.inner_shape[0])))
 
 

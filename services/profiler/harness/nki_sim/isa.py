@@ -14,7 +14,7 @@ from . import memory, target
 from .affine import Affine, Predicate
 from .compute import assign as copy_into
 from .compute import alu_name, copy, deterministic_dropout, elementwise, fold_positions, free_elements, reduce
-from .call_forms import check_module
+from .call_forms import CALL_DESTINATION, check_module
 from .dtypes import kind_of, write_in_format
 from .errors import CompileError, missing_api
 from .indirect import DynamicRunsView, DynamicView, IndirectView
@@ -32,7 +32,7 @@ from .ops import ABS_MAX, ABS_MIN, ARITHMETIC_ALU, BITVEC_ALU, BYPASS, UNARY_ALU
 from .runtime import Pending, begin, current, direct, dynamic_refusal, issue, operand, operand_reads
 from .target import require_generation
 from .tensors import Tensor
-from .views import View, destination
+from .views import View, destination, same_kind
 
 
 STATIONARY_FREE_LIMIT = 128
@@ -719,32 +719,57 @@ def tensor_tensor(data1: Any, data2: Any, op: Any, dtype: Any = None, mask: Any 
     eng = _psum_free_on_gpsimd('tensor_tensor', _vector_or_gpsimd('tensor_tensor', engine_name(engine)), (a, b))
     _same_elements_per_partition(a, b)
     fn = alu(op)
-    native = _native_int32(a, b, dtype, eng, fn)
-    if native:
+    folds = fold_positions(fn, 0, 1)
+    native = _native_integer(a, b, fn, eng, dtype)
+    if native is not None:
         eng = 'pool'
+        exact = fn
+
+        def fn(x: Any, y: Any) -> Any:
+            with np.errstate(all='ignore'):
+                r = exact(np.asarray(x).astype(np.int64), np.asarray(y).astype(np.int64))
+            return r if r.dtype == np.bool_ else r.astype(native)        # wraps modulo 2**32
     # a repeat on unchanged inputs (loop-invariant in the innermost loop) is computed once (cse=1)
     key = ('tensor_tensor', op, eng, _identity_key(a), _identity_key(b))
-    tile = elementwise('tensor_tensor', eng, fn, (a, b), dtype, mask, cse_key=key, folds=fold_positions(fn, 0, 1),
-                       flat_operands=True, alu_ops=() if native else (fn,))
-    if native:
-        tile.pending.alu = alu_name(fn)
+    tile = elementwise('tensor_tensor', eng, fn, (a, b), dtype, mask, cse_key=key, folds=folds,
+                       flat_operands=True, alu_ops=() if native is not None else (fn,))
+    if native is not None and tile.pending is not None:
+        tile.pending.alu = alu_name(alu(op))       # the trace names the operator as on the float32 path
     return tile
 
 
+# the arithmetic operators the GpSimd engine computes natively on 32-bit integers in nisa.tensor_tensor (the others
+# keep the float32 conversion of the math-operator table)
+_NATIVE_INTEGER_ALU = frozenset((np.add, np.subtract, np.multiply, np.maximum, np.minimum, np.equal, np.not_equal,
+                                 np.greater, np.greater_equal, np.less, np.less_equal))
 _INT32 = (np.dtype(np.int32), np.dtype(np.uint32))
-_NATIVE_INT32_ALU = (np.add, np.subtract, np.multiply, np.maximum, np.minimum)
 
 
-def _native_int32(a: View, b: View, dtype: Any, eng: str, fn: Any) -> bool:
-    """NeuronCore-v3 and newer (the Trn2/Trn3 tensor_tensor page): "When all input/output tiles are int32 or uint32,
-    the operation defaults to GpSimd Engine, which uses native integer arithmetic. This ensures exact results for
-    all 32-bit integer values" (32-bit wrapping), unless another engine is named; on trn1 integer operands are read
-    as float32, as for every arithmetic operator. Division keeps the float32 reading (no page gives its integer
-    rounding)."""
-    if target.nc_version() < 3 or eng not in ('auto', 'pool') or fn not in _NATIVE_INT32_ALU:
-        return False
-    out = kind_of(dtype).storage if dtype is not None else a.tensor.kind.storage
-    return a.tensor.kind.storage in _INT32 and b.tensor.kind.storage in _INT32 and out in _INT32
+def _native_integer(a: View, b: View, fn: Any, eng: str, dtype: Any) -> Any:
+    """The integer dtype of a tensor_tensor the GpSimd engine computes in native integer arithmetic, else None.
+    nki.isa.tensor_tensor (NKI 2.31+ pages): "int32/uint32 types: When all input/output tiles are int32 or uint32,
+    the operation defaults to GpSimd Engine, which uses native integer arithmetic. This ensures exact results for all
+    32-bit integer values. You may override this by passing engine=nki.isa.engine.vector explicitly" and "the
+    automatic GpSimd dispatch for int32/uint32 falls back to Vector Engine when any operand resides in PSUM". The
+    earlier (Beta 1) pages convert every arithmetic operand to float32, which Beta 1 kernels keep on trn1 unless they
+    ask for the GpSimd engine (release notes 2.23: "GpSIMD engine support added to add, multiply in 32bit integer to
+    nki.isa tensor operations"). The pages stating the default are the Trn2/Trn3 ones, so on trn2 (NeuronCore-v3)
+    the default applies to Beta 1 kernels too."""
+    if fn not in _NATIVE_INTEGER_ALU or eng not in ('auto', 'pool') or \
+            eng == 'auto' and not (current().integer_gpsimd or target.nc_version() >= 3):
+        return None
+    call = CALL_DESTINATION[0]
+    written = None
+    if call is not None and call[0] == 'nisa.tensor_tensor' and isinstance(call[1], (Tensor, View)):
+        written = operand(call[1])
+    out = written.tensor.kind.storage if written is not None else kind_of(dtype).storage if dtype is not None \
+        else a.tensor.kind.storage
+    views = [a, b] + ([written] if written is not None else [])
+    if any(np.dtype(v.tensor.kind.storage) not in _INT32 for v in views) or np.dtype(out) not in _INT32:
+        return None
+    if any(v.tensor.buffer is memory.psum for v in views):
+        return None
+    return np.dtype(out)
 
 
 def _same_elements_per_partition(a: View, b: View) -> None:
@@ -1271,7 +1296,7 @@ def _shaped(op, view, fn, shape, dtype):
 
 # ----- DMA -----
 def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine: Any = None, dst_rmw_op: Any = None,
-             unique_indices: Any = True, **kwargs: Any) -> None:
+             unique_indices: Any = True, dge_mode: Any = None, **kwargs: Any) -> None:
     """dst = src by the DMA engines (cast to dst's format); with dst_rmw_op=nl.add (the only operator the API
     pages allow) dst = dst + src, computed in float32, the DMA reading dst as well; into an indirect (scatter)
     destination each index adds once, repeated indices accumulating (as nisa.dma_compute)."""
@@ -1285,6 +1310,14 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
     finally:
         for view in patterns:
             view.allowed = False
+    _indirect_dge_mode('dma_copy', dge_mode, (target, source))
+    if dge_mode == 'hwdge' and not same_kind(source.tensor.kind, target.tensor.kind.public):
+        # NKI 0.3.0 update guide: "source and destination element types must match when using
+        # dge_mode=dge_mode.hwdge ... HWDGE generates descriptors without interpreting data content, so no type
+        # casting occurs" (0.2.0 did not check it: "undefined behavior")
+        raise CompileError(f'dma_copy: dge_mode=hwdge from {source.tensor.kind.public} to {target.tensor.kind.public}: '
+                           'a hardware-DGE DMA moves raw bytes without casting, so source and destination element '
+                           'types must match (NKI 0.3.0 update guide; .view() one side, or use swdge / none to cast)')
     add = _rmw_add(dst_rmw_op, unique_indices)
     scatter_add = add and isinstance(target, IndirectView)
     if _dma_oob_mode(oob_mode) == 'skip':
@@ -1426,6 +1459,18 @@ def _rmw_add(op: Any, unique_indices: Any) -> bool:
     if alu(op) is not np.add:
         raise CompileError(f'dma_copy: dst_rmw_op {op!r} is not supported (the API page allows nl.add only)')
     return True
+
+
+def _indirect_dge_mode(instruction: str, mode: Any, views: Any) -> None:
+    """The DGE reference page (nki/deep-dives/nki-dge): hwdge "does not support indirect (gather/scatter)
+    operations"; with `.ap()` vector_offset, dma_copy and dma_transpose take dge_mode "unknown or swdge" ("swdge
+    ... is the only mode that supports indirect (gather/scatter) operations with dynamic indices from SBUF")."""
+    if mode in (None, dge_mode.unknown, dge_mode.swdge):
+        return
+    if any(isinstance(v, IndirectView) and not v.scalar for v in views):
+        raise CompileError(f'{instruction}: dge_mode={mode} with an indirect (gather/scatter) access: an access with '
+                           'vector offsets takes dge_mode unknown or swdge, the only mode that supports indirect '
+                           'operations with dynamic indices from SBUF (NKI DGE reference)')
 
 
 class dge_mode:

@@ -14,6 +14,7 @@ import numpy as np
 from .compute import assign
 from .dtypes import kind_of
 from .errors import CompileError
+from .indirect import GatherTransposeView, IndirectView
 from .operands import engine_name, fit, on_chip, unapplied_mask, unknown_engine
 from .operands import mask as mask_of
 from .runtime import begin, current, issue, operand
@@ -284,7 +285,8 @@ def local_gather(src_buffer: Any, index: Any, num_elem_per_idx: Any = 1, num_val
 DMA_TRANSPOSE_AXES = {2: (1, 0), 3: (2, 1, 0), 4: (3, 1, 2, 0)}
 
 
-def dma_transpose(src: Any, axes: Any = None, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
+def dma_transpose(src: Any, axes: Any = None, dtype: Any = None, mask: Any = None, dge_mode: Any = None,
+                  **kwargs: Any) -> Any:
     """The transpose of src by the DMA engines into a new SBUF tile: [a, b] -> [b, a], [a, b, c] -> [c, b, a],
     [a, b, c, d] -> [d, b, c, a] (the last axis of src becomes the partition axis).
 
@@ -292,8 +294,23 @@ def dma_transpose(src: Any, axes: Any = None, dtype: Any = None, mask: Any = Non
     executed", NKI API Masking) is a predicate over src's index space, as on nl.load: only the source elements it
     keeps are read, and only their transposed positions of the result are written (the others keep what the
     destination held)."""
-    view = operand(src)
+    if isinstance(src, GatherTransposeView):    # an index tile of several columns: this instruction's alone
+        src.allowed = True
+        try:
+            view = operand(src)
+        finally:
+            src.allowed = False
+    else:
+        view = operand(src)
     rank = len(view.shape)
+    if isinstance(view, IndirectView) and not view.scalar:
+        _indirect_transpose_checks(view, dge_mode)
+    elif dge_mode == 'hwdge':
+        _hwdge_transpose_checks(view)
+    elif dge_mode == 'swdge' and not isinstance(view, IndirectView):
+        raise CompileError('dma_transpose: dge_mode=swdge of a static source; a static transpose takes dge_mode none, '
+                           'hwdge or the compiler\'s choice (unknown), software DGE being the indirect transpose\'s '
+                           '(NKI DGE reference, "How .ap() Affects DGE Mode")')
     if rank not in DMA_TRANSPOSE_AXES:
         raise CompileError(f'dma_transpose: src has {rank} dimensions; the transpose takes a 2-, 3- or 4-D tile')
     perm = DMA_TRANSPOSE_AXES[rank]
@@ -309,17 +326,56 @@ def dma_transpose(src: Any, axes: Any = None, dtype: Any = None, mask: Any = Non
     result = np.ascontiguousarray(view.array(window).transpose(perm)).astype(kind.storage) if run.numerics else None
     out_window = None if window is None else tuple(window[axis] for axis in perm)
     read = (view, window)
+    index_reads = [(view.index, None)] if isinstance(view, IndirectView) else []    # the DMA reads the indices
     if nc_version() < 3 and type(view) is View:
         # trn1 has no DMA transpose engine: the DMA moves the transpose element by element, as it does for
         # nl.load_transpose2d (traced with the source in the result's order: one element per descriptor). Traced
         # as a plain load, it cost a contiguous copy (8 MiB in 47 us against load_transpose2d's 454 us).
         read = (View(view.tensor, view.block, view.offset, shape, tuple(view.strides[axis] for axis in perm)),
                 out_window)
-    pending = issue(run, 'load' if not view.tensor.buffer.on_chip else 'dma_copy', 'dma', [read],
+    pending = issue(run, 'load' if not view.tensor.buffer.on_chip else 'dma_copy', 'dma', [read] + index_reads,
                     shape, kind, result, out_window)
     pending.where = None if where is None else np.ascontiguousarray(np.broadcast_to(where, view.shape).transpose(perm))
     pending.dma = 'load' if not view.tensor.buffer.on_chip else 'copy'
     return pending.tile
+
+
+def _hwdge_transpose_checks(view: View) -> None:
+    """nki.isa.dma_transpose: "If hwdge, this instruction will be lowered to a Hardware DGE transpose. This has
+    additional restrictions: src.shape[0] == 16, src.shape[-1] % 128 == 0, src.dtype is 2 bytes"."""
+    for ok, rule in ((view.shape[0] == 16, 'src.shape[0] == 16'),
+                     (view.shape[-1] % 128 == 0, 'src.shape[-1] % 128 == 0'),
+                     (view.tensor.kind.itemsize == 2, 'src.dtype is 2 bytes')):
+        if not ok:
+            raise CompileError(f'dma_transpose with dge_mode=hwdge of a source of shape {view.shape} '
+                               f'({view.tensor.kind.public}): "{rule}" (nki.isa.dma_transpose, DMA Direct Transpose '
+                               'Constraints)')
+
+
+def _indirect_transpose_checks(view: IndirectView, dge_mode: Any) -> None:
+    """The nki.isa.dma_transpose page's "DMA Indirect Transpose Constraints" on a vector_offset source (a software
+    DGE dma_gather_transpose)."""
+    index = view.index
+    columns = index.free_size
+    checks = [
+        (dge_mode in (None, 'unknown', 'swdge'),
+         'the only valid dge_modes are unknown and swdge'),
+        (len(view.shape) != 4 or view.shape[1] == 1 or view.shape[2] == 1,
+         'when src is 4D: len(src[1]) or len(src[2]) must be 1'),
+        (view.shape[-1] <= 128, 'src.shape[-1] <= 128'),
+        (view.tensor.kind.itemsize == 2, 'src.dtype is 2 bytes'),
+        (view.shape[0] % 16 == 0, 'src.shape[0] must be divisible by 16'),
+        (16 <= index.shape[0] <= 128 and index.shape[0] % 16 == 0,
+         'indices.shape[0] must be in [16, 128] and divisible by 16'),
+        (columns == 1 or index.shape[0] == 128, 'when indices.shape[1] > 1: indices.shape[0] must be exactly 128'),
+        (np.dtype(index.tensor.kind.storage) == np.uint32,
+         'indices.dtype is np.uint32'),
+    ]
+    for ok, rule in checks:
+        if not ok:
+            raise CompileError(f'dma_transpose of an indirect (vector_offset) source of shape {view.shape} '
+                               f'({view.tensor.kind.public}, indices {index.shape}): "{rule}" (nki.isa.dma_transpose, '
+                               'DMA Indirect Transpose Constraints)')
 
 
 def core_barrier(data: Any, cores: Any, engine: Any = unknown_engine, **kwargs: Any) -> None:

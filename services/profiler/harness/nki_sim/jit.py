@@ -167,6 +167,7 @@ def simulate(kernel: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]] 
     run.core_split = kernel.core_split
     run.beta2 = uses_beta2(func)
     run.psum_banks = PSUM_BANKS if run.beta2 else 1
+    run.integer_gpsimd = run.beta2
     run.observer = observer
     inputs = [_as_input(a, timing_only) for a in args]
     observer.start(recorder.kernel_name, kernel.grid, inputs, run.psum_banks)

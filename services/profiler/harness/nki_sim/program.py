@@ -26,7 +26,8 @@ from .affine import Affine, Predicate, index_as_value
 from .call_forms import normalized
 from .dtypes import LowPrecisionType, NumericType, PackedMxType, kind_of
 from .errors import CompileError
-from .indirect import DynamicRunsView, DynamicView, IndirectView, dynamic_reach_ok
+from .indirect import (INDEX_PARTITIONS, DynamicRunsView, DynamicView, GatherTransposeView, IndirectView,
+                       dynamic_reach_ok)
 from .jit import RunObserver, as_outputs, check_fresh, simulate
 from .loops import FirstIndex, LoopIndex
 from .operands import Engine
@@ -859,6 +860,7 @@ class Replay:
         run = runtime.Run('', recorder, numerics=not timing_only)
         run.grid = program.grid
         run.psum_banks = program.psum_banks
+        run.integer_gpsimd = program.psum_banks != 1      # a Beta 2 program (ProgramRecorder.start)
         run.fixed_line = 0
         self.values = []
         self.known = set()
@@ -1215,10 +1217,16 @@ class Replay:
                 dynamic.pattern = pattern
                 return dynamic
             lo, hi = extent(view.offset, view.shape, view.strides)
-            rows_ok = index.shape[0] == 1 if scalar else view.shape[0] == index.shape[0] and view.strides[0] == 0
+            columns = int(np.prod(index.shape[1:]))     # several: the indirect transpose's index (read column-wise)
+            rows_ok = index.shape[0] == 1 if scalar else view.strides[0] == 0 and (
+                view.shape[0] == index.shape[0] if columns == 1 else
+                len(index.shape) == 2 and index.shape[0] == INDEX_PARTITIONS
+                and view.shape[0] <= index.shape[0] * columns)
             if row_stride < 0 or hi + (rows - 1) * row_stride >= view.tensor.free \
                     or lo < 0 or not rows_ok:
                 raise ProgramError('bad indirect access geometry')
+            if columns > 1 and not scalar:
+                return GatherTransposeView(view, index, row_stride, rows)
             return IndirectView(view, index, row_stride, rows, scalar)
         return indirect
 

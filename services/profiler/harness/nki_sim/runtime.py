@@ -17,7 +17,7 @@ from . import memory, target
 from .affine import index_as_value
 from .dtypes import Kind
 from .errors import CompileError
-from .indirect import DynamicRunsView, DynamicView, IndirectView
+from .indirect import DynamicRunsView, DynamicView, GatherTransposeView, IndirectView, gather_transpose_refusal
 from .tensors import PARTITION_LIMIT, Tensor
 from .trace import settle_write
 from .views import OutOfRangePattern, View, destination, operand_window
@@ -68,6 +68,9 @@ class Run:
         self.loop_path: Tuple[Any, ...] = ()    # ((loop, index), ...) of the enclosing loops, outermost first
         self.reuse_scope: Any = ()    # loop_path with the innermost loop's index dropped (load reuse, nl.load)
         self.beta2 = False            # the kernel is written against the `nki` namespace (Beta 2 call forms)
+        # nisa.tensor_tensor on int32/uint32 tiles defaults to GpSimd's native integer arithmetic (the NKI 2.31+
+        # pages, Beta 2 kernels; the replay knows a Beta 2 program by its psum_banks)
+        self.integer_gpsimd = False
         self.psum_banks = 1           # PSUM banks one declared PSUM tensor may span (Beta 2: 8, no block dimensions)
         self.placed: Any = None       # tensors the kernel placed itself (placement.PlacedMemory), once there is one
         self.races: Any = None        # replay of a multi-program launch grid: races.WriteRaces of its HBM writes
@@ -170,6 +173,8 @@ def operand(value: Any) -> View:
     if isinstance(value, View):
         if isinstance(value, DynamicView) and not value.allowed:
             raise CompileError(dynamic_refusal(value))
+        if isinstance(value, GatherTransposeView) and not value.allowed:
+            raise CompileError(gather_transpose_refusal(value))
         return value
     if isinstance(value, Tensor):
         return value.view()

@@ -297,8 +297,9 @@ class Tensor(TileOperators):
     def ap(self, pattern: Any, offset: Any = 0, **kwargs: Any) -> Any:
         """NKI Beta 2 access pattern over the whole tensor, with its dynamic forms `scalar_offset=` /
         `vector_offset=` on HBM tensors (see views.access_pattern, indirect.scalar_offset_access)."""
-        if self.hbm_alloc is None:
-            return self.view().ap(pattern, offset, **kwargs)
+        dtype = kwargs.get('dtype')
+        if self.hbm_alloc is None or dtype is not None and not same_kind(self.kind, dtype):
+            return self.view().ap(pattern, offset, **kwargs)      # (a reinterpreting dtype: see View.ap)
         return access_pattern(self, (), 0, pattern, offset, **kwargs)
 
     def get_pattern(self) -> List[List[int]]:

@@ -569,6 +569,12 @@ class View(TileOperators):
                     tuple(s * old // new for s in strides[:-1]) + (1,), None, True, False)
 
     def ap(self, pattern: Any, offset: Any = 0, **kwargs: Any) -> Any:
+        dtype = kwargs.pop('dtype', None)
+        if dtype is not None and not same_kind(self.tensor.kind, dtype):
+            # NKI Access Patterns page: "The dtype parameter can be used for reinterpret casting the tensor. Since
+            # both the pattern and the offset are in terms of number of elements, not bytes, the count must be
+            # computed accordingly": the pattern over the bits read as dtype (as .view(dtype))
+            return self.view(dtype).ap(pattern, offset, **kwargs)
         return access_pattern(self.tensor, self.block, self.offset, pattern, offset, **kwargs)
 
     def get_pattern(self) -> List[List[int]]:

@@ -7,6 +7,12 @@ from nki_sim import target
 from tests.support import Workspace
 from tests.test_trace import parse
 
+BETA2_HEADER = '''import numpy as np
+import nki
+import nki.language as nl
+import nki.isa as nisa
+'''
+
 KERNEL = '''
     @nki.jit
     def kernel(a, b):
@@ -208,6 +214,63 @@ def transform_nki_outputs(k_res, ref):
 ''', metadata='tolerance: 1.0e-15\n')
         result = self.ws.evaluate(reference, kernel, seeds=1)
         self.assertEqual(result['verdict'], 'OK', result['message'])
+
+
+    def test_a_beta2_tensor_tensor_on_32_bit_integers_is_exact_unless_sent_to_the_vector_engine(self):
+        # nki.isa.tensor_tensor (NKI 2.31+ pages): "int32/uint32 types: When all input/output tiles are int32 or
+        # uint32, the operation defaults to GpSimd Engine, which uses native integer arithmetic. This ensures exact
+        # results for all 32-bit integer values. You may override this by passing engine=nki.isa.engine.vector
+        # explicitly." The simulator converted them to float32 (the older pages' rule, which Beta 1 keeps), so
+        # 2**24 + 1 plus 1 gave 2**24.
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(a, b):
+                at = nl.ndarray((128, 4), dtype=nl.int32, buffer=nl.sbuf)
+                bt = nl.ndarray((128, 4), dtype=nl.int32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=at, src=a)
+                nisa.dma_copy(dst=bt, src=b)
+                r = nl.ndarray((128, 20), dtype=nl.int32, buffer=nl.sbuf)
+                nisa.tensor_tensor(dst=r[:, 0:4], data1=at, data2=bt, op=nl.add)
+                nisa.tensor_tensor(dst=r[:, 4:8], data1=at, data2=bt, op=nl.multiply)
+                nisa.tensor_tensor(dst=r[:, 8:12], data1=at, data2=bt, op=nl.subtract, engine=nisa.engine.vector)
+                f = nl.ndarray((128, 4), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.tensor_tensor(dst=f, data1=at, data2=bt, op=nl.add)
+                nisa.tensor_copy(dst=r[:, 12:16], src=f)
+                nisa.tensor_tensor(dst=r[:, 16:20], data1=at, data2=bt, op=nl.greater)
+                out = nl.ndarray((128, 20), dtype=nl.int32, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=out, src=r)
+                return out
+            ''', header=BETA2_HEADER)
+        reference = self.ws.reference('''
+def get_inputs():
+    rng = np.random.default_rng(7)
+    a = rng.integers(2**24, 2**30, (128, 4)).astype(np.int32)
+    b = rng.integers(1, 64, (128, 4)).astype(np.int32)
+    b[:, 3] = a[:, 3] - 1           # a > b by one: float32 rounds both to the same value
+    return [a, b]
+
+
+def forward(a, b):
+    f32 = lambda x: np.asarray(x, np.float64).astype(np.float32)
+    out = np.zeros((128, 20))
+    out[:, 0:4] = a.astype(np.int64) + b
+    out[:, 4:8] = (a.astype(np.int64) * b).astype(np.int32)        # wraps modulo 2**32
+    out[:, 8:12] = np.trunc(f32(f32(a) - f32(b)))
+    out[:, 12:16] = np.trunc(f32(f32(a) + f32(b)))
+    out[:, 16:20] = a > b
+    return out
+
+
+def transform_to_nki_inputs(inputs):
+    return inputs
+
+
+def transform_nki_outputs(k_res, ref):
+    return [np.reshape(np.asarray(k_res, np.float64), ref.shape)]
+''', metadata='tolerance: 1.0e-15\n')
+        for timing_only in (True, False):
+            result = self.ws.evaluate(reference, kernel, seeds=1, timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
 
 
 if __name__ == '__main__':

@@ -2307,6 +2307,147 @@ def forward(x, start):
             self.assertEqual(result['verdict'], 'OK', result['message'])
             self.assertEqual(result.get('rel_l2', 0.0) or 0.0, 0.0)
 
+    def test_an_indirect_transpose_reads_its_index_tile_column_after_column(self):
+        # nki.isa.dma_transpose (the Beta 2 stub's "Indirect transpose example with 2D indices"): with a
+        # vector_offset source, "flat_indices = indices.T.flatten()[:src.shape[0]]; gathered = src[flat_indices, :];
+        # dst = gathered.T", the index tile [128, N] read column after column. The simulator refused an index tile
+        # of more than one column at .ap() (COMPILE_ERROR), and with one column the transpose did not record its
+        # read of the index tile (RUNTIME_ERROR StaleStateError with numerics).
+        source = ('def get_inputs():\n'
+                  '    idx = np.random.choice(300, 256, replace=False).astype(np.uint32).reshape(128, 2)\n'
+                  '    return [np.random.randn(300, 64).astype(np.float32), idx]\n'
+                  '\n\ndef forward(src, idx):\n'
+                  '    return np.concatenate([src[idx[:, 0].astype(np.int64)].T,\n'
+                  '                           src[idx.T.flatten()[:192].astype(np.int64)].T], axis=1)\n'
+                  + STANDARD_TRANSFORMS)
+        reference = self.ws.reference(source, metadata='tolerance: 2.0e-2\nnki_input_dtypes: [bfloat16, null]\n')
+        body = '''
+            @nki.jit
+            def kernel(src, idx):
+                ix = nl.ndarray((128, 2), dtype=nl.uint32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=ix, src=idx)
+                one = nl.ndarray((64, 128), dtype=src.dtype, buffer=nl.sbuf)
+                nisa.dma_transpose(dst=one, src=src.ap(pattern=[[64, 128], [1, 64]], vector_offset=ix[:, 0:1],
+                                                       indirect_dim=0))
+                two = nl.ndarray((64, 192), dtype=src.dtype, buffer=nl.sbuf)
+                nisa.dma_transpose(dst=two, src=src.ap(pattern=[[64, 192], [1, 64]], vector_offset=ix, indirect_dim=0))
+                out = nl.ndarray((64, 320), dtype=nl.float32, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=out[:, 0:128], src=one)
+                nisa.dma_copy(dst=out[:, 128:320], src=two)
+                return out
+            '''
+        for timing_only in (False, True):
+            result = self.ws.evaluate(reference, self.ws.kernel(body, header=BETA2_HEADER), timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
+        for old, new, words in (
+                ('nisa.dma_transpose(dst=two, src=', 'nisa.dma_copy(dst=two, src=',
+                 'an index tile of several columns is read only by nisa.dma_transpose'),
+                ('vector_offset=ix, indirect_dim=0))',
+                 'vector_offset=ix, indirect_dim=0), dge_mode=nisa.dge_mode.hwdge)',
+                 '"the only valid dge_modes are unknown and swdge"'),
+                ('dtype=src.dtype, buffer=nl.sbuf)\n                nisa.dma_transpose(dst=two',
+                 'dtype=nl.float32, buffer=nl.sbuf)\n                nisa.dma_transpose(dst=two',
+                 '"src.dtype is 2 bytes"')):
+            with self.subTest(form=new):
+                changed = body.replace(old, new)
+                self.assertNotEqual(changed, body)
+                # a float32 source: the inputs stay float32
+                ref = self.ws.reference(source, metadata='tolerance: 2.0e-2\n') if 'float32' in new else reference
+                kernel = self.ws.kernel(changed, header=BETA2_HEADER)
+                result = self.ws.evaluate(ref, kernel)
+                self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+                self.assertIn(words, result['message'])
+
+    def test_dge_modes_follow_the_dge_reference(self):
+        # The NKI DGE reference (nki/deep-dives/nki-dge): hwdge "does not support indirect (gather/scatter)
+        # operations" and an .ap() with vector_offset takes dge_mode "unknown or swdge" for dma_copy and
+        # dma_transpose; a static dma_transpose takes "none, hwdge, or compiler-selected"; the dma_transpose page's
+        # hardware-DGE transpose needs "src.shape[0] == 16", "src.shape[-1] % 128 == 0", "src.dtype is 2 bytes";
+        # the NKI 0.3.0 update guide: hwdge "source and destination element types must match". The simulator
+        # dropped dge_mode, so all of these were accepted.
+        reference = self.ws.reference(
+            'def get_inputs():\n'
+            '    return [np.random.randn(256, 64).astype(np.float32),\n'
+            '            np.random.choice(256, 128, replace=False).astype(np.uint32).reshape(128, 1),\n'
+            '            np.random.randn(16, 128).astype(np.float32)]\n'
+            '\n\ndef forward(x, idx, y):\n'
+            '    return x[idx[:, 0].astype(np.int64)], y.T.copy()\n'
+            + STANDARD_TRANSFORMS, metadata='tolerance: 2.0e-2\nnki_input_dtypes: [null, null, bfloat16]\n')
+        body = '''
+            @nki.jit
+            def kernel(x, idx, y):
+                ix = nl.ndarray((128, 1), dtype=nl.uint32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=ix, src=idx, dge_mode=nisa.dge_mode.hwdge)
+                g = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=g, src=x.ap(pattern=[[64, 128], [1, 64]], vector_offset=ix,
+                                              indirect_dim=0), dge_mode=nisa.dge_mode.swdge)
+                t = nl.ndarray((128, 16), dtype=y.dtype, buffer=nl.sbuf)
+                nisa.dma_transpose(dst=t, src=y, dge_mode=nisa.dge_mode.hwdge)
+                out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=out, src=g)
+                out_t = nl.ndarray((128, 16), dtype=nl.float32, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=out_t, src=t)
+                return out, out_t
+            '''
+        result = self.ws.evaluate(reference, self.ws.kernel(body, header=BETA2_HEADER))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        for old, new, words in (
+                ('indirect_dim=0), dge_mode=nisa.dge_mode.swdge)', 'indirect_dim=0), dge_mode=nisa.dge_mode.hwdge)',
+                 'dma_copy: dge_mode=hwdge with an indirect (gather/scatter) access'),
+                ('indirect_dim=0), dge_mode=nisa.dge_mode.swdge)', 'indirect_dim=0), dge_mode=nisa.dge_mode.none)',
+                 'dma_copy: dge_mode=none with an indirect (gather/scatter) access'),
+                ('src=y, dge_mode=nisa.dge_mode.hwdge)', 'src=y, dge_mode=nisa.dge_mode.swdge)',
+                 'dma_transpose: dge_mode=swdge of a static source'),
+                ('src=y, dge_mode=nisa.dge_mode.hwdge)', 'src=y[0:8, :], dge_mode=nisa.dge_mode.hwdge)',
+                 '"src.shape[0] == 16"'),
+                ('nisa.dma_copy(dst=out_t, src=t)', 'nisa.dma_copy(dst=out_t, src=t, dge_mode=nisa.dge_mode.hwdge)',
+                 'dma_copy: dge_mode=hwdge from bfloat16 to float32: a hardware-DGE DMA moves raw bytes')):
+            with self.subTest(form=new):
+                changed = body.replace(old, new)
+                self.assertNotEqual(changed, body)
+                kernel = self.ws.kernel(changed.replace('(128, 16), dtype=y.dtype', '(128, 8), dtype=y.dtype')
+                                        if 'y[0:8' in new else changed, header=BETA2_HEADER)
+                result = self.ws.evaluate(reference, kernel)
+                self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+                self.assertIn(words, result['message'])
+
+    def test_an_access_pattern_with_dtype_reinterprets_the_bits(self):
+        # NKI Access Patterns page (nki/deep-dives/nki-aps): "The dtype parameter can be used for reinterpret
+        # casting the tensor. Since both the pattern and the offset are in terms of number of elements, not bytes,
+        # the count must be computed accordingly" (an int32 (128, 256) tensor read as bf16 with [[512, 128],
+        # [1, 512]]). The simulator refused .ap(dtype=) ("reinterpreting dtypes ... is not supported"); it now
+        # reads the pattern over the bits as .view(dtype) does (HBM: same element size only, as .view).
+        reference = self.ws.reference(
+            'def get_inputs():\n'
+            '    halves = (np.random.randn(128, 256).astype(np.float32).view(np.uint32) >> 16).astype(np.uint32)\n'
+            '    return [(halves[:, 0::2] | (halves[:, 1::2] << 16)).astype(np.uint32).view(np.int32)]\n'
+            '\n\ndef forward(x):\n'
+            '    bf = (x.view(np.uint16).reshape(128, 256).astype(np.uint32) << 16).view(np.float32)\n'
+            '    return bf[:, 64:192].copy(), x.view(np.float32)[:, 1::2].copy()\n'
+            + STANDARD_TRANSFORMS, metadata='tolerance: 1.0e-2\n')
+        body = '''
+            @nki.jit
+            def kernel(x):
+                t = nl.ndarray((128, 128), dtype=nl.int32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                out = nl.ndarray((128, 128), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=out, src=t.ap(pattern=[[256, 128], [1, 128]], offset=64, dtype=nl.bfloat16))
+                odd = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=odd, src=x.ap(pattern=[[128, 128], [2, 64]], offset=1, dtype=nl.float32))
+                out2 = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=out2, src=odd)
+                return out, out2
+            '''
+        for timing_only in (False, True):
+            result = self.ws.evaluate(reference, self.ws.kernel(body, header=BETA2_HEADER), timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
+        # the page's example without dtype= reads more int32 elements than the tensor holds
+        kernel = self.ws.kernel(body.replace('offset=64, dtype=nl.bfloat16))', 'offset=64))  # <- here'),
+                                header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn("outside the tensor's 16384", result['message'])
+
     def test_a_reduction_axis_out_of_range_is_refused(self):
         # the reductions are "similar to numpy" (nl.sum, nisa.tensor_reduce), where an axis out of range is an
         # AxisError. The simulator took it modulo the tile's rank: axis=[2] of a (8, 2048) tile (a public argmax
