@@ -42,8 +42,8 @@ double TensorTensorCyclesPerElement(const Instruction& inst, const DeviceParams&
   return slow;
 }
 
-// tensor_reduce: "N (N/2 for bf16 add/max)" on the Vector Engine, by the elements it reads. A trace without `alu`
-// keeps N.
+// tensor_reduce: "N (N/2 for bf16 add/max)" on the Vector Engine, by the elements it reads (the trace writes dt=2
+// for a bfloat16 input only). A trace without `alu` keeps N.
 double TensorReduceCycles(const Instruction& inst, Engine engine) {
   const double n = static_cast<double>(inst.free_elems);
   const bool add_or_max = !inst.alu.empty() && (inst.alu[0] == Alu::kAdd || inst.alu[0] == Alu::kMaximum);
@@ -105,8 +105,8 @@ double InstructionCycles(const Instruction& inst, Engine engine, const DevicePar
       break;
   }
   // activation_reduce and tensor_scalar_reduce: "max(MIN_II, N) + MIN_II" (the API pages); the other
-  // instructions that reduce into a reduce_res are taken to pay the same
-  if (inst.reduces_into_side_output && engine != Engine::kPe) cycles += params.min_instruction_cycles;
+  // instructions that reduce into the registers are taken to pay the same
+  if (inst.reduces && engine != Engine::kPe) cycles += params.min_instruction_cycles;
   if (inst.dynamic_offset) cycles = std::max(cycles, params.dynamic_access_min_cycles);
   if (inst.stride > 16) cycles *= params.strided_access_factor;
   switch (engine) {

@@ -124,8 +124,8 @@ TEST(CostModelTest, AReductionIntoAReduceResCostsOneMoreMinimumInterval) {
   Instruction scalar = Make(Op::kTensorScalar, 16);
   EXPECT_DOUBLE_EQ(InstructionCycles(act, Engine::kAct, p), 512);
   EXPECT_DOUBLE_EQ(InstructionCycles(scalar, Engine::kDve, p), 64);
-  act.reduces_into_side_output = true;
-  scalar.reduces_into_side_output = true;
+  act.reduces = true;
+  scalar.reduces = true;
   EXPECT_DOUBLE_EQ(InstructionCycles(act, Engine::kAct, p), 512 + 64);
   EXPECT_DOUBLE_EQ(InstructionCycles(scalar, Engine::kDve, p), 64 + 64);
 }

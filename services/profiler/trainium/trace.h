@@ -83,9 +83,9 @@ struct Instruction {
   // `alu`: the operators of a tensor_tensor, loop_reduce or tensor_reduce, two for a scalar_tensor_tensor; empty
   // when not traced
   absl::InlinedVector<Alu, 2> alu;
-  // A second `out` operand: the instruction also reduces its result along the free axes into a reduce_res tile
-  // (activation_reduce, tensor_scalar_reduce, the reduce_res of scalar_tensor_tensor, select and exponential).
-  bool reduces_into_side_output = false;
+  // `red=1` or a second `out` operand (a reduce_res): the instruction also reduces its result along the free axes
+  // into the accumulation registers (activation_reduce, tensor_scalar_reduce, a reduce_cmd, ...).
+  bool reduces = false;
 };
 
 // One `A` record with its matching `F`. Positions are instruction indices: the allocation appeared

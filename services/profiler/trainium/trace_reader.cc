@@ -339,8 +339,12 @@ absl::Status TraceParser::ParseInstruction() {
   if (!outs.empty()) {
     inst.has_output = true;
     inst.output = outs[0];
-    inst.reduces_into_side_output = outs.size() > 1;
+    inst.reduces = outs.size() > 1;
   }
+  absl::StatusOr<int64_t> red = OptionalInt("red", 0);
+  if (!red.ok()) return red.status();
+  if (*red != 0 && *red != 1) return Error(absl::StrCat("key 'red': ", *red, " is not 0 or 1"));
+  inst.reduces = inst.reduces || *red == 1;
 
   if (std::optional<absl::string_view> deps = Find("dep"); deps.has_value()) {
     size_t pos = 0;

@@ -130,16 +130,22 @@ TEST(TraceReaderTest, CoresOfATwoCoreLaunch) {
   EXPECT_NE(bad.status().message().find("core"), std::string::npos) << bad.status();
 }
 
-TEST(TraceReaderTest, ASecondOutputOperandIsAReductionIntoAReduceRes) {
+TEST(TraceReaderTest, RedOrASecondOutputOperandIsAReductionIntoTheRegisters) {
   absl::StatusOr<Trace> trace = ParseTrace(
       "accelopt-trace 1\n"
-      "M kernel=k.py instructions=2\n"
-      "I id=0 op=activation eng=act p=128 n=64 in=sbuf:256 out=sbuf:256,sbuf:4\n"
-      "I id=1 op=activation eng=act p=128 n=64 in=sbuf:256 out=sbuf:256\n");
+      "M kernel=k.py instructions=3\n"
+      "I id=0 op=activation eng=act p=128 n=64 in=sbuf:256 out=sbuf:256,sbuf:4 red=1\n"
+      "I id=1 op=activation eng=act p=128 n=64 in=sbuf:256 out=sbuf:256\n"
+      "I id=2 op=activation eng=act p=128 n=64 in=sbuf:256 out=sbuf:256 red=1\n");
   ASSERT_TRUE(trace.ok()) << trace.status();
-  EXPECT_TRUE(trace->instructions[0].reduces_into_side_output);
+  EXPECT_TRUE(trace->instructions[0].reduces);
   EXPECT_EQ(trace->instructions[0].output.bytes_pp, 256);
-  EXPECT_FALSE(trace->instructions[1].reduces_into_side_output);
+  EXPECT_FALSE(trace->instructions[1].reduces);
+  EXPECT_TRUE(trace->instructions[2].reduces);  // into the registers only (a reduce_cmd without reduce_res)
+  absl::StatusOr<Trace> refused =
+      ParseTrace("accelopt-trace 1\nM kernel=k.py instructions=1\nI id=0 op=activation eng=act p=128 n=64 red=2\n");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(std::string(refused.status().message()), HasSubstr("key 'red'"));
 }
 
 TEST(TraceReaderTest, AluOperatorsOfVectorInstructions) {

@@ -1,7 +1,7 @@
-"""Vector-engine selects and scans with the accumulation registers (Beta 2 destination form): nisa.select_reduce
-(predicate select, then the row maximum into reduce_res), nisa.exponential (exp(x - row max) and the row sum), and
-nisa.tensor_scalar_cumulative (a running sum of 2x along each row); nl.rms_norm of each row (unit weights).
-x [64, 40], m [64, 1] = row max of x."""
+"""Selects and scans with the accumulation registers (Beta 2 destination form): nisa.select_reduce (predicate
+select, then the row maximum into reduce_res), nisa.activation (exp(x - row max) and the row sum into reduce_res; the
+NeuronCore-v4 nisa.exponential computes the same on the Vector Engine), and nisa.tensor_scalar_cumulative (a running
+sum of 2x along each row); nl.rms_norm of each row (unit weights). x [64, 40], m [64, 1] = row max of x."""
 import numpy as np
 import nki
 import nki.isa as nisa
@@ -28,7 +28,9 @@ def kernel(x, m):
     nl.store(o2, value=mx)
     ex = nl.ndarray((p, n), dtype=x.dtype, buffer=nl.sbuf)
     sm = nl.ndarray((p, 1), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.exponential(dst=ex, src=t, max_value=mt, reduce_res=sm, reduce_cmd=nisa.reduce_cmd.reset_reduce)
+    neg = nl.ndarray((p, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_scalar(dst=neg, data=mt, op0=nl.multiply, operand0=-1.0)
+    nisa.activation(dst=ex, op=nl.exp, data=t, bias=neg, reduce_op=nl.add, reduce_res=sm)
     nl.store(o3, value=ex)
     nl.store(o4, value=sm)
     cs = nl.ndarray((p, n), dtype=x.dtype, buffer=nl.sbuf)

@@ -107,10 +107,11 @@ INDEX_PARTITIONS = 128
 
 
 class GatherTransposeView(IndirectView):
-    """`t.ap(pattern, vector_offset=idx, indirect_dim=0)` with an index tile of several columns ([128, N]): the
-    source of nisa.dma_transpose's indirect transpose (a software-DGE dma_gather_transpose), whose API page reads
-    the rows as `flat_indices = indices.T.flatten()[:src.shape[0]]` (column after column; IndirectView._picked).
-    Only dma_transpose reads it (it sets `allowed`); every other indirect DMA takes one index per partition."""
+    """`t.ap(pattern, vector_offset=idx, indirect_dim=0)` with an index tile of several columns ([128, N]), or of
+    more partitions than the pattern has rows: the source of nisa.dma_transpose's indirect transpose (a software-DGE
+    dma_gather_transpose), whose API page reads the rows as `flat_indices = indices.T.flatten()[:src.shape[0]]`
+    (column after column; IndirectView._picked). Only dma_transpose reads it (it sets `allowed`); every other
+    indirect DMA takes one index per row of the access."""
     __slots__ = ('allowed',)
 
     def __init__(self, base: View, index: View, row_stride: int, rows: int) -> None:
@@ -122,9 +123,10 @@ class GatherTransposeView(IndirectView):
 
 
 def gather_transpose_refusal(view: GatherTransposeView) -> str:
-    return (f'the index tile of an indirect DMA holds one index per partition ([P, 1]); got shape '
-            f'{view.index.shape}: an index tile of several columns is read only by nisa.dma_transpose\'s indirect '
-            'transpose ("indices.shape[0] * indices.shape[1] must be >= src.shape[0]", nki.isa.dma_transpose)')
+    return (f'the index tile of an indirect DMA holds one index per row of the access ([{view.shape[0]}, 1]); got '
+            f'shape {view.index.shape}: an index tile of several columns or of more rows is read only by '
+            'nisa.dma_transpose\'s indirect transpose ("indices.shape[0] * indices.shape[1] must be >= src.shape[0]", '
+            'nki.isa.dma_transpose)')
 
 
 def index_tile(index: Any, columns: bool = False) -> View:
@@ -189,9 +191,9 @@ def vector_offset_access(tensor: Any, block: Any, start: int, shape: Any, stride
         raise CompileError(f'.ap(vector_offset=...): indirect_dim={indirect_dim}; only indirect_dim=0 is supported')
     index = index_tile(index, columns=True)
     columns = index.free_size
-    if columns == 1 and index.shape[0] != shape[0]:
-        raise CompileError(f'.ap(vector_offset=...): the index tile has {index.shape[0]} partitions, the pattern\'s '
-                           f'first pair counts {shape[0]}')
+    if columns == 1 and index.shape[0] < shape[0]:
+        raise CompileError(f'.ap(vector_offset=...): the index tile has {index.shape[0]} partitions, fewer than the '
+                           f'pattern\'s first pair counts ({shape[0]})')
     if columns > 1 and (index.shape[0] != INDEX_PARTITIONS or shape[0] > index.shape[0] * columns):
         # nki.isa.dma_transpose, "DMA Indirect Transpose Constraints": "When indices.shape[1] > 1:
         # indices.shape[0] must be exactly 128"; "indices.shape[0] * indices.shape[1] must be >= src.shape[0]"
@@ -205,7 +207,7 @@ def vector_offset_access(tensor: Any, block: Any, start: int, shape: Any, stride
     if rows < 1:
         raise CompileError('.ap(vector_offset=...): the pattern reaches beyond the tensor for index 0')
     base = View(tensor, block, start, tuple(shape), (0,) + tuple(strides[1:]))
-    if columns > 1:
+    if columns > 1 or index.shape[0] > shape[0]:
         return GatherTransposeView(base, index, row_stride, min(rows, int(tensor.inner_shape[0])))
     return IndirectView(base, index, row_stride, min(rows, int(tensor.inner_shape[0])))
 

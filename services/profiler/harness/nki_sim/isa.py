@@ -330,12 +330,12 @@ def activation(op: Any, data: Any, bias: Any = None, scale: Any = 1.0, reduce_op
     """op(data * scale + bias); scale is a float or a [P, 1] tile, bias a [P, 1] tile; optional free-axis
     reduction of the output into reduce_res."""
     fn = activation_function(op)
-    if reduce_res is not None and reduce_op is not None:
+    if reduce_op is not None:
         _checked_reduce_op('activation', reduce_op, (np.add,), 'the activation page: "reduce_op must be nl.add: '
                            'the Scalar Engine reduction registers can only sum the activated data"; activation_reduce '
                            '(Trn1): "the reduce_op can only be an addition"')
     return _scale_bias_op('activation', 'act', lambda x: fn(x), data, bias, scale, dtype, mask,
-                          reduce_op, reduce_res, reduce_cmd)
+                          np.add, reduce_res, reduce_cmd)
 
 
 def _checked_reduce_op(instruction: str, reduce_op: Any, allowed: Any, rule: str) -> None:
@@ -467,6 +467,9 @@ def _scale_bias_op(op, eng, fn, data, bias, scale, dtype, mask_predicate, reduce
     reduce_target = None
     if reduce_res is not None:
         reduce_target = destination(operand(reduce_res))
+    # the registers reduce whenever reduce_cmd says so ("stored into or reduced on top of ... reduce_regs ...
+    # controlled by the reduce_cmd field"); reduce_res only reads them out
+    reducing = reduce_target is not None or command not in (None, _CMD.idle)
     if run.numerics:
         ndim = len(shape)
         x = reads[0][0].array(reads[0][1])
@@ -486,11 +489,12 @@ def _scale_bias_op(op, eng, fn, data, bias, scale, dtype, mask_predicate, reduce
             if b is not None:
                 x = x + b
             result = fit(fn(x), kind, window_shape(window, shape))
-        if reduce_target is not None:
+        if reducing:
             _accumulate_register(run, reduce_op, result, reduce_target, command, window)
     pending = issue(run, op, eng, reads, shape, kind, result, window)
     pending.where = where
     pending.consts = consts
+    pending.reduces = reducing
     if reduce_target is not None:
         pending.extra_writes = [(reduce_target, None)]
     return pending.tile
@@ -1075,7 +1079,8 @@ def select_reduce(predicate: Any, on_true: Any, on_false: Any, reduce_res: Any =
 def exponential(src: Any, max_value: Any = 0.0, reduce_res: Any = None, reduce_cmd: Any = reduce_cmd.idle,
                 reduce_init: Any = 0.0, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     """exp(src - max_value) on the vector engine (max_value a scalar or a [P, 1] tile), optionally summed along
-    the free axes into reduce_res."""
+    the free axes into reduce_res. NeuronCore-v4 only (the semantics are kept for a model of it)."""
+    require_generation('nisa.exponential', 4, 'its page: "Available only on NeuronCore-v4 and newer"')
     view = on_chip(operand(src), 'exponential')
     shift = _per_row(operand(max_value), view) if is_tile(max_value) else max_value
     tile = elementwise('activation', 'dve', lambda x, m: np.exp(x - m), (view, shift), dtype, mask)
@@ -1471,6 +1476,10 @@ def _indirect_dge_mode(instruction: str, mode: Any, views: Any) -> None:
         raise CompileError(f'{instruction}: dge_mode={mode} with an indirect (gather/scatter) access: an access with '
                            'vector offsets takes dge_mode unknown or swdge, the only mode that supports indirect '
                            'operations with dynamic indices from SBUF (NKI DGE reference)')
+    if mode == dge_mode.none and any(isinstance(v, IndirectView) for v in views):
+        raise CompileError(f'{instruction}: dge_mode=none with a dynamic (scalar_offset) access: "When either sw_dge '
+                           'or hw_dge mode is used, the src and dst tensors can have a dynamic start address" '
+                           '(nki.isa.dma_copy); without descriptor generation the addresses are static')
 
 
 class dge_mode:

@@ -337,6 +337,9 @@ def dma_transpose(src: Any, axes: Any = None, dtype: Any = None, mask: Any = Non
                     shape, kind, result, out_window)
     pending.where = None if where is None else np.ascontiguousarray(np.broadcast_to(where, view.shape).transpose(perm))
     pending.dma = 'load' if not view.tensor.buffer.on_chip else 'copy'
+    # an indirect transpose is a trn2 (NeuronCore-v3) form, accepted under trn1 (docs/simulator.md, Known limits);
+    # there it is timed as trn1's DMAs transpose, one element per descriptor
+    pending.element_runs = nc_version() < 3 and isinstance(view, IndirectView)
     return pending.tile
 
 

@@ -27,7 +27,7 @@ from .call_forms import normalized
 from .dtypes import LowPrecisionType, NumericType, PackedMxType, kind_of
 from .errors import CompileError
 from .indirect import (INDEX_PARTITIONS, DynamicRunsView, DynamicView, GatherTransposeView, IndirectView,
-                       dynamic_reach_ok)
+                       dynamic_reach_ok, index_tile)
 from .jit import RunObserver, as_outputs, check_fresh, simulate
 from .loops import FirstIndex, LoopIndex
 from .operands import Engine
@@ -1216,16 +1216,17 @@ class Replay:
                 dynamic = DynamicView(view, index, row_stride, rows)
                 dynamic.pattern = pattern
                 return dynamic
+            index = index_tile(index, columns=True)     # step A's rules on the index tile
             lo, hi = extent(view.offset, view.shape, view.strides)
             columns = int(np.prod(index.shape[1:]))     # several: the indirect transpose's index (read column-wise)
             rows_ok = index.shape[0] == 1 if scalar else view.strides[0] == 0 and (
-                view.shape[0] == index.shape[0] if columns == 1 else
+                view.shape[0] <= index.shape[0] if columns == 1 else
                 len(index.shape) == 2 and index.shape[0] == INDEX_PARTITIONS
                 and view.shape[0] <= index.shape[0] * columns)
             if row_stride < 0 or hi + (rows - 1) * row_stride >= view.tensor.free \
                     or lo < 0 or not rows_ok:
                 raise ProgramError('bad indirect access geometry')
-            if columns > 1 and not scalar:
+            if (columns > 1 or view.shape[0] < index.shape[0]) and not scalar:
                 return GatherTransposeView(view, index, row_stride, rows)
             return IndirectView(view, index, row_stride, rows, scalar)
         return indirect

@@ -113,7 +113,7 @@ class Pending:
     """An executed instruction whose output location is not decided yet."""
     __slots__ = ('op', 'eng', 'line', 'reads', 'consts', 'n', 'nstat', 'p', 'tile', 'result', 'window', 'where',
                  'cse_key', 'value_key', 'combine', 'first', 'accumulating', 'extra_writes', 'dma', 'psum_only',
-                 'window_free', 'folds', 'dynamic', 'runs', 'rmw', 'alu')
+                 'window_free', 'folds', 'dynamic', 'runs', 'rmw', 'alu', 'element_runs', 'reduces')
 
     def __init__(self, op, eng, line, reads, tile, result, window):
         self.op = op
@@ -142,6 +142,8 @@ class Pending:
         self.runs = None              # a DynamicRunsView operand: one traced copy per offset of its index tile
         self.rmw = False              # a DMA that adds into its destination (dst_rmw_op, dma_compute into a source)
         self.alu = ''                 # a tensor_tensor's ALU operators (trace `alu`; two for scalar_tensor_tensor)
+        self.element_runs = False     # a DMA that moves one element per descriptor (trn1's transposing DMAs)
+        self.reduces = False          # also reduces into the accumulation registers (trace `red`; so does a reduce_res)
 
 
 def begin() -> 'Run':
@@ -560,6 +562,8 @@ def _fields(pending, reads, writes, free_max, partitions):
     fields = f'op={pending.op} eng={pending.eng} p={p} n={n}'
     if pending.alu:
         fields += f' alu={pending.alu}'
+    if pending.reduces or pending.extra_writes:
+        fields += ' red=1'
     if pending.nstat:
         fields += f' nstat={pending.nstat}'
     if pending.op in _DTYPE_COSTED_OPS:
@@ -641,15 +645,19 @@ def _partition_bytes(view, window):
 
 
 def _compute_dtype_bytes(op, reads, writes):
-    """The element size an engine computes in (trace `dt`): the widest SBUF operand; PE ops and tensor_reduce count
-    their SBUF inputs only (a PE op's PSUM output is always fp32; a reduction's rate is that of the elements it
-    reads, whatever format its one value per partition is written in). 0 when no operand is in SBUF."""
+    """The element size an engine computes in (trace `dt`): the widest SBUF operand; PE ops count their SBUF inputs
+    only (their PSUM output is always fp32). A tensor_reduce is 2 when it reads bfloat16 from SBUF (the page's "N/2
+    for bf16 add/max", whatever format its one value per partition is written in; other inputs are cast to float32
+    and read at N). 0 when no operand is in SBUF."""
+    if op == 'tensor_reduce':
+        inputs = [view.tensor.kind for view, _ in reads if view.tensor.buffer is memory.sbuf]
+        return 2 if inputs and all(getattr(k.public, 'name', None) == 'bfloat16' for k in inputs) else 0
     widest = 0
     for view, _ in reads:
         tensor = view.tensor
         if tensor.buffer is memory.sbuf and tensor.kind.itemsize > widest:
             widest = tensor.kind.itemsize
-    if op not in _INPUT_COSTED_OPS:
+    if op not in _PE_OPS:
         for view, _ in writes:
             tensor = view.tensor
             if tensor.buffer is memory.sbuf and tensor.kind.itemsize > widest:
@@ -658,7 +666,6 @@ def _compute_dtype_bytes(op, reads, writes):
 
 
 _PE_OPS = frozenset(('matmul', 'transpose', 'broadcast'))
-_INPUT_COSTED_OPS = _PE_OPS | {'tensor_reduce'}
 # the ops whose cost depends on the element size in the timing model (PE fp32 factor, DVE 16-bit rates)
 _DTYPE_COSTED_OPS = _PE_OPS | {'tensor_tensor', 'loop_reduce', 'tensor_reduce'}
 
@@ -682,6 +689,8 @@ def _dma_fields(pending, reads, writes):
         moved += _elements(shape) * view.tensor.kind.itemsize
     run = min(src.contiguous_run(src_window) * src.tensor.kind.itemsize,
               dst.contiguous_run(dst_window) * dst.tensor.kind.itemsize)
+    if pending.element_runs:
+        run = min(run, dst.tensor.kind.itemsize)
     hbm_side = dst if pending.dma == 'store' else src
     if pending.dma == 'copy':
         hbm_side = src if not src.tensor.buffer.on_chip else dst

@@ -74,8 +74,10 @@ def _basic(dims, strides, offset, key):
         k = key[d] if d < len(key) else slice(None)
         if isinstance(k, slice):
             negative = k.start is not None and k.start < 0 or k.stop is not None and k.stop < 0
-            if negative and (k.step is not None or min(b for b in (k.start, k.stop) if b is not None) < -size):
-                # nl.ds(start, n) gives step 1: a negative start there is out of bounds, not counted from the end
+            from_ds = k.step == 1 and k.start is not None and k.stop is not None
+            if negative and (from_ds or min(b for b in (k.start, k.stop) if b is not None) < -size):
+                # nl.ds(start, n) is start:start + n:1: a negative start there is out of bounds, not counted from
+                # the end (a Python slice with both bounds and step 1 reads the same and is refused too)
                 raise CompileError(f'slice {k.start}:{k.stop} is out of bounds for a dimension of size {size}')
             if negative:
                 # Python slice syntax (the NKI indexing overview: "the standard Python slicing syntax"): a negative
@@ -574,6 +576,12 @@ class View(TileOperators):
             # NKI Access Patterns page: "The dtype parameter can be used for reinterpret casting the tensor. Since
             # both the pattern and the offset are in terms of number of elements, not bytes, the count must be
             # computed accordingly": the pattern over the bits read as dtype (as .view(dtype))
+            dynamic = [name for name in ('scalar_offset', 'vector_offset') if kwargs.get(name) is not None]
+            if dynamic:
+                # (a bitcast view reads at its static offset: the dynamic one would be dropped)
+                raise CompileError(f'.ap(dtype=..., {dynamic[0]}=...): a reinterpret cast of an access pattern with a '
+                                   'dynamic offset is not modelled by the simulator; bitcast a static access '
+                                   '(.ap(dtype=) without the offset, or .view(dtype)) into SBUF first')
             return self.view(dtype).ap(pattern, offset, **kwargs)
         return access_pattern(self.tensor, self.block, self.offset, pattern, offset, **kwargs)
 

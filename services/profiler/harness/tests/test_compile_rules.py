@@ -195,6 +195,8 @@ class CompileRulesTest(unittest.TestCase):
                  'activation: reduce_op maximum is not supported here'),
                 ('nisa.activation_reduce(op=nl.exp, data=t, reduce_op=nl.max, reduce_res=r)',
                  'activation: reduce_op max is not supported here'),
+                ('nisa.activation(op=nl.copy, data=t, reduce_op=nl.maximum, reduce_cmd=nisa.reduce_cmd.reset_reduce)',
+                 'activation: reduce_op maximum is not supported here'),
                 ('nisa.select_reduce(predicate=i, on_true=t, on_false=0.0, reduce_op=nl.add, reduce_res=r)',
                  'select_reduce: reduce_op add is not supported here'),
                 ('nisa.tensor_scalar_reduce(data=t, op0=nl.multiply, operand0=2.0, reduce_op=nl.divide, '

@@ -54,25 +54,45 @@ def corpus_pairs():
             for name in names]
 
 
+def corpus_runner():
+    """tools/run_corpus.py as a module."""
+    spec = importlib.util.spec_from_file_location('run_corpus', os.path.join(os.path.dirname(CORPUS), 'tools',
+                                                                             'run_corpus.py'))
+    runner = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(runner)
+    return runner
+
+
 class CorpusTest(unittest.TestCase):
     def test_every_corpus_kernel_is_ok_with_numerics(self):
         ws = Workspace()
         self.addCleanup(ws.close)
         pairs = corpus_pairs()
         self.assertGreaterEqual(len(pairs), 8)
+        runner = corpus_runner()
         for name, kernel, reference in pairs:
             with self.subTest(kernel=name):
-                result = ws.evaluate(reference, kernel, seeds=2)
+                result = ws.evaluate(reference, kernel, seeds=2, target=runner.pair_target(reference))
                 self.assertEqual(result['verdict'], 'OK', result['message'])
                 self.assertEqual(result['seeds_checked'], 2)
 
 
 class CorpusRunnerTest(unittest.TestCase):
+    def test_a_pair_runs_on_the_target_its_metadata_names(self):
+        runner = corpus_runner()
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        reference = ws.write('mine_reference.py', '')
+        self.assertEqual(runner.pair_target(reference), 'trn1')
+        ws.write('mine_reference.yaml', 'tolerance: 1.0e-3\ntarget: trn2\n')
+        self.assertEqual(runner.pair_target(reference), 'trn2')
+        ws.write('mine_reference.yaml', 'target: trn9\n')
+        with self.assertRaises(SystemExit) as refused:
+            runner.pair_target(reference)
+        self.assertIn("target 'trn9' is not trn1 or trn2", str(refused.exception))
+
     def test_pairs_found_recursively_in_both_conventions(self):
-        spec = importlib.util.spec_from_file_location('run_corpus', os.path.join(os.path.dirname(CORPUS), 'tools',
-                                                                                 'run_corpus.py'))
-        runner = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(runner)
+        runner = corpus_runner()
         ws = Workspace()
         self.addCleanup(ws.close)
         nested = os.path.join(ws.root, 'user', 'kernels')
@@ -2269,6 +2289,10 @@ def forward(x, start):
         self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
         self.assertIn('slice -2:0 is out of bounds for a dimension of size 40', result['message'])
         self.assertEqual(result['line'], line_of(kernel, 'nl.ds(-2, 2)'))
+        # an explicit step of 1 with an open end is still Python slicing
+        kernel = self.ws.kernel(body.replace('src=x[-64:, -2:]', 'src=x[-64::1, -2::1]'), header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
 
     def test_an_hbm_tensor_is_read_through_a_bitcast_to_another_element_size(self):
         # NkiTensor.view: "The last dimension rescales by the ratio of dtype sizes"; vLLM-neuron's topk_reduce reads
@@ -2447,6 +2471,66 @@ def forward(x, start):
         result = self.ws.evaluate(reference, kernel)
         self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
         self.assertIn("outside the tensor's 16384", result['message'])
+
+    def test_dynamic_accesses_found_by_review(self):
+        # (1) .ap(dtype=) with a dynamic offset read every row at the static offset (the bitcast view dropped the
+        # offset): refused, naming the combination. (2) A dynamic scalar_offset start under dge_mode=none: "When
+        # either sw_dge or hw_dge mode is used, the src and dst tensors can have a dynamic start address"
+        # (nki.isa.dma_copy). (3) An index tile with more rows than the pattern: only the indirect transpose reads
+        # it ("indices.shape[0] * indices.shape[1] must be >= src.shape[0]").
+        template = '''
+            @nki.jit
+            def kernel(x, idx):
+                ix = nl.ndarray((128, 1), dtype=nl.uint32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=ix, src=idx)
+                g = nl.ndarray((64, 64), dtype=nl.float32, buffer=nl.sbuf)
+                CALL  # <- here
+                return x
+            '''
+        idx = np.arange(128, dtype=np.uint32).reshape(128, 1)
+        for call, words in (
+                ('nisa.dma_copy(dst=g, src=x.ap(pattern=[[64, 64], [1, 64]], vector_offset=ix[0:64, :], '
+                 'indirect_dim=0, dtype=nl.int32))', '.ap(dtype=..., vector_offset=...): a reinterpret cast'),
+                ('nisa.dma_copy(dst=g, src=x.ap(pattern=[[64, 64], [1, 64]], scalar_offset=ix[0:1, 0:1], '
+                 'indirect_dim=0), dge_mode=nisa.dge_mode.none)', 'dge_mode=none with a dynamic (scalar_offset)'),
+                ('nisa.dma_copy(dst=g, src=x.ap(pattern=[[64, 64], [1, 64]], vector_offset=ix, indirect_dim=0))',
+                 'read only by nisa.dma_transpose\'s indirect transpose')):
+            with self.subTest(call=call):
+                with self.assertRaises(CompileError) as refused:
+                    self.ws.run(self.ws.kernel(template.replace('CALL', call), header=BETA2_HEADER),
+                                np.zeros((256, 64), np.float32), idx)
+                self.assertIn(words, refused.exception.message)
+
+    def test_an_indirect_transpose_reads_the_first_rows_of_a_longer_index_tile(self):
+        # "indices.shape[0] * indices.shape[1] must be >= src.shape[0]": a [128, 1] index for 64 rows (refused as
+        # "the index tile has 128 partitions, the pattern's first pair counts 64"); on trn1, which has no DMA
+        # transpose, it is timed one element per descriptor, as the static transpose is there
+        reference = self.ws.reference(
+            'def get_inputs():\n'
+            '    idx = np.random.choice(300, 128, replace=False).astype(np.uint32).reshape(128, 1)\n'
+            '    return [np.random.randn(300, 64).astype(np.float32), idx]\n'
+            '\n\ndef forward(src, idx):\n'
+            '    return src[idx[:64, 0].astype(np.int64)].T.copy()\n'
+            + STANDARD_TRANSFORMS, metadata='tolerance: 2.0e-2\nnki_input_dtypes: [bfloat16, null]\n')
+        body = '''
+            @nki.jit
+            def kernel(src, idx):
+                ix = nl.ndarray((128, 1), dtype=nl.uint32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=ix, src=idx)
+                t = nl.ndarray((64, 64), dtype=src.dtype, buffer=nl.sbuf)
+                nisa.dma_transpose(dst=t, src=src.ap(pattern=[[64, 64], [1, 64]], vector_offset=ix, indirect_dim=0))
+                out = nl.ndarray((64, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=out, src=t)
+                return out
+            '''
+        kernel = self.ws.kernel(body, header=BETA2_HEADER)
+        for target in ('trn2', 'trn1'):
+            result = self.ws.evaluate(reference, kernel, target=target, trace_out=os.path.join(self.ws.root, target))
+            self.assertEqual(result['verdict'], 'OK', result['message'])
+            with open(os.path.join(self.ws.root, target)) as f:
+                runs = [line.split(' run=')[1].split()[0] for line in f
+                        if line.startswith('I ') and ' op=load ' in line]
+            self.assertEqual(runs[-1], '128' if target == 'trn2' else '2', runs)
 
     def test_a_reduction_axis_out_of_range_is_refused(self):
         # the reductions are "similar to numpy" (nl.sum, nisa.tensor_reduce), where an axis out of range is an

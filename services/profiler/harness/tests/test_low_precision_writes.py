@@ -9,6 +9,7 @@ import numpy as np
 from nki_sim.dtypes import round_to_bf16, round_to_fp8_e4m3
 
 from .support import SIMPLE_REFERENCE, Workspace
+from .test_trace import parse
 
 
 def bf16(values):
@@ -113,6 +114,33 @@ class LowPrecisionWritesTest(unittest.TestCase):
         self.assertEqual(self.ws.evaluate(reference, honest)['verdict'], 'OK')
         result = self.ws.evaluate(reference, halved)
         self.assertEqual(result['verdict'], 'INCORRECT', result)
+
+
+class RegisterAccumulationTest(unittest.TestCase):
+    def test_an_activation_with_a_reduce_cmd_reduces_into_the_registers_without_a_reduce_res(self):
+        # the activation page: results are "stored into or reduced on top of ... reduce_regs ... controlled by the
+        # reduce_cmd field"; reduce_res only reads them out (before: the first half's sum was dropped, and the
+        # instruction was not timed as reducing)
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        kernel = ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nl.load(x)
+                r = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.activation(op=nl.copy, data=t[:, 0:32], reduce_op=nl.add,
+                                reduce_cmd=nisa.reduce_cmd.reset_reduce)
+                nisa.activation(op=nl.copy, data=t[:, 32:64], reduce_op=nl.add, reduce_res=r,
+                                reduce_cmd=nisa.reduce_cmd.reduce)
+                nl.store(out, value=r)
+                return out
+            ''')
+        x = np.random.default_rng(9).normal(size=(128, 64)).astype(np.float32)
+        out, recorder = ws.run(kernel, x)
+        np.testing.assert_allclose(out[:, 0], x.sum(axis=1), rtol=1e-5, atol=1e-5)
+        reducing = [f.get('red') for kind, f in parse(recorder.text())[1] if kind == 'I' and f['op'] == 'activation']
+        self.assertEqual(reducing, ['1', '1'])
 
 
 class ResultFormatTest(unittest.TestCase):

@@ -421,13 +421,16 @@ class TraceTest(unittest.TestCase):
                 a = nisa.tensor_reduce(nl.max, h, axis=1, dtype=nl.float32)
                 b = nisa.tensor_reduce(nl.add, t, axis=1)
                 c = nisa.tensor_reduce(nl.multiply, h, axis=1, dtype=nl.bfloat16)
+                u = nl.copy(t, dtype=nl.uint8)
+                d = nisa.tensor_reduce(nl.add, u, axis=1, dtype=nl.float32)
                 return x
             ''')
         _, recorder = self.ws.run(path, np.zeros((128, 64), np.float32), timing_only=True)
         _, records = parse(recorder.text())
+        # (dt=2 is the bfloat16 rate only: 1-byte integers are cast to float32 and read at N)
         self.assertEqual([(f.get('alu'), f.get('dt')) for kind, f in records if kind == 'I' and
                           f['op'] == 'tensor_reduce'],
-                         [('maximum', '2'), ('add', None), ('multiply', '2')])
+                         [('maximum', '2'), ('add', None), ('multiply', '2'), ('add', None)])
 
     def test_a_dma_over_more_than_128_rows_of_hbm_spans_its_on_chip_partitions(self):
         # (trace p is 1..128; a DMA's HBM side can have any number of rows)

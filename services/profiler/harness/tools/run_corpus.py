@@ -15,8 +15,9 @@ With --accelopt BIN (the `accelopt` CLI), each run is `BIN profile --json` inste
 sandbox, both protocol steps, the timing model and the worker's plausibility checks), as a user of the cluster gets
 it; the trace and RSS columns are then the worker's device seconds and '-'. A NAME_reference.yaml (or the NKIBench
 problem.yaml beside the reference) is the problem's metadata in both modes; its key `target: trn2` runs that pair on
-the trn2 model (`run_kernel.py --target trn2`, `accelopt profile --device sim-trn2`): a kernel that uses NeuronCore-v3
-forms (nisa.range_select, 32-row matmul tiles) does not compile for trn1.
+the trn2 model (`run_kernel.py --target trn2`, `accelopt profile --device sim-trn2`), for a kernel written for trn2
+(NeuronCore-v3 forms such as nisa.range_select run under trn1 too, docs/simulator.md "Known limits", but are timed
+with trn1's figures there).
 """
 import argparse
 import json
