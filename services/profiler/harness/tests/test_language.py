@@ -1100,7 +1100,7 @@ def transform_nki_outputs(k_res, ref):
                 t = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
                 nisa.dma_copy(dst=t, src=x.ap(pattern=[[64, 128], [1, 64]], vector_offset=idx))  # <- here
                 return x
-            ''', "the index tile has 64 partitions, the pattern's first pair counts 128")
+            ''', "the index tile has 64 partitions, fewer than the pattern's first pair counts (128)")
 
 
 class DtypeIdentityTest(unittest.TestCase):
@@ -2365,7 +2365,7 @@ def forward(x, start):
             self.assertEqual(result['verdict'], 'OK', result['message'])
         for old, new, words in (
                 ('nisa.dma_transpose(dst=two, src=', 'nisa.dma_copy(dst=two, src=',
-                 'an index tile of several columns is read only by nisa.dma_transpose'),
+                 'an index tile of several columns or of more rows is read only by nisa.dma_transpose'),
                 ('vector_offset=ix, indirect_dim=0))',
                  'vector_offset=ix, indirect_dim=0), dge_mode=nisa.dge_mode.hwdge)',
                  '"the only valid dge_modes are unknown and swdge"'),
