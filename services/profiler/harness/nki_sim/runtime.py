@@ -15,7 +15,7 @@ import numpy as np
 
 from . import memory, target
 from .affine import index_as_value
-from .dtypes import Kind
+from .dtypes import Kind, to_storage
 from .errors import CompileError
 from .indirect import DynamicRunsView, DynamicView, GatherTransposeView, IndirectView, gather_transpose_refusal
 from .tensors import PARTITION_LIMIT, Tensor
@@ -230,10 +230,15 @@ def _store(run, pending, dst, accumulate):
                 np.add(target, result, out=target)
         elif pending.combine is not None and not pending.first:
             pending.combine(target, result, out=target)
-        elif pending.where is not None:
-            np.copyto(target, result, where=pending.where)
         else:
-            target[...] = result
+            if target.dtype.kind in 'iu' and result.dtype.kind == 'f':
+                # a float result assigned to an integer tile (`idx_u8[...] = nl.subtract(x, 9)`) saturates, as every
+                # other float-to-integer write does (numpy's cast wraps or is undefined out of range)
+                result = to_storage(result, target.dtype)
+            if pending.where is not None:
+                np.copyto(target, result, where=pending.where)
+            else:
+                target[...] = result
         if first is not None:
             fresh[first] = False
         rounding = dst.tensor.kind.rounding

@@ -104,7 +104,8 @@ class RuleViolation(Exception):
 
 
 def _allowed(module):
-    return module in STAND_IN_MODULES or host_frameworks.is_host_framework(module) or \
+    # `import neuronxcc` binds the same name `import neuronxcc.nki` binds: the shim package, which holds nki only
+    return module in STAND_IN_MODULES or host_frameworks.is_host_framework(module) or module == 'neuronxcc' or \
         any(module == allowed or module.startswith(allowed + '.') for allowed in ALLOWED_MODULES)
 
 
@@ -214,7 +215,7 @@ class _Checker(ast.NodeVisitor):
                       'part of NKI; the simulator does not model it', node)
         if not _allowed(module) and module not in MODULE_NAMES:
             self.fail('import', f'module {module!r} is not importable in NKI kernels (allowed: nki, '
-                      'neuronxcc.nki, numpy, math, functools, itertools, logging; torch, torch_xla, '
+                      'neuronxcc and neuronxcc.nki, numpy, math, functools, itertools, logging; torch, torch_xla, '
                       'torch_neuronx and jax for host code that never runs, and torch_neuronx.nki_jit)', node)
 
     def visit_Import(self, node):

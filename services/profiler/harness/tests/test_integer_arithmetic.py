@@ -216,6 +216,36 @@ def transform_nki_outputs(k_res, ref):
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
 
+    def test_a_float_result_assigned_to_an_integer_tile_saturates(self):
+        # a float result written to an integer dtype saturates at the integer's range (docs/simulator.md); an
+        # assignment `u8[...] = <float tile>` took numpy's cast instead, which wraps (-13 became 243) or is
+        # undefined, so a public quantization kernel's uint8 exponent `nl.subtract(nl.floor(nl.log(m)), 9)` of
+        # small values read 243, 2.0 ** 243 saturated and its matmul divided by zero
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                t = nl.load(x)
+                u8 = nl.ndarray((128, 4), dtype=nl.uint8, buffer=nl.sbuf)
+                u8[...] = nl.subtract(t, 9.0)
+                i8 = nl.ndarray((128, 4), dtype=nl.int8, buffer=nl.sbuf)
+                i8[...] = nl.multiply(t, 100.0)
+                half = nl.ndarray((128, 4), dtype=nl.uint8, buffer=nl.sbuf)
+                nisa.memset(dst=half, value=7)
+                i_p = nl.arange(128)[:, None]
+                half[...] = nl.add(t, 300.0, mask=(i_p < 64))
+                out = nl.ndarray((128, 12), dtype=nl.float32, buffer=nl.shared_hbm)
+                nl.store(out[:, 0:4], value=nl.copy(u8, dtype=nl.float32))
+                nl.store(out[:, 4:8], value=nl.copy(i8, dtype=nl.float32))
+                nl.store(out[:, 8:12], value=nl.copy(half, dtype=nl.float32))
+                return out
+            ''')
+        x = np.random.default_rng(11).uniform(-20.0, 20.0, (128, 4)).astype(np.float32)
+        out, _ = self.ws.run(kernel, x)
+        np.testing.assert_array_equal(out[:, 0:4], np.clip(np.trunc(x - np.float32(9.0)), 0, 255))
+        np.testing.assert_array_equal(out[:, 4:8], np.clip(np.trunc(x * np.float32(100.0)), -128, 127))
+        np.testing.assert_array_equal(out[0:64, 8:12], np.full((64, 4), 255.0))
+        np.testing.assert_array_equal(out[64:, 8:12], np.full((64, 4), 7.0))
+
     def test_a_beta2_tensor_tensor_on_32_bit_integers_is_exact_unless_sent_to_the_vector_engine(self):
         # nki.isa.tensor_tensor (NKI 2.31+ pages): "int32/uint32 types: When all input/output tiles are int32 or
         # uint32, the operation defaults to GpSimd Engine, which uses native integer arithmetic. This ensures exact

@@ -322,6 +322,23 @@ class StaticRulesTest(unittest.TestCase):
             ''')
         KernelSource(path).check_static_rules()
 
+    def test_the_bare_neuronxcc_package_may_be_imported(self):
+        # `import neuronxcc` binds the name `import neuronxcc.nki` already binds (the shim package holds nki only);
+        # a public JAX kernel file imports both. Before: `module 'neuronxcc' is not importable in NKI kernels`
+        path = self.ws.kernel('''
+            import neuronxcc
+            import neuronxcc.nki.language
+
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.multiply(neuronxcc.nki.language.load(x), 2.0))
+                return out
+            ''')
+        KernelSource(path).check_static_rules()
+        result = self.ws.evaluate(self.reference, path)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
     def test_own_private_members_through_bound_names_pass(self):
         # the NKI Library's MLP calls `params.quant_params.<private method>(params)` and reads the private fields
         # of its dimensions dataclass through a parameter (`dims.<field>`), not through `self`
