@@ -20,10 +20,18 @@ def _dynamic_scalar(*args: Any, **kwargs: Any) -> Any:
                        'is not modelled')
 
 
+class _Mutable:
+    """`nki.typing.mutable`: the marker of `nt.tensor[nt.mutable]`, an argument the kernel writes in place (the
+    compiler's experimental flag enable-mutable-parameter). Annotations only: every HBM argument of the simulator
+    is writable already, and a kernel may return it."""
+
+
 class _TypingModule(types.ModuleType):
-    """`nki.typing`: `tensor` is the simulator's tensor type; `scalar` (dynamic control flow) can be imported, so
-    that the other kernels of a module that uses it still run, and is refused where it is used."""
+    """`nki.typing`: `tensor` is the simulator's tensor type; `mutable` the in-place argument marker; `scalar`
+    (dynamic control flow) can be imported, so that the other kernels of a module that uses it still run, and is
+    refused where it is used."""
     tensor = Tensor
+    mutable = _Mutable
     scalar = staticmethod(_dynamic_scalar)
 
 

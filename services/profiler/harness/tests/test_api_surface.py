@@ -479,6 +479,27 @@ class ApiSurfaceTest(unittest.TestCase):
         import neuronxcc.nki.isa as nisa
         self.assertIs(nisa.engine.dma, nisa.dma_engine)
 
+    def test_a_mutable_argument_is_written_in_place_and_returned(self):
+        # `nt.tensor[nt.mutable]` (experimental_flags='enable-mutable-parameter'): public kv-cache and rolling-buffer
+        # kernels scatter rows into an argument and return it
+        path = self.ws.kernel('''
+            import neuronxcc.nki.typing as nt
+
+            @nki.jit(experimental_flags='enable-mutable-parameter')
+            def kernel(cache: nt.tensor[nt.mutable], rows: nt.tensor, slots: nt.tensor):
+                i_p = nl.arange(rows.shape[0])[:, None]
+                i_f = nl.arange(rows.shape[1])[None, :]
+                idx = nl.load(slots.reshape((rows.shape[0], 1)))
+                nl.store(cache[idx[i_p, 0], i_f], value=nl.load(rows))
+                return cache
+            ''')
+        cache, rows = self.normal(16, 8), self.normal(4, 8)
+        slots = np.array([3, 0, 9, 14], np.int32)
+        out, _ = self.ws.run(path, cache.copy(), rows, slots)
+        want = cache.copy()
+        want[slots] = rows
+        np.testing.assert_array_equal(out, want)
+
 
 if __name__ == '__main__':
     unittest.main()
