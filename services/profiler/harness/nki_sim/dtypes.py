@@ -82,14 +82,14 @@ def to_storage(values: Any, storage: np.dtype) -> np.ndarray:
 def write_in_format(out: np.ndarray, values: Any, kind: 'Kind', where: Any = None) -> None:
     """Write `values` into `out` (storage of a tensor of `kind`) as any write to that tensor is: converted to the
     storage dtype (float to integer saturating, to_storage), then rounded to the format (bfloat16, tfloat32, fp8).
-    `where`: only those elements are written."""
-    converted = to_storage(values, out.dtype)
+    `where`: only those elements are written (the others keep what they held, unrounded)."""
+    converted = to_storage(values, out.dtype)       # a new array: rounded in place
+    if kind.rounding is not None:
+        kind.rounding(converted)
     if where is None:
         out[...] = converted
     else:
         np.copyto(out, converted, where=where)
-    if kind.rounding is not None:
-        kind.rounding(out)
 
 
 def value_in_format(value: Any, kind: 'Kind') -> Any:

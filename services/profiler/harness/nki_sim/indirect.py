@@ -85,9 +85,14 @@ class IndirectView(View):
         data[offsets] = values
 
     def combine(self, ufunc: Any, values: Any, window: Any = None) -> None:
-        """data[rows] = ufunc(data[rows], values), applied once per index even where indices repeat (atomic)."""
-        data = self.tensor.alloc_for(self.block).data.view(self.tensor.kind.storage)
-        ufunc.at(data, self._offsets(window), values)
+        """data[rows] = ufunc(data[rows], values), applied once per index even where indices repeat (atomic); the
+        updated elements are then rounded to the tensor's format (bfloat16, fp8), as every write is."""
+        kind = self.tensor.kind
+        data = self.tensor.alloc_for(self.block).data.view(kind.storage)
+        offsets = self._offsets(window)
+        ufunc.at(data, offsets, values)
+        if kind.rounding is not None:
+            data[offsets] = kind.rounding(data[offsets])
 
     def scatter(self, values: np.ndarray, window: Any = None) -> None:
         self.scatter_over(self.tensor.alloc_for(self.block).data, values, window)

@@ -334,8 +334,8 @@ def activation(op: Any, data: Any, bias: Any = None, scale: Any = 1.0, reduce_op
         _checked_reduce_op('activation', reduce_op, (np.add,), 'the activation page: "reduce_op must be nl.add: '
                            'the Scalar Engine reduction registers can only sum the activated data"; activation_reduce '
                            '(Trn1): "the reduce_op can only be an addition"')
-    return _scale_bias_op('activation', 'act', lambda x: fn(x), data, bias, scale, dtype, mask,
-                          np.add, reduce_res, reduce_cmd)
+    return _scale_bias_op('activation', 'act', lambda x: fn(x), data, bias, scale, dtype, mask, reduce_res,
+                          reduce_cmd)
 
 
 def _checked_reduce_op(instruction: str, reduce_op: Any, allowed: Any, rule: str) -> None:
@@ -448,7 +448,9 @@ def _stage_name(op: Any, field: str) -> Any:
     return getattr(fn, '__name__', repr(op))
 
 
-def _scale_bias_op(op, eng, fn, data, bias, scale, dtype, mask_predicate, reduce_op, reduce_res, command):
+def _scale_bias_op(op, eng, fn, data, bias, scale, dtype, mask_predicate, reduce_res, command):
+    """One ScalarE instruction fn(data * scale + bias); its registers sum the result (the only reduce_op the
+    activation pages allow) when reduce_res or reduce_cmd asks."""
     run = begin()
     view = on_chip(operand(data), op)
     _vector_operands(op, view, (('scale', scale), ('bias', bias)))
@@ -490,7 +492,7 @@ def _scale_bias_op(op, eng, fn, data, bias, scale, dtype, mask_predicate, reduce
                 x = x + b
             result = fit(fn(x), kind, window_shape(window, shape))
         if reducing:
-            _accumulate_register(run, reduce_op, result, reduce_target, command, window)
+            _accumulate_register(run, np.add, result, reduce_target, command, window)
     pending = issue(run, op, eng, reads, shape, kind, result, window)
     pending.where = where
     pending.consts = consts
@@ -769,11 +771,9 @@ def _native_integer(a: View, b: View, fn: Any, eng: str, dtype: Any) -> Any:
     out = written.tensor.kind.storage if written is not None else kind_of(dtype).storage if dtype is not None \
         else a.tensor.kind.storage
     views = [a, b] + ([written] if written is not None else [])
-    if any(np.dtype(v.tensor.kind.storage) not in _INT32 for v in views) or np.dtype(out) not in _INT32:
+    if out not in _INT32 or any(v.tensor.kind.storage not in _INT32 or v.tensor.buffer is memory.psum for v in views):
         return None
-    if any(v.tensor.buffer is memory.psum for v in views):
-        return None
-    return np.dtype(out)
+    return out
 
 
 def _same_elements_per_partition(a: View, b: View) -> None:
@@ -1347,20 +1347,13 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
         source = source.checked_under(where)
     if run.numerics and scatter_add:     # each index adds once, repeated indices accumulating (as dma_compute)
         target.combine(np.add, source.array().reshape(target.shape).astype(np.float32))
-        rounding = target.tensor.kind.rounding
-        if rounding is not None:
-            out = target.array()
-            rounding(out)
-            target.scatter(out)
     elif run.numerics:
         data = source.array(window) if where is None else source.masked_array(where, 0)
         out = target.array(window if target.shape == source.shape else None)
-        kept = out.copy() if where is not None else None
         values = out.astype(np.float32) + data.reshape(out.shape).astype(np.float32) if add else \
             data.reshape(out.shape)
-        write_in_format(out, values, target.tensor.kind)    # the DMA casts to dst's format (bfloat16, fp8, ...)
-        if kept is not None and where is not None:
-            np.copyto(out, kept, where=np.logical_not(where))     # masked-off elements keep what dst held
+        # the DMA casts to dst's format (bfloat16, fp8, ...); masked-off elements keep what dst held
+        write_in_format(out, values, target.tensor.kind, where)
         if isinstance(target, IndirectView):      # a scatter: out is the gathered copy
             target.scatter(out, window if target.shape == source.shape else None)
     direction = _dma_direction(target, [source])
@@ -1411,13 +1404,8 @@ def dma_compute(dst: Any, srcs: Any, scales: Any = None, reduce_op: Any = None, 
         total = np.zeros(target.shape, dtype=np.float32)
         for v in others:
             total += v.array().reshape(target.shape).astype(np.float32)
-        rounding = target.tensor.kind.rounding    # the DMA casts to dst's format (bfloat16, fp8, ...)
         if isinstance(target, IndirectView):
             target.combine(np.add, total)         # once per index, repeated indices accumulating
-            if rounding is not None:
-                out = target.array()
-                rounding(out)
-                target.scatter(out)
         else:
             out = target.array()
             write_in_format(out, out.astype(np.float32) + total if accumulate else total, target.tensor.kind)

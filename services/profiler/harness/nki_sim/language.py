@@ -392,16 +392,11 @@ def atomic_rmw(dst: Any, value: Any, op: Any, mask: Any = None, **kwargs: Any) -
         raise CompileError('nl.atomic_rmw: the mask must be a box (per-axis bounds)')
     if run.numerics:
         values = source.array(window) if source is not None else value
-        kind = target.tensor.kind
         if isinstance(target, IndirectView):
             target.combine(combine, np.broadcast_to(values, window_shape(window, target.shape)), window)
-            if kind.rounding is not None:       # the updated rows, in dst's format
-                out = target.array(window)
-                kind.rounding(out)
-                target.scatter(out, window)
         else:
             out = target.array(window)
-            write_in_format(out, combine(out, values), kind)
+            write_in_format(out, combine(out, values), target.tensor.kind)
     reads = ([(source, window)] if source is not None else []) + [(target, window)] + \
         ([(target.index, None)] if isinstance(target, IndirectView) else [])
     pending = runtime.Pending('store', 'dma', run.line(), reads, None, None, window)
