@@ -260,7 +260,7 @@ def _module_tree(path: Optional[str]) -> Optional[ast.AST]:
 def written_arguments(inputs: Sequence[Any]) -> Any:
     """The outputs of a kernel that returns nothing (the pre-return NKI form, and in-place updates): the arguments
     it wrote, in argument order (one alone, several as a tuple); None when it wrote none."""
-    written = [a for a in inputs if isinstance(a, Tensor) and a.hbm_alloc is not None and a.hbm_alloc.writes]
+    written = [a for a in inputs if isinstance(a, Tensor) and a.hbm_alloc is not None and a.hbm_alloc.written]
     if not written:
         return None
     return written[0] if len(written) == 1 else tuple(written)

@@ -34,7 +34,7 @@ constant_hbm = Buffer('constant', 'hbm', False)
 class Alloc:
     """One physical allocation. `free` is elements per partition (HBM: parts=1, free=all elements)."""
     __slots__ = ('id', 'serial', 'buffer', 'parts', 'free', 'itemsize', 'data', 'version', 'writes', 'reads',
-                 'last_use', 'site', 'freed', 'canonical', 'group', 'block', 'origin', 'fresh')
+                 'last_use', 'site', 'freed', 'canonical', 'group', 'block', 'origin', 'fresh', 'written')
 
     def __init__(self, buffer, parts, free, itemsize, data, site):
         self.id = -1                 # trace id, assigned on first touch (on-chip only)
@@ -46,6 +46,7 @@ class Alloc:
         self.data = data
         self.version = 0             # bumped on every write; part of CSE keys
         self.writes = []             # [(instr, region, loop_context, accumulating, footprint)]
+        self.written = False         # an instruction wrote it (the outputs of a kernel that returns nothing)
         self.reads = []              # [(instr, p0, p1, f0, f1)]
         self.last_use = -1
         self.site = site

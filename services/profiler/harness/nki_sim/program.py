@@ -105,6 +105,7 @@ class Recorder:
         self.ids: Dict[Any, int] = {}
         self.depth = 0
         self.scope: Any = ()
+        self.affine: Any = ()       # the affine_range context last written (an `affine` entry)
         self.function_names = {id(f): name for name, f in _functions().items()}
         # (tensor ref, block, offset, geometry number) -> view number (_view_key)
         self.view_numbers: Dict[Tuple[Any, ...], int] = {}
@@ -157,6 +158,8 @@ class Recorder:
             if scope is not self.scope and scope != self.scope:
                 self.scope = scope
                 self.write({'scope': scope})
+            if run.affine_context is not self.affine:
+                self.note_affine(run.affine_context)
             if beta2_forms and run.beta2:     # (normalized() changes nothing in a Beta 1 run)
                 args, kwargs = normalized(function, args, kwargs)
             line = run.line(1)     # from the caller of this wrapper on
@@ -187,6 +190,13 @@ class Recorder:
             return result
         self.function_names[id(recorded)] = self.function_names.get(id(function), name)
         return recorded
+
+    def note_affine(self, context: Any) -> None:
+        """The affine_range iterations the next entries run in, written when they changed: the replay checks write
+        conflicts between iterations in it (runtime._settle_writes)."""
+        if context != self.affine:
+            self.out.write(''.join(('{"affine":[', ','.join(['[%d,%d]' % pair for pair in context]), ']}\n')))
+        self.affine = context
 
     def key_text(self, key: str) -> str:
         """A keyword argument's name as the JSON text of an object key ("name":)."""
@@ -466,6 +476,7 @@ class _Observer(RunObserver):
                 self.recorder.register(value)
 
     def program(self, ids: Tuple[int, ...], ordinal: int = 0, core_split: Any = None) -> None:
+        self.recorder.note_affine(runtime.current().affine_context)
         entry: Dict[str, Any] = {'spmd': list(ids)}
         if ordinal:
             entry['ordinal'] = ordinal
@@ -474,12 +485,14 @@ class _Observer(RunObserver):
         self.recorder.write(entry)
 
     def launch_end(self, ids: Tuple[int, ...], core_split: Any = None) -> None:
+        self.recorder.note_affine(runtime.current().affine_context)
         entry: Dict[str, Any] = {'spmd_end': list(ids)}
         if core_split is not None:
             entry['nc'] = list(core_split)
         self.recorder.write(entry)
 
     def finish(self, returned: Any) -> None:
+        self.recorder.note_affine(runtime.current().affine_context)
         self.recorder.write({'return': self.recorder.encode(returned)})
 
 
@@ -650,6 +663,11 @@ def _decoded_lines(lines: Iterable[str], max_chars: int) -> Iterator[Any]:
                 if view is not None:
                     yield view
                     continue
+            elif text.startswith('{"affine":'):
+                context = _affine_line(text)
+                if context is not None:
+                    yield context
+                    continue
         try:
             entry, end = _SCAN(text, 0)
             if end != len(text) and text[end:] != '\n':
@@ -732,6 +750,32 @@ class CallLine:
         """The entry as json.loads decodes it (the result id left out: the replay numbers results itself)."""
         return {'c': self.name, 'a': [{'vref': ~n} if n < 0 else {'ref': n} for n in self.arguments],
                 'k': self.keywords, 'l': self.line}
+
+
+class AffineLine:
+    """The entry of an `affine` line in the recorder's own spelling: the affine_range context as a tuple of
+    (loop, index) pairs."""
+    __slots__ = ('context',)
+
+    def __init__(self, context: Tuple[Tuple[int, int], ...]) -> None:
+        self.context = context
+
+    def entry(self) -> Dict[str, Any]:
+        """The entry as json.loads decodes it."""
+        return {'affine': [list(pair) for pair in self.context]}
+
+
+# An affine line as the recorder writes it (non-negative JSON integers exactly as the decoder reads them; anything
+# else, a negative loop index among them, goes through the JSON decoder)
+_AFFINE_PAIR = r'\[(?:0|[1-9][0-9]*),(?:0|[1-9][0-9]*)\]'
+_AFFINE_LINE = re.compile(r'\{"affine":\[(?:%s(?:,%s)*)?\]\}\n?\Z' % (_AFFINE_PAIR, _AFFINE_PAIR))
+
+
+def _affine_line(text: str) -> Optional[AffineLine]:
+    """The AffineLine of an `affine` line in the recorder's spelling, or None (then it is parsed as any line)."""
+    if _AFFINE_LINE.match(text) is None:
+        return None
+    return AffineLine(tuple(map(tuple, _SCAN(text, 0)[0]['affine'])))  # type: ignore[arg-type]
 
 
 # A call line as the recorder writes it with only references as arguments: callee name, the arguments, the keywords
@@ -900,6 +944,8 @@ class Replay:
                         self.register(result)
                 elif kind == 'scope':
                     run.reuse_scope = step[1]
+                elif kind == 'affine':
+                    run.affine_context = step[1]
                 elif kind == 'spmd':
                     programs += 1
                     run.core_split = step[3]
@@ -951,11 +997,15 @@ class Replay:
         try:
             if type(entry) is CallLine:
                 return self._compile_call_line(entry)
+            if type(entry) is AffineLine:
+                return ('affine', entry.context)
             if 'viewdef' in entry:
                 self._define_view(entry)
                 return None
             if 'scope' in entry:
                 return ('scope', _scope(entry['scope']))
+            if 'affine' in entry:
+                return ('affine', _affine_context(entry['affine']))
             if 'spmd' in entry:
                 return ('spmd', _int_tuple(entry['spmd'], 'spmd ids'), _int(entry.get('ordinal', 0), 'ordinal'),
                         _core_split(entry.get('nc')))
@@ -1257,6 +1307,14 @@ def _scope(value: Any) -> Tuple[Any, ...]:
                                               all(type(x) is int for x in v) for v in value):
         raise ProgramError(f'bad reuse scope {value!r}')
     return tuple(tuple(v) if isinstance(v, list) else v for v in value)
+
+
+def _affine_context(value: Any) -> Tuple[Tuple[int, int], ...]:
+    """The affine_range iterations the next calls run in: (loop, index) pairs, outermost first."""
+    if not isinstance(value, list) or not all(isinstance(v, list) and len(v) == 2 and all(type(x) is int for x in v)
+                                              for v in value):
+        raise ProgramError(f'bad affine_range context {value!r}')
+    return tuple((v[0], v[1]) for v in value)
 
 
 def _slice(parts: List[Any]) -> slice:

@@ -544,20 +544,19 @@ def _written(pending, writes, full):
 
 
 def _settle_writes(run, pending, writes, full):
-    """Recording a program (no trace): only what the kernel's own run decides, which a replay cannot: the
-    affine_range write conflicts (the replay has no loops) and which arguments were written. The replay makes
-    every other check of an instruction (regions, start partitions) and reports it with the instruction's line."""
-    recorder = run.recorder
-    context = run.affine_context
-    accumulating = pending.accumulating
-    try:
-        for view, window, footprint in _written(pending, writes, full):
-            alloc, (region, *_) = _region(view, window, recorder)
-            settle_write(alloc, region, context, accumulating, recorder.count, None, footprint)
-    except CompileError as error:
-        error.line = error.line or pending.line
-        raise
-    recorder.count += 1
+    """Recording a program (no trace): only which HBM tensors the kernel wrote (a kernel that returns nothing
+    returns the arguments it wrote). The replay settles and checks every write of the program (regions, start
+    partitions, and the affine_range write conflicts in the loop context the program's `affine` entries carry)
+    and reports them with the instruction's line."""
+    for view, _ in writes:
+        alloc = view.tensor.hbm_alloc
+        if alloc is not None:
+            alloc.written = True
+    for view, _ in pending.extra_writes:
+        alloc = view.tensor.hbm_alloc
+        if alloc is not None:
+            alloc.written = True
+    run.recorder.count += 1
 
 
 def _fields(pending, reads, writes, free_max, partitions):

@@ -212,10 +212,11 @@ class Tensor(TileOperators):
             key = (key,)
         # A kernel's loops index its tensors with equal subscripts again and again: a view's geometry within one
         # block is memoised by (the tensor's inner shape, the values of the subscript after the block indices) for
-        # subscripts of loop indices, ints and index expressions (with a Python int constant) only, with in-range
-        # int block indices; any other key, and every subscript that raises, takes the full path.
-        # One pass over the key takes the block indices (in-range ints or loop indices) and the signature: the
-        # values of the rest (ints, loop indices, an index expression's constant, terms and dimensions).
+        # subscripts of loop indices, ints, slices of them (nl.ds too) and index expressions (with a Python int
+        # constant) only, with in-range int block indices; any other key, and every subscript that raises, takes
+        # the full path. One pass over the key takes the block indices (in-range ints or loop indices) and the
+        # signature: the values of the rest (ints, loop indices, a slice's bounds and step, an index expression's
+        # constant, terms and dimensions).
         nblock = self.nblock
         if len(key) >= nblock:
             shape = self.shape
@@ -237,6 +238,13 @@ class Tensor(TileOperators):
                     signature.append((k.c, k.terms, k.ndim))
                 elif t in INDEX_INT_TYPES:
                     signature.append(k)
+                elif t is slice:    # (a slice is unhashable before Python 3.12)
+                    start, stop, step = k.start, k.stop, k.step
+                    if not ((start is None or type(start) in INDEX_INT_TYPES)
+                            and (stop is None or type(stop) in INDEX_INT_TYPES)
+                            and (step is None or type(step) in INDEX_INT_TYPES)):
+                        break
+                    signature.append((_SLICE, start, stop, step))
                 else:
                     break
                 position += 1
@@ -369,6 +377,7 @@ class Tensor(TileOperators):
 
 # Integer index types a subscript signature takes as their value (loops.py adds its loop indices, int subclasses).
 INDEX_INT_TYPES = {int}
+_SLICE = 'slice'     # marks a slice's (start, stop, step) in a subscript signature
 # (inner shape, subscript signature) -> a view's geometry after its tensor and block (View's order)
 _SUBSCRIPTS: Dict[Tuple[Any, ...], Tuple[Any, ...]] = {}
 

@@ -221,6 +221,7 @@ def settle_write(alloc: Alloc, region: Tuple[Any, ...], context: Any, accumulati
         kept.append(w)
     kept.append((me, region, context, accumulating, footprint))
     alloc.writes = kept
+    alloc.written = True
     alloc.version += 1
 
 

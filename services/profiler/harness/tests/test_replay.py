@@ -8,7 +8,7 @@ import unittest
 import numpy as np
 
 from nki_sim.jit import simulate
-from nki_sim.program import FORMAT, CallLine, ProgramError, RecordedFailure, parse_program, read_program
+from nki_sim.program import FORMAT, AffineLine, CallLine, ProgramError, RecordedFailure, parse_program, read_program
 from protocol.evaluation import evaluate
 from protocol.problem import load_module, load_problem
 from protocol.replay import replay_check
@@ -131,6 +131,15 @@ class ForgedProgramTest(unittest.TestCase):
         result = self.check(self.entries + [{'error': {'verdict': 'OK', 'message': 'all good', 'line': 0}}])
         self.assertEqual(result['verdict'], 'RUNTIME_ERROR')
 
+    def test_a_malformed_affine_range_context_is_refused(self):
+        for bad in ([[1]], [[1, 'x']], {'loop': 1}, [[1, 2.0]]):
+            entries = self.calls()
+            entries.insert(1, {'affine': bad})
+            with self.subTest(bad=bad):
+                result = self.check(entries)
+                self.assertEqual(result['verdict'], 'RUNTIME_ERROR')
+                self.assertIn('bad affine_range context', result['message'])
+
     def test_missing_program(self):
         result = replay_check(reference=self.reference, program=os.path.join(self.ws.root, 'none'), seeds=1)
         self.assertEqual(result['verdict'], 'RUNTIME_ERROR')
@@ -160,6 +169,42 @@ class LowPrecisionBanTest(unittest.TestCase):
         self.assertIn("low-precision type 'bfloat16' is not allowed", banned['message'])
         self.assertEqual(banned['line'], line_of(kernel, '# <- here'))
         self.assertNotEqual(replay_check(reference=reference, program=program, seeds=1)['verdict'], 'COMPILE_ERROR')
+
+class AffineWriteConflictTest(unittest.TestCase):
+    """Step A records the affine_range iteration each call runs in (`affine` entries) and the replay checks write
+    conflicts in it: different iterations of one affine_range loop writing the same element."""
+
+    KERNEL = '''
+        @nki.jit
+        def kernel(x):
+            out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+            for i in nl.affine_range(2):
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))  # <- here
+            return out
+        '''
+
+    def test_the_replay_finds_the_conflict_in_the_recorded_context(self):
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        reference = ws.reference(SIMPLE_REFERENCE)
+        kernel = ws.kernel(self.KERNEL)
+        program = os.path.join(ws.root, 'conflict.jsonl')
+        subprocess.run([sys.executable, os.path.join(HARNESS, 'run_kernel.py'), '--problem', reference,
+                        '--kernel', kernel, '--program-out', program], check=True)
+        with open(program) as f:
+            entries = [json.loads(line) for line in f]
+        self.assertFalse(any('error' in e for e in entries), 'step A leaves the check to the replay')
+        self.assertEqual([e['affine'] for e in entries if 'affine' in e], [[[1, 0]], [[1, 1]], []])
+        result = replay_check(reference=reference, program=program, seeds=1)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('Unexpected output dependencies', result['message'])
+        self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+        # the same program without its context runs the iterations one after the other: no conflict to find
+        path = os.path.join(ws.root, 'no_context.jsonl')
+        with open(path, 'w') as f:
+            f.write(''.join(json.dumps(e) + '\n' for e in entries if 'affine' not in e))
+        self.assertEqual(replay_check(reference=reference, program=path, seeds=1)['verdict'], 'OK')
+
 
 class StreamedProgramTest(unittest.TestCase):
     """Step B reads the program as step A writes it (through a pipe), so a verdict can come before the program ends."""
@@ -366,6 +411,30 @@ class ViewDefinitionParseTest(unittest.TestCase):
                     self.assertIn('is not JSON', result)
                 else:
                     self.assertEqual(result, expected)
+
+
+class AffineLineParseTest(unittest.TestCase):
+    """parse_program decodes the recorder's spelling of an `affine` line itself (an AffineLine); the entry is
+    json.loads's, and any other spelling goes through the JSON decoder."""
+
+    def parsed(self, line):
+        entries = list(parse_program([ViewDefinitionParseTest.HEADER, line]).entries)
+        return [e.entry() if isinstance(e, AffineLine) else e for e in entries], \
+            [isinstance(e, AffineLine) for e in entries]
+
+    def test_lines_decode_as_json_does(self):
+        fast = ['{"affine":[]}', '{"affine":[[1,0]]}\n', '{"affine":[[3,0],[7,12],[9,100]]}']
+        slow = ['{"affine":[[1,-2]]}', '{"affine":[[1,02]]}', '{"affine":[[1,0],]}', '{"affine":[[1,0]]} \n',
+                '{"affine":[[1,0]],"x":1}', '{"affine":[[1,0,2]]}']
+        for line, expected_fast in [(line, True) for line in fast] + [(line, False) for line in slow]:
+            with self.subTest(line=line):
+                try:
+                    entries, kinds = self.parsed(line)
+                except ProgramError:    # (the JSON decoder refuses a malformed line)
+                    self.assertFalse(expected_fast)
+                    continue
+                self.assertEqual(entries, [json.loads(line)])
+                self.assertEqual(kinds, [expected_fast])
 
 
 class CallLineParseTest(unittest.TestCase):
