@@ -56,6 +56,8 @@ BETA1_POSITIONAL = {
     'nisa.memset': ('shape', 'value', 'dtype', 'mask'),
     'nisa.local_gather': ('src_buffer', 'index', 'num_elem_per_idx', 'num_valid_indices'),
     'nisa.tensor_tensor': ('data1', 'data2', 'op', 'dtype', 'mask'),
+    # every Beta 1 stub and page: `dma_transpose(src, *, axes=None, mask=None, dtype=None, **kwargs)`
+    'nisa.dma_transpose': ('src',),
 }
 
 

@@ -11,6 +11,7 @@ same HBM element, so the device's result depends on which writes last (nki_sim/r
 StaleOutputError: the kernel returned an output tensor that this call did not create (e.g. one cached from an
 earlier call); its values cannot be the answer for this call's inputs.
 """
+import difflib
 
 
 class CompileError(Exception):
@@ -59,14 +60,19 @@ def not_modelled_cause(name):
     return ''
 
 
-def missing_api(prefix, name):
-    """Module __getattr__ of nl / nisa: dunder lookups fail normally, API names as UnsupportedApi."""
+def missing_api(prefix, name, known=()):
+    """Module __getattr__ of nl / nisa: dunder lookups fail normally, API names as UnsupportedApi. `known`: the
+    module's names; a name one or two letters away from one of them is most likely a misspelling
+    (`nisa.ativation` in a public MoE kernel), and the message names the function meant."""
     if name.startswith('__'):
         raise AttributeError(name)
     cause = not_modelled_cause(name)
     if cause:
         raise UnsupportedApi(f'{prefix}.{name} is not supported by the simulator: {cause}')
-    raise UnsupportedApi(f'{prefix}.{name} is not supported by the simulator (docs/simulator.md lists what is)')
+    close = difflib.get_close_matches(name, [k for k in known if not k.startswith('_')], n=1, cutoff=0.85)
+    hint = f'; did you mean {prefix}.{close[0]}?' if close else ''
+    raise UnsupportedApi(f'{prefix}.{name} is not supported by the simulator (docs/simulator.md lists what is)'
+                         f'{hint}')
 
 
 class WrongOnDeviceError(CompileError):

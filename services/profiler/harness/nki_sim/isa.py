@@ -1536,4 +1536,4 @@ check_module('nisa', globals(), (__name__, isa_select.__name__), dst_first=True,
 
 
 def __getattr__(name: str) -> Any:
-    missing_api('nisa', name)
+    missing_api('nisa', name, globals())

@@ -665,4 +665,4 @@ check_module('nl', globals(), (__name__, compute.__name__), dst_first=False, ski
 
 
 def __getattr__(name: str) -> Any:
-    missing_api('nl', name)
+    missing_api('nl', name, globals())

@@ -815,6 +815,22 @@ def transform_nki_outputs(k_res, ref):
                 return x
             ''', 'nisa.activate3 is not supported by the simulator')
 
+    def test_a_misspelt_api_name_is_refused_naming_the_function_meant(self):
+        # a public Beta 2 MoE kernel calls `nisa.ativation(...)`: the refusal said only that the simulator does not
+        # support it, as if an NKI function were missing; it now names the function the kernel meant
+        for call, message in (
+                ('nisa.ativation(op=nl.exp, data=t)', 'nisa.ativation is not supported by the simulator '
+                 '(docs/simulator.md lists what is); did you mean nisa.activation?'),
+                ('nl.multipy(t, t)', 'did you mean nl.multiply?')):
+            with self.subTest(call=call):
+                self.check(f'''
+                    @nki.jit
+                    def kernel(x):
+                        t = nl.load(x)
+                        q = {call}  # <- here
+                        return x
+                    ''', message)
+
     def test_mx_and_random_apis_are_refused_naming_the_cause(self):
         for call, message in (
                 ('nisa.quantize_mx(t)', 'nisa.quantize_mx is not supported by the simulator: MX (microscaling)'),
@@ -1862,6 +1878,38 @@ def forward(a):
         self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
         self.assertIn('nisa.tensor_reduce() takes 3 positional arguments in NKI Beta 1 (op, data, axis)',
                       result['message'])
+
+    def test_beta1_dma_transpose_takes_only_src_by_position(self):
+        # every Beta 1 signature of dma_transpose is `(src, *, axes=None, mask=None, dtype=None, **kwargs)`; a public
+        # probe calls the Beta 2 form `nisa.dma_transpose(dst, src, axes=(1, 0))` in a neuronxcc kernel, which ended
+        # in a Python TypeError (RUNTIME_ERROR, "got multiple values for argument 'axes'"), not a named refusal
+        body = '''
+            @nki.jit
+            def kernel(a):
+                out = nl.ndarray((a.shape[1], a.shape[0]), dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nl.load(a)
+                tt = nl.ndarray((a.shape[1], a.shape[0]), dtype=nl.float32, buffer=nl.sbuf)
+                CALL  # <- here
+                nl.store(out, value=tt)
+                return out
+            '''
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.randn(32, 16).astype(np.float32)]
+
+
+def forward(a):
+    return a.T.copy()
+''' + STANDARD_TRANSFORMS)
+        kernel = self.ws.kernel(body.replace('CALL', 'nisa.dma_transpose(tt, t, axes=(1, 0))'))
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('nisa.dma_transpose() takes 1 positional argument in NKI Beta 1 (src) but 2 were given',
+                      result['message'])
+        self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+        for call in ('tt[...] = nisa.dma_transpose(t)', 'tt[...] = nisa.dma_transpose(t, axes=(1, 0))'):
+            result = self.ws.evaluate(reference, self.ws.kernel(body.replace('CALL', call)))
+            self.assertEqual(result['verdict'], 'OK', (call, result['message']))
 
     def test_an_index_expression_used_as_a_value_is_refused_by_name(self):
         # nl.arange is documented "for indexing a tensor to define a tile" and nisa.iota builds an index pattern's
