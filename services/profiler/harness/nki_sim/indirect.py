@@ -38,6 +38,10 @@ class IndirectView(View):
     def region(self, window: Any, free: int) -> Tuple[int, int, int, int, Any]:
         return 0, 1, 0, self.tensor.parts * self.tensor.free, None
 
+    def is_indirect(self) -> bool:
+        """`t.is_indirect()` of a view with runtime offsets (`.ap(scalar_offset=/vector_offset=)`, vector_select)."""
+        return True
+
     def _picked(self, window: Any) -> Tuple[int, Tuple[int, ...], np.ndarray]:
         """(offset, shape) of the clipped window and the indices it uses: one for a scalar index, else one per
         partition of the window."""
