@@ -516,6 +516,12 @@ class Beta2Test(unittest.TestCase):
         result = self.ws.evaluate(reference, on_chip, timing_only=True)
         self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
         self.assertIn('.vector_select of an on-chip tensor', result['message'])
+        # a view of the gather would drop its offsets: refused, not read from rows 0..127
+        chained = self.ws.kernel(body.replace('SOURCE', 'table').replace('src=view)', 'src=view.slice(2, 0, 32, 1))'),
+                                 header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, chained, timing_only=True)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('of an indirect view', result['message'])
 
     def test_nki_object_dataclasses_and_nki_tensor_constants(self):
         header = BETA2_HEADER + 'import nki.tensor as ntensor\nfrom dataclasses import dataclass\n'
