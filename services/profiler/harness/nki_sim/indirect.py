@@ -38,6 +38,19 @@ class IndirectView(View):
     def region(self, window: Any, free: int) -> Tuple[int, int, int, int, Any]:
         return 0, 1, 0, self.tensor.parts * self.tensor.free, None
 
+    def is_indirect(self) -> bool:
+        """`t.is_indirect()` of a view with runtime offsets (`.ap(scalar_offset=/vector_offset=)`, vector_select)."""
+        return True
+
+    def _reshaped(self, shape: Any, strides: Any, offset: int = 0) -> View:
+        """A view primitive (permute, slice, select, reshape_dim, rearrange, ...) of this view would be a plain view
+        of the base tensor, without the runtime offsets: refused rather than read at the wrong address (the
+        NkiTensor page: "Indirect views cannot be re-indirected, and the dimension that participates in the
+        indirection cannot be further sliced or selected")."""
+        raise CompileError('a view (permute, slice, select, reshape_dim, rearrange, ...) of an indirect view '
+                           '(vector_select, a dynamic select, .ap(scalar_offset= / vector_offset=)) is not modelled '
+                           'by the simulator; apply the view to the tensor before the indirection')
+
     def _picked(self, window: Any) -> Tuple[int, Tuple[int, ...], np.ndarray]:
         """(offset, shape) of the clipped window and the indices it uses: one for a scalar index, else one per
         partition of the window."""

@@ -342,6 +342,29 @@ class Tensor(TileOperators):
     def reshape_dim(self, dim: Any, shape: Any) -> View:
         return self.view().reshape_dim(dim, shape)
 
+    def rearrange(self, src_pattern: Any, dst_pattern: Any, fixed_sizes: Any = None) -> View:
+        return self.view().rearrange(src_pattern, dst_pattern, fixed_sizes)
+
+    def vector_select(self, dim: Any, vector_offset: Any) -> View:
+        return self.view().vector_select(dim, vector_offset)
+
+    def is_contiguous(self) -> bool:
+        return self.view().is_contiguous()
+
+    def is_indirect(self) -> bool:
+        return False
+
+    @property
+    def strides(self) -> Tuple[int, ...]:
+        """NkiTensor.strides (an attribute on the NKI 2.32+ NkiTensor page): the element step of each dimension,
+        as get_pattern pairs them (on chip the partition dimension's step is a partition's size)."""
+        return tuple(step for step, _ in self.get_pattern())
+
+    @property
+    def offset(self) -> int:
+        """NkiTensor.offset (same page): the element offset of the view in its storage; 0 for a whole tensor."""
+        return int(self.view().offset)
+
     # ----- metadata -----
     @property
     def dtype(self) -> Any:

@@ -634,6 +634,8 @@ class View(TileOperators):
     def select(self, dim: Any, index: Any) -> 'View':
         axis = self._axis(dim, 'select')
         shape, strides = self._dims()
+        if isinstance(index, (View, TileOperators)):
+            return self._dynamic_select(axis, index)
         position = int(index)
         if not 0 <= position < shape[axis]:
             raise CompileError(f'.select: index {position} is out of bounds for a dimension of size '
@@ -641,6 +643,22 @@ class View(TileOperators):
         first = position * strides[axis]
         del shape[axis], strides[axis]
         return self._reshaped(shape, strides, first)
+
+    def _dynamic_select(self, axis: int, index: Any) -> 'View':
+        """`t.select(dim, idx)` with `idx` an NkiTensor ("a scalar loaded into SBUF"): the NkiTensor page's dynamic
+        selection, "the index is resolved at runtime"; the same access as `.ap(pattern of the other dimensions,
+        scalar_offset=idx, indirect_dim=dim)` (indirect.scalar_offset_access), modelled for a whole tensor."""
+        shape, strides = self._dims()
+        dims = [int(n) for n in self.tensor.inner_shape]
+        natural, step = [], 1
+        for n in reversed(dims):
+            natural.append(step)
+            step *= n
+        if self.one_dim or self.offset or list(shape) != dims or list(strides) != natural[::-1]:
+            raise CompileError('.select(dim, <tensor>) (a dynamic selection) of a view of part of a tensor is not '
+                               'modelled by the simulator; select on the whole tensor, or use .ap(scalar_offset=)')
+        pattern = [[int(s), int(n)] for a, (s, n) in enumerate(zip(strides, shape)) if a != axis]
+        return access_pattern(self.tensor, self.block, 0, pattern, 0, scalar_offset=index, indirect_dim=axis)
 
     def expand_dim(self, dim: Any) -> 'View':
         shape, strides = self._dims()
@@ -708,6 +726,99 @@ class View(TileOperators):
             step *= n
         return self._reshaped(dims[:axis] + sizes + dims[axis + 1:],
                               dim_strides[:axis] + strides[::-1] + dim_strides[axis + 1:])
+
+    # ----- NkiTensor queries and views of the NKI 2.32+ API reference (nki.language.NkiTensor) -----
+    def is_contiguous(self) -> bool:
+        """`t.is_contiguous()`: "each non-size-1 dimension's stride must equal the product of the shape sizes of
+        inner dimensions"; on chip the partition dimension is skipped ("partitions are physically independent
+        memory banks")."""
+        shape, strides = self._dims()
+        first = 1 if self.tensor.buffer.on_chip else 0
+        inner = 1
+        for axis in range(len(shape) - 1, first - 1, -1):
+            if shape[axis] != 1 and strides[axis] != inner:
+                return False
+            inner *= shape[axis]
+        return True
+
+    def is_indirect(self) -> bool:
+        """`t.is_indirect()`: whether the view addresses through runtime offsets (IndirectView answers True)."""
+        return False
+
+    def rearrange(self, src_pattern: Any, dst_pattern: Any, fixed_sizes: Any = None) -> 'View':
+        """`t.rearrange(src_pattern, dst_pattern, fixed_sizes=None)`: einops-style named dimensions; a tuple in
+        `src_pattern` splits that dimension (its sizes from `fixed_sizes`, one of them inferred), a tuple in
+        `dst_pattern` merges its members. The page's example: `t.rearrange(('b', ('h', 'w')), ('b', 'w', 'h'),
+        {'h': 4})` of a (128, 24) tensor is (128, 6, 4). Built from reshape_dim, permute and flatten_dims, so their
+        constraints hold (an on-chip partition dimension stays first and whole; merged dimensions are
+        contiguous)."""
+        sizes = dict(fixed_sizes or {})
+        source, target = list(src_pattern), list(dst_pattern)
+        dims = self._dims()[0]
+        if len(source) != len(dims):
+            raise CompileError(f'.rearrange: the source pattern {tuple(source)} names {len(source)} dimensions, the '
+                               f'tensor has {len(dims)} ({tuple(dims)})')
+
+        def names(pattern: List[Any], side: str) -> List[str]:
+            found: List[str] = []
+            for entry in pattern:
+                group = list(entry) if isinstance(entry, (tuple, list)) else [entry]
+                if not group or not all(isinstance(n, str) for n in group):
+                    raise CompileError(f'.rearrange: the {side} pattern holds names (str) or tuples of names, '
+                                       f'not {entry!r}')
+                found += group
+            if len(set(found)) != len(found):
+                raise CompileError(f'.rearrange: a name appears twice in the {side} pattern {tuple(pattern)}')
+            return found
+
+        flat = names(source, 'source')
+        if sorted(flat) != sorted(names(target, 'destination')):
+            raise CompileError(f'.rearrange: the patterns {tuple(source)} and {tuple(target)} name different '
+                               'dimensions')
+        unknown = sorted(set(sizes) - set(flat))
+        if unknown:
+            raise CompileError(f'.rearrange: fixed_sizes names {unknown}, which the patterns do not')
+        view = self
+        for axis in range(len(source) - 1, -1, -1):      # split from the last dimension, so axes keep their place
+            entry = source[axis]
+            if isinstance(entry, (tuple, list)):
+                view = view.reshape_dim(axis, [int(sizes.get(n, -1)) for n in entry])
+        view = view.permute([flat.index(n) for n in names(target, 'destination')])
+        position, spans = 0, []
+        for entry in target:
+            width = len(entry) if isinstance(entry, (tuple, list)) else 1
+            spans.append((position, position + width - 1))
+            position += width
+        for first, last in reversed(spans):
+            if last > first:
+                view = view.flatten_dims(first, last)
+        return view
+
+    def vector_select(self, dim: Any, vector_offset: Any) -> 'View':
+        """`t.vector_select(0, offsets)`: partition p of the result reads dimension 0 at `offsets[p]` ("Only
+        supported on HBM tensors"; "dim must be 0"), the dimension's stride scaling the index; the result has
+        `offsets.shape[0]` rows. The same DMA gather or scatter as `.ap(pattern, vector_offset=offsets,
+        indirect_dim=0)` (indirect.vector_offset_access)."""
+        shape, strides = self._dims()
+        if int(dim) != 0:
+            raise CompileError(f'.vector_select: dim={dim}; the NkiTensor page allows dim 0 only')
+        if self.tensor.buffer.on_chip:
+            raise CompileError('.vector_select of an on-chip tensor: the NkiTensor page supports it on HBM '
+                               'tensors only')
+        if not hasattr(vector_offset, 'shape') or len(vector_offset.shape) != 2 or vector_offset.shape[1] != 1:
+            raise CompileError('.vector_select: vector_offset is an SBUF tile of per-partition indices, shape '
+                               f'(partitions, 1), not {getattr(vector_offset, "shape", vector_offset)!r}')
+        row_stride = 1
+        for n in self.tensor.inner_shape[1:]:
+            row_stride *= int(n)
+        if self.one_dim or strides[0] != row_stride:
+            raise CompileError('.vector_select of a view whose dimension 0 is not the tensor\'s rows (a step of '
+                               f'{strides[0]} elements, rows are {row_stride} apart) is not modelled by the '
+                               'simulator')
+        pattern = [[row_stride, int(vector_offset.shape[0])]] + [[int(s), int(n)] for s, n in
+                                                                  zip(strides[1:], shape[1:])]
+        return access_pattern(self.tensor, self.block, self.offset, pattern, 0, vector_offset=vector_offset,
+                              indirect_dim=0)
 
     def __iadd__(self, value):
         EXECUTION.accumulate(self, value)

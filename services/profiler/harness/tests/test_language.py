@@ -3,6 +3,7 @@ every kernel of the corpus (corpus/) OK with numerics through both protocol step
 import importlib.util
 import os
 import shutil
+import textwrap
 import unittest
 
 import numpy as np
@@ -434,6 +435,93 @@ class Beta2Test(unittest.TestCase):
             ''', header=BETA2_HEADER)
         result = self.ws.evaluate(self.reference, kernel)
         self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_nki_tensor_queries_and_rearrange(self):
+        """The NKI 2.32+ NkiTensor page: `is_contiguous()` (the partition dimension skipped on chip),
+        `is_indirect()`, the `strides` and `offset` attributes, and `rearrange(src_pattern, dst_pattern,
+        fixed_sizes)` (its example: ('b', ('h', 'w')) -> ('b', 'w', 'h') with h given), whose permuted view feeds the
+        matmul here; names that differ between the patterns are refused."""
+        reference = self.ws.reference(textwrap.dedent('''
+            def get_inputs():
+                return [np.random.normal(size=(128, 128)).astype(np.float32),
+                        np.random.normal(size=(128, 256)).astype(np.float32)]
+
+
+            def forward(a_t, b):
+                return a_t.T @ b.reshape(128, 2, 128).transpose(0, 2, 1).reshape(128, 256)
+            ''') + STANDARD_TRANSFORMS)
+        body = '''
+            @nki.jit
+            def kernel(a_t, b):
+                out = nl.ndarray((128, 256), dtype=b.dtype, buffer=nl.shared_hbm)
+                b_sb = nl.ndarray((128, 256), dtype=b.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=b_sb, src=b)
+                assert b_sb.is_contiguous() and not b_sb.is_indirect()
+                assert tuple(b_sb.strides) == (256, 1) and b_sb.offset == 0 and b_sb[:, 8:72].offset == 8
+                assert not b_sb.slice(1, 0, 256, 2).is_contiguous() and b_sb.slice(1, 0, 1, 1).is_contiguous()
+                assert tuple(b.strides) == (256, 1) and b.is_contiguous()
+                r = b_sb.rearrange(('p', ('h', 'w')), PATTERN, {'h': 2})
+                assert tuple(r.shape) == (128, 128, 2) and not r.is_contiguous()
+                rhs = nl.ndarray((128, 128, 2), dtype=b.dtype, buffer=nl.sbuf)
+                nisa.tensor_copy(dst=rhs, src=r)
+                merged = rhs.rearrange(('p', 'w', 'h'), ('p', ('w', 'h')))
+                assert tuple(merged.shape) == (128, 256) and merged.is_contiguous()
+                nl.store(out, value=nl.matmul(nl.load(a_t), merged, transpose_x=True))
+                return out
+            '''
+        kernel = self.ws.kernel(body.replace('PATTERN', "('p', 'w', 'h')"), header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        wrong = self.ws.kernel(body.replace('PATTERN', "('p', 'w', 'x')"), header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, wrong, timing_only=True)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('.rearrange: the patterns', result['message'])
+
+    def test_vector_select_and_dynamic_select(self):
+        """NkiTensor.vector_select(0, offsets) of an HBM tensor: partition p reads row offsets[p] (a DMA gather);
+        NkiTensor.select(dim, idx) with idx a (1, 1) SBUF tile: the selection at the runtime index. An on-chip
+        vector_select is refused (the page: "Only supported on HBM tensors")."""
+        reference = self.ws.reference(textwrap.dedent('''
+            def get_inputs():
+                return [np.random.normal(size=(16, 4, 32)).astype(np.float32),
+                        np.random.randint(0, 16, (128, 1)).astype(np.int32), np.array([[5]], dtype=np.int32)]
+
+
+            def forward(table, rows, pick):
+                return [table[rows[:, 0]].reshape(128, 128), table[int(pick[0, 0])]]
+            '''))
+        body = '''
+            @nki.jit
+            def kernel(table, rows, pick):
+                idx = nl.ndarray((128, 1), dtype=nl.int32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=idx, src=rows)
+                one = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=one, src=pick)
+                gathered = nl.ndarray((128, 4, 32), dtype=nl.float32, buffer=nl.sbuf)
+                view = SOURCE.vector_select(0, idx)
+                assert tuple(view.shape) == (128, 4, 32) and view.is_indirect()
+                nisa.dma_copy(dst=gathered, src=view)
+                out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=out, src=gathered.reshape((128, 128)))
+                chosen = nl.ndarray((4, 32), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=chosen, src=table.select(0, one))
+                out2 = nl.ndarray((4, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=out2, src=chosen)
+                return out, out2
+            '''
+        kernel = self.ws.kernel(body.replace('SOURCE', 'table'), header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        on_chip = self.ws.kernel(body.replace('SOURCE', 'gathered'), header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, on_chip, timing_only=True)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('.vector_select of an on-chip tensor', result['message'])
+        # a view of the gather would drop its offsets: refused, not read from rows 0..127
+        chained = self.ws.kernel(body.replace('SOURCE', 'table').replace('src=view)', 'src=view.slice(2, 0, 32, 1))'),
+                                 header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, chained, timing_only=True)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('of an indirect view', result['message'])
 
     def test_nki_object_dataclasses_and_nki_tensor_constants(self):
         header = BETA2_HEADER + 'import nki.tensor as ntensor\nfrom dataclasses import dataclass\n'
