@@ -193,7 +193,7 @@ class Recorder:
 
     def note_affine(self, context: Any) -> None:
         """The affine_range iterations the next entries run in, written when they changed: the replay checks write
-        conflicts between iterations in it (runtime._settle_writes)."""
+        conflicts between iterations in it (trace.settle_write)."""
         if context != self.affine:
             self.out.write(''.join(('{"affine":[', ','.join(['[%d,%d]' % pair for pair in context]), ']}\n')))
         self.affine = context
