@@ -19,7 +19,6 @@ from .dtypes import Kind, to_storage
 from .errors import CompileError
 from .indirect import DynamicRunsView, DynamicView, GatherTransposeView, IndirectView, gather_transpose_refusal
 from .tensors import PARTITION_LIMIT, Tensor
-from .trace import settle_write
 from .views import OutOfRangePattern, View, destination, operand_window
 
 RUN: Optional["Run"] = None
@@ -453,7 +452,7 @@ def _record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes:
     if run.placed is not None:
         _check_placed(run, pending, reads, writes, full)
     if not recorder.traced:
-        _settle_writes(run, pending, writes, full)
+        _note_writes(run, pending, writes, full)
         return
     read_regions = []
     free_max = 0
@@ -543,16 +542,12 @@ def _written(pending, writes, full):
         yield view, window, None if isinstance(view, IndirectView) else (view, window)
 
 
-def _settle_writes(run, pending, writes, full):
+def _note_writes(run, pending, writes, full):
     """Recording a program (no trace): only which HBM tensors the kernel wrote (a kernel that returns nothing
     returns the arguments it wrote). The replay settles and checks every write of the program (regions, start
     partitions, and the affine_range write conflicts in the loop context the program's `affine` entries carry)
     and reports them with the instruction's line."""
-    for view, _ in writes:
-        alloc = view.tensor.hbm_alloc
-        if alloc is not None:
-            alloc.written = True
-    for view, _ in pending.extra_writes:
+    for view, _, _ in _written(pending, writes, full):
         alloc = view.tensor.hbm_alloc
         if alloc is not None:
             alloc.written = True

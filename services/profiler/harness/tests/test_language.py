@@ -1912,20 +1912,8 @@ class DynamicCopyTest(unittest.TestCase):
             ''', 'a dynamic offset is one integer held in SBUF')
 
 
-class PublicFormsTest(unittest.TestCase):
-    """Forms of public kernels (neuronx-distributed find_index, a public masked layernorm)."""
-
-    def setUp(self):
-        self.ws = Workspace()
-        self.addCleanup(self.ws.close)
-
-    def test_beta1_positional_arguments_keep_their_documented_meaning(self):
-        # the Beta 1 pages give nc_transpose one positional parameter (`nc_transpose(data, *, mask=None, dtype=None,
-        # engine=...)`; the early stub `(data, mask=None, dtype=None, engine=None)`). A public idiom file calls the
-        # Beta 2 form `nisa.nc_transpose(tt, t)` in a neuronxcc kernel: the simulator read t as engine=,
-        # transposed the uninitialised tt and the run ended INCORRECT (NaN). Now the extra positional argument is
-        # refused by name; the Beta 2 form in an `import nki` kernel still works.
-        body = '''
+# A kernel that transposes its input into `tt` by the call CALL (a statement on the line marked `# <- here`)
+TRANSPOSE_BODY = '''
             @nki.jit
             def kernel(a):
                 out = nl.ndarray((a.shape[1], a.shape[0]), dtype=nl.float32, buffer=nl.shared_hbm)
@@ -1935,14 +1923,33 @@ class PublicFormsTest(unittest.TestCase):
                 nl.store(out, value=tt)
                 return out
             '''
-        reference = self.ws.reference('''
+
+
+class PublicFormsTest(unittest.TestCase):
+    """Forms of public kernels (neuronx-distributed find_index, a public masked layernorm)."""
+
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+
+    def transpose_reference(self, rows):
+        """A problem whose output is the transpose of one [rows, 16] input."""
+        return self.ws.reference('''
 def get_inputs():
-    return [np.random.randn(8, 16).astype(np.float32)]
+    return [np.random.randn(%d, 16).astype(np.float32)]
 
 
 def forward(a):
     return a.T.copy()
-''' + STANDARD_TRANSFORMS)
+''' % rows + STANDARD_TRANSFORMS)
+
+    def test_beta1_positional_arguments_keep_their_documented_meaning(self):
+        # the Beta 1 pages give nc_transpose one positional parameter (`nc_transpose(data, *, mask=None, dtype=None,
+        # engine=...)`; the early stub `(data, mask=None, dtype=None, engine=None)`). A public idiom file calls the
+        # Beta 2 form `nisa.nc_transpose(tt, t)` in a neuronxcc kernel: the simulator read t as engine=,
+        # transposed the uninitialised tt and the run ended INCORRECT (NaN). Now the extra positional argument is
+        # refused by name; the Beta 2 form in an `import nki` kernel still works.
+        body, reference = TRANSPOSE_BODY, self.transpose_reference(8)
         kernel = self.ws.kernel(body.replace('CALL', 'nisa.nc_transpose(tt, t)'))
         result = self.ws.evaluate(reference, kernel)
         self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
@@ -1971,24 +1978,7 @@ def forward(a):
         # every Beta 1 signature of dma_transpose is `(src, *, axes=None, mask=None, dtype=None, **kwargs)`; a public
         # probe calls the Beta 2 form `nisa.dma_transpose(dst, src, axes=(1, 0))` in a neuronxcc kernel, which ended
         # in a Python TypeError (RUNTIME_ERROR, "got multiple values for argument 'axes'"), not a named refusal
-        body = '''
-            @nki.jit
-            def kernel(a):
-                out = nl.ndarray((a.shape[1], a.shape[0]), dtype=nl.float32, buffer=nl.shared_hbm)
-                t = nl.load(a)
-                tt = nl.ndarray((a.shape[1], a.shape[0]), dtype=nl.float32, buffer=nl.sbuf)
-                CALL  # <- here
-                nl.store(out, value=tt)
-                return out
-            '''
-        reference = self.ws.reference('''
-def get_inputs():
-    return [np.random.randn(32, 16).astype(np.float32)]
-
-
-def forward(a):
-    return a.T.copy()
-''' + STANDARD_TRANSFORMS)
+        body, reference = TRANSPOSE_BODY, self.transpose_reference(32)
         kernel = self.ws.kernel(body.replace('CALL', 'nisa.dma_transpose(tt, t, axes=(1, 0))'))
         result = self.ws.evaluate(reference, kernel)
         self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
