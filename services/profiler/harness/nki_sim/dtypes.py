@@ -118,6 +118,47 @@ class LowPrecisionType:
         return self.name
 
 
+class _NumpyScalarDType(type):
+    """The metaclass of nl.float32, nl.int32, ... (`numpy_scalar_dtype`): as values they compare, hash and print as
+    the numpy dtype they stand for."""
+    numpy_dtype: np.dtype
+
+    def __eq__(cls, other: Any) -> bool:
+        return bool(cls.numpy_dtype == other)
+
+    def __ne__(cls, other: Any) -> bool:
+        return not cls == other
+
+    def __hash__(cls) -> int:
+        return hash(cls.numpy_dtype)
+
+    def __repr__(cls) -> str:
+        return repr(cls.numpy_dtype)
+
+    def __str__(cls) -> str:
+        return str(cls.numpy_dtype)
+
+
+def numpy_scalar_dtype(scalar_type: Any, on_call: Any) -> Any:
+    """nl.float32, nl.int32, nl.bool_ ...: NKI Beta 1's `neuronxcc.nki.language` defines them as numpy's scalar
+    types (`float32 = np.float32`, "Same as numpy.float32"), so a Beta 1 kernel may write `nl.float32(1.0)`; the API
+    pages and the NKI Library use them as dtypes whose str() is the name ('float32', as Beta 2's
+    `nki.language.float32 = 'float32'`). The class returned is both: a subclass of the numpy scalar type that, called,
+    returns the plain numpy scalar once `on_call(name)` has not refused the call, and, as a value, equal and
+    hash-equal to the numpy dtype (`t.dtype == nl.float32`, dict keys), printed as it (str 'float32'), with its
+    itemsize, name, kind and char; np.dtype() of it is the numpy dtype."""
+    numpy_dtype = np.dtype(scalar_type)
+
+    def construct(cls: Any, *args: Any, **kwargs: Any) -> Any:
+        on_call(numpy_dtype.name)
+        return scalar_type(*args, **kwargs)
+
+    namespace = {'numpy_dtype': numpy_dtype, '__new__': construct, '__slots__': (),
+                 'itemsize': numpy_dtype.itemsize, 'name': numpy_dtype.name, 'kind': numpy_dtype.kind,
+                 'char': numpy_dtype.char}
+    return _NumpyScalarDType(numpy_dtype.name, (scalar_type,), namespace)
+
+
 class NumericType:
     """nl.fp32 / nl.fp16 / nl.int32 ... spellings: a numpy dtype with `.min`, `.max` and `np.dtype()` support."""
 

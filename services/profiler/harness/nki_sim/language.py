@@ -6,6 +6,7 @@ NKIBench kernels) and skipped in timing-only mode.
 """
 import contextlib
 import hashlib
+import sys
 from typing import Any, Tuple
 
 import numpy as np
@@ -18,9 +19,10 @@ from .compute import (  # noqa: F401  (re-exported as nl.*)
 from .compute import alu_name as _alu_name
 from .compute import deterministic_dropout, element_count, free_elements
 from .affine import Predicate, arange, ds, mgrid  # noqa: F401  (re-exported as nl.*)
+from .beta import code_uses_beta2
 from .call_forms import check_module
 from .dtypes import (  # noqa: F401  (nl.* dtypes)
-    MX_DTYPES, NumericType, bfloat16, float8_e4m3, float8_e4m3fn, float8_e5m2, kind_of, tfloat32)
+    MX_DTYPES, NumericType, bfloat16, float8_e4m3, float8_e4m3fn, float8_e5m2, kind_of, numpy_scalar_dtype, tfloat32)
 from .dtypes import check_on_chip as _check_on_chip
 from .dtypes import to_storage as _to_storage
 from .dtypes import value_in_format, write_in_format
@@ -51,14 +53,27 @@ hbm = memory.hbm
 shared_hbm = memory.shared_hbm
 private_hbm = memory.private_hbm
 
-# numpy dtype objects, as the API pages give them (`nki.language.bfloat16 = dtype(bfloat16)`): str(nl.float32) is
-# 'float32', the same as str(t.dtype) of a float32 tensor (the NKI Library's allocator.sizeinbytes compares the two)
-float32 = np.dtype(np.float32)
-float16 = np.dtype(np.float16)
-float64 = np.dtype(np.float64)
-int8, int16, int32, int64 = np.dtype(np.int8), np.dtype(np.int16), np.dtype(np.int32), np.dtype(np.int64)
-uint8, uint16, uint32, uint64 = np.dtype(np.uint8), np.dtype(np.uint16), np.dtype(np.uint32), np.dtype(np.uint64)
-bool_ = np.dtype(np.bool_)
+
+
+def _scalar_call(name: str) -> None:
+    """`nl.float32(1.0)`: a numpy scalar in a Beta 1 kernel, where nl.float32 is np.float32; refused in a module
+    written against Beta 2 (judged as its kernels are, beta.code_uses_beta2), where nl.float32 is the string
+    'float32' and the call fails on the device's compiler ('str' object is not callable)."""
+    frame = sys._getframe(2)        # the caller of nl.float32(...) (numpy_scalar_dtype's constructor called this)
+    if code_uses_beta2(frame.f_code, frame.f_globals):
+        raise CompileError(f'nl.{name}(...) calls a data type: in NKI Beta 2 nl.{name} is the name {name!r} '
+                           f"(nki.language.{name} = {name!r}), not a function, and the call fails ('str' object is "
+                           f'not callable); write np.{name}(...) or the number itself', frame.f_lineno)
+
+
+# As NKI Beta 1 defines them, numpy's scalar types (`float32 = np.float32`), so nl.float32(1.0) is a scalar, that
+# compare, hash and print as the numpy dtypes, as the API pages give them: str(nl.float32) is 'float32', the same as
+# str(t.dtype) of a float32 tensor (the NKI Library's allocator.sizeinbytes compares the two). dtypes.numpy_scalar_dtype
+float32, float16, float64 = (numpy_scalar_dtype(t, _scalar_call) for t in (np.float32, np.float16, np.float64))
+int8, int16, int32, int64 = (numpy_scalar_dtype(t, _scalar_call) for t in (np.int8, np.int16, np.int32, np.int64))
+uint8, uint16, uint32, uint64 = (numpy_scalar_dtype(t, _scalar_call)
+                                 for t in (np.uint8, np.uint16, np.uint32, np.uint64))
+bool_ = numpy_scalar_dtype(np.bool_, _scalar_call)
 # dtype objects with .min/.max that np.dtype() accepts (nl.fp32.min, np.dtype(nl.bf16))
 fp32, fp16, fp64 = NumericType(np.float32), NumericType(np.float16), NumericType(np.float64)
 bf16, tf32, fp8_e4m3, fp8_e5m2 = bfloat16, tfloat32, float8_e4m3, float8_e5m2

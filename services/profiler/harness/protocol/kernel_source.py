@@ -11,7 +11,7 @@ import traceback
 import types
 
 from nki_sim.errors import CompileError
-from nki_sim.jit import declare_source
+from nki_sim.beta import declare_source
 from nki_sim.language import MEMORY_KEYWORDS
 
 from . import host_frameworks, host_logging, static_rules

@@ -284,7 +284,7 @@ def kernel(x):
 
 class BetaVersionTest(unittest.TestCase):
     """Which NKI version a kernel is written against decides affine_range's semantics and the call forms; it is
-    judged by the kernel module's import statements (nki_sim/jit.py uses_beta2), not by the module objects among
+    judged by the kernel module's import statements (nki_sim/beta.py uses_beta2), not by the module objects among
     its globals (both packages hold the same function objects here)."""
 
     def setUp(self):

@@ -1257,6 +1257,39 @@ class DtypeIdentityTest(unittest.TestCase):
         outputs, _ = ws.run(kernel, x)
         np.testing.assert_array_equal(outputs, 2 * x)
 
+    def test_numpy_dtypes_make_scalars_in_beta1_only(self):
+        """NKI Beta 1 defines nl.float32 as np.float32 ("Same as numpy.float32"), so `nl.float32(1.0)` is a scalar,
+        at module level or in the kernel (public kernels write `operand0=nl.float32(1.0)`); before, numpy's TypeError
+        "'numpy.dtype[float32]' object is not callable". In Beta 2 nl.float32 is the name 'float32' and the call
+        fails on the device's compiler, so a Beta 2 kernel's call is a CompileError naming the cause and the line.
+        As values they stay the numpy dtypes (equal, hash-equal, same str)."""
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        body = '''
+            LOWEST = nl.float32(-3.0e38)
+
+
+            @nki.jit
+            def kernel(x):
+                assert {np.dtype(np.float32): 'f'}[nl.float32] == 'f' and {nl.int32: 'i'}[np.dtype(np.int32)] == 'i'
+                assert {nl.float32: 4}[x.dtype] == 4 and str(nl.uint8) == 'uint8' and nl.int16.itemsize == 2
+                out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nl.load(x)
+                u = nisa.tensor_scalar(data=t, op0=nl.subtract, operand0=nl.float32(1.0), op1=nl.multiply,
+                                       operand1=nl.int32(2), dtype=nl.float32)
+                nl.store(out, value=nl.maximum(u, LOWEST))
+                return out
+            '''
+        x = np.random.normal(size=(128, 16)).astype(np.float32)
+        outputs, _ = ws.run(ws.kernel(body), x)
+        np.testing.assert_allclose(outputs, (x - 1) * 2, rtol=1e-6)
+        beta2 = ws.kernel(body.replace('LOWEST = nl.float32(-3.0e38)', 'LOWEST = -3.0e38'), header=BETA2_HEADER)
+        with self.assertRaises(CompileError) as refused:
+            ws.run(beta2, x)
+        self.assertIn("nl.float32(...) calls a data type: in NKI Beta 2 nl.float32 is the name 'float32'",
+                      refused.exception.message)
+        self.assertEqual(refused.exception.line, BETA2_HEADER.count('\n') + 11)
+
     def test_a_dtype_given_by_name(self):
         """`sbuf.view(dtype="bfloat16", ...)` (the NKI DMA overview's form), here through nl.ndarray: the name is the NKI format, as
         nl.bfloat16 is (before: numpy's TypeError "data type 'bfloat16' not understood")."""

@@ -75,7 +75,7 @@ def find_cycle(graph):
 
 # Layers, lowest first: a module may import only modules of its own or a lower layer.
 LAYERS = (
-    {'errors', 'dtypes', 'affine', 'memory', 'allocator', 'ops', 'tile_ops', 'target'},  # core data types
+    {'errors', 'dtypes', 'affine', 'memory', 'allocator', 'ops', 'tile_ops', 'target', 'beta'},  # core data types
     {'views', 'indirect', 'tensors', 'placement', 'races'},                        # memory and views
     {'trace'},                                                                     # instruction records
     {'runtime', 'loops', 'operands', 'compute', 'call_forms'},                     # execution
