@@ -10,7 +10,7 @@ import numpy as np
 
 from nki_sim.dtypes import round_to_fp8_e4m3
 from nki_sim.errors import CompileError
-from tests.support import SIMPLE_REFERENCE, STANDARD_TRANSFORMS, Workspace, line_of, rel_l2
+from tests.support import KERNEL_HEADER, SIMPLE_REFERENCE, STANDARD_TRANSFORMS, Workspace, line_of, rel_l2
 
 CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'corpus')
 
@@ -3520,6 +3520,43 @@ class ReturnedTileTest(unittest.TestCase):
                 ops = [field for line in f if line.startswith('I ') for field in line.split() if field.startswith('op=')]
             self.assertEqual(ops.count('op=store'), 2, ops)
 
+
+
+class HostCodeRunTest(unittest.TestCase):
+    """A kernel file whose host code runs its kernel when imported: `nki.simulate(kernel)(arrays)` (NKI 0.6+, the
+    nki.simulate API page and its Quick Start example) or `nki.simulate_kernel(kernel, arrays)`. That run is the
+    file's own check, not the profiled run: it runs on the simulator and none of its calls enter the program."""
+    KERNEL = '''
+@nki.jit
+def kernel(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+    return out
+
+
+probe = np.arange(8 * 16, dtype=np.float32).reshape(8, 16)
+'''
+
+    def assert_profiled_alone(self, host_code, header=KERNEL_HEADER, modes=(False, True)):
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        reference = ws.reference(SIMPLE_REFERENCE)
+        kernel = ws.kernel(self.KERNEL + host_code, header=header)
+        for timing_only in modes:
+            result = ws.evaluate(reference, kernel, timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
+            self.assertEqual(result['instructions'], 3)     # load, multiply, store of the profiled run only
+
+    def test_nki_simulate_runs_the_kernel_at_import_and_the_profiled_run_is_recorded_alone(self):
+        self.assert_profiled_alone('''
+assert np.array_equal(nki.simulate(kernel)(probe), probe * 2.0)
+assert np.array_equal(nki.simulate(lambda x: kernel(x))(probe), probe * 2.0)    # a plain function
+''', header=KERNEL_HEADER.replace('neuronxcc.nki', 'nki'))
+
+    def test_simulate_kernel_at_import_leaves_the_program_alone(self):
+        self.assert_profiled_alone('''
+assert np.array_equal(nki.simulate_kernel(kernel, probe), probe * 2.0)
+''', modes=(False,))
 
 class PredicateSubscriptTest(unittest.TestCase):
     """`t[c_out < C_out]` (the neuron-team conv2d lowering): a predicate subscript that holds at every index, or a
