@@ -130,6 +130,14 @@ def simulate_kernel(kernel: Any, *args: Any, **kwargs: Any) -> Any:
     return simulate(jit(kernel, mode='simulation'), args, kwargs)[0]
 
 
+def simulated(kernel: Any) -> Kernel:
+    """`nki.simulate(kernel)` (the nki.simulate API page of NKI 2.30+: "Create a CPU-simulated version of an NKI
+    kernel"; "If a plain function is passed, it is automatically wrapped"; `nki.simulate(my_kernel[2])` for a
+    launch grid): the kernel as @nki.jit makes it, which runs on this simulator when called with numpy arrays.
+    Public kernel files call it at module level in their host code (the API page's Quick Start example)."""
+    return jit(kernel)
+
+
 class RunObserver:
     """Hooks of `simulate` for program recording; the default does nothing."""
 

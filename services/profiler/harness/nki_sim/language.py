@@ -198,16 +198,46 @@ def _declare(shape, dtype, buffer, name, fill, initialized=True):
     if buffer is memory.shared_hbm:
         ordinal = run.shared_ordinal
         run.shared_ordinal += 1
-        if ordinal < len(run.shared_outputs):
+        named = _named_shared(run, shape, kind, name, line)
+        if named is not None:
+            if ordinal >= len(run.shared_outputs):      # keeps the ordinals of later declarations aligned
+                run.shared_outputs.append(named)
+            return named
+        if ordinal < len(run.shared_outputs) and not run.shared_outputs[ordinal].name and not name:
             return run.shared_outputs[ordinal]
     tensor = hbm_declared(tuple(int(d) for d in shape), dtype, buffer, run.numerics, line, name, initialized)
     if fill:
         tensor.hbm_alloc.data[...] = value_in_format(fill, tensor.kind)
     if buffer is memory.shared_hbm:
         run.shared_outputs.append(tensor)
+        if name and isinstance(name, str):
+            run.shared_names[name].append(tensor)
     else:
         run.private_hbm.append(tensor)
     return tensor
+
+
+def _named_shared(run: Any, shape: Any, kind: Any, name: Any, line: int) -> Any:
+    """The shared_hbm tensor another program of the launch declared under the same `name`, if any: the k-th
+    declaration of a name in a program is the k-th of the first program that declared it. nl.ndarray's page (NKI
+    2.32+): a name "has to be unique for tensors on each Physical NeuronCore", and shared_hbm tensors "will point
+    to the same underlying memory as long as they have the same name, even if the tensors appear in different
+    control flow" (unnamed ones are matched by declaration order). None when this declaration is the name's first
+    of its occurrence (a new tensor)."""
+    if not name or not isinstance(name, str):
+        return None
+    key = (run.program_ids, name)
+    occurrence = run.shared_name_counts.get(key, 0)
+    run.shared_name_counts[key] = occurrence + 1
+    earlier = run.shared_names.setdefault(name, [])
+    if occurrence >= len(earlier):
+        return None
+    first = earlier[occurrence]
+    if tuple(int(d) for d in shape) != tuple(first.shape) or kind.public != first.kind.public:
+        raise CompileError(f'shared_hbm tensor {name!r} is declared as {tuple(shape)} {kind.public}, and as '
+                           f'{tuple(first.shape)} {first.kind.public} by another program (shared_hbm tensors of one '
+                           'name are one memory)', line)
+    return first
 
 
 # Bytes per partition a fixed address may reach. `address=` is an NKI 0.4+ (Beta 2) argument, and Beta 2 targets

@@ -104,6 +104,10 @@ class Recorder:
         # hook would see a million times for a large kernel
         self.ids: Dict[Any, int] = {}
         self.depth = 0
+        # the observer of the run being recorded; a kernel the module's host code runs while it is imported (the
+        # nki.simulate Quick Start checks its kernel so: `nki.simulate(add_kernel)(a, b)` at module level) runs
+        # under a Run of its own, whose calls are not the program's
+        self.observer: Optional[RunObserver] = None
         self.scope: Any = ()
         self.affine: Any = ()       # the affine_range context last written (an `affine` entry)
         self.function_names = {id(f): name for name, f in _functions().items()}
@@ -154,6 +158,8 @@ class Recorder:
             run = runtime.RUN
             if run is None:
                 run = runtime.current()     # raises
+            if run.observer is not self.observer:   # a run of the kernel module's host code (see `observer`)
+                return function(*args, **kwargs)
             scope = run.reuse_scope
             if scope is not self.scope and scope != self.scope:
                 self.scope = scope
@@ -463,6 +469,7 @@ def _loop_text(value: LoopIndex) -> str:
 class _Observer(RunObserver):
     def __init__(self, recorder: Recorder) -> None:
         self.recorder = recorder
+        recorder.observer = self
 
     def start(self, kernel_name: str, grid: Tuple[int, ...], inputs: List[Any], psum_banks: int = 1) -> None:
         declared = [[list(v.shape), v.kind.public.name if isinstance(v.kind.public, np.dtype) else str(v.kind.public)]

@@ -55,6 +55,10 @@ class Run:
         self.grid = ()
         self.core_split: Any = None   # (grid axis, cores) of a launch spread over NeuronCores, else None
         self.shared_outputs = []
+        # shared_hbm tensors by name, in order of declaration, and each (program ids, name)'s declarations so far
+        # (language._named_shared)
+        self.shared_names: Dict[str, List[Any]] = {}
+        self.shared_name_counts: Dict[Tuple[Any, str], int] = {}
         self.private_hbm: List[Any] = []    # nl.hbm / nl.private_hbm tensors this run declared (may be returned)
         self.shared_ordinal = 0
         self.identity_cache = {}      # is this moving operand an identity matrix? (PE transposes)

@@ -176,6 +176,7 @@ def populate(package: types.ModuleType) -> None:
     sys.modules[f'{name}.nccl'] = nccl
     sys.modules[f'{name}.nccl.collectives'] = _CollectivesModule(f'{name}.nccl.collectives')
     if name == 'nki':           # NKI 0.3+: `import nki.tensor as ntensor` is a module of constant builders
+        setattr(package, 'simulate', jit.simulated)     # NKI 2.30+: nki.simulate(kernel)(*arrays)
         tensor = _TensorModule(name + '.tensor')
         setattr(package, 'tensor', tensor)
         sys.modules[name + '.tensor'] = tensor

@@ -10,7 +10,7 @@ import numpy as np
 
 from nki_sim.dtypes import round_to_fp8_e4m3
 from nki_sim.errors import CompileError
-from tests.support import SIMPLE_REFERENCE, STANDARD_TRANSFORMS, Workspace, line_of, rel_l2
+from tests.support import KERNEL_HEADER, SIMPLE_REFERENCE, STANDARD_TRANSFORMS, Workspace, line_of, rel_l2
 
 CORPUS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'corpus')
 
@@ -3496,6 +3496,48 @@ class GridLaunchTest(unittest.TestCase):
         self.assertEqual(shared['verdict'], 'OK', shared['message'])
 
 
+    def test_shared_hbm_tensors_of_one_name_are_one_memory(self):
+        """nl.ndarray's page (NKI 2.32+): shared_hbm tensors "will point to the same underlying memory as long as
+        they have the same name, even if the tensors appear in different control flow" (a name is unique within
+        a program, "on each Physical NeuronCore"). Program 0 stages its half in a named scratch declared in its
+        own branch (a core barrier orders the exchange); program 1 declares a named scratch of its own first, then
+        the shared one, and copies program 0's half out of it (by declaration order the two declarations of 'xchg'
+        are the second and the third: before, program 1 read its own unwritten scratch)."""
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        source = '''
+            @nki.jit
+            def exchange(x):
+                i = nl.program_id(0)
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out[64:128, :], value=nl.multiply(nl.load(x[64:128, :]), 2.0))
+                if i == 0:
+                    staged = nl.ndarray((64, 64), dtype=x.dtype, buffer=nl.shared_hbm, name='xchg')
+                    nl.store(staged, value=nl.multiply(nl.load(x[0:64, :]), 2.0))
+                    nisa.core_barrier(data=staged, cores=(0, 1))
+                else:
+                    own = nl.ndarray((64, 64), dtype=x.dtype, buffer=nl.shared_hbm, name='own')
+                    nl.store(own, value=nl.load(x[0:64, :]))
+                    staged = nl.ndarray((64, 64), dtype=x.dtype, buffer=nl.shared_hbm, name='xchg')
+                    nisa.core_barrier(data=staged, cores=(0, 1))
+                    nl.store(out[0:64, :], value=nl.load(staged))
+                return out
+
+            def kernel(x):
+                return exchange[2](x)
+            '''
+        reference = ws.reference(SIMPLE_REFERENCE)
+        for timing_only in (False, True):
+            result = ws.evaluate(reference, ws.kernel(source), timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
+        mismatch = ws.evaluate(reference, ws.kernel(source.replace("(64, 64), dtype=x.dtype, buffer=nl.shared_hbm, "
+                                                                   "name='xchg')\n                    nisa.core",
+                                                                   "(64, 32), dtype=x.dtype, buffer=nl.shared_hbm, "
+                                                                   "name='xchg')\n                    nisa.core")))
+        self.assertEqual(mismatch['verdict'], 'COMPILE_ERROR')
+        self.assertIn("shared_hbm tensor 'xchg' is declared as (64, 32) float32, and as (64, 64) float32 by another "
+                      "program", mismatch['message'])
+
 class TargetTest(unittest.TestCase):
     def test_the_kernel_is_told_the_neuroncore_generation_it_is_profiled_for(self):
         # x * 2 on trn2 (gen3, 224 KiB of SBUF per partition), x * 3 on trn1 (gen2, 192 KiB): the reference wants
@@ -3553,6 +3595,43 @@ class ReturnedTileTest(unittest.TestCase):
                 ops = [field for line in f if line.startswith('I ') for field in line.split() if field.startswith('op=')]
             self.assertEqual(ops.count('op=store'), 2, ops)
 
+
+
+class HostCodeRunTest(unittest.TestCase):
+    """A kernel file whose host code runs its kernel when imported: `nki.simulate(kernel)(arrays)` (NKI 0.6+, the
+    nki.simulate API page and its Quick Start example) or `nki.simulate_kernel(kernel, arrays)`. That run is the
+    file's own check, not the profiled run: it runs on the simulator and none of its calls enter the program."""
+    KERNEL = '''
+@nki.jit
+def kernel(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+    return out
+
+
+probe = np.arange(8 * 16, dtype=np.float32).reshape(8, 16)
+'''
+
+    def assert_profiled_alone(self, host_code, header=KERNEL_HEADER, modes=(False, True)):
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        reference = ws.reference(SIMPLE_REFERENCE)
+        kernel = ws.kernel(self.KERNEL + host_code, header=header)
+        for timing_only in modes:
+            result = ws.evaluate(reference, kernel, timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
+            self.assertEqual(result['instructions'], 3)     # load, multiply, store of the profiled run only
+
+    def test_nki_simulate_runs_the_kernel_at_import_and_the_profiled_run_is_recorded_alone(self):
+        self.assert_profiled_alone('''
+assert np.array_equal(nki.simulate(kernel)(probe), probe * 2.0)
+assert np.array_equal(nki.simulate(lambda x: kernel(x))(probe), probe * 2.0)    # a plain function
+''', header=KERNEL_HEADER.replace('neuronxcc.nki', 'nki'))
+
+    def test_simulate_kernel_at_import_leaves_the_program_alone(self):
+        self.assert_profiled_alone('''
+assert np.array_equal(nki.simulate_kernel(kernel, probe), probe * 2.0)
+''', modes=(False,))
 
 class PredicateSubscriptTest(unittest.TestCase):
     """`t[c_out < C_out]` (the neuron-team conv2d lowering): a predicate subscript that holds at every index, or a
