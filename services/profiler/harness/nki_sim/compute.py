@@ -353,11 +353,12 @@ def store_tile(target: View, value: Any, mask: Any = None) -> None:
         raise CompileError('nl.store with a mask needs value and destination of the same shape')
     if run.numerics:
         data = source.array(window)
-        out = target.array(window)
+        out = target.writable(window)
         if data.shape != out.shape:
             data = data.reshape(out.shape)
         # the DMA casts to the destination's format (a bfloat16 or fp8 output holds the rounded values)
         write_in_format(out, data, target.tensor.kind, where)
+        target.write_back(window, out, where)
         if isinstance(target, IndirectView):      # a scatter: out is the gathered copy
             target.scatter(out, window)
     reads = [(source, window)] + ([(target.index, None)] if isinstance(target, IndirectView) else [])

@@ -1310,7 +1310,7 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
     for view in patterns:       # an on-chip .ap(scalar_offset=...) side: a DMA with a dynamic start address
         view.allowed = True
     try:
-        target = destination(operand(dst))
+        target = destination(operand(dst), dma=True)
         source = operand(src)
     finally:
         for view in patterns:
@@ -1349,11 +1349,13 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
         target.combine(np.add, source.array().reshape(target.shape).astype(np.float32))
     elif run.numerics:
         data = source.array(window) if where is None else source.masked_array(where, 0)
-        out = target.array(window if target.shape == source.shape else None)
+        part = window if target.shape == source.shape else None
+        out = target.writable(part)
         values = out.astype(np.float32) + data.reshape(out.shape).astype(np.float32) if add else \
             data.reshape(out.shape)
         # the DMA casts to dst's format (bfloat16, fp8, ...); masked-off elements keep what dst held
         write_in_format(out, values, target.tensor.kind, where)
+        target.write_back(part, out, where)
         if isinstance(target, IndirectView):      # a scatter: out is the gathered copy
             target.scatter(out, window if target.shape == source.shape else None)
     direction = _dma_direction(target, [source])

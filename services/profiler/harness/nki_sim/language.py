@@ -412,7 +412,7 @@ def load_transpose2d(src: Any, dtype: Any = None, mask: Any = None, **kwargs: An
 
 def store(dst: Any, value: Any, mask: Any = None, **kwargs: Any) -> None:
     begin()
-    target = destination(operand(dst))
+    target = destination(operand(dst), dma=True)
     if target.tensor.buffer.on_chip:
         raise CompileError('nl.store writes HBM; assign to on-chip tiles instead')
     if isinstance(value, (bool, int, float, np.number)):

@@ -704,17 +704,19 @@ def _dma_fields(pending, reads, writes):
 def direct(run: Run, pending: 'Pending', dst: View, window: Any, where: Optional[np.ndarray] = None) -> None:
     """Record an instruction that writes its named destination (store, dma_copy) right away; `where` (an
     elementwise mask of dst's shape) limits the elements it writes."""
-    if run.coverage is not None and not dst.tensor.buffer.on_chip:
-        written = run.coverage.get(dst.tensor.hbm_alloc.serial)
+    # a DMA through a bitcast to a wider element: the bookkeeping is of the viewed tensor's elements it covers
+    view, at, under = dst.in_allocation(window, where)
+    if run.coverage is not None and not view.tensor.buffer.on_chip:
+        written = run.coverage.get(view.tensor.hbm_alloc.serial)
         if written is not None:
-            if isinstance(dst, IndirectView):
-                dst.scatter_over(written, True, window)
-            elif where is not None:
-                np.logical_or(dst.array_over(written, window), where, out=dst.array_over(written, window))
+            if isinstance(view, IndirectView):
+                view.scatter_over(written, True, at)
+            elif under is not None:
+                np.logical_or(view.array_over(written, at), under, out=view.array_over(written, at))
             else:
-                dst.array_over(written, window)[...] = True
-    if run.races is not None and run.races.active and not dst.tensor.buffer.on_chip:
-        run.races.write(dst, window, run.program_ids, pending.line, where, pending.rmw)
+                view.array_over(written, at)[...] = True
+    if run.races is not None and run.races.active and not view.tensor.buffer.on_chip:
+        run.races.write(view, at, run.program_ids, pending.line, under, pending.rmw)
     record(run, pending, pending.reads, [(dst, window)], False)
 
 

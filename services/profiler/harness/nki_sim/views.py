@@ -260,14 +260,17 @@ class OutOfRangePattern:
         raise CompileError(self.message)
 
 
-def destination(view: Any) -> Any:
-    """`view` as an instruction's destination: a bitcast to another element size is read-only in the simulator
-    (its values are decoded from the bits of the tensor it views)."""
+def destination(view: Any, dma: bool = False) -> Any:
+    """`view` as an instruction's destination. A bitcast to another element size (its values decoded from the bits
+    of the tensor it views) is written by a DMA only (`dma`: nisa.dma_copy, nl.store, an assignment into HBM, which
+    move bytes; View.write_back stores them), and only to a wider element (int32 over two bfloat16: each element
+    written spans whole elements of the tensor); an engine instruction or a scatter does not write through it."""
     source = view.tensor.source
-    if source is not None:
+    if source is not None and not (dma and type(view) is View and view.tensor.kind.itemsize > source.kind.itemsize):
         raise CompileError(f'writing through .view({view.tensor.kind.public}) of a {source.kind.public} tensor (a '
-                           'bitcast to another element size) is not supported by the simulator; such a view can be '
-                           f'read (loaded, stored, computed on); write the {source.kind.public} tensor itself')
+                           'bitcast to another element size) is not supported by the simulator except by a DMA '
+                           '(nisa.dma_copy, nl.store) into elements wider than the tensor\'s; such a view can be read '
+                           f'(loaded, stored, computed on); write the {source.kind.public} tensor itself')
     return view
 
 
@@ -444,6 +447,45 @@ class View(TileOperators):
         size = data.itemsize
         return np.ndarray(shape, data.dtype, buffer=data, offset=(offset - first * old // new) * size,
                           strides=tuple(s * size for s in self.strides))
+
+    def writable(self, window: Any = None) -> np.ndarray:
+        """The window's elements for a DMA to write into: array(), or, through a bitcast to another element size, a
+        decoded copy whose new values write_back stores."""
+        out = self.array(window)
+        return out.copy() if self.tensor.source is not None else out
+
+    def in_allocation(self, window: Any, where: Any = None) -> Tuple['View', Any, Any]:
+        """(view, window, where) of the same bytes in the elements of the tensor a bitcast to a wider element views:
+        each element spans `ratio` consecutive ones, a last axis of the view (for write bookkeeping kept per
+        allocation element: coverage of outputs, races between programs). Other views are returned as they are."""
+        source = self.tensor.source
+        if source is None:
+            return self, window, where
+        ratio = self.tensor.kind.itemsize // source.kind.itemsize
+        view = View(source, self.block, self.offset * ratio,
+                    self.shape + (ratio,), tuple(s * ratio for s in self.strides) + (1,), None, True)
+        if window is not None:
+            window = tuple(window) + ((0, ratio),)
+        if where is not None:
+            where = np.repeat(np.asarray(where)[..., None], ratio, axis=-1)
+        return view, window, where
+
+    def write_back(self, window: Any, values: np.ndarray, where: Any = None) -> None:
+        """After a DMA wrote `values` (the window's elements, from writable()) through a bitcast to a wider element
+        (the only one destination() lets a DMA write): their bit patterns replace the bytes of the viewed tensor's
+        elements they span (NkiTensor.view: the same bytes in fewer elements); elements off the window, or where
+        `where` does not hold, keep their bits. Nothing to do for other views, written in place."""
+        if self.tensor.source is None:
+            return
+        view, window, where = self.in_allocation(window, where)
+        source = view.tensor.kind
+        encoded = from_bytes(to_bytes(np.ascontiguousarray(values).reshape(-1), self.tensor.kind), source)
+        out = view.array(window)
+        encoded = encoded.reshape(out.shape)
+        if where is None:
+            out[...] = encoded
+        else:
+            np.copyto(out, encoded, where=where)
 
     def storage(self) -> np.ndarray:
         """The allocation's flat data as this view's tensor reads it: its own storage, the same bits as another

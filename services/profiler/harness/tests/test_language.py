@@ -2490,6 +2490,52 @@ def forward(x, start):
             self.assertEqual(result['verdict'], 'OK', result['message'])
             self.assertEqual(result.get('rel_l2', 0.0) or 0.0, 0.0)
 
+    def test_a_dma_writes_through_a_bitcast_to_a_wider_element(self):
+        # NkiTensor.view gives the same bytes in more or fewer elements; the newer vLLM-neuron topk_reduce (round 24)
+        # packs an int32 token id into the last two bfloat16 columns of its output with
+        # `nisa.dma_copy(output_hbm[t_slice, H:].view(nl.int32), routed_indices_sb)`. Any write through a bitcast
+        # to another element size was refused; a DMA (dma_copy, nl.store) into wider elements now stores the bytes,
+        # each int32 the bit patterns of two bfloat16 elements (low half first), and counts as writing them (an
+        # output written only so is not "never written"). Narrower elements and engine instructions stay refused.
+        reference = self.ws.reference(
+            'def get_inputs():\n'
+            '    halves = np.random.randint(0x3F00, 0x4100, size=(128, 2)).astype(np.uint32)\n'
+            '    packed = (halves[:, 0] | (halves[:, 1] << 16)).view(np.int32)\n'
+            '    x = (np.random.randn(128, 64).astype(np.float32).view(np.uint32) >> 16 << 16).view(np.float32)\n'
+            '    return [x, packed.reshape(128, 1)]\n'
+            '\n\ndef forward(x, ids):\n'
+            '    bits = ids.view(np.uint32)[:, 0]\n'
+            '    tail = np.stack([bits << 16, bits >> 16 << 16], axis=1).astype(np.uint32).view(np.float32)\n'
+            '    return np.concatenate([x, tail], axis=1), np.concatenate([tail, tail], axis=1)\n'
+            + STANDARD_TRANSFORMS)
+        body = '''
+            @nki.jit
+            def kernel(x, ids):
+                out = nl.ndarray((128, 66), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+                pairs = nl.ndarray((128, 4), dtype=nl.bfloat16, buffer=nl.shared_hbm)
+                t = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                i = nl.ndarray((128, 1), dtype=nl.int32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=i, src=ids)
+                h = nl.ndarray((128, 64), dtype=nl.bfloat16, buffer=nl.sbuf)
+                nisa.activation(dst=h, op=nl.copy, data=t)
+                nisa.dma_copy(dst=out[:, 0:64], src=h)
+                nisa.dma_copy(dst=out[:, 64:66].view(nl.int32), src=i)
+                nl.store(pairs.view(nl.int32)[:, 0:1], value=i)
+                nisa.dma_copy(dst=pairs[:, 2:4].view(nl.int32), src=ids)
+                return out, pairs
+            '''
+        for timing_only in (False, True):
+            result = self.ws.evaluate(reference, self.ws.kernel(body, header=BETA2_HEADER), timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
+            self.assertEqual(result.get('rel_l2', 0.0) or 0.0, 0.0)
+        # elements narrower than the tensor's are still refused
+        narrow = body.replace('nisa.dma_copy(dst=pairs[:, 2:4].view(nl.int32), src=ids)',
+                              'nisa.dma_copy(dst=pairs.view(nl.uint8)[:, 0:1], src=i)')
+        result = self.ws.evaluate(reference, self.ws.kernel(narrow, header=BETA2_HEADER))
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('except by a DMA (nisa.dma_copy, nl.store) into elements wider', result['message'])
+
     def test_an_indirect_transpose_reads_its_index_tile_column_after_column(self):
         # nki.isa.dma_transpose (the Beta 2 stub's "Indirect transpose example with 2D indices"): with a
         # vector_offset source, "flat_indices = indices.T.flatten()[:src.shape[0]]; gathered = src[flat_indices, :];
