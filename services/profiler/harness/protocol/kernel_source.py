@@ -45,17 +45,31 @@ def stand_ins_imported(tree):
 STAND_INS = {'logging': host_logging.stand_in}
 
 
-def kernel_builtins(names):
+class InertModule(types.ModuleType):
+    """What an unused `import os` / `import sys` of a kernel binds (static_rules.unused_host_imports): a module of
+    that name holding nothing. The static rules keep the kernel from naming it; anything that still reached it
+    (an attribute read) finds nothing."""
+
+    def __getattr__(self, name):
+        raise AttributeError(f'module {self.__name__!r} is an inert stand-in: an NKI kernel may import it but not '
+                             'use it')
+
+
+def kernel_builtins(names, inert=()):
     """Builtins for a kernel module that imports stand-in modules (`names`): the host's, with `import logging`
     (a logging that drops messages, host_logging.py) and the host frameworks (torch, torch_xla, torch_neuronx,
-    whose nki_jit is nki.jit, and jax: host_frameworks.py) bound to stand-ins, never the host's packages. The static
-    rules keep the kernel from reaching `__import__` or `__builtins__`."""
+    whose nki_jit is nki.jit, and jax: host_frameworks.py) bound to stand-ins, and the host-access modules it
+    imports without using them (`inert`, roots: `import os.path` too) bound to InertModule, never the host's
+    packages. The static rules keep the kernel from reaching `__import__` or `__builtins__`."""
     modules = {name: STAND_INS[name]() for name in names if name in STAND_INS}
+    inert_modules = {name: InertModule(name) for name in inert}
     host_import = builtins.__import__
 
     def kernel_import(name, globals=None, locals=None, fromlist=(), level=0):
         if level == 0 and name in modules:
             return modules[name]
+        if level == 0 and name.split('.')[0] in inert_modules:
+            return inert_modules[name.split('.')[0]]
         if level == 0 and host_frameworks.is_host_framework(name):
             return host_frameworks.imported(name, fromlist)
         return host_import(name, globals, locals, fromlist, level)
@@ -142,8 +156,9 @@ class KernelSource:
         try:
             preset = {'getattr': static_rules.public_getattr, 'breakpoint': static_rules.no_debugger}
             stand_ins = stand_ins_imported(tree)
-            if stand_ins:
-                preset['__builtins__'] = kernel_builtins(stand_ins)
+            inert = static_rules.unused_host_imports(tree)
+            if stand_ins or inert:
+                preset['__builtins__'] = kernel_builtins(stand_ins, inert)
             if declare_source(self.path, tree):
                 preset.update(MEMORY_KEYWORDS)
                 module = load_module(self.path, 'accelopt_candidate_kernel', preset)

@@ -3,7 +3,7 @@ import glob
 import os
 import unittest
 
-from protocol.kernel_source import KernelSource
+from protocol.kernel_source import InertModule, KernelSource
 from tests.support import SIMPLE_REFERENCE, Workspace, line_of
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
@@ -12,11 +12,15 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.d
 VIOLATIONS = {
     'import_json': ('import json  # <- here\n', 'import'),
     'import_relative': ('from . import helper  # <- here\n', 'import'),
-    'import_os': ('import os  # <- here\n', 'forbidden-module'),
+    'import_os': ('import os  # <- here\nroot = os.getcwd()\n', 'forbidden-module'),
+    'import_os_path_used_late': ('import os.path  # <- here\n\ndef kernel(x):\n    return os.sep\n',
+                                 'forbidden-module'),
+    'import_sys_as': ('import sys as system  # <- here\n', 'forbidden-module'),
     'import_operator_module': ('import operator  # <- here\n', 'import'),
     'from_operator_attrgetter': ('from operator import attrgetter  # <- here\n', 'import'),
     'from_typing_get_type_hints': ('from typing import get_type_hints  # <- here\n', 'import'),
-    'import_sys_inside_function': ('def kernel(x):\n    import sys  # <- here\n    return x\n', 'forbidden-module'),
+    'import_sys_inside_function': ('def kernel(x):\n    import sys  # <- here\n    return sys.argv\n',
+                                   'forbidden-module'),
     'from_os_path': ('from os import path  # <- here\n', 'forbidden-module'),
     'numpy_ctypeslib': ('from numpy import ctypeslib  # <- here\n', 'forbidden-module'),
     'numpy_ctypeslib_attribute': ('lib = np.ctypeslib  # <- here\n', 'forbidden-module'),
@@ -130,6 +134,29 @@ class StaticRulesTest(unittest.TestCase):
                 return out
             ''')
         self.assertEqual(self.ws.evaluate(self.reference, public)['verdict'], 'OK')
+
+    def test_an_unused_host_import_binds_an_inert_stand_in(self):
+        # the nki-samples LoRA kernels start with `import sys` and never use it (before: forbidden-module); the
+        # name is bound to a module holding nothing, so even a reach around the static rules finds no host module
+        path = self.ws.kernel('''
+            import sys
+            import os.path
+
+
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+                return out
+            ''')
+        result = self.ws.evaluate(self.reference, path)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        entry = KernelSource(path).load_entry_point()
+        bound = getattr(entry, 'func', entry).__globals__
+        self.assertIsInstance(bound['sys'], InertModule)
+        self.assertIsInstance(bound['os'], InertModule)
+        with self.assertRaisesRegex(AttributeError, "'sys' is an inert stand-in"):
+            bound['sys'].modules
 
     def test_logging_is_a_stand_in_that_drops_messages(self):
         path = self.ws.kernel('''
