@@ -46,7 +46,7 @@ STAND_INS = {'logging': host_logging.stand_in}
 
 
 class InertModule(types.ModuleType):
-    """What an unused `import os` / `import sys` of a kernel binds (static_rules.unused_host_imports): a module of
+    """What an unused `import sys` / `import json` ... of a kernel binds (static_rules.unused_imports): a module of
     that name holding nothing. The static rules keep the kernel from naming it; anything that still reached it
     (an attribute read) finds nothing."""
 
@@ -58,8 +58,8 @@ class InertModule(types.ModuleType):
 def kernel_builtins(names, inert=()):
     """Builtins for a kernel module that imports stand-in modules (`names`): the host's, with `import logging`
     (a logging that drops messages, host_logging.py) and the host frameworks (torch, torch_xla, torch_neuronx,
-    whose nki_jit is nki.jit, and jax: host_frameworks.py) bound to stand-ins, and the host-access modules it
-    imports without using them (`inert`, roots: `import os.path` too) bound to InertModule, never the host's
+    whose nki_jit is nki.jit, and jax: host_frameworks.py) bound to stand-ins, and the modules it could not
+    import but imports without using them (`inert`, roots: `import os.path` too) bound to InertModule, never the host's
     packages. The static rules keep the kernel from reaching `__import__` or `__builtins__`."""
     modules = {name: STAND_INS[name]() for name in names if name in STAND_INS}
     inert_modules = {name: InertModule(name) for name in inert}
@@ -156,7 +156,7 @@ class KernelSource:
         try:
             preset = {'getattr': static_rules.public_getattr, 'breakpoint': static_rules.no_debugger}
             stand_ins = stand_ins_imported(tree)
-            inert = static_rules.unused_host_imports(tree)
+            inert = static_rules.unused_imports(tree)
             if stand_ins or inert:
                 preset['__builtins__'] = kernel_builtins(stand_ins, inert)
             if declare_source(self.path, tree):

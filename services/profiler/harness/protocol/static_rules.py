@@ -12,10 +12,11 @@ the introspection or dynamic-code builtins. Each violation names its rule:
   `import pdb` (a debugging leftover in public kernels) for nothing (MODULE_NAMES: any other attribute of such a
   module is refused, statically and through getattr)
 - forbidden-module: one of the host-access modules (os, sys, ctypes, subprocess, ...), imported or reached
-  through an attribute (numpy.ctypeslib, ...). Only an unused `import os` / `import sys` (a leftover public kernels
-  keep: the nki-samples LoRA kernels import sys and never use it) is allowed: `import M` or `import M.sub` of such a
-  module whose bound name appears nowhere else in the file; the loader binds it to an inert stand-in that holds
-  nothing (kernel_source.InertModule), never the host's module (`unused_host_imports`)
+  through an attribute (numpy.ctypeslib, ...)
+- unused imports: `import M` or `import M.sub` whose bound name appears nowhere else in the file passes whatever M
+  is (a leftover public kernels keep: the nki-samples LoRA kernels import sys and never use it); the loader binds
+  the name to an inert stand-in that holds nothing (kernel_source.InertModule), never the host's module
+  (`unused_imports`); any use of the name is checked by the rules above
 - private-attribute: `x._name` or `x.__name__`-style access (except `__getitem__`, `__len__`, `__contains__`,
   which restate `x[i]`, `len(x)`, `in`), a dunder name such as `__builtins__` (except `__annotations__ = {...}`
   assigned in a class body, a dataclass's field declarations), or an import from a private module
@@ -176,19 +177,21 @@ def _own_private_members(tree):
     return names - _foreign_private_names() if names else names
 
 
-def _unused_host_import(alias, referenced):
-    """`import M` / `import M.sub` of a host-access module whose bound name the kernel never names again."""
-    root = alias.name.split('.')[0]
-    return root in FORBIDDEN_MODULES and alias.asname is None and root not in referenced and \
-        not any(_is_dunder_or_private(part) for part in alias.name.split('.'))
+def _unused_import(alias, referenced):
+    """`import M` / `import M.sub` of a module kernels may not import (a host-access module such as os or sys, or
+    any other outside the allowed ones: json, time, argparse, ...) whose bound name the kernel never names again."""
+    parts = alias.name.split('.')
+    root = parts[0]
+    return alias.asname is None and root not in referenced and root not in MODULE_NAMES and \
+        (root in FORBIDDEN_MODULES or not _allowed(root)) and not any(_is_dunder_or_private(p) for p in parts)
 
 
-def unused_host_imports(tree):
-    """The host-access modules (roots) a kernel that passed `check` imports without using them: the loader binds
-    them to inert stand-ins."""
+def unused_imports(tree):
+    """The modules (roots) a kernel that passed `check` imports without using them, which it could not import
+    otherwise: the loader binds them to inert stand-ins."""
     referenced = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
     return sorted({alias.name.split('.')[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
-                   for alias in node.names if _unused_host_import(alias, referenced)})
+                   for alias in node.names if _unused_import(alias, referenced)})
 
 
 def _root_name(node):
@@ -227,8 +230,7 @@ class _Checker(ast.NodeVisitor):
     def check_module(self, module, node):
         for part in module.split('.'):
             if part in FORBIDDEN_MODULES:
-                self.fail('forbidden-module', f'module {module!r} gives access to the host (only an unused '
-                          f'`import {part}` is allowed)', node)
+                self.fail('forbidden-module', f'module {module!r} gives access to the host', node)
         private = [part for part in module.split('.') if _is_dunder_or_private(part)]
         if private and module != '__future__':
             self.fail('private-attribute', f'module {module!r} is the compiler\'s private API ({private[0]}), not '
@@ -240,7 +242,7 @@ class _Checker(ast.NodeVisitor):
 
     def visit_Import(self, node):
         for alias in node.names:
-            if _unused_host_import(alias, self.referenced):
+            if _unused_import(alias, self.referenced):
                 self.imported.add(alias.name.split('.')[0])
                 continue
             self.check_module(alias.name, node)

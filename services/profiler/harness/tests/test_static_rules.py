@@ -10,13 +10,13 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.d
 
 # Kernel bodies (after the standard header) marking their offending line, and the rule each breaks.
 VIOLATIONS = {
-    'import_json': ('import json  # <- here\n', 'import'),
+    'import_json': ('import json  # <- here\nconfig = json.loads("{}")\n', 'import'),
     'import_relative': ('from . import helper  # <- here\n', 'import'),
     'import_os': ('import os  # <- here\nroot = os.getcwd()\n', 'forbidden-module'),
     'import_os_path_used_late': ('import os.path  # <- here\n\ndef kernel(x):\n    return os.sep\n',
                                  'forbidden-module'),
     'import_sys_as': ('import sys as system  # <- here\n', 'forbidden-module'),
-    'import_operator_module': ('import operator  # <- here\n', 'import'),
+    'import_operator_module': ('import operator  # <- here\nget = operator.attrgetter("x")\n', 'import'),
     'from_operator_attrgetter': ('from operator import attrgetter  # <- here\n', 'import'),
     'from_typing_get_type_hints': ('from typing import get_type_hints  # <- here\n', 'import'),
     'import_sys_inside_function': ('def kernel(x):\n    import sys  # <- here\n    return sys.argv\n',
@@ -98,7 +98,7 @@ class StaticRulesTest(unittest.TestCase):
 
     def test_rejection_happens_before_module_level_code_runs(self):
         marker = os.path.join(self.ws.root, 'kernel_ran')
-        path = self.ws.kernel(f'np.save({marker!r}, np.zeros(1))\nimport json\n'
+        path = self.ws.kernel(f'np.save({marker!r}, np.zeros(1))\nimport json\njson.loads("{{}}")\n'
                               '@nki.jit\ndef kernel(x):\n    return x\n')
         result = self.ws.evaluate(self.reference, path)
         self.assertEqual(result['verdict'], 'COMPILE_ERROR')
@@ -136,11 +136,13 @@ class StaticRulesTest(unittest.TestCase):
         self.assertEqual(self.ws.evaluate(self.reference, public)['verdict'], 'OK')
 
     def test_an_unused_host_import_binds_an_inert_stand_in(self):
-        # the nki-samples LoRA kernels start with `import sys` and never use it (before: forbidden-module); the
-        # name is bound to a module holding nothing, so even a reach around the static rules finds no host module
+        # the nki-samples LoRA kernels start with `import sys` and never use it (before: forbidden-module; an unused
+        # `import json` was an import violation); the name is bound to a module holding nothing, so even a reach
+        # around the static rules finds no host module
         path = self.ws.kernel('''
             import sys
             import os.path
+            import json, time
 
 
             @nki.jit
@@ -155,6 +157,7 @@ class StaticRulesTest(unittest.TestCase):
         bound = getattr(entry, 'func', entry).__globals__
         self.assertIsInstance(bound['sys'], InertModule)
         self.assertIsInstance(bound['os'], InertModule)
+        self.assertIsInstance(bound['json'], InertModule)
         with self.assertRaisesRegex(AttributeError, "'sys' is an inert stand-in"):
             bound['sys'].modules
 
