@@ -32,6 +32,10 @@ the introspection or dynamic-code builtins. Each violation names its rule:
 - forbidden-builtin: exec, eval, compile, __import__, open, globals, locals, vars, setattr, delattr, input.
   `breakpoint` (a debugging leftover in public kernels, often in an error branch that never runs) is the kernel
   module's `no_debugger`: calling it is a RUNTIME_ERROR, the debugger is never reached
+- introspection: the attributes that reach the interpreter's frames and code (a generator's `gi_frame`, then a
+  frame's `f_globals`, `f_builtins`, `f_back`, ...): a frame's globals hold the module's builtins and through them
+  `__import__`, so `(x for x in ()).gi_frame.f_globals['__builtins__']['__import__']('os')` would import any module
+  with no rule above seeing it; refused statically and through getattr
 - getattr (public kernels read configuration with `getattr(nl, dtype_name)`) never reaches a private name: a
   literal name starting with `_` is a private-attribute violation here (a forbidden module's name, such as
   `getattr(np, 'ctypeslib')`, a forbidden-module one), and the kernel's module gets `public_getattr`, which
@@ -49,6 +53,11 @@ ALLOWED_MODULES = ('nki', 'neuronxcc.nki', 'numpy', 'math', 'functools', 'iterto
 FORBIDDEN_MODULES = frozenset({
     'atexit', 'gc', 'sys', 'os', 'ctypes', 'threading', 'multiprocessing', 'subprocess', 'importlib',
     'builtins', 'inspect', 'ctypeslib', 'f2py', 'distutils', 'posix', '_thread', 'signal', 'socket'})
+# Attributes of generators, coroutines, frames and tracebacks that reach frames or code objects (names without a
+# leading underscore, so the private-attribute rule does not cover them).
+INTROSPECTION_ATTRIBUTES = frozenset({
+    'gi_frame', 'cr_frame', 'ag_frame', 'gi_code', 'cr_code', 'ag_code', 'gi_yieldfrom', 'cr_await', 'ag_await',
+    'f_globals', 'f_locals', 'f_builtins', 'f_back', 'f_code', 'f_trace', 'tb_frame', 'tb_next'})
 FORBIDDEN_BUILTINS = frozenset({
     'exec', 'eval', 'compile', '__import__', 'open', 'globals', 'locals', 'vars', 'setattr', 'delattr'})
 # Names public kernels import from standard modules for host-side helpers and configuration; none reaches an
@@ -82,6 +91,8 @@ def public_getattr(value, name, *default):
         raise AttributeError(f'NKI kernels cannot read the attribute {name!r} (private or not a name)')
     if name in FORBIDDEN_MODULES:
         raise AttributeError(f'NKI kernels cannot read the attribute {name!r} (it gives access to the host)')
+    if name in INTROSPECTION_ATTRIBUTES:
+        raise AttributeError(f'NKI kernels cannot read the attribute {name!r} (it reaches the interpreter\'s frames)')
     if isinstance(value, types.ModuleType) and name not in MODULE_NAMES.get(value.__name__, (name,)):
         raise AttributeError(f'NKI kernels {_module_use(value.__name__)}, not {name!r}')
     return getattr(value, name, *default)
@@ -287,6 +298,8 @@ class _Checker(ast.NodeVisitor):
             self.fail('private-attribute', f'access to private attribute {node.attr!r}', node)
         if node.attr in FORBIDDEN_MODULES:
             self.fail('forbidden-module', f'attribute {node.attr!r} gives access to the host', node)
+        if node.attr in INTROSPECTION_ATTRIBUTES:
+            self.fail('introspection', f'attribute {node.attr!r} reaches the interpreter\'s frames', node)
         self.generic_visit(node)
 
     def visit_Name(self, node):
@@ -305,6 +318,9 @@ class _Checker(ast.NodeVisitor):
         if isinstance(node.func, ast.Name) and node.func.id == 'getattr' and len(node.args) >= 2 and \
                 isinstance(node.args[1], ast.Constant) and node.args[1].value in FORBIDDEN_MODULES:
             self.fail('forbidden-module', f'attribute {node.args[1].value!r} gives access to the host', node)
+        if isinstance(node.func, ast.Name) and node.func.id == 'getattr' and len(node.args) >= 2 and \
+                isinstance(node.args[1], ast.Constant) and node.args[1].value in INTROSPECTION_ATTRIBUTES:
+            self.fail('introspection', f'attribute {node.args[1].value!r} reaches the interpreter\'s frames', node)
         self.generic_visit(node)
 
     def check_target(self, target, verb):

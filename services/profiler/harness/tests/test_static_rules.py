@@ -65,6 +65,9 @@ VIOLATIONS = {
     'open': ('data = open("/etc/passwd").read()  # <- here\n', 'forbidden-builtin'),
     'getattr_private': ('g = getattr(nl, "__dict__")  # <- here\n', 'private-attribute'),
     'getattr_host_module': ('c = getattr(np, "ctypeslib")  # <- here\n', 'forbidden-module'),
+    'generator_frame': ('g = (i for i in ())\nb = g.gi_frame.f_globals["__builtins__"]  # <- here\n',
+                        'introspection'),
+    'getattr_frame': ('g = (i for i in ())\nf = getattr(g, "gi_frame")  # <- here\n', 'introspection'),
     'setattr': ('setattr(nl, "load", None)  # <- here\n', 'forbidden-builtin'),
     'globals': ('g = globals()  # <- here\n', 'forbidden-builtin'),
     'vars': ('v = vars(nl)  # <- here\n', 'forbidden-builtin'),
@@ -126,6 +129,16 @@ class StaticRulesTest(unittest.TestCase):
         result = self.ws.evaluate(self.reference, host)
         self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
         self.assertIn("cannot read the attribute 'ctypeslib' (it gives access to the host)", result['message'])
+        frames = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                name = "gi_" + "frame"
+                frame = getattr((i for i in ()), name)  # <- here
+                return x
+            ''')
+        result = self.ws.evaluate(self.reference, frames)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+        self.assertIn("cannot read the attribute 'gi_frame' (it reaches the interpreter's frames)", result['message'])
         public = self.ws.kernel('''
             @nki.jit
             def kernel(x):
