@@ -46,9 +46,10 @@ STAND_INS = {'logging': host_logging.stand_in}
 
 
 class InertModule(types.ModuleType):
-    """What an unused `import sys` / `import json` ... of a kernel binds (static_rules.unused_imports): a module of
-    that name holding nothing. The static rules keep the kernel from naming it; anything that still reached it
-    (an attribute read) finds nothing."""
+    """What an unused `import sys` / `import json` / `from time import time` ... of a kernel binds
+    (static_rules.unused_imports): a module of that name holding nothing (the names of a from-import: such modules).
+    The static rules keep the kernel from naming it; anything that still reached it (an attribute read) finds
+    nothing."""
 
     def __getattr__(self, name):
         raise AttributeError(f'module {self.__name__!r} is an inert stand-in: an NKI kernel may import it but not '
@@ -59,8 +60,8 @@ def kernel_builtins(names, inert=()):
     """Builtins for a kernel module that imports stand-in modules (`names`): the host's, with `import logging`
     (a logging that drops messages, host_logging.py) and the host frameworks (torch, torch_xla, torch_neuronx,
     whose nki_jit is nki.jit, and jax: host_frameworks.py) bound to stand-ins, and the modules it could not
-    import but imports without using them (`inert`, roots: `import os.path` too) bound to InertModule, never the host's
-    packages. The static rules keep the kernel from reaching `__import__` or `__builtins__`."""
+    import but imports without using them (`inert`, roots: `import os.path` too) bound to InertModule, never the
+    host's packages. The static rules keep the kernel from reaching `__import__` or `__builtins__`."""
     modules = {name: STAND_INS[name]() for name in names if name in STAND_INS}
     inert_modules = {name: InertModule(name) for name in inert}
     host_import = builtins.__import__
@@ -69,7 +70,12 @@ def kernel_builtins(names, inert=()):
         if level == 0 and name in modules:
             return modules[name]
         if level == 0 and name.split('.')[0] in inert_modules:
-            return inert_modules[name.split('.')[0]]
+            if not fromlist:
+                return inert_modules[name.split('.')[0]]
+            module = InertModule(name)      # `from M import a`: inert too, for names the kernel never uses
+            for imported in fromlist:
+                setattr(module, imported, InertModule(f'{name}.{imported}'))
+            return module
         if level == 0 and host_frameworks.is_host_framework(name):
             return host_frameworks.imported(name, fromlist)
         return host_import(name, globals, locals, fromlist, level)

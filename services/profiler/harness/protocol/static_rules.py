@@ -13,10 +13,13 @@ the introspection or dynamic-code builtins. Each violation names its rule:
   module is refused, statically and through getattr)
 - forbidden-module: one of the host-access modules (os, sys, ctypes, subprocess, ...), imported or reached
   through an attribute (numpy.ctypeslib, ...)
-- unused imports: `import M` or `import M.sub` whose bound name appears nowhere else in the file passes whatever M
-  is (a leftover public kernels keep: the nki-samples LoRA kernels import sys and never use it); the loader binds
-  the name to an inert stand-in that holds nothing (kernel_source.InertModule), never the host's module
-  (`unused_imports`); any use of the name is checked by the rules above
+- unused imports: `import M` / `import M.sub` / `from M import a` whose bound names appear nowhere else in the file
+  pass whatever M is (a leftover public kernels keep: the nki-samples LoRA kernels import sys and never use it);
+  the loader binds the names to inert stand-ins that hold nothing (kernel_source.InertModule), never the host's
+  module (`unused_imports`); any use of such a name is checked by the rules above
+- `__main__` blocks: the body of a module-level `if __name__ == "__main__":` (tests, benchmarks, argument parsing
+  in a kernel file) is not checked and its names are no use: it never runs, since the harness imports the kernel
+  file under another name, and binding `__name__` in any form is a private-attribute violation
 - private-attribute: `x._name` or `x.__name__`-style access (except `__getitem__`, `__len__`, `__contains__`,
   which restate `x[i]`, `len(x)`, `in`), a dunder name such as `__builtins__` (except `__annotations__ = {...}`
   assigned in a class body, a dataclass's field declarations), or an import from a private module
@@ -188,21 +191,82 @@ def _own_private_members(tree):
     return names - _foreign_private_names() if names else names
 
 
-def _unused_import(alias, referenced):
-    """`import M` / `import M.sub` of a module kernels may not import (a host-access module such as os or sys, or
-    any other outside the allowed ones: json, time, argparse, ...) whose bound name the kernel never names again."""
-    parts = alias.name.split('.')
-    root = parts[0]
-    return alias.asname is None and root not in referenced and root not in MODULE_NAMES and \
-        (root in FORBIDDEN_MODULES or not _allowed(root)) and not any(_is_dunder_or_private(p) for p in parts)
+def _unusable(module):
+    """A module kernels may not import (a host-access module such as os or sys, or any other outside the allowed
+    ones and the curated helper modules: json, time, argparse, ...)."""
+    root = module.split('.')[0]
+    return root not in MODULE_NAMES and root not in HELPER_NAMES and (root in FORBIDDEN_MODULES or not _allowed(root))
+
+
+def _unused_import(node, referenced):
+    """`import M` / `import M.sub` (no `as`), or `from M import a, b` (relative imports, `*` and private names
+    excluded), of a module kernels may not import, none of whose bound names the kernel names again."""
+    if isinstance(node, ast.Import):
+        return all(alias.asname is None and alias.name.split('.')[0] not in referenced and _unusable(alias.name)
+                   and not any(_is_dunder_or_private(part) for part in alias.name.split('.')) for alias in node.names)
+    return not node.level and node.module is not None and _unusable(node.module) and \
+        not any(_is_dunder_or_private(part) for part in node.module.split('.')) and \
+        all(alias.name != '*' and not _is_dunder_or_private(alias.name) and (alias.asname or alias.name)
+            not in referenced for alias in node.names)
+
+
+def _is_main_guard(node):
+    """`if __name__ == "__main__":` (either operand order)."""
+    test = node.test if isinstance(node, ast.If) else None
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    operands = [test.left, test.comparators[0]]
+    return any(isinstance(a, ast.Name) and a.id == '__name__' for a in operands) and \
+        any(isinstance(a, ast.Constant) and a.value == '__main__' for a in operands)
+
+
+def _live_nodes(tree):
+    """Every node of the module but the bodies of its module-level `if __name__ == "__main__":` blocks: host code
+    (tests, benchmarks, argument parsing) that never runs, since the harness imports the kernel file under another
+    name and no kernel can rebind `__name__` (the private-attribute rule)."""
+    skipped = {id(statement) for node in getattr(tree, 'body', ()) if _is_main_guard(node) for statement in node.body}
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(child for child in ast.iter_child_nodes(node) if id(child) not in skipped)
+
+
+def _live_names(tree):
+    return {node.id for node in _live_nodes(tree) if isinstance(node, ast.Name)}
 
 
 def unused_imports(tree):
     """The modules (roots) a kernel that passed `check` imports without using them, which it could not import
     otherwise: the loader binds them to inert stand-ins."""
-    referenced = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
-    return sorted({alias.name.split('.')[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
-                   for alias in node.names if _unused_import(alias, referenced)})
+    referenced = _live_names(tree)
+    roots = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and _unused_import(node, referenced):
+            roots.update(alias.name.split('.')[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and _unused_import(node, referenced):
+            roots.add(node.module.split('.')[0])
+    return sorted(roots)
+
+
+def _binds_module_name(node):
+    """Does `node` bind the name `__name__` (which decides whether a `__main__` block runs)?"""
+    names = []
+    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        names = [node.id]
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        names = [node.name]
+    elif isinstance(node, ast.arg):
+        names = [node.arg]
+    elif isinstance(node, ast.alias):
+        names = [node.asname or node.name]
+    elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+        names = [node.name]
+    elif isinstance(node, ast.MatchMapping):
+        names = [node.rest]
+    elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        names = node.names
+    return '__name__' in names
 
 
 def _root_name(node):
@@ -213,6 +277,7 @@ def _root_name(node):
 
 class _Checker(ast.NodeVisitor):
     def __init__(self, tree):
+        self.tree = tree
         self.imported = set()  # names bound by imports: modules and names taken from them
         self.restricted = {}  # names bound by `import M` of a MODULE_NAMES module -> M
         self.bound = set()  # every other name the kernel binds (parameters, assignments, defs)
@@ -230,7 +295,7 @@ class _Checker(ast.NodeVisitor):
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.bound.add(node.name)
         self.own_private = _own_private_members(tree)
-        self.referenced = {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
+        self.referenced = _live_names(tree)
         # every name an import binds, wherever the import stands (a use may precede it in the source)
         self.import_bound = {(alias.asname or alias.name).split('.')[0] for node in ast.walk(tree)
                              if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
@@ -251,11 +316,19 @@ class _Checker(ast.NodeVisitor):
                       'neuronxcc and neuronxcc.nki, numpy, math, functools, itertools, logging; torch, torch_xla, '
                       'torch_neuronx and jax for host code that never runs, and torch_neuronx.nki_jit)', node)
 
+    def visit_If(self, node):
+        if _is_main_guard(node) and node in getattr(self.tree, 'body', ()):
+            self.visit(node.test)       # its body never runs (_live_nodes)
+            for statement in node.orelse:
+                self.visit(statement)
+            return
+        self.generic_visit(node)
+
     def visit_Import(self, node):
+        if _unused_import(node, self.referenced):
+            self.imported.update(alias.name.split('.')[0] for alias in node.names)
+            return
         for alias in node.names:
-            if _unused_import(alias, self.referenced):
-                self.imported.add(alias.name.split('.')[0])
-                continue
             self.check_module(alias.name, node)
             self.imported.add((alias.asname or alias.name).split('.')[0])
             if alias.name in MODULE_NAMES:
@@ -264,6 +337,9 @@ class _Checker(ast.NodeVisitor):
     def visit_ImportFrom(self, node):
         if node.level:
             self.fail('import', 'relative imports are not allowed in NKI kernels', node)
+        if _unused_import(node, self.referenced):
+            self.imported.update(alias.asname or alias.name for alias in node.names)
+            return
         helpers = HELPER_NAMES.get(node.module or '')
         for alias in node.names:
             if alias.name == '*':
@@ -358,4 +434,8 @@ def check(tree):
             checker.imported.update((a.asname or a.name).split('.')[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             checker.imported.update(a.asname or a.name for a in node.names)
+    for node in ast.walk(tree):
+        if _binds_module_name(node):
+            checker.fail('private-attribute', 'binding __name__ (it decides whether `if __name__ == "__main__":` '
+                         'blocks run)', node)
     checker.visit(tree)

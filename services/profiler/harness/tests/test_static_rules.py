@@ -21,7 +21,7 @@ VIOLATIONS = {
     'from_typing_get_type_hints': ('from typing import get_type_hints  # <- here\n', 'import'),
     'import_sys_inside_function': ('def kernel(x):\n    import sys  # <- here\n    return sys.argv\n',
                                    'forbidden-module'),
-    'from_os_path': ('from os import path  # <- here\n', 'forbidden-module'),
+    'from_os_path': ('from os import path  # <- here\nhere = path.abspath(".")\n', 'forbidden-module'),
     'numpy_ctypeslib': ('from numpy import ctypeslib  # <- here\n', 'forbidden-module'),
     'numpy_ctypeslib_attribute': ('lib = np.ctypeslib  # <- here\n', 'forbidden-module'),
     'dunder_class': ('klass = ().__class__  # <- here\n', 'private-attribute'),
@@ -68,6 +68,12 @@ VIOLATIONS = {
     'generator_frame': ('g = (i for i in ())\nb = g.gi_frame.f_globals["__builtins__"]  # <- here\n',
                         'introspection'),
     'getattr_frame': ('g = (i for i in ())\nf = getattr(g, "gi_frame")  # <- here\n', 'introspection'),
+    'binding_module_name': ('__name__ = "__main__"  # <- here\n', 'private-attribute'),
+    'binding_module_name_by_except': ('try:\n    pass\nexcept Exception as __name__:  # <- here\n    pass\n',
+                                      'private-attribute'),
+    'from_time_used': ('from time import time  # <- here\nstarted = time()\n', 'import'),
+    'used_outside_the_main_block': ('import os  # <- here\nif __name__ == "__main__":\n    pass\n'
+                                    'elif os.getcwd():\n    pass\n', 'forbidden-module'),
     'setattr': ('setattr(nl, "load", None)  # <- here\n', 'forbidden-builtin'),
     'globals': ('g = globals()  # <- here\n', 'forbidden-builtin'),
     'vars': ('v = vars(nl)  # <- here\n', 'forbidden-builtin'),
@@ -173,6 +179,36 @@ class StaticRulesTest(unittest.TestCase):
         self.assertIsInstance(bound['json'], InertModule)
         with self.assertRaisesRegex(AttributeError, "'sys' is an inert stand-in"):
             bound['sys'].modules
+
+    def test_a_main_block_is_host_code_that_is_not_checked(self):
+        # kernel files carry their own test or benchmark under `if __name__ == "__main__":`, with argparse, time,
+        # os.environ, open(...): it never runs in a profile (the file is imported under another name), so it is not
+        # checked, and the modules only it uses are inert stand-ins
+        path = self.ws.kernel('''
+            import argparse
+            import os
+            from time import perf_counter
+
+
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+                return out
+
+
+            if __name__ == "__main__":
+                parser = argparse.ArgumentParser()
+                os.environ["NEURON_CC_FLAGS"] = "--auto-cast=none"
+                started = perf_counter()
+                with open("timing.txt", "w") as f:
+                    f.write(str(perf_counter() - started))
+            ''')
+        result = self.ws.evaluate(self.reference, path)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        bound = getattr(KernelSource(path).load_entry_point(), 'func', None).__globals__
+        self.assertIsInstance(bound['perf_counter'], InertModule)
+        self.assertIsInstance(bound['argparse'], InertModule)
 
     def test_logging_is_a_stand_in_that_drops_messages(self):
         path = self.ws.kernel('''
