@@ -99,3 +99,13 @@ def get_inputs():
 def forward(x):
     return x * 2.0
 ''' + STANDARD_TRANSFORMS
+
+
+# A kernel that verifies against SIMPLE_REFERENCE (2 x); indented, as Workspace.kernel dedents its body.
+DOUBLING_KERNEL = '''
+    @nki.jit
+    def kernel(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+        return out
+    '''

@@ -6,17 +6,10 @@ import sys
 import unittest
 
 from protocol.evaluation import CHECK_SEEDS
-from tests.support import SIMPLE_REFERENCE, STANDARD_TRANSFORMS, Workspace, line_of
+from tests.support import DOUBLING_KERNEL, SIMPLE_REFERENCE, STANDARD_TRANSFORMS, Workspace, line_of
 
 EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), '..', '..', '..', 'examples')
 
-DOUBLING_KERNEL = '''
-    @nki.jit
-    def kernel(x):
-        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
-        nl.store(out, value=nl.multiply(nl.load(x), 2.0))
-        return out
-    '''
 BROKEN_REFERENCE = '''
 def get_inputs():
     raise RuntimeError('dataset missing')

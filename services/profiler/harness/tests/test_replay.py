@@ -12,16 +12,9 @@ from nki_sim.program import FORMAT, AffineLine, CallLine, ProgramError, Recorded
 from protocol.evaluation import evaluate
 from protocol.problem import load_module, load_problem
 from protocol.replay import replay_check
-from tests.support import SIMPLE_REFERENCE, STANDARD_TRANSFORMS, Workspace, line_of
+from tests.support import DOUBLING_KERNEL, SIMPLE_REFERENCE, STANDARD_TRANSFORMS, Workspace, line_of
 
 HARNESS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DOUBLING_KERNEL = '''
-    @nki.jit
-    def kernel(x):
-        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
-        nl.store(out, value=nl.multiply(nl.load(x), 2.0))
-        return out
-    '''
 
 
 def recorded_doubling_program():

@@ -1,10 +1,11 @@
 """NKI's static rules reject a kernel before any of its code runs: COMPILE_ERROR naming the rule and the line."""
 import glob
 import os
+import textwrap
 import unittest
 
 from protocol.kernel_source import InertModule, KernelSource
-from tests.support import SIMPLE_REFERENCE, Workspace, line_of
+from tests.support import DOUBLING_KERNEL, SIMPLE_REFERENCE, Workspace, line_of
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))))
 
@@ -154,26 +155,19 @@ class StaticRulesTest(unittest.TestCase):
             ''')
         self.assertEqual(self.ws.evaluate(self.reference, public)['verdict'], 'OK')
 
+    def loaded_ok(self, body):
+        """The globals of the kernel module `body` (after the standard header), which must verify."""
+        path = self.ws.kernel(body)
+        result = self.ws.evaluate(self.reference, path)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        entry = KernelSource(path).load_entry_point()
+        return getattr(entry, 'func', entry).__globals__
+
     def test_an_unused_host_import_binds_an_inert_stand_in(self):
         # the nki-samples LoRA kernels start with `import sys` and never use it (before: forbidden-module; an unused
         # `import json` was an import violation); the name is bound to a module holding nothing, so even a reach
         # around the static rules finds no host module
-        path = self.ws.kernel('''
-            import sys
-            import os.path
-            import json, time
-
-
-            @nki.jit
-            def kernel(x):
-                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
-                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
-                return out
-            ''')
-        result = self.ws.evaluate(self.reference, path)
-        self.assertEqual(result['verdict'], 'OK', result['message'])
-        entry = KernelSource(path).load_entry_point()
-        bound = getattr(entry, 'func', entry).__globals__
+        bound = self.loaded_ok('import sys\nimport os.path\nimport json, time\n' + textwrap.dedent(DOUBLING_KERNEL))
         self.assertIsInstance(bound['sys'], InertModule)
         self.assertIsInstance(bound['os'], InertModule)
         self.assertIsInstance(bound['json'], InertModule)
@@ -184,29 +178,15 @@ class StaticRulesTest(unittest.TestCase):
         # kernel files carry their own test or benchmark under `if __name__ == "__main__":`, with argparse, time,
         # os.environ, open(...): it never runs in a profile (the file is imported under another name), so it is not
         # checked, and the modules only it uses are inert stand-ins
-        path = self.ws.kernel('''
-            import argparse
-            import os
-            from time import perf_counter
-
-
-            @nki.jit
-            def kernel(x):
-                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
-                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
-                return out
-
-
-            if __name__ == "__main__":
-                parser = argparse.ArgumentParser()
-                os.environ["NEURON_CC_FLAGS"] = "--auto-cast=none"
-                started = perf_counter()
-                with open("timing.txt", "w") as f:
-                    f.write(str(perf_counter() - started))
-            ''')
-        result = self.ws.evaluate(self.reference, path)
-        self.assertEqual(result['verdict'], 'OK', result['message'])
-        bound = getattr(KernelSource(path).load_entry_point(), 'func', None).__globals__
+        imports = 'import argparse\nimport os\nfrom time import perf_counter\n'
+        bound = self.loaded_ok(imports + textwrap.dedent(DOUBLING_KERNEL) + '''
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    os.environ["NEURON_CC_FLAGS"] = "--auto-cast=none"
+    started = perf_counter()
+    with open("timing.txt", "w") as f:
+        f.write(str(perf_counter() - started))
+''')
         self.assertIsInstance(bound['perf_counter'], InertModule)
         self.assertIsInstance(bound['argparse'], InertModule)
 
