@@ -354,13 +354,14 @@ def _elements(shape):
     return n
 
 
-_ON_CHIP_REGIONS: Dict[tuple, tuple] = {}
+_REGIONS: Dict[tuple, tuple] = {}
 
 
 def _region(view, window, recorder):
     """(alloc, (region, trace token, free elements, partitions, start partition allowed)) of an operand, the last
-    three of the clipped shape; on-chip geometry is memoised because the same block-relative access repeats across
-    blocks and iterations."""
+    three of the clipped shape; memoised by geometry, because the same block-relative access repeats across blocks
+    and iterations (on chip) and a loop's loads and stores repeat the same HBM regions (HBM: the key has the index
+    map when the region has an index box, View.region)."""
     tensor = view.tensor
     alloc = tensor.hbm_alloc
     if alloc is None:
@@ -370,11 +371,21 @@ def _region(view, window, recorder):
     buffer = tensor.buffer
     if tensor.source is not None:       # a bitcast to another element size
         return alloc, _describe(view, window, alloc)
-    if buffer.on_chip and view.in_bounds and type(view) is not DynamicView:
-        key = (alloc.free, tensor.kind.itemsize, buffer.trace_name, view.offset, view.shape, view.strides, window)
-        known = _ON_CHIP_REGIONS.get(key)
+    if view.in_bounds and type(view) is not DynamicView:
+        if buffer.on_chip:
+            key = (alloc.free, tensor.kind.itemsize, buffer.trace_name, view.offset, view.shape, view.strides,
+                   window)
+        else:   # an HBM region's index box depends on the index map, when it indexes the tensor's own shape
+            canonical = alloc.canonical
+            boxed = view.tensor_indexed and (canonical is tensor or canonical.shape == tensor.shape)
+            key = (tensor.kind.itemsize, buffer.trace_name, view.offset, view.shape, view.strides, window,
+                   view.index_map if boxed else None)
+        try:
+            known = _REGIONS.get(key)
+        except TypeError:       # a geometry held in lists (not a view of a subscript): not memoised
+            return alloc, _describe(view, window, alloc)
         if known is None:
-            known = _ON_CHIP_REGIONS[key] = _describe(view, window, alloc)
+            known = _REGIONS[key] = _describe(view, window, alloc)
         return alloc, known
     return alloc, _describe(view, window, alloc)
 
