@@ -126,9 +126,6 @@ class _NumpyScalarDType(type):
     def __eq__(cls, other: Any) -> bool:
         return bool(cls.numpy_dtype == other)
 
-    def __ne__(cls, other: Any) -> bool:
-        return not cls == other
-
     def __hash__(cls) -> int:
         return hash(cls.numpy_dtype)
 

@@ -54,7 +54,6 @@ shared_hbm = memory.shared_hbm
 private_hbm = memory.private_hbm
 
 
-
 def _scalar_call(name: str) -> None:
     """`nl.float32(1.0)`: a numpy scalar in a Beta 1 kernel, where nl.float32 is np.float32; refused in a module
     written against Beta 2 (judged as its kernels are, beta.code_uses_beta2), where nl.float32 is the string
@@ -66,9 +65,9 @@ def _scalar_call(name: str) -> None:
                            f'not callable); write np.{name}(...) or the number itself', frame.f_lineno)
 
 
-# As NKI Beta 1 defines them, numpy's scalar types (`float32 = np.float32`), so nl.float32(1.0) is a scalar, that
-# compare, hash and print as the numpy dtypes, as the API pages give them: str(nl.float32) is 'float32', the same as
-# str(t.dtype) of a float32 tensor (the NKI Library's allocator.sizeinbytes compares the two). dtypes.numpy_scalar_dtype
+# numpy's scalar types, as NKI Beta 1 defines them (`float32 = np.float32`: nl.float32(1.0) is a scalar), that compare,
+# hash and print as the numpy dtypes the API pages give: str(nl.float32) is 'float32', as str(t.dtype) of a float32
+# tensor (the NKI Library's allocator.sizeinbytes compares the two); see dtypes.numpy_scalar_dtype
 float32, float16, float64 = (numpy_scalar_dtype(t, _scalar_call) for t in (np.float32, np.float16, np.float64))
 int8, int16, int32, int64 = (numpy_scalar_dtype(t, _scalar_call) for t in (np.int8, np.int16, np.int32, np.int64))
 uint8, uint16, uint32, uint64 = (numpy_scalar_dtype(t, _scalar_call)

@@ -220,11 +220,16 @@ def _is_main_guard(node):
         any(isinstance(a, ast.Constant) and a.value == '__main__' for a in operands)
 
 
+def _main_guards(tree):
+    """The module-level `if __name__ == "__main__":` statements."""
+    return [node for node in getattr(tree, 'body', ()) if _is_main_guard(node)]
+
+
 def _live_nodes(tree):
     """Every node of the module but the bodies of its module-level `if __name__ == "__main__":` blocks: host code
     (tests, benchmarks, argument parsing) that never runs, since the harness imports the kernel file under another
     name and no kernel can rebind `__name__` (the private-attribute rule)."""
-    skipped = {id(statement) for node in getattr(tree, 'body', ()) if _is_main_guard(node) for statement in node.body}
+    skipped = {id(statement) for node in _main_guards(tree) for statement in node.body}
     stack = [tree]
     while stack:
         node = stack.pop()
@@ -277,7 +282,7 @@ def _root_name(node):
 
 class _Checker(ast.NodeVisitor):
     def __init__(self, tree):
-        self.tree = tree
+        self.main_guards = {id(node) for node in _main_guards(tree)}
         self.imported = set()  # names bound by imports: modules and names taken from them
         self.restricted = {}  # names bound by `import M` of a MODULE_NAMES module -> M
         self.bound = set()  # every other name the kernel binds (parameters, assignments, defs)
@@ -317,7 +322,7 @@ class _Checker(ast.NodeVisitor):
                       'torch_neuronx and jax for host code that never runs, and torch_neuronx.nki_jit)', node)
 
     def visit_If(self, node):
-        if _is_main_guard(node) and node in getattr(self.tree, 'body', ()):
+        if id(node) in self.main_guards:
             self.visit(node.test)       # its body never runs (_live_nodes)
             for statement in node.orelse:
                 self.visit(statement)
@@ -372,10 +377,7 @@ class _Checker(ast.NodeVisitor):
             self.fail('import', f'{module}.{node.attr}: NKI kernels {_module_use(module)}', node)
         if _is_dunder_or_private(node.attr) and node.attr not in OPERATOR_DUNDERS and not self.own_member(node):
             self.fail('private-attribute', f'access to private attribute {node.attr!r}', node)
-        if node.attr in FORBIDDEN_MODULES:
-            self.fail('forbidden-module', f'attribute {node.attr!r} gives access to the host', node)
-        if node.attr in INTROSPECTION_ATTRIBUTES:
-            self.fail('introspection', f'attribute {node.attr!r} reaches the interpreter\'s frames', node)
+        self.check_attribute_name(node.attr, node)
         self.generic_visit(node)
 
     def visit_Name(self, node):
@@ -388,16 +390,19 @@ class _Checker(ast.NodeVisitor):
 
     def visit_Call(self, node):
         if isinstance(node.func, ast.Name) and node.func.id == 'getattr' and len(node.args) >= 2 and \
-                isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str) and \
-                _is_dunder_or_private(node.args[1].value):
-            self.fail('private-attribute', f'access to private attribute {node.args[1].value!r}', node)
-        if isinstance(node.func, ast.Name) and node.func.id == 'getattr' and len(node.args) >= 2 and \
-                isinstance(node.args[1], ast.Constant) and node.args[1].value in FORBIDDEN_MODULES:
-            self.fail('forbidden-module', f'attribute {node.args[1].value!r} gives access to the host', node)
-        if isinstance(node.func, ast.Name) and node.func.id == 'getattr' and len(node.args) >= 2 and \
-                isinstance(node.args[1], ast.Constant) and node.args[1].value in INTROSPECTION_ATTRIBUTES:
-            self.fail('introspection', f'attribute {node.args[1].value!r} reaches the interpreter\'s frames', node)
+                isinstance(node.args[1], ast.Constant) and isinstance(node.args[1].value, str):
+            name = node.args[1].value
+            if _is_dunder_or_private(name):
+                self.fail('private-attribute', f'access to private attribute {name!r}', node)
+            self.check_attribute_name(name, node)
         self.generic_visit(node)
+
+    def check_attribute_name(self, name, node):
+        """An attribute read by name (`x.name`, `getattr(x, 'name')`) that reaches the host or the frames."""
+        if name in FORBIDDEN_MODULES:
+            self.fail('forbidden-module', f'attribute {name!r} gives access to the host', node)
+        if name in INTROSPECTION_ATTRIBUTES:
+            self.fail('introspection', f'attribute {name!r} reaches the interpreter\'s frames', node)
 
     def check_target(self, target, verb):
         if isinstance(target, ast.Attribute) and _root_name(target) in self.imported:

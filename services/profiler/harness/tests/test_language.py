@@ -1965,6 +1965,15 @@ class PublicFormsTest(unittest.TestCase):
         self.ws = Workspace()
         self.addCleanup(self.ws.close)
 
+    def beta2_results(self, reference, body):
+        """The results of a Beta 2 kernel `body` with numerics and in timing-only mode, each asserted OK."""
+        results = []
+        for timing_only in (False, True):
+            result = self.ws.evaluate(reference, self.ws.kernel(body, header=BETA2_HEADER), timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
+            results.append(result)
+        return results
+
     def transpose_reference(self, rows):
         """A problem whose output is the transpose of one [rows, 16] input."""
         return self.ws.reference('''
@@ -2440,9 +2449,7 @@ def forward(x, start):
                 nisa.dma_copy(dst=out, src=t)
                 return out
             '''
-        for timing_only in (False, True):
-            result = self.ws.evaluate(reference, self.ws.kernel(body, header=BETA2_HEADER), timing_only=timing_only)
-            self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.beta2_results(reference, body)
         kernel = self.ws.kernel(body.replace('src=x[-64:, -2:]', 'src=x[-64:, nl.ds(-2, 2)]'), header=BETA2_HEADER)
         result = self.ws.evaluate(reference, kernel)
         self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
@@ -2485,9 +2492,7 @@ def forward(x, start):
                 nisa.dma_copy(dst=out, src=t)
                 return out
             '''
-        for timing_only in (False, True):
-            result = self.ws.evaluate(reference, self.ws.kernel(body, header=BETA2_HEADER), timing_only=timing_only)
-            self.assertEqual(result['verdict'], 'OK', result['message'])
+        for result in self.beta2_results(reference, body):
             self.assertEqual(result.get('rel_l2', 0.0) or 0.0, 0.0)
 
     def test_a_dma_writes_through_a_bitcast_to_a_wider_element(self):
@@ -2525,9 +2530,7 @@ def forward(x, start):
                 nisa.dma_copy(dst=pairs[:, 2:4].view(nl.int32), src=ids)
                 return out, pairs
             '''
-        for timing_only in (False, True):
-            result = self.ws.evaluate(reference, self.ws.kernel(body, header=BETA2_HEADER), timing_only=timing_only)
-            self.assertEqual(result['verdict'], 'OK', result['message'])
+        for result in self.beta2_results(reference, body):
             self.assertEqual(result.get('rel_l2', 0.0) or 0.0, 0.0)
         # elements narrower than the tensor's are still refused
         narrow = body.replace('nisa.dma_copy(dst=pairs[:, 2:4].view(nl.int32), src=ids)',
@@ -2565,9 +2568,7 @@ def forward(x, start):
                 nisa.dma_copy(dst=out[:, 128:320], src=two)
                 return out
             '''
-        for timing_only in (False, True):
-            result = self.ws.evaluate(reference, self.ws.kernel(body, header=BETA2_HEADER), timing_only=timing_only)
-            self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.beta2_results(reference, body)
         for old, new, words in (
                 ('nisa.dma_transpose(dst=two, src=', 'nisa.dma_copy(dst=two, src=',
                  'an index tile of several columns or of more rows is read only by nisa.dma_transpose'),
@@ -2667,9 +2668,7 @@ def forward(x, start):
                 nisa.dma_copy(dst=out2, src=odd)
                 return out, out2
             '''
-        for timing_only in (False, True):
-            result = self.ws.evaluate(reference, self.ws.kernel(body, header=BETA2_HEADER), timing_only=timing_only)
-            self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.beta2_results(reference, body)
         # the page's example without dtype= reads more int32 elements than the tensor holds
         kernel = self.ws.kernel(body.replace('offset=64, dtype=nl.bfloat16))', 'offset=64))  # <- here'),
                                 header=BETA2_HEADER)
