@@ -3,10 +3,10 @@
 Usage (inside the sandbox): python3 harness_guard.py KERNEL_PATH HARNESS_SCRIPT [harness args...]
 
 bubblewrap is the security boundary; this hook only gives a precise verdict. When code from KERNEL_PATH is on
-the stack of a network, process, signal, native-code (ctypes), unpickling or out-of-scratch write operation, the
-hook writes `/scratch/violation.json` ({"event", "detail", "line"}) once and raises SandboxViolation (a
-BaseException, so a kernel's `except Exception` cannot swallow it). The C++ worker turns the marker into
-SANDBOX_VIOLATION.
+the stack of a network, process, signal, native-code (ctypes), unpickling or out-of-scratch write operation, or
+of running code from a file in the scratch directory, the hook writes `/scratch/violation.json` ({"event",
+"detail", "line"}) once and raises SandboxViolation (a BaseException, so a kernel's `except Exception` cannot
+swallow it). The C++ worker turns the marker into SANDBOX_VIOLATION.
 Below the hook, a seccomp filter (process_filter.py) denies new processes and programs to the whole process
 (unless the worker sets ACCELOPT_PROCESS_FILTER=off, as the neuron backend does: the Neuron SDK runs its compiler
 as a process).
@@ -36,10 +36,14 @@ _NATIVE = {"ctypes.dlopen", "ctypes.dlsym", "ctypes.dlsym/handle", "ctypes.call_
 # Unpickling runs whatever callable the data names (np.load(..., allow_pickle=True) of a file the kernel wrote):
 # every global a pickle looks up while kernel code is on the stack is refused.
 _UNPICKLE = {"pickle.find_class"}
+# Running code from a file in the scratch directory, which the kernel can write: a module loaded from there (numpy's
+# npy_load_module did it, before protocol/kernel_modules.py put numpy.compat out of reach) is code the static rules
+# never saw. Code built from strings (a dataclass's __init__) and the host's own modules are not refused.
+_CODE = {"exec"}
 # Every event the hook looks at. Anything else returns at once: a simulated kernel raises about ten audit events per
 # instruction (builtins.id, sys._getframe, a frame's f_code), a million for a large kernel.
 _DETAIL_CHARS = 1000
-_WATCHED = frozenset(_NETWORK | _PROCESS | _SIGNAL | _FILE_CHANGE | _NATIVE | _UNPICKLE | {"open"})
+_WATCHED = frozenset(_NETWORK | _PROCESS | _SIGNAL | _FILE_CHANGE | _NATIVE | _UNPICKLE | _CODE | {"open"})
 
 
 class SandboxViolation(BaseException):
@@ -68,6 +72,15 @@ def _opened_path(path):
     return not (isinstance(path, int) and 0 <= path <= 3)
 
 
+def _scratch_code(code, kernel_path):
+    """The file of a code object run from the scratch directory (other than the kernel's own), else None."""
+    filename = getattr(code, "co_filename", "")
+    if not isinstance(filename, str) or not filename or filename.startswith("<") or _outside_scratch(filename) or \
+            os.path.realpath(filename) == kernel_path:
+        return None     # ("<string>": built from a string)
+    return filename
+
+
 def _shown(path):
     return str(path) if isinstance(path, int) else os.fsdecode(path)
 
@@ -91,6 +104,8 @@ def _install(kernel_path):
             detail = "write to %s" % _shown(args[0])
         elif event in _FILE_CHANGE and args and _outside_scratch(args[0]):
             detail = "%s %s" % (event, _shown(args[0]))
+        elif event in _CODE and args and _scratch_code(args[0], kernel_path):
+            detail = "running code from %s" % args[0].co_filename
         else:
             return
         line = _kernel_line(kernel_path)

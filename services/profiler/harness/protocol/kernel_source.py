@@ -16,6 +16,7 @@ from nki_sim.language import MEMORY_KEYWORDS
 
 from . import host_frameworks, host_logging, static_rules
 from .entry_point import entry_point
+from .kernel_modules import kernel_module
 from .loop_returns import hoist_loop_returns
 from .problem import load_module, registered
 
@@ -56,12 +57,13 @@ class InertModule(types.ModuleType):
                              'use it')
 
 
-def kernel_builtins(names, inert=()):
-    """Builtins for a kernel module that imports stand-in modules (`names`): the host's, with `import logging`
-    (a logging that drops messages, host_logging.py) and the host frameworks (torch, torch_xla, torch_neuronx,
-    whose nki_jit is nki.jit, and jax: host_frameworks.py) bound to stand-ins, and the modules it could not
-    import but imports without using them (`inert`, roots: `import os.path` too) bound to InertModule, never the
-    host's packages. The static rules keep the kernel from reaching `__import__` or `__builtins__`."""
+def kernel_builtins(names=(), inert=()):
+    """Builtins for a kernel module: the host's, with every module it imports seen through a KernelModule view
+    (kernel_modules.py), `import logging` (a logging that drops messages, host_logging.py) and the host frameworks
+    (torch, torch_xla, torch_neuronx, whose nki_jit is nki.jit, and jax: host_frameworks.py) bound to stand-ins
+    (`names`), and the modules it could not import but imports without using them (`inert`, roots: `import os.path`
+    too) bound to InertModule, never the host's packages. The static rules keep the kernel from reaching
+    `__import__` or `__builtins__`."""
     modules = {name: STAND_INS[name]() for name in names if name in STAND_INS}
     inert_modules = {name: InertModule(name) for name in inert}
     host_import = builtins.__import__
@@ -78,7 +80,14 @@ def kernel_builtins(names, inert=()):
             return module
         if level == 0 and host_frameworks.is_host_framework(name):
             return host_frameworks.imported(name, fromlist)
-        return host_import(name, globals, locals, fromlist, level)
+        module = host_import(name, globals, locals, fromlist, level)
+        if type(fromlist) is list:
+            # C code's import (PyImport_Import: numpy's tofile imports os) under a kernel frame, which uses that
+            # frame's builtins; it reads the module from sys.modules and never hands it to the kernel
+            return module
+        if fromlist and level == 0 and name.split('.')[0] in static_rules.HELPER_NAMES:
+            return module       # `from collections import namedtuple`: the names the static rules allow, only
+        return kernel_module(module)
 
     namespace = dict(vars(builtins))
     namespace['__import__'] = kernel_import
@@ -161,10 +170,7 @@ class KernelSource:
         tree = self.check_static_rules()
         try:
             preset = {'getattr': static_rules.public_getattr, 'breakpoint': static_rules.no_debugger}
-            stand_ins = stand_ins_imported(tree)
-            inert = static_rules.unused_imports(tree)
-            if stand_ins or inert:
-                preset['__builtins__'] = kernel_builtins(stand_ins, inert)
+            preset['__builtins__'] = kernel_builtins(stand_ins_imported(tree), static_rules.unused_imports(tree))
             if declare_source(self.path, tree):
                 preset.update(MEMORY_KEYWORDS)
                 module = load_module(self.path, 'accelopt_candidate_kernel', preset)

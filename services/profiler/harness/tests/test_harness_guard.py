@@ -74,6 +74,19 @@ class HarnessGuardTest(unittest.TestCase):
         self.assertEqual(marker['detail'], 'unpickling os.system')
         self.assertNotIn('ran', self.files)      # os.system never ran
 
+    def test_running_a_module_the_kernel_wrote_is_refused_before_it_runs(self):
+        # numpy.compat.npy_load_module, which a kernel cannot reach through its imports (protocol/kernel_modules.py)
+        done, marker = self.run_under_guard('''
+            import numpy as np
+            np.frombuffer(b'open("ran", "w")\\n', dtype=np.uint8).tofile('loaded.py')
+            np.compat.npy_load_module('loaded', 'loaded.py')
+            ''')
+        self.assertNotEqual(done.returncode, 0)
+        self.assertEqual(marker['event'], 'exec')
+        self.assertEqual(marker['detail'], 'running code from loaded.py')
+        self.assertEqual(marker['line'], 4)
+        self.assertNotIn('ran', self.files)
+
     def test_ordinary_kernel_python_raises_nothing(self):
         # numpy work, a dataclass (built with exec), a standard module imported for the first time (its bytecode
         # read with marshal), a copy of a nested structure: none of these is an operation the hook refuses
