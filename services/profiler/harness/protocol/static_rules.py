@@ -380,6 +380,14 @@ class _Checker(ast.NodeVisitor):
         self.check_attribute_name(node.attr, node)
         self.generic_visit(node)
 
+    def visit_MatchClass(self, node):
+        # `case object(__class__=c)` reads the subject's attribute `__class__` into c, as `subject.__class__` does
+        for name in node.kwd_attrs:
+            if _is_dunder_or_private(name):
+                self.fail('private-attribute', f'access to private attribute {name!r} (a class pattern)', node)
+            self.check_attribute_name(name, node)
+        self.generic_visit(node)
+
     def visit_Name(self, node):
         if node.id in FORBIDDEN_BUILTINS or (node.id in SHADOWABLE_BUILTINS and node.id not in self.bound):
             self.fail('forbidden-builtin', f'{node.id!r} is not available in NKI kernels', node)

@@ -69,6 +69,11 @@ VIOLATIONS = {
     'generator_frame': ('g = (i for i in ())\nb = g.gi_frame.f_globals["__builtins__"]  # <- here\n',
                         'introspection'),
     'getattr_frame': ('g = (i for i in ())\nf = getattr(g, "gi_frame")  # <- here\n', 'introspection'),
+    # a class pattern's keywords read the subject's attributes: `case object(__class__=c)` is `c = ().__class__`
+    'class_pattern_private': ('match ():\n    case object(__class__=c):  # <- here\n        pass\n',
+                              'private-attribute'),
+    'class_pattern_frame': ('match (i for i in ()):\n    case object(gi_frame=f):  # <- here\n        pass\n',
+                            'introspection'),
     'binding_module_name': ('__name__ = "__main__"  # <- here\n', 'private-attribute'),
     'binding_module_name_by_except': ('try:\n    pass\nexcept Exception as __name__:  # <- here\n    pass\n',
                                       'private-attribute'),
