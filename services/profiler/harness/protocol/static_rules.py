@@ -36,9 +36,10 @@ the introspection or dynamic-code builtins. Each violation names its rule:
   `breakpoint` (a debugging leftover in public kernels, often in an error branch that never runs) is the kernel
   module's `no_debugger`: calling it is a RUNTIME_ERROR, the debugger is never reached
 - introspection: the attributes that reach the interpreter's frames and code (a generator's `gi_frame`, then a
-  frame's `f_globals`, `f_builtins`, `f_back`, ...): a frame's globals hold the module's builtins and through them
-  `__import__`, so `(x for x in ()).gi_frame.f_globals['__builtins__']['__import__']('os')` would import any module
-  with no rule above seeing it; refused statically and through getattr
+  frame's `f_globals`, `f_builtins`, `f_back`, ..., a Cython function's `func_globals`): a frame's globals hold the
+  module's builtins and through them `__import__`, so
+  `(x for x in ()).gi_frame.f_globals['__builtins__']['__import__']('os')` would import any module with no rule
+  above seeing it; refused statically and through getattr
 - getattr (public kernels read configuration with `getattr(nl, dtype_name)`) never reaches a private name: a
   literal name starting with `_` is a private-attribute violation here (a forbidden module's name, such as
   `getattr(np, 'ctypeslib')`, a forbidden-module one), and the kernel's module gets `public_getattr`, which
@@ -57,10 +58,13 @@ FORBIDDEN_MODULES = frozenset({
     'atexit', 'gc', 'sys', 'os', 'ctypes', 'threading', 'multiprocessing', 'subprocess', 'importlib',
     'builtins', 'inspect', 'ctypeslib', 'f2py', 'distutils', 'posix', '_thread', 'signal', 'socket'})
 # Attributes of generators, coroutines, frames and tracebacks that reach frames or code objects (names without a
-# leading underscore, so the private-attribute rule does not cover them).
+# leading underscore, so the private-attribute rule does not cover them); Cython's functions (numpy.random's
+# SeedSequence.generate_state) spell a function's globals, code and closure the Python 2 way, and a closure cell
+# holds its value in cell_contents.
 INTROSPECTION_ATTRIBUTES = frozenset({
     'gi_frame', 'cr_frame', 'ag_frame', 'gi_code', 'cr_code', 'ag_code', 'gi_yieldfrom', 'cr_await', 'ag_await',
-    'f_globals', 'f_locals', 'f_builtins', 'f_back', 'f_code', 'f_trace', 'tb_frame', 'tb_next'})
+    'f_globals', 'f_locals', 'f_builtins', 'f_back', 'f_code', 'f_trace', 'tb_frame', 'tb_next',
+    'func_globals', 'func_code', 'func_closure', 'func_dict', 'cell_contents'})
 FORBIDDEN_BUILTINS = frozenset({
     'exec', 'eval', 'compile', '__import__', 'open', 'globals', 'locals', 'vars', 'setattr', 'delattr'})
 # Names public kernels import from standard modules for host-side helpers and configuration; none reaches an

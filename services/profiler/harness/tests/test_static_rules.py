@@ -69,6 +69,9 @@ VIOLATIONS = {
     'generator_frame': ('g = (i for i in ())\nb = g.gi_frame.f_globals["__builtins__"]  # <- here\n',
                         'introspection'),
     'getattr_frame': ('g = (i for i in ())\nf = getattr(g, "gi_frame")  # <- here\n', 'introspection'),
+    # a Cython function's globals (the module's builtins, and its real numpy)
+    'cython_globals': ('g = np.random.bit_generator.ISeedSequence.generate_state.func_globals  # <- here\n',
+                       'introspection'),
     # a class pattern's keywords read the subject's attributes: `case object(__class__=c)` is `c = ().__class__`
     'class_pattern_private': ('match ():\n    case object(__class__=c):  # <- here\n        pass\n',
                               'private-attribute'),
