@@ -391,20 +391,25 @@ def load(src: Any, dtype: Any = None, mask: Any = None, mode: Any = None, **kwar
 
 
 def load_transpose2d(src: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
-    unapplied_mask('nl.load_transpose2d', mask)
+    """src[i, j] into tile[j, i]. A mask is a predicate over the source's index expressions (the boundary mask of
+    a ragged edge, `mask=(r + i_p < rows) & (c + i_f < cols)`): it selects source elements, and the tile elements
+    they land on, the window transposed; the others are not written."""
     run = begin()
     view = operand(src)
     if view.tensor.buffer.on_chip or len(view.shape) != 2:
         raise CompileError('nl.load_transpose2d reads a 2-D HBM tensor')
+    window, where = _mask(mask, view.shape)
     if not view.in_bounds:
-        view.clip(None)
+        view.clip(window)
     transposed = View(view.tensor, view.block, view.offset, view.shape[::-1], view.strides[::-1])
     if transposed.shape[0] > PARTITION_LIMIT:
         raise CompileError(f'nl.load_transpose2d: partition dimension {transposed.shape[0]} exceeds '
                            f'{PARTITION_LIMIT}')
+    window = None if window is None else window[::-1]
     kind = kind_of(dtype) if dtype is not None else view.tensor.kind
-    result = _to_storage(transposed.array(), kind.storage) if run.numerics else None
-    pending = issue(run, 'load', 'dma', [(transposed, None)], transposed.shape, kind, result)
+    result = _to_storage(transposed.array(window), kind.storage) if run.numerics else None
+    pending = issue(run, 'load', 'dma', [(transposed, window)], transposed.shape, kind, result, window)
+    pending.where = None if where is None else where.T
     pending.dma = 'load'
     return pending.tile
 
