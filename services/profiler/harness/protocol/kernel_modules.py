@@ -12,11 +12,13 @@ import sys
 import types
 from typing import Any, Dict
 
-from .static_rules import ALLOWED_MODULES, MODULE_NAMES
+from .static_rules import ALLOWED_MODULES, MODULE_NAMES, STAND_IN_MODULES
 
-# The packages a kernel may import whole (static_rules: ALLOWED_MODULES, MODULE_NAMES) as their modules are named at
-# run time: `neuronxcc.nki` and `nki` are the simulator's nki_sim modules.
-KERNEL_PACKAGES = frozenset({name.split('.')[0] for name in ALLOWED_MODULES} | set(MODULE_NAMES) | {'nki_sim'})
+# The packages a kernel may import whole (static_rules: ALLOWED_MODULES, MODULE_NAMES; a stand-in module such as os
+# is never the host's) as their modules are named at run time: `neuronxcc.nki` and `nki` are the simulator's nki_sim
+# modules.
+KERNEL_PACKAGES = frozenset({name.split('.')[0] for name in ALLOWED_MODULES} | set(MODULE_NAMES) - STAND_IN_MODULES
+                            | {'nki_sim'})
 
 # numpy's modules for the host, never for a kernel: Python 2 compatibility (pickle, npy_load_module), the build
 # system, the Fortran wrapper generator and ctypes.

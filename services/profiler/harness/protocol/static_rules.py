@@ -3,7 +3,8 @@ imports only NKI, numpy and math, touches no private or dunder attribute, mutate
 the introspection or dynamic-code builtins. Each violation names its rule:
 
 - import: a module other than nki / neuronxcc.nki (and submodules) / numpy / math / functools / itertools /
-  __future__ / logging (the kernel gets a stand-in that drops every message, see host_logging.py) /
+  __future__ / logging (the kernel gets a stand-in that drops every message, see host_logging.py) / os for
+  `os.environ` and `os.getenv` only (a stand-in whose environment is the kernel's own, see host_environment.py) /
   torch, torch_xla, torch_neuronx, jax (stand-ins for host code that never runs, see host_frameworks.py; only
   torch_neuronx.nki_jit is real, the simulator's nki.jit), except `from M import name` of
   the pure helpers public kernels use (HELPER_NAMES: operator.mul, dataclasses.dataclass, typing.Tuple, ...);
@@ -51,7 +52,7 @@ import re
 import sys
 import types
 
-from . import host_frameworks, host_logging
+from . import host_environment, host_frameworks, host_logging
 
 ALLOWED_MODULES = ('nki', 'neuronxcc.nki', 'numpy', 'math', 'functools', 'itertools', '__future__')
 FORBIDDEN_MODULES = frozenset({
@@ -80,11 +81,15 @@ HELPER_NAMES = {
 }
 # Modules a kernel may import (whole, or the names above) that the loader replaces by a stand-in (never the host's
 # module): logging, whose messages are dropped (and the host frameworks, host_frameworks.py).
-STAND_IN_MODULES = frozenset({'logging'})
+STAND_IN_MODULES = frozenset({'logging', 'os'})
 # Modules a kernel may import whole for the names listed only (host-side diagnostics, e.g. neuronx-distributed's
 # find_index.py imports warnings): `warnings.warn(...)` prints a message and reaches nothing else. A student's
 # conv2d kernel imports pdb and never uses it; the debugger itself (pdb.set_trace, pdb.run) stays out of reach.
 MODULE_NAMES = {'warnings': frozenset({'warn'}), 'pdb': frozenset()}
+# `import os` binds a stand-in whose environment is the kernel's own (host_environment.py): public kernel files set
+# compiler flags with `os.environ[...] = ...` when they are imported. Only exactly `os`: `os.path`, `os.system` and
+# every other name stay forbidden-module.
+MODULE_NAMES['os'] = frozenset(host_environment.NAMES)
 HELPER_NAMES.update(MODULE_NAMES)
 # Dunder methods that only restate an operator kernels may use anyway (`key=seq.__getitem__` is `seq[i]`).
 OPERATOR_DUNDERS = frozenset({'__getitem__', '__len__', '__contains__'})
@@ -108,6 +113,11 @@ def public_getattr(value, name, *default):
 def no_debugger(*args, **kwargs):
     """The kernel module's breakpoint: a kernel run has no debugger."""
     raise RuntimeError('breakpoint() starts a debugger, which a kernel run cannot: remove the call')
+
+
+def _refusal_rule(module):
+    """The rule a name of a restricted module breaks: forbidden-module for a host-access module (os), else import."""
+    return 'forbidden-module' if module in FORBIDDEN_MODULES else 'import'
 
 
 def _module_use(module):
@@ -199,6 +209,8 @@ def _unusable(module):
     """A module kernels may not import (a host-access module such as os or sys, or any other outside the allowed
     ones and the curated helper modules: json, time, argparse, ...)."""
     root = module.split('.')[0]
+    if module != root and root in FORBIDDEN_MODULES:
+        return True     # `import os.path`: only os itself has a stand-in
     return root not in MODULE_NAMES and root not in HELPER_NAMES and (root in FORBIDDEN_MODULES or not _allowed(root))
 
 
@@ -314,7 +326,7 @@ class _Checker(ast.NodeVisitor):
 
     def check_module(self, module, node):
         for part in module.split('.'):
-            if part in FORBIDDEN_MODULES:
+            if part in FORBIDDEN_MODULES and module not in STAND_IN_MODULES:
                 self.fail('forbidden-module', f'module {module!r} gives access to the host', node)
         private = [part for part in module.split('.') if _is_dunder_or_private(part)]
         if private and module != '__future__':
@@ -322,8 +334,9 @@ class _Checker(ast.NodeVisitor):
                       'part of NKI; the simulator does not model it', node)
         if not _allowed(module) and module not in MODULE_NAMES:
             self.fail('import', f'module {module!r} is not importable in NKI kernels (allowed: nki, '
-                      'neuronxcc and neuronxcc.nki, numpy, math, functools, itertools, logging; torch, torch_xla, '
-                      'torch_neuronx and jax for host code that never runs, and torch_neuronx.nki_jit)', node)
+                      'neuronxcc and neuronxcc.nki, numpy, math, functools, itertools, logging, os.environ; torch, '
+                      'torch_xla, torch_neuronx and jax for host code that never runs, and torch_neuronx.nki_jit)',
+                      node)
 
     def visit_If(self, node):
         if id(node) in self.main_guards:
@@ -356,8 +369,8 @@ class _Checker(ast.NodeVisitor):
             if helpers is not None:
                 if alias.name not in helpers:
                     allowed = f'only {", ".join(sorted(helpers))}' if helpers else 'nothing'
-                    self.fail('import', f'from {node.module} import {alias.name}: {allowed} may be imported from '
-                              f'{node.module} in NKI kernels', node)
+                    self.fail(_refusal_rule(node.module), f'from {node.module} import {alias.name}: {allowed} may be '
+                              f'imported from {node.module} in NKI kernels', node)
                 self.imported.add(alias.asname or alias.name)
                 continue
             module = node.module if node.module != 'neuronxcc' else f'neuronxcc.{alias.name}'
@@ -378,7 +391,7 @@ class _Checker(ast.NodeVisitor):
     def visit_Attribute(self, node):
         module = self.restricted.get(node.value.id) if isinstance(node.value, ast.Name) else None
         if module is not None and node.attr not in MODULE_NAMES[module]:
-            self.fail('import', f'{module}.{node.attr}: NKI kernels {_module_use(module)}', node)
+            self.fail(_refusal_rule(module), f'{module}.{node.attr}: NKI kernels {_module_use(module)}', node)
         if _is_dunder_or_private(node.attr) and node.attr not in OPERATOR_DUNDERS and not self.own_member(node):
             self.fail('private-attribute', f'access to private attribute {node.attr!r}', node)
         self.check_attribute_name(node.attr, node)

@@ -13,7 +13,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.d
 VIOLATIONS = {
     'import_json': ('import json  # <- here\nconfig = json.loads("{}")\n', 'import'),
     'import_relative': ('from . import helper  # <- here\n', 'import'),
-    'import_os': ('import os  # <- here\nroot = os.getcwd()\n', 'forbidden-module'),
+    'import_os': ('import os\nroot = os.getcwd()  # <- here\n', 'forbidden-module'),
+    'from_os_system': ('from os import system  # <- here\nsystem("ls")\n', 'forbidden-module'),
     'import_os_path_used_late': ('import os.path  # <- here\n\ndef kernel(x):\n    return os.sep\n',
                                  'forbidden-module'),
     'import_sys_as': ('import sys as system  # <- here\n', 'forbidden-module'),
@@ -81,8 +82,8 @@ VIOLATIONS = {
     'binding_module_name_by_except': ('try:\n    pass\nexcept Exception as __name__:  # <- here\n    pass\n',
                                       'private-attribute'),
     'from_time_used': ('from time import time  # <- here\nstarted = time()\n', 'import'),
-    'used_outside_the_main_block': ('import os  # <- here\nif __name__ == "__main__":\n    pass\n'
-                                    'elif os.getcwd():\n    pass\n', 'forbidden-module'),
+    'used_outside_the_main_block': ('import os\nif __name__ == "__main__":\n    pass\n'
+                                    'elif os.getcwd():  # <- here\n    pass\n', 'forbidden-module'),
     'setattr': ('setattr(nl, "load", None)  # <- here\n', 'forbidden-builtin'),
     'globals': ('g = globals()  # <- here\n', 'forbidden-builtin'),
     'vars': ('v = vars(nl)  # <- here\n', 'forbidden-builtin'),
@@ -227,6 +228,38 @@ if __name__ == "__main__":
         self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
         self.assertIn('logging.FileHandler is not available to NKI kernels', result['message'])
         self.assertEqual(result['line'], line_of(handler, '# <- here'))
+
+    def test_os_is_a_stand_in_whose_environment_is_the_kernels_own(self):
+        # public kernel files set compiler flags when imported (a CS152 conv2d: NEURON_CC_FLAGS, NEURON_FRAMEWORK_DEBUG;
+        # before: forbidden-module); the kernel gets an empty environment of its own, never the process's
+        os.environ['ACCELOPT_TEST_SECRET'] = 'host value'
+        try:
+            bound = self.loaded_ok(textwrap.dedent('''
+                import os
+                from os import environ, getenv
+                os.environ["NEURON_CC_FLAGS"] = " --disable-dge "
+                environ.setdefault("NEURON_FRAMEWORK_DEBUG", "1")
+                FLAGS = (getenv("NEURON_CC_FLAGS"), os.getenv("ACCELOPT_TEST_SECRET", "unset"),
+                         os.environ.get("PATH"))
+                ''') + textwrap.dedent(DOUBLING_KERNEL))
+        finally:
+            del os.environ['ACCELOPT_TEST_SECRET']
+        self.assertIsNot(bound['os'], os)
+        self.assertEqual(bound['FLAGS'], (' --disable-dge ', 'unset', None))
+        self.assertEqual(bound['environ'], {'NEURON_CC_FLAGS': ' --disable-dge ', 'NEURON_FRAMEWORK_DEBUG': '1'})
+        self.assertNotIn('NEURON_CC_FLAGS', os.environ)
+        computed = self.ws.kernel('''
+            import os
+
+            @nki.jit
+            def kernel(x):
+                getattr(os, "sys" + "tem")("true")  # <- here
+                return x
+            ''')
+        result = self.ws.evaluate(self.reference, computed)
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+        self.assertIn("may use only environ, getenv of module 'os', not 'system'", result['message'])
+        self.assertEqual(result['line'], line_of(computed, '# <- here'))
 
     def test_logging_has_the_levels_neuronxcc_adds(self):
         # neuronxcc adds TRACE, USER and OFF to the logging module; Beta 1 kernels turn logging off with OFF.
