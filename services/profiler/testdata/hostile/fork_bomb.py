@@ -1,6 +1,7 @@
 # expect: COMPILE_ERROR
 # message: NKI static rule forbidden-module
-# Fork bomb: os is not importable (the sandbox also caps processes per uid).
+# Fork bomb: os.fork is refused (the kernel's os is a stand-in with environ and getenv only; the sandbox also caps
+# processes per uid).
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 import os

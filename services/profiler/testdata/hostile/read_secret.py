@@ -1,6 +1,7 @@
-# expect: COMPILE_ERROR
-# message: NKI static rule forbidden-module
-# Reading the worker's environment through os.environ.
+# expect: RUNTIME_ERROR
+# message: KeyError: 'ACCELOPT_TEST_SECRET'
+# Reading the worker's environment through os.environ: the kernel's os is a stand-in whose environment is its own,
+# empty when the kernel is loaded (protocol/host_environment.py).
 import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 import os
