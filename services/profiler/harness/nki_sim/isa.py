@@ -1379,9 +1379,7 @@ def dma_compute(dst: Any, srcs: Any, scales: Any = None, reduce_op: Any = None, 
     if reduce_op is None or not callable(reduce_op) or alu(reduce_op) is not np.add:
         raise CompileError(f'dma_compute: reduce_op {reduce_op!r} is not supported (the API page allows nl.add only)')
     _check_unique_indices('dma_compute', unique_indices)
-    if _dma_oob_mode(oob_mode, 'dma_compute') == 'skip':
-        raise CompileError('dma_compute: oob_mode=oob_mode.skip is not modelled by the simulator (a read-modify-write '
-                           'DMA, as dma_copy with dst_rmw_op, is modelled with oob_mode.error only)')
+    skip = _dma_oob_mode(oob_mode, 'dma_compute') == 'skip'
     if not isinstance(srcs, (list, tuple)) or not srcs:
         raise CompileError('dma_compute: srcs is a list of source tensors')
     if scales is not None and (not isinstance(scales, (list, tuple)) or len(scales) != len(srcs)
@@ -1402,6 +1400,11 @@ def dma_compute(dst: Any, srcs: Any, scales: Any = None, reduce_op: Any = None, 
     if isinstance(target, IndirectView) and not accumulate:
         raise CompileError('dma_compute: an indirect (scatter) destination is a read-modify-write: list dst itself '
                            'among srcs')
+    # oob_mode.skip (the API page: "Silently skips any operations involving out-of-bounds indices"): a scatter row
+    # whose index is out of bounds is not updated, nor is a destination row whose gathered source row is
+    gathered = [v for v in others if isinstance(v, IndirectView)]
+    for v in gathered + ([target] if isinstance(target, IndirectView) else []):
+        v.skip = skip
     if run.numerics:
         total = np.zeros(target.shape, dtype=np.float32)
         for v in others:
@@ -1410,7 +1413,13 @@ def dma_compute(dst: Any, srcs: Any, scales: Any = None, reduce_op: Any = None, 
             target.combine(np.add, total)         # once per index, repeated indices accumulating
         else:
             out = target.array()
-            write_in_format(out, out.astype(np.float32) + total if accumulate else total, target.tensor.kind)
+            kept = None
+            if skip and gathered:
+                kept = np.ones(target.shape[0], dtype=bool)
+                for v in gathered:
+                    kept &= np.broadcast_to(v.kept(), kept.shape)
+                kept = np.broadcast_to(kept.reshape((-1,) + (1,) * (len(target.shape) - 1)), target.shape)
+            write_in_format(out, out.astype(np.float32) + total if accumulate else total, target.tensor.kind, kept)
     direction = _dma_direction(target, others)
     reads = [(v, None) for v in others] + [(v.index, None) for v in views if isinstance(v, IndirectView)]
     if accumulate:
@@ -1481,8 +1490,9 @@ class dge_mode:
 
 
 class oob_mode:
-    """Out-of-bounds handling of dynamic DMA. The simulator raises on an out-of-bounds index, except for a
-    nisa.dma_copy scatter under oob_mode.skip, whose out-of-bounds rows are not written."""
+    """Out-of-bounds handling of dynamic DMA. The simulator raises on an out-of-bounds index, except under
+    oob_mode.skip for a nisa.dma_copy scatter, whose out-of-bounds rows are not written, and for nisa.dma_compute,
+    whose out-of-bounds rows are not updated."""
     error = 'error'
     skip = 'skip'
 
