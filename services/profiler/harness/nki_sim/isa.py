@@ -1325,11 +1325,15 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
                            'types must match (NKI 0.3.0 update guide; .view() one side, or use swdge / none to cast)')
     add = _rmw_add(dst_rmw_op, unique_indices)
     scatter_add = add and isinstance(target, IndirectView)
+    gather_skip = False
     if _dma_oob_mode(oob_mode) == 'skip':
         if add:
             raise CompileError('dma_copy: with dst_rmw_op only oob_mode=oob_mode.error is allowed (nisa.dma_copy)')
         if isinstance(target, IndirectView):
             target.skip = True      # a scatter: rows whose index is out of bounds are not written
+        gather_skip = isinstance(source, IndirectView)      # a gather: dst keeps its rows of out-of-bounds index
+    if isinstance(source, IndirectView):
+        source.skip = gather_skip
     if target.shape != source.shape and target.free_size * target.shape[0] != source.free_size * source.shape[0]:
         raise CompileError(f'dma_copy: source shape {source.shape} does not match destination {target.shape}')
     window, where = mask_of(mask, source.shape)
@@ -1353,8 +1357,12 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
         out = target.writable(part)
         values = out.astype(np.float32) + data.reshape(out.shape).astype(np.float32) if add else \
             data.reshape(out.shape)
+        written = where
+        if gather_skip:             # (no elementwise mask here: refused above for an indirect source)
+            kept = source.kept(window)
+            written = np.broadcast_to(kept.reshape((-1,) + (1,) * (data.ndim - 1)), data.shape).reshape(out.shape)
         # the DMA casts to dst's format (bfloat16, fp8, ...); masked-off elements keep what dst held
-        write_in_format(out, values, target.tensor.kind, where)
+        write_in_format(out, values, target.tensor.kind, written)
         target.write_back(part, out, where)
         if isinstance(target, IndirectView):      # a scatter: out is the gathered copy
             target.scatter(out, window if target.shape == source.shape else None)
@@ -1491,8 +1499,8 @@ class dge_mode:
 
 class oob_mode:
     """Out-of-bounds handling of dynamic DMA. The simulator raises on an out-of-bounds index, except under
-    oob_mode.skip for a nisa.dma_copy scatter, whose out-of-bounds rows are not written, and for nisa.dma_compute,
-    whose out-of-bounds rows are not updated."""
+    oob_mode.skip: a nisa.dma_copy scatter does not write its out-of-bounds rows, a gather leaves those rows of dst
+    as they were, and nisa.dma_compute does not update them."""
     error = 'error'
     skip = 'skip'
 
