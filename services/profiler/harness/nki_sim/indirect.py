@@ -33,7 +33,7 @@ class IndirectView(View):
         self.row_stride = row_stride
         self.rows = rows
         self.scalar = scalar
-        self.skip = False       # set by nisa.dma_copy(oob_mode=oob_mode.skip) for a scatter destination
+        self.skip = False       # oob_mode.skip: a dma_copy scatter destination, a dma_compute indirect access
 
     def region(self, window: Any, free: int) -> Tuple[int, int, int, int, Any]:
         return 0, 1, 0, self.tensor.parts * self.tensor.free, None
@@ -83,11 +83,15 @@ class IndirectView(View):
         """The gathered window (a copy: write it back with scatter_over)."""
         return data[self._offsets(window)]
 
+    def kept(self, window: Any = None) -> np.ndarray:
+        """Per partition of the window (one value for a scalar index): is its index in bounds?"""
+        _, _, picked = self._picked(window)
+        return (picked >= 0) & (picked < self.rows)
+
     def scatter_over(self, data: np.ndarray, values: Any, window: Any = None) -> None:
         offsets = self._offsets(window)
         if self.skip:            # oob_mode.skip: "Silently skip the runtime out-of-bounds access"
-            _, _, picked = self._picked(window)
-            kept = (picked >= 0) & (picked < self.rows)     # per partition (one value for a scalar index)
+            kept = self.kept(window)
             values = np.broadcast_to(values, offsets.shape)
             if self.scalar:
                 if kept[0]:
@@ -103,6 +107,14 @@ class IndirectView(View):
         kind = self.tensor.kind
         data = self.tensor.alloc_for(self.block).data.view(kind.storage)
         offsets = self._offsets(window)
+        if self.skip:            # oob_mode.skip (nisa.dma_compute): rows whose index is out of bounds are not updated
+            kept = self.kept(window)
+            if self.scalar:
+                if not kept[0]:
+                    return
+            else:
+                values = np.broadcast_to(values, offsets.shape)[kept]
+                offsets = offsets[kept]
         ufunc.at(data, offsets, values)
         if kind.rounding is not None:
             data[offsets] = kind.rounding(data[offsets])

@@ -1325,11 +1325,15 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
                            'types must match (NKI 0.3.0 update guide; .view() one side, or use swdge / none to cast)')
     add = _rmw_add(dst_rmw_op, unique_indices)
     scatter_add = add and isinstance(target, IndirectView)
+    gather_skip = False
     if _dma_oob_mode(oob_mode) == 'skip':
         if add:
             raise CompileError('dma_copy: with dst_rmw_op only oob_mode=oob_mode.error is allowed (nisa.dma_copy)')
         if isinstance(target, IndirectView):
             target.skip = True      # a scatter: rows whose index is out of bounds are not written
+        gather_skip = isinstance(source, IndirectView)      # a gather: dst keeps its rows of out-of-bounds index
+    if isinstance(source, IndirectView):
+        source.skip = gather_skip
     if target.shape != source.shape and target.free_size * target.shape[0] != source.free_size * source.shape[0]:
         raise CompileError(f'dma_copy: source shape {source.shape} does not match destination {target.shape}')
     window, where = mask_of(mask, source.shape)
@@ -1353,8 +1357,12 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
         out = target.writable(part)
         values = out.astype(np.float32) + data.reshape(out.shape).astype(np.float32) if add else \
             data.reshape(out.shape)
+        written = where
+        if gather_skip:             # (no elementwise mask here: refused above for an indirect source)
+            kept = source.kept(window)
+            written = np.broadcast_to(kept.reshape((-1,) + (1,) * (data.ndim - 1)), data.shape).reshape(out.shape)
         # the DMA casts to dst's format (bfloat16, fp8, ...); masked-off elements keep what dst held
-        write_in_format(out, values, target.tensor.kind, where)
+        write_in_format(out, values, target.tensor.kind, written)
         target.write_back(part, out, where)
         if isinstance(target, IndirectView):      # a scatter: out is the gathered copy
             target.scatter(out, window if target.shape == source.shape else None)
@@ -1379,9 +1387,7 @@ def dma_compute(dst: Any, srcs: Any, scales: Any = None, reduce_op: Any = None, 
     if reduce_op is None or not callable(reduce_op) or alu(reduce_op) is not np.add:
         raise CompileError(f'dma_compute: reduce_op {reduce_op!r} is not supported (the API page allows nl.add only)')
     _check_unique_indices('dma_compute', unique_indices)
-    if _dma_oob_mode(oob_mode, 'dma_compute') == 'skip':
-        raise CompileError('dma_compute: oob_mode=oob_mode.skip is not modelled by the simulator (a read-modify-write '
-                           'DMA, as dma_copy with dst_rmw_op, is modelled with oob_mode.error only)')
+    skip = _dma_oob_mode(oob_mode, 'dma_compute') == 'skip'
     if not isinstance(srcs, (list, tuple)) or not srcs:
         raise CompileError('dma_compute: srcs is a list of source tensors')
     if scales is not None and (not isinstance(scales, (list, tuple)) or len(scales) != len(srcs)
@@ -1402,6 +1408,11 @@ def dma_compute(dst: Any, srcs: Any, scales: Any = None, reduce_op: Any = None, 
     if isinstance(target, IndirectView) and not accumulate:
         raise CompileError('dma_compute: an indirect (scatter) destination is a read-modify-write: list dst itself '
                            'among srcs')
+    # oob_mode.skip (the API page: "Silently skips any operations involving out-of-bounds indices"): a scatter row
+    # whose index is out of bounds is not updated, nor is a destination row whose gathered source row is
+    gathered = [v for v in others if isinstance(v, IndirectView)]
+    for v in gathered + ([target] if isinstance(target, IndirectView) else []):
+        v.skip = skip
     if run.numerics:
         total = np.zeros(target.shape, dtype=np.float32)
         for v in others:
@@ -1410,7 +1421,13 @@ def dma_compute(dst: Any, srcs: Any, scales: Any = None, reduce_op: Any = None, 
             target.combine(np.add, total)         # once per index, repeated indices accumulating
         else:
             out = target.array()
-            write_in_format(out, out.astype(np.float32) + total if accumulate else total, target.tensor.kind)
+            kept = None
+            if skip and gathered:
+                kept = np.ones(target.shape[0], dtype=bool)
+                for v in gathered:
+                    kept &= np.broadcast_to(v.kept(), kept.shape)
+                kept = np.broadcast_to(kept.reshape((-1,) + (1,) * (len(target.shape) - 1)), target.shape)
+            write_in_format(out, out.astype(np.float32) + total if accumulate else total, target.tensor.kind, kept)
     direction = _dma_direction(target, others)
     reads = [(v, None) for v in others] + [(v.index, None) for v in views if isinstance(v, IndirectView)]
     if accumulate:
@@ -1481,8 +1498,9 @@ class dge_mode:
 
 
 class oob_mode:
-    """Out-of-bounds handling of dynamic DMA. The simulator raises on an out-of-bounds index, except for a
-    nisa.dma_copy scatter under oob_mode.skip, whose out-of-bounds rows are not written."""
+    """Out-of-bounds handling of dynamic DMA. The simulator raises on an out-of-bounds index, except under
+    oob_mode.skip: a nisa.dma_copy scatter does not write its out-of-bounds rows, a gather leaves those rows of dst
+    as they were, and nisa.dma_compute does not update them."""
     error = 'error'
     skip = 'skip'
 

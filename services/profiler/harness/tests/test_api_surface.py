@@ -468,8 +468,6 @@ class ApiSurfaceTest(unittest.TestCase):
                             ('nisa.dma_compute(t, [t, t], reduce_op=nl.add)', 'dst appears more than once'),
                             ('nisa.dma_compute(t, a, reduce_op=nl.add)', 'srcs is a list'),
                             ('nisa.dma_compute(t, [a[0:64, :]], reduce_op=nl.add)', 'does not match destination'),
-                            ('nisa.dma_compute(t, [t, a], reduce_op=nl.add, oob_mode=nisa.oob_mode.skip)',
-                             'oob_mode=oob_mode.skip is not modelled'),
                             ("nisa.dma_compute(t, [a], reduce_op=nl.add, oob_mode='wrap')",
                              "dma_compute: oob_mode='wrap' is not an oob_mode")):
             message = self.refused(f'''

@@ -1603,6 +1603,92 @@ def forward(table, ids, rows):
         self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
         self.assertIn('index 4294967295 is out of bounds for a dimension of size 64', result['message'])
 
+    def test_a_gather_with_oob_mode_skip_leaves_those_rows_of_dst_as_they_were(self):
+        # nisa.dma_copy(..., oob_mode=oob_mode.skip): "skip the DMA transfer for a given dynamic address or index
+        # when it is out of bound"; for a gather the destination rows of the skipped indices keep their content.
+        def kernel_text(mode):
+            return self.ws.kernel(f'''
+            @nki.jit
+            def kernel(table, ids, init):
+                idx = nl.ndarray((16, 1), dtype=nl.uint32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=idx, src=ids)
+                rows = nl.ndarray((16, 32), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=rows, src=init)
+                nisa.dma_copy(dst=rows, src=table.ap(pattern=[[32, 16], [1, 32]], offset=0, vector_offset=idx,
+                                                     indirect_dim=0){mode})  # <- here
+                out = nl.ndarray((16, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=out, src=rows)
+                return out
+            ''')
+        reference = self.ws.reference('''
+def get_inputs():
+    ids = (np.arange(16) * 2 + 3).astype(np.uint32).reshape(16, 1)
+    ids[[0, 9, 15]] = 0xFFFFFFFF
+    return [np.random.normal(size=(40, 32)).astype(np.float32), ids,
+            np.random.normal(size=(16, 32)).astype(np.float32)]
+
+
+def forward(table, ids, init):
+    out = init.copy()
+    for t in range(16):
+        if ids[t, 0] < 40:
+            out[t] = table[ids[t, 0]]
+    return out
+''' + STANDARD_TRANSFORMS)
+        result = self.ws.evaluate(reference, kernel_text(', oob_mode=nisa.oob_mode.skip'), seeds=2)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        result = self.ws.evaluate(reference, kernel_text(''))
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+        self.assertIn('index 4294967295 is out of bounds for a dimension of size 40', result['message'])
+
+    def test_dma_compute_with_oob_mode_skip_leaves_out_of_bounds_rows_unchanged(self):
+        # nisa.dma_compute(..., oob_mode=oob_mode.skip) (NKI 2.31+): "Silently skips any operations involving
+        # out-of-bounds indices". A gather read-modify-write (dst(SB) = dst(SB) + src(HBM)[indices]) keeps the rows
+        # whose index is out of bounds (here 0xFFFFFFFF, a row with nothing to gather); a scatter read-modify-write
+        # (dst(HBM)[indices] += src(SB)) does not update them. Under the default oob_mode.error it is a runtime error.
+        def kernel_text(mode):
+            return self.ws.kernel(f'''
+            @nki.jit
+            def kernel(table, ids, acc):
+                idx = nl.ndarray((16, 1), dtype=nl.uint32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=idx, src=ids)
+                total = nl.ndarray((16, 32), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=total, src=acc)
+                rows = table.ap(pattern=[[32, 16], [1, 32]], offset=0, vector_offset=idx, indirect_dim=0)
+                nisa.dma_compute(dst=total, srcs=[rows, total], reduce_op=nl.add{mode})  # <- here
+                out = nl.ndarray((16, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=out, src=total)
+                back = nl.ndarray((40, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=back, src=table)
+                target = back.ap(pattern=[[32, 16], [1, 32]], offset=0, vector_offset=idx, indirect_dim=0)
+                nisa.dma_compute(dst=target, srcs=[target, total], reduce_op=nl.add{mode})
+                return out, back
+            ''')
+        reference = self.ws.reference('''
+def get_inputs():
+    ids = (np.arange(16) * 2 + 3).astype(np.uint32).reshape(16, 1)
+    ids[[1, 6, 13]] = 0xFFFFFFFF
+    return [np.random.normal(size=(40, 32)).astype(np.float32), ids,
+            np.random.normal(size=(16, 32)).astype(np.float32)]
+
+
+def forward(table, ids, acc):
+    total = acc.copy()
+    back = table.copy()
+    for t in range(16):
+        if ids[t, 0] < 40:
+            total[t] += table[ids[t, 0]]
+    for t in range(16):
+        if ids[t, 0] < 40:
+            back[ids[t, 0]] += total[t]
+    return total, back
+''' + STANDARD_TRANSFORMS)
+        result = self.ws.evaluate(reference, kernel_text(', oob_mode=nisa.oob_mode.skip'), seeds=2)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        result = self.ws.evaluate(reference, kernel_text(''))
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+        self.assertIn('index 4294967295 is out of bounds for a dimension of size 40', result['message'])
+
 
 DYNAMIC_REFERENCE = '''
 def get_inputs():
