@@ -43,6 +43,13 @@ class KernelModule(types.ModuleType):
     def __init__(self, module: types.ModuleType) -> None:
         super().__init__(module.__name__, module.__doc__)
         self._module = module
+        self._own = frozenset(vars(self)) | {'_own'}    # the names above; the rest is what __getattr__ kept
+
+    def forget(self) -> None:
+        """Drop the attributes read so far."""
+        own = vars(self)['_own']
+        for name in [name for name in vars(self) if name not in own]:
+            del vars(self)[name]
 
     def __getattr__(self, name: str) -> Any:
         module = vars(self)['_module']
@@ -60,7 +67,7 @@ class KernelModule(types.ModuleType):
         if isinstance(value, types.ModuleType):
             value = kernel_module(value, f'{self.__name__}.{name}')
         # kept, so that the next read is a plain module attribute (a kernel's loop reads `nl.load` once per
-        # instruction); the kernel-visible names of these modules are never rebound
+        # instruction) until the next kernel is loaded (fresh_views)
         vars(self)[name] = value
         return value
 
@@ -71,6 +78,14 @@ class KernelModule(types.ModuleType):
         if getitem is None:
             raise TypeError(f'module {self.__name__!r} is not subscriptable')
         return getitem(module, item)
+
+
+def fresh_views() -> None:
+    """Forget what every view has read: the simulator rebinds its API functions while it records a program
+    (nki_sim/program.py, Recording, which wraps them before the kernel is loaded and restores them after it ran), so
+    a kernel loaded now must read the functions of now."""
+    for view in _VIEWS.values():
+        view.forget()
 
 
 def kernel_module(module: types.ModuleType, reached_as: str = '') -> types.ModuleType:

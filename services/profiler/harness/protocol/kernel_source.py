@@ -16,7 +16,7 @@ from nki_sim.language import MEMORY_KEYWORDS
 
 from . import host_environment, host_frameworks, host_logging, static_rules
 from .entry_point import entry_point
-from .kernel_modules import kernel_module
+from .kernel_modules import fresh_views, kernel_module
 from .loop_returns import hoist_loop_returns
 from .problem import load_module, registered
 
@@ -65,6 +65,7 @@ def kernel_builtins(names=(), inert=()):
     (`names`), and the modules it could not import but imports without using them (`inert`, roots: `import os.path`
     too) bound to InertModule, never the host's packages. The static rules keep the kernel from reaching
     `__import__` or `__builtins__`."""
+    fresh_views()
     modules = {name: STAND_INS[name]() for name in names if name in STAND_INS}
     inert_modules = {name: InertModule(name) for name in inert}
     host_import = builtins.__import__

@@ -7,6 +7,7 @@ import numpy
 
 from protocol.kernel_modules import KernelModule
 from protocol.kernel_source import KernelSource
+from protocol.recording import record
 from tests.support import DOUBLING_KERNEL, SIMPLE_REFERENCE, Workspace
 
 # A module reached through an allowed one: (kernel line, part of the refusal). Each passes the static rules
@@ -86,6 +87,21 @@ class KernelModulesTest(unittest.TestCase):
         self.assertIs(bound['np'].random.default_rng, numpy.random.default_rng)
         self.assertIs(bound['nl'], bound['nki'].language)     # one view per module
         self.assertEqual(bound['Shape'](1, 2).cols, 2)
+
+    def test_a_kernel_loaded_again_reads_the_api_of_its_own_recording(self):
+        # each recording wraps the simulator's API functions anew (nki_sim/program.py, Recording): a view that kept
+        # the first recording's `nl.load` made the second program fail ("a tensor that no recorded NKI call
+        # created"); so a second profile in one process, and tests that record in process, need fresh views
+        kernel = self.ws.kernel(DOUBLING_KERNEL)
+        programs = []
+        for run in range(2):
+            out = self.ws.write(f'program_{run}.txt', '')
+            record(self.reference, kernel, out)
+            with open(out) as f:
+                programs.append(f.read())
+        self.assertNotIn('"error"', programs[1])
+        self.assertIn('"c":"nl.load"', programs[1])
+        self.assertEqual(programs[0], programs[1])
 
 
 if __name__ == '__main__':
