@@ -5,6 +5,7 @@ the introspection or dynamic-code builtins. Each violation names its rule:
 - import: a module other than nki / neuronxcc.nki (and submodules) / numpy / math / functools / itertools /
   __future__ / logging (the kernel gets a stand-in that drops every message, see host_logging.py) / os for
   `os.environ` and `os.getenv` only (a stand-in whose environment is the kernel's own, see host_environment.py) /
+  pathlib for `Path` (a stand-in whose paths are text only, `Path.home()` '~', see host_paths.py) /
   torch, torch_xla, torch_neuronx, jax (stand-ins for host code that never runs, see host_frameworks.py; only
   torch_neuronx.nki_jit is real, the simulator's nki.jit), except `from M import name` of
   the pure helpers public kernels use (HELPER_NAMES: operator.mul, dataclasses.dataclass, typing.Tuple, ...);
@@ -52,7 +53,7 @@ import re
 import sys
 import types
 
-from . import host_environment, host_frameworks, host_logging
+from . import host_environment, host_frameworks, host_logging, host_paths
 
 ALLOWED_MODULES = ('nki', 'neuronxcc.nki', 'numpy', 'math', 'functools', 'itertools', '__future__')
 FORBIDDEN_MODULES = frozenset({
@@ -81,7 +82,7 @@ HELPER_NAMES = {
 }
 # Modules a kernel may import (whole, or the names above) that the loader replaces by a stand-in (never the host's
 # module): logging, whose messages are dropped (and the host frameworks, host_frameworks.py).
-STAND_IN_MODULES = frozenset({'logging', 'os'})
+STAND_IN_MODULES = frozenset({'logging', 'os', 'pathlib'})
 # Modules a kernel may import whole for the names listed only (host-side diagnostics, e.g. neuronx-distributed's
 # find_index.py imports warnings): `warnings.warn(...)` prints a message and reaches nothing else. A student's
 # conv2d kernel imports pdb and never uses it; the debugger itself (pdb.set_trace, pdb.run) stays out of reach.
@@ -90,6 +91,9 @@ MODULE_NAMES = {'warnings': frozenset({'warn'}), 'pdb': frozenset()}
 # compiler flags with `os.environ[...] = ...` when they are imported. Only exactly `os`: `os.path`, `os.system` and
 # every other name stay forbidden-module.
 MODULE_NAMES['os'] = frozenset(host_environment.NAMES)
+# `from pathlib import Path` binds a stand-in whose paths are text the kernel wrote (host_paths.py): the NKI profiling
+# page's example computes `Path.home() / 'reports'` for `@nki.profile(working_directory=...)` when it is imported.
+MODULE_NAMES['pathlib'] = frozenset(host_paths.NAMES)
 HELPER_NAMES.update(MODULE_NAMES)
 # Dunder methods that only restate an operator kernels may use anyway (`key=seq.__getitem__` is `seq[i]`).
 OPERATOR_DUNDERS = frozenset({'__getitem__', '__len__', '__contains__'})
@@ -334,9 +338,9 @@ class _Checker(ast.NodeVisitor):
                       'part of NKI; the simulator does not model it', node)
         if not _allowed(module) and module not in MODULE_NAMES:
             self.fail('import', f'module {module!r} is not importable in NKI kernels (allowed: nki, '
-                      'neuronxcc and neuronxcc.nki, numpy, math, functools, itertools, logging, os.environ; torch, '
-                      'torch_xla, torch_neuronx and jax for host code that never runs, and torch_neuronx.nki_jit)',
-                      node)
+                      'neuronxcc and neuronxcc.nki, numpy, math, functools, itertools, logging, os.environ, '
+                      'pathlib.Path; torch, torch_xla, torch_neuronx and jax for host code that never runs, and '
+                      'torch_neuronx.nki_jit)', node)
 
     def visit_If(self, node):
         if id(node) in self.main_guards:

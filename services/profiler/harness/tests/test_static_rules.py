@@ -1,6 +1,7 @@
 """NKI's static rules reject a kernel before any of its code runs: COMPILE_ERROR naming the rule and the line."""
 import glob
 import os
+import pathlib
 import textwrap
 import unittest
 
@@ -260,6 +261,52 @@ if __name__ == "__main__":
         self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
         self.assertIn("may use only environ, getenv of module 'os', not 'system'", result['message'])
         self.assertEqual(result['line'], line_of(computed, '# <- here'))
+
+    def test_pathlib_is_a_stand_in_whose_paths_are_text(self):
+        # the NKI profiling page's example computes `Path.home() / 'reports'` when imported, for
+        # `@nki.profile(working_directory=...)` (before: import); the kernel's Path joins text and reaches no file
+        bound = self.loaded_ok(textwrap.dedent('''
+            import pathlib
+            from pathlib import Path
+
+            WORKING_DIRECTORY = Path.home() / 'reports'
+            NAMES = (str(pathlib.Path('/tmp', 'a') / 'b.neff'), WORKING_DIRECTORY.name, str(WORKING_DIRECTORY.parent),
+                     str('out' / Path('x')), str(Path.cwd().joinpath('y')))
+
+            @nki.profile(working_directory=WORKING_DIRECTORY, save_neff_name='file.neff', profile_nth=2)
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+                return out
+            '''))
+        self.assertIsNot(bound['pathlib'], pathlib)
+        self.assertEqual(str(bound['WORKING_DIRECTORY']), '~/reports')
+        self.assertEqual(bound['NAMES'], ('/tmp/a/b.neff', 'reports', '~', 'out/x', 'y'))
+        for reach, message in (('Path.home().exists()', 'Path.exists: an NKI kernel\'s pathlib is a stand-in'),
+                               ('Path("/etc/passwd").read_text()', 'Path.read_text: an NKI kernel\'s pathlib'),
+                               ('getattr(pathlib, "o" + "s")', 'cannot read the attribute \'os\'')):
+            computed = self.ws.kernel(f'''
+                import pathlib
+                from pathlib import Path
+
+                @nki.jit
+                def kernel(x):
+                    found = {reach}  # <- here
+                    return x
+                ''')
+            result = self.ws.evaluate(self.reference, computed)
+            self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+            self.assertIn(message, result['message'])
+            self.assertEqual(result['line'], line_of(computed, '# <- here'))
+        refused = self.ws.kernel(textwrap.dedent('''
+            import pathlib
+            found = pathlib.Path.home().parent, pathlib.PurePath('a'), pathlib.os  # <- here
+            ''') + textwrap.dedent(DOUBLING_KERNEL))
+        result = self.ws.evaluate(self.reference, refused)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn("NKI static rule import: pathlib.os: NKI kernels may use only Path, PosixPath, PurePath, "
+                      "PurePosixPath of module 'pathlib'", result['message'])
+        self.assertEqual(result['line'], line_of(refused, '# <- here'))
 
     def test_logging_has_the_levels_neuronxcc_adds(self):
         # neuronxcc adds TRACE, USER and OFF to the logging module; Beta 1 kernels turn logging off with OFF.
