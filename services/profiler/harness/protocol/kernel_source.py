@@ -174,10 +174,12 @@ class KernelSource:
         try:
             preset = {'getattr': static_rules.public_getattr, 'breakpoint': static_rules.no_debugger}
             preset['__builtins__'] = kernel_builtins(stand_ins_imported(tree), static_rules.unused_imports(tree))
+            host_only = static_rules.stub_host_only(tree)     # functions only `__main__` calls: not run
             if declare_source(self.path, tree):
                 preset.update(MEMORY_KEYWORDS)
-                module = load_module(self.path, 'accelopt_candidate_kernel', preset)
-            elif hoist_loop_returns(tree):
+                module = self.run_tree(tree, preset) if host_only else \
+                    load_module(self.path, 'accelopt_candidate_kernel', preset)
+            elif hoist_loop_returns(tree) or host_only:
                 module = self.run_tree(tree, preset)
             else:
                 module = load_module(self.path, 'accelopt_candidate_kernel', preset)

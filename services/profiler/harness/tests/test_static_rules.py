@@ -262,6 +262,54 @@ if __name__ == "__main__":
         self.assertIn("may use only environ, getenv of module 'os', not 'system'", result['message'])
         self.assertEqual(result['line'], line_of(computed, '# <- here'))
 
+    def test_functions_only_the_main_block_calls_are_host_code_that_never_runs(self):
+        # the SDK's layernorm example parses its command line in parse_args(), which only its `__main__` block calls
+        # (before: `import argparse` was an import violation); such a function's body is neither checked nor run:
+        # the loader replaces it, and the modules only it uses are inert
+        bound = self.loaded_ok(textwrap.dedent('''
+            import argparse
+            import sys
+            import time
+
+            def parse_args(argv=None):
+                parser = argparse.ArgumentParser()
+                parser.add_argument("--rows", type=int, default=128)
+                return parser.parse_args(argv)
+
+            def run(args):
+                started = time.time()
+                print(open("/etc/passwd").read(), sys.argv, eval("1"))
+                return time.time() - started
+            ''') + textwrap.dedent(DOUBLING_KERNEL) + textwrap.dedent('''
+            if __name__ == "__main__":
+                run(parse_args())
+            '''))
+        for name in ('argparse', 'sys', 'time'):
+            self.assertIsInstance(bound[name], InertModule)
+        for name in ('parse_args', 'run'):
+            with self.assertRaisesRegex(RuntimeError, rf"{name}\(\) is host code that only the file's __main__ "
+                                                      "block calls: the simulator does not run it"):
+                bound[name](None)
+        kernel = textwrap.dedent(DOUBLING_KERNEL)
+        main_calls = '\nif __name__ == "__main__":\n    helper()\n'
+        helper = 'import argparse  # <- here\ndef helper():\n    return argparse.Namespace()\n'
+        for body, rule in (
+                # called by the kernel too (directly, or through another function): checked as kernel code
+                (helper + kernel.replace('out = ', 'helper()\n    out = ') + main_calls, 'import'),
+                (helper + 'def other():\n    return helper()\nSETTINGS = other\n' + kernel + main_calls, 'import'),
+                # decorated (a decorator runs when the module loads), or bound twice: checked
+                ('import functools\n' + helper.replace('def helper', '@functools.lru_cache\ndef helper') + kernel
+                 + main_calls, 'import'),
+                (helper + 'helper = print\n' + kernel + main_calls, 'import'),
+                # a default value runs at definition: checked
+                ('def helper(text=open("/etc/passwd")):  # <- here\n    return text\n' + kernel + main_calls,
+                 'forbidden-builtin')):
+            path = self.ws.kernel(body)
+            result = self.ws.evaluate(self.reference, path)
+            self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+            self.assertIn(f'NKI static rule {rule}', result['message'])
+            self.assertEqual(result['line'], line_of(path, '# <- here'), result['message'])
+
     def test_pathlib_is_a_stand_in_whose_paths_are_text(self):
         # the NKI profiling page's example computes `Path.home() / 'reports'` when imported, for
         # `@nki.profile(working_directory=...)` (before: import); the kernel's Path joins text and reaches no file
