@@ -6,8 +6,8 @@ the introspection or dynamic-code builtins. Each violation names its rule:
   __future__ / logging (the kernel gets a stand-in that drops every message, see host_logging.py) / os for
   `os.environ` and `os.getenv` only (a stand-in whose environment is the kernel's own, see host_environment.py) /
   pathlib for `Path` (a stand-in whose paths are text only, `Path.home()` '~', see host_paths.py) /
-  torch, torch_xla, torch_neuronx, jax (stand-ins for host code that never runs, see host_frameworks.py; only
-  torch_neuronx.nki_jit is real, the simulator's nki.jit), except `from M import name` of
+  torch, torch_xla, torch_neuronx, jax, unittest (stand-ins for host code that never runs, see
+  host_frameworks.py; only torch_neuronx.nki_jit is real, the simulator's nki.jit), except `from M import name` of
   the pure helpers public kernels use (HELPER_NAMES: operator.mul, dataclasses.dataclass, typing.Tuple, ...);
   never those whole modules (operator.attrgetter reaches private
   attributes, typing.get_type_hints evaluates strings). `import warnings` is allowed for `warnings.warn` alone,
@@ -408,8 +408,8 @@ class _Checker(ast.NodeVisitor):
         if not _allowed(module) and module not in MODULE_NAMES:
             self.fail('import', f'module {module!r} is not importable in NKI kernels (allowed: nki, '
                       'neuronxcc and neuronxcc.nki, numpy, math, functools, itertools, logging, os.environ, '
-                      'pathlib.Path; torch, torch_xla, torch_neuronx and jax for host code that never runs, and '
-                      'torch_neuronx.nki_jit)', node)
+                      'pathlib.Path; torch, torch_xla, torch_neuronx, jax and unittest for host code that never '
+                      'runs, and torch_neuronx.nki_jit)', node)
 
     def visit_FunctionDef(self, node):
         if id(node) in self.host_only:

@@ -470,6 +470,24 @@ if __name__ == "__main__":
         self.assertIn('torch.nn.Module is host code', result['message'])
         self.assertEqual(result['line'], line_of(instance, '# <- here'))
 
+    def test_a_unittest_test_class_of_a_kernel_file_is_host_code(self):
+        # the SDK's test files hold the API pages' examples next to a `class ...(unittest.TestCase)` whose methods
+        # call nki.simulate_kernel (before: `import unittest` was an import violation); the class is defined on a
+        # stand-in base and never run, and running the tests is refused
+        source = textwrap.dedent(DOUBLING_KERNEL) + textwrap.dedent('''
+            class TestDouble(unittest.TestCase):
+                def test_double(self):
+                    a = nki.simulate_kernel(kernel, np.ones((4, 4), np.float32))
+                    self.assertTrue(np.allclose(a, 2.0))
+            ''')
+        bound = self.loaded_ok('import unittest\n' + source)
+        self.assertIsNot(bound['unittest'], unittest)
+        ran = self.ws.kernel('import unittest\n' + source + 'unittest.main()  # <- here\n')
+        result = self.ws.evaluate(self.reference, ran)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('unittest.main is host code', result['message'])
+        self.assertEqual(result['line'], line_of(ran, '# <- here'))
+
     def test_honest_constructs_pass(self):
         path = self.ws.kernel('''
             from __future__ import annotations
