@@ -21,7 +21,9 @@ the introspection or dynamic-code builtins. Each violation names its rule:
   module (`unused_imports`); any use of such a name is checked by the rules above
 - `__main__` blocks: the body of a module-level `if __name__ == "__main__":` (tests, benchmarks, argument parsing
   in a kernel file) is not checked and its names are no use: it never runs, since the harness imports the kernel
-  file under another name, and binding `__name__` in any form is a private-attribute violation
+  file under another name, and binding `__name__` in any form is a private-attribute violation; nor is the body of
+  a plain module-level function that only such blocks call (`host_only_functions`: a `parse_args()` with argparse),
+  which the loader replaces by a `raise` before the module is compiled (`stub_host_only`)
 - private-attribute: `x._name` or `x.__name__`-style access (except `__getitem__`, `__len__`, `__contains__`,
   which restate `x[i]`, `len(x)`, `in`), a dunder name such as `__builtins__` (except `__annotations__ = {...}`
   assigned in a class body, a dataclass's field declarations), or an import from a private module
