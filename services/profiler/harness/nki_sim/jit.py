@@ -95,6 +95,17 @@ def launch(run: runtime.Run, kernel: Kernel, args: Sequence[Any], kwargs: Dict[s
             value = kernel.func(*args, **kwargs)
             if index == 0:
                 returned = value
+    except (IndexError, TypeError) as error:
+        host = [str(i + 1) for i, a in enumerate(args) if isinstance(a, np.ndarray)] + \
+            [name for name, a in kwargs.items() if isinstance(a, np.ndarray)]
+        if not host:
+            raise
+        raise CompileError(
+            f'{kernel.__name__}[{", ".join(map(str, kernel.grid))}]: argument {", ".join(host)} of the launch is a '
+            'numpy array, not an HBM tensor: the function that launches the kernel runs here as the kernel itself, '
+            'so an array its own host code makes (np.zeros(...)) is no device tensor; declare it with '
+            'nl.ndarray(shape, dtype, buffer=nl.shared_hbm) and return it, or name the launched kernel as the entry '
+            f'point ({type(error).__name__}: {error})') from error
     finally:
         ordinal = run.shared_ordinal
         run.program_ids, run.grid, _, run.core_split = saved
