@@ -1,5 +1,5 @@
-"""Kernel entry points: nki.jit / nki.trace, SPMD launch grids, nki.baremetal / simulate_kernel / benchmark,
-and `simulate`, which runs one kernel invocation under a fresh Run and returns its outputs and trace.
+"""Kernel entry points: nki.jit / nki.trace, SPMD launch grids, nki.baremetal / simulate_kernel / benchmark /
+profile, and `simulate`, which runs one kernel invocation under a fresh Run and returns its outputs and trace.
 
 Inputs: numpy arrays become HBM tensors (in timing-only mode only their shape and dtype are used; an
 `InputSpec` can stand in for an array); other arguments (floats such as eps) pass through unchanged.
@@ -95,6 +95,17 @@ def launch(run: runtime.Run, kernel: Kernel, args: Sequence[Any], kwargs: Dict[s
             value = kernel.func(*args, **kwargs)
             if index == 0:
                 returned = value
+    except (IndexError, TypeError) as error:
+        host = [str(i + 1) for i, a in enumerate(args) if isinstance(a, np.ndarray)] + \
+            [name for name, a in kwargs.items() if isinstance(a, np.ndarray)]
+        if not host:
+            raise
+        raise CompileError(
+            f'{kernel.__name__}[{", ".join(map(str, kernel.grid))}]: argument {", ".join(host)} of the launch is a '
+            'numpy array, not an HBM tensor: the function that launches the kernel runs here as the kernel itself, '
+            'so an array its own host code makes (np.zeros(...)) is no device tensor; declare it with '
+            'nl.ndarray(shape, dtype, buffer=nl.shared_hbm) and return it, or name the launched kernel as the entry '
+            f'point ({type(error).__name__}: {error})') from error
     finally:
         ordinal = run.shared_ordinal
         run.program_ids, run.grid, _, run.core_split = saved
@@ -117,13 +128,16 @@ trace = jit
 
 
 def baremetal(kernel: Any = None, **options: Any) -> Any:
-    """@nki.baremetal / @nki.benchmark (with or without options): an entry point run like @nki.jit."""
+    """@nki.baremetal / @nki.benchmark / @nki.profile (with or without options): an entry point run like @nki.jit.
+    On a device `nki.profile` saves a NEFF and a trace into `working_directory` and returns None (its API page); the
+    simulator writes no files, and the profiled kernel's outputs are what the harness compares."""
     if kernel is None:
         return lambda k: baremetal(k, **options)
     return jit(kernel)
 
 
 benchmark = baremetal
+profile = baremetal
 
 
 def simulate_kernel(kernel: Any, *args: Any, **kwargs: Any) -> Any:

@@ -158,7 +158,7 @@ def _isa_constants_module(name: str) -> types.ModuleType:
 def populate(package: types.ModuleType) -> None:
     """Give `package` (neuronxcc.nki or nki) the NKI entry points and submodules."""
     name = package.__name__
-    for attribute in ('jit', 'trace', 'baremetal', 'benchmark', 'simulate_kernel'):
+    for attribute in ('jit', 'trace', 'baremetal', 'benchmark', 'profile', 'simulate_kernel'):
         setattr(package, attribute, getattr(jit, attribute))
     typing = _TypingModule(name + '.typing')
     compiler = _compiler_module(name + '.compiler')

@@ -1,16 +1,16 @@
 """What an NKI kernel file gets for the host frameworks it imports for its host code (torch, torch_xla,
-torch_neuronx, jax): public
-kernel files import them at the top for a `__main__` block or a runner function that feeds the kernel device
-tensors. The simulator runs the NKI kernel alone, on the problem's numpy inputs, so such a file loads as it is:
-every name of these frameworks is a HostName, whose public attributes are HostNames too (`torch.float32`,
-`xm.xla_device`, `torch.Tensor` in an annotation), and whose every other use (a call, a comparison, arithmetic,
-truth, iteration, indexing) is a COMPILE_ERROR naming it. Nothing of the host's packages is ever imported. One
-name is real: `torch_neuronx.nki_jit`, the decorator of the older NKI documentation examples, is the simulator's
-nki.jit."""
+torch_neuronx, jax, and unittest): public kernel files import them at the top for a `__main__` block or a runner
+function that feeds the kernel device tensors, and the SDK's test files, which hold the API pages' examples, define
+their tests in a `class ...(unittest.TestCase)` whose methods never run here. The simulator runs the NKI kernel
+alone, on the problem's numpy inputs, so such a file loads as it is: every name of these frameworks is a HostName,
+whose public attributes are HostNames too (`torch.float32`, `xm.xla_device`, `torch.Tensor` in an annotation), and
+whose every other use (a call, a comparison, arithmetic, truth, iteration, indexing) is a COMPILE_ERROR naming it.
+Nothing of the host's packages is ever imported. One name is real: `torch_neuronx.nki_jit`, the decorator of the
+older NKI documentation examples, is the simulator's nki.jit."""
 from nki_sim.errors import CompileError
 from nki_sim.jit import jit
 
-ROOTS = frozenset({'torch', 'torch_xla', 'torch_neuronx', 'jax'})
+ROOTS = frozenset({'torch', 'torch_xla', 'torch_neuronx', 'jax', 'unittest'})
 KNOWN = {'torch_neuronx.nki_jit': jit}
 
 

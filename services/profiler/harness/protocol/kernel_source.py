@@ -14,7 +14,7 @@ from nki_sim.errors import CompileError
 from nki_sim.beta import declare_source
 from nki_sim.language import MEMORY_KEYWORDS
 
-from . import host_environment, host_frameworks, host_logging, static_rules
+from . import host_environment, host_frameworks, host_logging, host_paths, static_rules
 from .entry_point import entry_point
 from .kernel_modules import fresh_views, kernel_module
 from .loop_returns import hoist_loop_returns
@@ -43,7 +43,8 @@ def stand_ins_imported(tree):
     return sorted(names & static_rules.STAND_IN_MODULES | hosts)
 
 
-STAND_INS = {'logging': host_logging.stand_in, 'os': host_environment.stand_in}
+STAND_INS = {'logging': host_logging.stand_in, 'os': host_environment.stand_in,
+             'pathlib': host_paths.stand_in}
 
 
 class InertModule(types.ModuleType):
@@ -60,7 +61,8 @@ class InertModule(types.ModuleType):
 def kernel_builtins(names=(), inert=()):
     """Builtins for a kernel module: the host's, with every module it imports seen through a KernelModule view
     (kernel_modules.py), `import logging` (a logging that drops messages, host_logging.py), `import os` (an
-    environment of the kernel's own, host_environment.py) and the host frameworks
+    environment of the kernel's own, host_environment.py), `from pathlib import Path` (paths as text,
+    host_paths.py) and the host frameworks
     (torch, torch_xla, torch_neuronx, whose nki_jit is nki.jit, and jax: host_frameworks.py) bound to stand-ins
     (`names`), and the modules it could not import but imports without using them (`inert`, roots: `import os.path`
     too) bound to InertModule, never the host's packages. The static rules keep the kernel from reaching
@@ -173,10 +175,12 @@ class KernelSource:
         try:
             preset = {'getattr': static_rules.public_getattr, 'breakpoint': static_rules.no_debugger}
             preset['__builtins__'] = kernel_builtins(stand_ins_imported(tree), static_rules.unused_imports(tree))
+            host_only = static_rules.stub_host_only(tree)     # functions only `__main__` calls: not run
             if declare_source(self.path, tree):
                 preset.update(MEMORY_KEYWORDS)
-                module = load_module(self.path, 'accelopt_candidate_kernel', preset)
-            elif hoist_loop_returns(tree):
+                module = self.run_tree(tree, preset) if host_only else \
+                    load_module(self.path, 'accelopt_candidate_kernel', preset)
+            elif hoist_loop_returns(tree) or host_only:
                 module = self.run_tree(tree, preset)
             else:
                 module = load_module(self.path, 'accelopt_candidate_kernel', preset)

@@ -5,8 +5,9 @@ the introspection or dynamic-code builtins. Each violation names its rule:
 - import: a module other than nki / neuronxcc.nki (and submodules) / numpy / math / functools / itertools /
   __future__ / logging (the kernel gets a stand-in that drops every message, see host_logging.py) / os for
   `os.environ` and `os.getenv` only (a stand-in whose environment is the kernel's own, see host_environment.py) /
-  torch, torch_xla, torch_neuronx, jax (stand-ins for host code that never runs, see host_frameworks.py; only
-  torch_neuronx.nki_jit is real, the simulator's nki.jit), except `from M import name` of
+  pathlib for `Path` (a stand-in whose paths are text only, `Path.home()` '~', see host_paths.py) /
+  torch, torch_xla, torch_neuronx, jax, unittest (stand-ins for host code that never runs, see
+  host_frameworks.py; only torch_neuronx.nki_jit is real, the simulator's nki.jit), except `from M import name` of
   the pure helpers public kernels use (HELPER_NAMES: operator.mul, dataclasses.dataclass, typing.Tuple, ...);
   never those whole modules (operator.attrgetter reaches private
   attributes, typing.get_type_hints evaluates strings). `import warnings` is allowed for `warnings.warn` alone,
@@ -20,7 +21,9 @@ the introspection or dynamic-code builtins. Each violation names its rule:
   module (`unused_imports`); any use of such a name is checked by the rules above
 - `__main__` blocks: the body of a module-level `if __name__ == "__main__":` (tests, benchmarks, argument parsing
   in a kernel file) is not checked and its names are no use: it never runs, since the harness imports the kernel
-  file under another name, and binding `__name__` in any form is a private-attribute violation
+  file under another name, and binding `__name__` in any form is a private-attribute violation; nor is the body of
+  a plain module-level function that only such blocks call (`host_only_functions`: a `parse_args()` with argparse),
+  which the loader replaces by a `raise` before the module is compiled (`stub_host_only`)
 - private-attribute: `x._name` or `x.__name__`-style access (except `__getitem__`, `__len__`, `__contains__`,
   which restate `x[i]`, `len(x)`, `in`), a dunder name such as `__builtins__` (except `__annotations__ = {...}`
   assigned in a class body, a dataclass's field declarations), or an import from a private module
@@ -52,7 +55,7 @@ import re
 import sys
 import types
 
-from . import host_environment, host_frameworks, host_logging
+from . import host_environment, host_frameworks, host_logging, host_paths
 
 ALLOWED_MODULES = ('nki', 'neuronxcc.nki', 'numpy', 'math', 'functools', 'itertools', '__future__')
 FORBIDDEN_MODULES = frozenset({
@@ -81,7 +84,7 @@ HELPER_NAMES = {
 }
 # Modules a kernel may import (whole, or the names above) that the loader replaces by a stand-in (never the host's
 # module): logging, whose messages are dropped (and the host frameworks, host_frameworks.py).
-STAND_IN_MODULES = frozenset({'logging', 'os'})
+STAND_IN_MODULES = frozenset({'logging', 'os', 'pathlib'})
 # Modules a kernel may import whole for the names listed only (host-side diagnostics, e.g. neuronx-distributed's
 # find_index.py imports warnings): `warnings.warn(...)` prints a message and reaches nothing else. A student's
 # conv2d kernel imports pdb and never uses it; the debugger itself (pdb.set_trace, pdb.run) stays out of reach.
@@ -90,7 +93,12 @@ MODULE_NAMES = {'warnings': frozenset({'warn'}), 'pdb': frozenset()}
 # compiler flags with `os.environ[...] = ...` when they are imported. Only exactly `os`: `os.path`, `os.system` and
 # every other name stay forbidden-module.
 MODULE_NAMES['os'] = frozenset(host_environment.NAMES)
+# `from pathlib import Path` binds a stand-in whose paths are text the kernel wrote (host_paths.py): the NKI profiling
+# page's example computes `Path.home() / 'reports'` for `@nki.profile(working_directory=...)` when it is imported.
+MODULE_NAMES['pathlib'] = frozenset(host_paths.NAMES)
 HELPER_NAMES.update(MODULE_NAMES)
+# The names the loader takes as the entry point (entry_point.ENTRY_POINTS): never host-only code.
+ENTRY_POINT_NAMES = ('kernel', 'optimized_kernel')
 # Dunder methods that only restate an operator kernels may use anyway (`key=seq.__getitem__` is `seq[i]`).
 OPERATOR_DUNDERS = frozenset({'__getitem__', '__len__', '__contains__'})
 # `input` is a common kernel parameter name: forbidden only where the kernel never binds it itself.
@@ -241,11 +249,77 @@ def _main_guards(tree):
     return [node for node in getattr(tree, 'body', ()) if _is_main_guard(node)]
 
 
+def _names_bound(node):
+    """The names `node` binds other than by a module-level `def` (an assignment, an import, a class, a parameter,
+    a `global` statement, ...)."""
+    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+        return [node.id]
+    if isinstance(node, ast.arg):
+        return [node.arg]
+    if isinstance(node, ast.alias):
+        return [(node.asname or node.name).split('.')[0]]
+    if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+        return [node.name]
+    if isinstance(node, (ast.Global, ast.Nonlocal)):
+        return list(node.names)
+    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
+        return [node.name]
+    return []
+
+
+def host_only_functions(tree):
+    """The module-level functions that only `if __name__ == "__main__":` blocks (or other such functions) name:
+    host code that never runs, like the blocks themselves (the SDK's layernorm example parses its command line in a
+    `parse_args()` that only its `__main__` block calls, with `import argparse` at the top). Only a plain `def`
+    (no decorator, which would run when the module loads), named once and bound no other way, and never the entry
+    point's names; its body is neither checked nor run (the loader replaces it by a `raise`, stub_host_only), its
+    parameters' defaults and annotations are, as they run at definition."""
+    guards = _main_guards(tree)
+    in_main = {node.id for guard in guards for statement in guard.body for node in ast.walk(statement)
+               if isinstance(node, ast.Name)}
+    defs = [node for node in getattr(tree, 'body', ()) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    bound = [name for node in ast.walk(tree) for name in _names_bound(node)]
+    candidates = {node.name: node for node in defs if not node.decorator_list and node.name in in_main
+                  and node.name not in ENTRY_POINT_NAMES and bound.count(node.name) == 1}
+    while candidates:
+        skipped = {id(statement) for guard in guards for statement in guard.body} | \
+            {id(statement) for node in candidates.values() for statement in node.body}
+        named = {node.id for node in _nodes_outside(tree, skipped) if isinstance(node, ast.Name)}
+        kept = {name: node for name, node in candidates.items() if name not in named}
+        if len(kept) == len(candidates):
+            break
+        candidates = kept
+    return list(candidates.values())
+
+
+def stub_host_only(tree):
+    """Replace the bodies of the host-only functions (host_only_functions) by a `raise` naming them; returns how
+    many. The kernel module is then compiled from this tree, so none of their code exists in it."""
+    functions = host_only_functions(tree)
+    for node in functions:
+        message = f"{node.name}() is host code that only the file's __main__ block calls: the simulator does not run it"
+        stub = ast.Raise(exc=ast.Call(func=ast.Name('RuntimeError', ast.Load()), args=[ast.Constant(message)],
+                                      keywords=[]), cause=None)
+        node.body = [ast.copy_location(stub, node.body[0])]
+        ast.fix_missing_locations(node)
+    return len(functions)
+
+
+def _nodes_outside(tree, skipped):
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(child for child in ast.iter_child_nodes(node) if id(child) not in skipped)
+
+
 def _live_nodes(tree):
-    """Every node of the module but the bodies of its module-level `if __name__ == "__main__":` blocks: host code
-    (tests, benchmarks, argument parsing) that never runs, since the harness imports the kernel file under another
-    name and no kernel can rebind `__name__` (the private-attribute rule)."""
-    skipped = {id(statement) for node in _main_guards(tree) for statement in node.body}
+    """Every node of the module but the bodies of its module-level `if __name__ == "__main__":` blocks and of the
+    functions only they call (host_only_functions): host code (tests, benchmarks, argument parsing) that never
+    runs, since the harness imports the kernel file under another name and no kernel can rebind `__name__` (the
+    private-attribute rule)."""
+    skipped = {id(statement) for node in _main_guards(tree) for statement in node.body} | \
+        {id(statement) for node in host_only_functions(tree) for statement in node.body}
     stack = [tree]
     while stack:
         node = stack.pop()
@@ -299,6 +373,7 @@ def _root_name(node):
 class _Checker(ast.NodeVisitor):
     def __init__(self, tree):
         self.main_guards = {id(node) for node in _main_guards(tree)}
+        self.host_only = {id(node) for node in host_only_functions(tree)}
         self.imported = set()  # names bound by imports: modules and names taken from them
         self.restricted = {}  # names bound by `import M` of a MODULE_NAMES module -> M
         self.bound = set()  # every other name the kernel binds (parameters, assignments, defs)
@@ -334,9 +409,19 @@ class _Checker(ast.NodeVisitor):
                       'part of NKI; the simulator does not model it', node)
         if not _allowed(module) and module not in MODULE_NAMES:
             self.fail('import', f'module {module!r} is not importable in NKI kernels (allowed: nki, '
-                      'neuronxcc and neuronxcc.nki, numpy, math, functools, itertools, logging, os.environ; torch, '
-                      'torch_xla, torch_neuronx and jax for host code that never runs, and torch_neuronx.nki_jit)',
-                      node)
+                      'neuronxcc and neuronxcc.nki, numpy, math, functools, itertools, logging, os.environ, '
+                      'pathlib.Path; torch, torch_xla, torch_neuronx, jax and unittest for host code that never '
+                      'runs, and torch_neuronx.nki_jit)', node)
+
+    def visit_FunctionDef(self, node):
+        if id(node) in self.host_only:
+            # its body never runs (host_only_functions); what runs at definition is checked
+            for part in node.decorator_list + [node.args] + ([node.returns] if node.returns else []):
+                self.visit(part)
+            return
+        self.generic_visit(node)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_If(self, node):
         if id(node) in self.main_guards:

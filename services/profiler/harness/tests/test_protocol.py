@@ -269,6 +269,29 @@ def forward(x):
         self.assertEqual(result['verdict'], 'OK', result['message'])
         self.assertEqual(result['instructions'], 4 * 3)
 
+    def test_a_numpy_array_the_launcher_makes_is_named_when_the_launched_kernel_fails_on_it(self):
+        # the Beta 1 tensor addition tutorial's caller allocates its output with np.zeros and passes it to an
+        # nki.baremetal launch; the caller runs here as the kernel, so the array is no HBM tensor (before: numpy's
+        # IndexError, RUNTIME_ERROR, naming nothing of the cause)
+        launched = self.ws.kernel('''
+            def nki_double_rows(x, out):
+                rows = nl.program_id(0) * 32 + nl.arange(32)[:, None]
+                cols = nl.arange(x.shape[1])[None, :]
+                nl.store(out[rows, cols], value=nl.multiply(nl.load(x[rows, cols]), 2.0))
+
+            def nki_double(x):
+                out = np.zeros(x.shape, dtype=np.float32)
+                nki.baremetal(nki_double_rows)[x.shape[0] // 32](x, out)  # <- here
+                return out
+
+            kernel = nki_double
+            ''')
+        result = self.ws.evaluate(self.reference, launched)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('nki_double_rows[4]: argument 2 of the launch is a numpy array, not an HBM tensor',
+                      result['message'])
+        self.assertEqual(result['line'], line_of(launched, '# <- here'))
+
     def test_memory_error_is_out_of_memory(self):
         path = self.ws.kernel('''
             @nki.jit

@@ -1,6 +1,7 @@
 """NKI's static rules reject a kernel before any of its code runs: COMPILE_ERROR naming the rule and the line."""
 import glob
 import os
+import pathlib
 import textwrap
 import unittest
 
@@ -261,6 +262,100 @@ if __name__ == "__main__":
         self.assertIn("may use only environ, getenv of module 'os', not 'system'", result['message'])
         self.assertEqual(result['line'], line_of(computed, '# <- here'))
 
+    def test_functions_only_the_main_block_calls_are_host_code_that_never_runs(self):
+        # the SDK's layernorm example parses its command line in parse_args(), which only its `__main__` block calls
+        # (before: `import argparse` was an import violation); such a function's body is neither checked nor run:
+        # the loader replaces it, and the modules only it uses are inert
+        bound = self.loaded_ok(textwrap.dedent('''
+            import argparse
+            import sys
+            import time
+
+            def parse_args(argv=None):
+                parser = argparse.ArgumentParser()
+                parser.add_argument("--rows", type=int, default=128)
+                return parser.parse_args(argv)
+
+            def run(args):
+                started = time.time()
+                print(open("/etc/passwd").read(), sys.argv, eval("1"))
+                return time.time() - started
+            ''') + textwrap.dedent(DOUBLING_KERNEL) + textwrap.dedent('''
+            if __name__ == "__main__":
+                run(parse_args())
+            '''))
+        for name in ('argparse', 'sys', 'time'):
+            self.assertIsInstance(bound[name], InertModule)
+        for name in ('parse_args', 'run'):
+            with self.assertRaisesRegex(RuntimeError, rf"{name}\(\) is host code that only the file's __main__ "
+                                                      "block calls: the simulator does not run it"):
+                bound[name](None)
+        kernel = textwrap.dedent(DOUBLING_KERNEL)
+        main_calls = '\nif __name__ == "__main__":\n    helper()\n'
+        helper = 'import argparse  # <- here\ndef helper():\n    return argparse.Namespace()\n'
+        for body, rule in (
+                # called by the kernel too (directly, or through another function): checked as kernel code
+                (helper + kernel.replace('out = ', 'helper()\n    out = ') + main_calls, 'import'),
+                (helper + 'def other():\n    return helper()\nSETTINGS = other\n' + kernel + main_calls, 'import'),
+                # decorated (a decorator runs when the module loads), or bound twice: checked
+                ('import functools\n' + helper.replace('def helper', '@functools.lru_cache\ndef helper') + kernel
+                 + main_calls, 'import'),
+                (helper + 'helper = print\n' + kernel + main_calls, 'import'),
+                # a default value runs at definition: checked
+                ('def helper(text=open("/etc/passwd")):  # <- here\n    return text\n' + kernel + main_calls,
+                 'forbidden-builtin')):
+            path = self.ws.kernel(body)
+            result = self.ws.evaluate(self.reference, path)
+            self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+            self.assertIn(f'NKI static rule {rule}', result['message'])
+            self.assertEqual(result['line'], line_of(path, '# <- here'), result['message'])
+
+    def test_pathlib_is_a_stand_in_whose_paths_are_text(self):
+        # the NKI profiling page's example computes `Path.home() / 'reports'` when imported, for
+        # `@nki.profile(working_directory=...)` (before: import); the kernel's Path joins text and reaches no file
+        bound = self.loaded_ok(textwrap.dedent('''
+            import pathlib
+            from pathlib import Path
+
+            WORKING_DIRECTORY = Path.home() / 'reports'
+            NAMES = (str(pathlib.Path('/tmp', 'a') / 'b.neff'), WORKING_DIRECTORY.name, str(WORKING_DIRECTORY.parent),
+                     str('out' / Path('x')), str(Path.cwd().joinpath('y')))
+
+            @nki.profile(working_directory=WORKING_DIRECTORY, save_neff_name='file.neff', profile_nth=2)
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+                return out
+            '''))
+        self.assertIsNot(bound['pathlib'], pathlib)
+        self.assertEqual(str(bound['WORKING_DIRECTORY']), '~/reports')
+        self.assertEqual(bound['NAMES'], ('/tmp/a/b.neff', 'reports', '~', 'out/x', 'y'))
+        for reach, message in (('Path.home().exists()', 'Path.exists: an NKI kernel\'s pathlib is a stand-in'),
+                               ('Path("/etc/passwd").read_text()', 'Path.read_text: an NKI kernel\'s pathlib'),
+                               ('getattr(pathlib, "o" + "s")', 'cannot read the attribute \'os\'')):
+            computed = self.ws.kernel(f'''
+                import pathlib
+                from pathlib import Path
+
+                @nki.jit
+                def kernel(x):
+                    found = {reach}  # <- here
+                    return x
+                ''')
+            result = self.ws.evaluate(self.reference, computed)
+            self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+            self.assertIn(message, result['message'])
+            self.assertEqual(result['line'], line_of(computed, '# <- here'))
+        refused = self.ws.kernel(textwrap.dedent('''
+            import pathlib
+            found = pathlib.Path.home().parent, pathlib.PurePath('a'), pathlib.os  # <- here
+            ''') + textwrap.dedent(DOUBLING_KERNEL))
+        result = self.ws.evaluate(self.reference, refused)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn("NKI static rule import: pathlib.os: NKI kernels may use only Path, PosixPath, PurePath, "
+                      "PurePosixPath of module 'pathlib'", result['message'])
+        self.assertEqual(result['line'], line_of(refused, '# <- here'))
+
     def test_logging_has_the_levels_neuronxcc_adds(self):
         # neuronxcc adds TRACE, USER and OFF to the logging module; Beta 1 kernels turn logging off with OFF.
         path = self.ws.kernel('''
@@ -374,6 +469,24 @@ if __name__ == "__main__":
         self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
         self.assertIn('torch.nn.Module is host code', result['message'])
         self.assertEqual(result['line'], line_of(instance, '# <- here'))
+
+    def test_a_unittest_test_class_of_a_kernel_file_is_host_code(self):
+        # the SDK's test files hold the API pages' examples next to a `class ...(unittest.TestCase)` whose methods
+        # call nki.simulate_kernel (before: `import unittest` was an import violation); the class is defined on a
+        # stand-in base and never run, and running the tests is refused
+        source = textwrap.dedent(DOUBLING_KERNEL) + textwrap.dedent('''
+            class TestDouble(unittest.TestCase):
+                def test_double(self):
+                    a = nki.simulate_kernel(kernel, np.ones((4, 4), np.float32))
+                    self.assertTrue(np.allclose(a, 2.0))
+            ''')
+        bound = self.loaded_ok('import unittest\n' + source)
+        self.assertIsNot(bound['unittest'], unittest)
+        ran = self.ws.kernel('import unittest\n' + source + 'unittest.main()  # <- here\n')
+        result = self.ws.evaluate(self.reference, ran)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('unittest.main is host code', result['message'])
+        self.assertEqual(result['line'], line_of(ran, '# <- here'))
 
     def test_honest_constructs_pass(self):
         path = self.ws.kernel('''
