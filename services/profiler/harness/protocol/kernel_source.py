@@ -58,7 +58,7 @@ class InertModule(types.ModuleType):
                              'use it')
 
 
-def kernel_builtins(names=(), inert=()):
+def kernel_builtins(names, inert):
     """Builtins for a kernel module: the host's, with every module it imports seen through a KernelModule view
     (kernel_modules.py), `import logging` (a logging that drops messages, host_logging.py), `import os` (an
     environment of the kernel's own, host_environment.py), `from pathlib import Path` (paths as text,
@@ -155,27 +155,29 @@ class KernelSource:
                                      'kernels must compute in float32 (fp16, bf16, tf32 and fp8 are banned)', line)
 
     def check_static_rules(self):
-        """NKI's static rules (static_rules.py) on the syntax tree, before any kernel code runs; returns the tree."""
+        """NKI's static rules (static_rules.py) on the syntax tree, before any kernel code runs; returns the tree and
+        its host-only functions (static_rules.host_only_functions)."""
         try:
             tree = ast.parse(self.text(), filename=self.path)
         except SyntaxError as error:
             line = error.lineno or 0
             raise KernelRejected(f'{self.where(line)}\nSyntaxError: {error.msg}', line) from error
         try:
-            static_rules.check(tree)
+            host_only = static_rules.check(tree)
         except static_rules.RuleViolation as violation:
             raise KernelRejected(f'{self.where(violation.line)}\nNKI static rule {violation.rule}: '
                                  f'{violation.detail}', violation.line) from violation
-        return tree
+        return tree, host_only
 
     def load_entry_point(self):
         """Check the static rules, import the module and return its entry point (entry_point.py)."""
         linecache.checkcache(self.path)
-        tree = self.check_static_rules()
+        tree, host_only = self.check_static_rules()
         try:
             preset = {'getattr': static_rules.public_getattr, 'breakpoint': static_rules.no_debugger}
-            preset['__builtins__'] = kernel_builtins(stand_ins_imported(tree), static_rules.unused_imports(tree))
-            host_only = static_rules.stub_host_only(tree)     # functions only `__main__` calls: not run
+            preset['__builtins__'] = kernel_builtins(stand_ins_imported(tree),
+                                                     static_rules.unused_imports(tree, host_only))
+            static_rules.stub_host_only(host_only)      # functions only `__main__` calls: not run
             if declare_source(self.path, tree):
                 preset.update(MEMORY_KEYWORDS)
                 module = self.run_tree(tree, preset) if host_only else \

@@ -292,17 +292,15 @@ def host_only_functions(tree):
     return list(candidates.values())
 
 
-def stub_host_only(tree):
-    """Replace the bodies of the host-only functions (host_only_functions) by a `raise` naming them; returns how
-    many. The kernel module is then compiled from this tree, so none of their code exists in it."""
-    functions = host_only_functions(tree)
+def stub_host_only(functions):
+    """Replace the bodies of the host-only functions (host_only_functions of the tree the kernel module is then
+    compiled from) by a `raise` naming them, so none of their code exists in the module."""
     for node in functions:
         message = f"{node.name}() is host code that only the file's __main__ block calls: the simulator does not run it"
         stub = ast.Raise(exc=ast.Call(func=ast.Name('RuntimeError', ast.Load()), args=[ast.Constant(message)],
                                       keywords=[]), cause=None)
         node.body = [ast.copy_location(stub, node.body[0])]
         ast.fix_missing_locations(node)
-    return len(functions)
 
 
 def _nodes_outside(tree, skipped):
@@ -313,28 +311,20 @@ def _nodes_outside(tree, skipped):
         stack.extend(child for child in ast.iter_child_nodes(node) if id(child) not in skipped)
 
 
-def _live_nodes(tree):
-    """Every node of the module but the bodies of its module-level `if __name__ == "__main__":` blocks and of the
-    functions only they call (host_only_functions): host code (tests, benchmarks, argument parsing) that never
-    runs, since the harness imports the kernel file under another name and no kernel can rebind `__name__` (the
-    private-attribute rule)."""
+def _live_names(tree, host_only):
+    """The names of every node of the module but the bodies of its module-level `if __name__ == "__main__":` blocks
+    and of the functions only they call (`host_only`, host_only_functions): host code (tests, benchmarks, argument
+    parsing) that never runs, since the harness imports the kernel file under another name and no kernel can rebind
+    `__name__` (the private-attribute rule)."""
     skipped = {id(statement) for node in _main_guards(tree) for statement in node.body} | \
-        {id(statement) for node in host_only_functions(tree) for statement in node.body}
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(child for child in ast.iter_child_nodes(node) if id(child) not in skipped)
+        {id(statement) for node in host_only for statement in node.body}
+    return {node.id for node in _nodes_outside(tree, skipped) if isinstance(node, ast.Name)}
 
 
-def _live_names(tree):
-    return {node.id for node in _live_nodes(tree) if isinstance(node, ast.Name)}
-
-
-def unused_imports(tree):
+def unused_imports(tree, host_only):
     """The modules (roots) a kernel that passed `check` imports without using them, which it could not import
-    otherwise: the loader binds them to inert stand-ins."""
-    referenced = _live_names(tree)
+    otherwise: the loader binds them to inert stand-ins. `host_only`: what `check` returned."""
+    referenced = _live_names(tree, host_only)
     roots = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import) and _unused_import(node, referenced):
@@ -373,7 +363,8 @@ def _root_name(node):
 class _Checker(ast.NodeVisitor):
     def __init__(self, tree):
         self.main_guards = {id(node) for node in _main_guards(tree)}
-        self.host_only = {id(node) for node in host_only_functions(tree)}
+        self.host_only_functions = host_only_functions(tree)
+        self.host_only = {id(node) for node in self.host_only_functions}
         self.imported = set()  # names bound by imports: modules and names taken from them
         self.restricted = {}  # names bound by `import M` of a MODULE_NAMES module -> M
         self.bound = set()  # every other name the kernel binds (parameters, assignments, defs)
@@ -391,7 +382,7 @@ class _Checker(ast.NodeVisitor):
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.bound.add(node.name)
         self.own_private = _own_private_members(tree)
-        self.referenced = _live_names(tree)
+        self.referenced = _live_names(tree, self.host_only_functions)
         # every name an import binds, wherever the import stands (a use may precede it in the source)
         self.import_bound = {(alias.asname or alias.name).split('.')[0] for node in ast.walk(tree)
                              if isinstance(node, (ast.Import, ast.ImportFrom)) for alias in node.names}
@@ -425,7 +416,7 @@ class _Checker(ast.NodeVisitor):
 
     def visit_If(self, node):
         if id(node) in self.main_guards:
-            self.visit(node.test)       # its body never runs (_live_nodes)
+            self.visit(node.test)       # its body never runs (_live_names)
             for statement in node.orelse:
                 self.visit(statement)
             return
@@ -541,7 +532,8 @@ class _Checker(ast.NodeVisitor):
 
 
 def check(tree):
-    """Raises RuleViolation (rule, detail, line) for the first violation in source order."""
+    """Raises RuleViolation (rule, detail, line) for the first violation in source order; returns the host-only
+    functions (host_only_functions), which the loader stubs (stub_host_only)."""
     checker = _Checker(tree)
     # Imports first, wherever they are, so that mutations of names imported later are recognised.
     for node in ast.walk(tree):
@@ -554,3 +546,4 @@ def check(tree):
             checker.fail('private-attribute', 'binding __name__ (it decides whether `if __name__ == "__main__":` '
                          'blocks run)', node)
     checker.visit(tree)
+    return checker.host_only_functions

@@ -1565,6 +1565,15 @@ def forward(x, rank):
         result = self.ws.evaluate(reference, kernel)
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
+    def assert_oob_skip_runs(self, reference, kernel_text, rows):
+        """`kernel_text(mode)` verifies with oob_mode.skip (two seeds), and without it (oob_mode.error, the default)
+        the out-of-bounds index 0xFFFFFFFF into `rows` rows is a RUNTIME_ERROR."""
+        result = self.ws.evaluate(reference, kernel_text(', oob_mode=nisa.oob_mode.skip'), seeds=2)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        result = self.ws.evaluate(reference, kernel_text(''))
+        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+        self.assertIn(f'index 4294967295 is out of bounds for a dimension of size {rows}', result['message'])
+
     def test_a_scatter_with_oob_mode_skip_leaves_out_of_bounds_rows_unwritten(self):
         # nisa.dma_copy(..., oob_mode=oob_mode.skip): "Silently skip the runtime out-of-bounds access"; a paged
         # cache write marks the rows it must not write with index 0xFFFFFFFF (uint32). The destination rows of the
@@ -1597,11 +1606,7 @@ def forward(table, ids, rows):
             flat[ids[t, 0]] = rows[t]
     return flat.reshape(table.shape)
 ''' + STANDARD_TRANSFORMS)
-        result = self.ws.evaluate(reference, kernel_text(', oob_mode=nisa.oob_mode.skip'), seeds=2)
-        self.assertEqual(result['verdict'], 'OK', result['message'])
-        result = self.ws.evaluate(reference, kernel_text(''))
-        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
-        self.assertIn('index 4294967295 is out of bounds for a dimension of size 64', result['message'])
+        self.assert_oob_skip_runs(reference, kernel_text, 64)
 
     def test_a_gather_with_oob_mode_skip_leaves_those_rows_of_dst_as_they_were(self):
         # nisa.dma_copy(..., oob_mode=oob_mode.skip): "skip the DMA transfer for a given dynamic address or index
@@ -1635,11 +1640,7 @@ def forward(table, ids, init):
             out[t] = table[ids[t, 0]]
     return out
 ''' + STANDARD_TRANSFORMS)
-        result = self.ws.evaluate(reference, kernel_text(', oob_mode=nisa.oob_mode.skip'), seeds=2)
-        self.assertEqual(result['verdict'], 'OK', result['message'])
-        result = self.ws.evaluate(reference, kernel_text(''))
-        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
-        self.assertIn('index 4294967295 is out of bounds for a dimension of size 40', result['message'])
+        self.assert_oob_skip_runs(reference, kernel_text, 40)
 
     def test_dma_compute_with_oob_mode_skip_leaves_out_of_bounds_rows_unchanged(self):
         # nisa.dma_compute(..., oob_mode=oob_mode.skip) (NKI 2.31+): "Silently skips any operations involving
@@ -1683,11 +1684,7 @@ def forward(table, ids, acc):
             back[ids[t, 0]] += total[t]
     return total, back
 ''' + STANDARD_TRANSFORMS)
-        result = self.ws.evaluate(reference, kernel_text(', oob_mode=nisa.oob_mode.skip'), seeds=2)
-        self.assertEqual(result['verdict'], 'OK', result['message'])
-        result = self.ws.evaluate(reference, kernel_text(''))
-        self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
-        self.assertIn('index 4294967295 is out of bounds for a dimension of size 40', result['message'])
+        self.assert_oob_skip_runs(reference, kernel_text, 40)
 
 
 DYNAMIC_REFERENCE = '''
