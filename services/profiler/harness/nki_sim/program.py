@@ -1193,10 +1193,11 @@ class Replay:
         lo, hi = (0, -1) if high < low else (offset + low, offset + high)
         checked = in_bounds or index_map is None
         # A view of a run value (`ref`: alive for the whole run, so its id is its own) is checked against it once
-        # per run: (run, id of the tensor) it was last checked against.
+        # per run, and is one View at every use in that run (views do not change; the trace measures each once,
+        # runtime._operand): (run, id of the tensor, the View) it was last checked against.
         source = value['view']
         index = source['ref'] if len(source) == 1 and 'ref' in source else None    # (checked by compile)
-        memo: List[Any] = [None, None] if index is not None else []
+        memo: List[Any] = [None, None, None] if index is not None else []
 
         def view(replay: 'Replay') -> View:
             if index is not None:       # _reference, inline
@@ -1209,7 +1210,7 @@ class Replay:
             if memo and memo[0] is replay.run_token and memo[1] == id(tensor):
                 if tensor.pending is not None:
                     runtime.flush()
-                return View(tensor, block, offset, shape, strides, index_map, in_bounds, indexed)
+                return memo[2]
             if not isinstance(tensor, Tensor):
                 raise ProgramError('a view of something that is not a tensor')
             if tensor.pending is not None:
@@ -1222,9 +1223,10 @@ class Replay:
             if checked and (lo < 0 or hi >= tensor.parts * tensor.free):
                 raise ProgramError(f'view reaches elements [{lo}, {hi}] outside its allocation of '
                                    f'{tensor.parts * tensor.free} elements')
+            made = View(tensor, block, offset, shape, strides, index_map, in_bounds, indexed)
             if memo:
-                memo[0], memo[1] = replay.run_token, id(tensor)
-            return View(tensor, block, offset, shape, strides, index_map, in_bounds, indexed)
+                memo[0], memo[1], memo[2] = replay.run_token, id(tensor), made
+            return made
         return view
 
     def _indirect(self, value: Dict[str, Any]) -> Callable[['Replay'], IndirectView]:

@@ -354,58 +354,96 @@ def _elements(shape):
     return n
 
 
-_REGIONS: Dict[tuple, tuple] = {}
+class Operand:
+    """What a trace record needs of one operand, a view under a window in its allocation: `region` (View.region),
+    `token` (the trace's `buffer:bytes per partition`), the clipped shape's `parts` and `free` elements per
+    partition, `start_allowed` (an engine may access those partitions), `run` (bytes in the innermost contiguous
+    run, the DMA descriptor size) and `step` (bytes of the innermost step of an on-chip View, else 0)."""
+    __slots__ = ('region', 'token', 'free', 'parts', 'start_allowed', 'run', 'step', 'itemsize')
+
+    def __init__(self, view, window, alloc):
+        tensor = view.tensor
+        source = tensor.source
+        if source is None:
+            region = view.region(window, alloc.free)
+        else:   # a bitcast to another element size: the region in the view's elements, then in the allocation's
+            p0, p1, f0, f1, box = view.region(window, tensor.free)
+            new, old = tensor.kind.itemsize, source.kind.itemsize
+            region = p0, p1, f0 * new // old, -(-f1 * new // old), box
+        _, shape = view.clip(window)
+        itemsize = tensor.kind.itemsize
+        on_chip = tensor.buffer.on_chip
+        per_partition = 1
+        step = 0
+        for n, s in zip(shape[1:], view.strides[1:]):
+            if s:
+                per_partition *= n
+        if on_chip and type(view) is View:
+            for axis in range(len(shape) - 1, 0, -1):
+                if shape[axis] > 1:
+                    step = abs(view.strides[axis]) * itemsize
+                    break
+        self.region = region
+        self.token = f'{tensor.buffer.trace_name}:{per_partition * itemsize}'
+        self.free = _elements(shape[1:])
+        self.parts = shape[0]
+        self.start_allowed = not on_chip or _start_partition_allowed(region[0], region[1])
+        self.run = view.contiguous_run(window) * itemsize
+        self.step = step
+        self.itemsize = itemsize
+
+    @property
+    def partition_bytes(self):
+        """Bytes per partition of the operand (a written tile's free elements times the element size)."""
+        return self.free * self.itemsize
+
+    @property
+    def bytes(self):
+        """Bytes of the operand (what a DMA of it moves)."""
+        return self.parts * self.free * self.itemsize
 
 
-def _region(view, window, recorder):
-    """(alloc, (region, trace token, free elements, partitions, start partition allowed)) of an operand, the last
-    three of the clipped shape; memoised by geometry, because the same block-relative access repeats across blocks
-    and iterations (on chip) and a loop's loads and stores repeat the same HBM regions (HBM: the key has the index
-    map when the region has an index box, View.region)."""
+_OPERANDS: Dict[tuple, Operand] = {}
+
+
+def _operand(view, window, recorder):
+    """(alloc, Operand) of an instruction operand; memoised by geometry, because the same block-relative access
+    repeats across blocks and iterations (on chip) and a loop's loads and stores repeat the same HBM regions (HBM:
+    the key has the index map when the region has an index box, View.region), and on a plain View for its last
+    window (a replay's view of a run value, and a tile's whole view, are the same object at every use)."""
     tensor = view.tensor
     alloc = tensor.hbm_alloc
     if alloc is None:
         alloc = tensor.blocks.get(view.block) or tensor.alloc_for(view.block)
-    if (alloc.id < 0 or alloc.freed) and recorder.traced:      # (Untraced.touch does nothing)
-        recorder.touch(alloc)
+    if (alloc.freed or alloc.id < 0 and alloc.buffer.on_chip) and recorder.traced:
+        recorder.touch(alloc)   # (an HBM allocation has no trace id; Untraced.touch does nothing)
+    if type(view) is View:
+        memo = view.memo
+        if memo is not None and memo[0] is alloc and (memo[1] is window or memo[1] == window):
+            return alloc, memo[2]
+    elif type(view) is DynamicView:
+        return alloc, Operand(view, window, alloc)
+    if tensor.source is not None or not view.in_bounds:     # a bitcast to another element size; a deferred check
+        return alloc, Operand(view, window, alloc)
+    # (the view's class: an indirect view's region is its whole allocation, and only a plain View has a step)
     buffer = tensor.buffer
-    if tensor.source is not None:       # a bitcast to another element size
-        return alloc, _describe(view, window, alloc)
-    if view.in_bounds and type(view) is not DynamicView:
-        if buffer.on_chip:
-            key = (alloc.free, tensor.kind.itemsize, buffer.trace_name, view.offset, view.shape, view.strides,
-                   window)
-        else:   # an HBM region's index box depends on the index map, when it indexes the tensor's own shape
-            canonical = alloc.canonical
-            boxed = view.tensor_indexed and (canonical is tensor or canonical.shape == tensor.shape)
-            key = (tensor.kind.itemsize, buffer.trace_name, view.offset, view.shape, view.strides, window,
-                   view.index_map if boxed else None)
-        try:
-            known = _REGIONS.get(key)
-        except TypeError:       # a geometry held in lists (not a view of a subscript): not memoised
-            return alloc, _describe(view, window, alloc)
-        if known is None:
-            known = _REGIONS[key] = _describe(view, window, alloc)
-        return alloc, known
-    return alloc, _describe(view, window, alloc)
-
-
-def _describe(view, window, alloc):
-    source = view.tensor.source
-    if source is None:
-        region = view.region(window, alloc.free)
-    else:   # a bitcast to another element size: the region in the view's elements, then in the allocation's
-        p0, p1, f0, f1, box = view.region(window, view.tensor.free)
-        new, old = view.tensor.kind.itemsize, source.kind.itemsize
-        region = p0, p1, f0 * new // old, -(-f1 * new // old), box
-    _, shape = view.clip(window)
-    per_partition = 1
-    for n, s in zip(shape[1:], view.strides[1:]):
-        if s:
-            per_partition *= n
-    token = f'{view.tensor.buffer.trace_name}:{per_partition * view.tensor.kind.itemsize}'
-    start_allowed = not view.tensor.buffer.on_chip or _start_partition_allowed(region[0], region[1])
-    return region, token, _elements(shape[1:]), shape[0], start_allowed
+    if buffer.on_chip:
+        key = (type(view), alloc.free, tensor.kind.itemsize, buffer.trace_name, view.offset, view.shape,
+               view.strides, window)
+    else:   # an HBM region's index box depends on the index map, when it indexes the tensor's own shape
+        canonical = alloc.canonical
+        boxed = view.tensor_indexed and (canonical is tensor or canonical.shape == tensor.shape)
+        key = (type(view), tensor.kind.itemsize, buffer.trace_name, view.offset, view.shape, view.strides, window,
+               view.index_map if boxed else None)
+    try:
+        known = _OPERANDS.get(key)
+    except TypeError:       # a geometry held in lists (not a view of a subscript): not memoised
+        return alloc, Operand(view, window, alloc)
+    if known is None:
+        known = _OPERANDS[key] = Operand(view, window, alloc)
+    if type(view) is View:
+        view.memo = (alloc, window, known)
+    return alloc, known
 
 
 def start_partitions(count):
@@ -470,37 +508,50 @@ def _record(run: Run, pending: 'Pending', reads: List[Tuple[View, Any]], writes:
         _note_writes(run, pending, writes, full)
         return
     read_regions = []
+    read_operands = []
     free_max = 0
     on_chip_read_parts = 0
     compute = pending.eng != 'dma'
     for view, window in reads:
-        alloc, (region, token, free, parts, start_allowed) = _region(view, None if full else window, recorder)
-        read_regions.append((alloc, region, token))
-        if free > free_max:
-            free_max = free
-        if compute and not start_allowed:
+        alloc, operand = _operand(view, None if full else window, recorder)
+        region = operand.region
+        read_regions.append((alloc, region, operand.token))
+        read_operands.append(operand)
+        if operand.free > free_max:
+            free_max = operand.free
+        if compute and not operand.start_allowed:
             _check_start_partition(region[0], region[1], pending.line)
-        if parts > on_chip_read_parts and view.tensor.buffer.on_chip:
-            on_chip_read_parts = parts
+        if operand.parts > on_chip_read_parts and view.tensor.buffer.on_chip:
+            on_chip_read_parts = operand.parts
     write_regions = []
+    write_operands = []
     partitions = 1
     accumulating = pending.accumulating
     for view, window, footprint in _written(pending, writes, full):
-        alloc, (region, token, free, parts, start_allowed) = _region(view, window, recorder)
-        write_regions.append((alloc, region, token, accumulating, footprint))
-        if free > free_max:
-            free_max = free
-        if parts > partitions:
-            partitions = parts
-        if compute and not start_allowed:
+        alloc, operand = _operand(view, window, recorder)
+        region = operand.region
+        write_regions.append((alloc, region, operand.token, accumulating, footprint))
+        write_operands.append(operand)
+        if operand.free > free_max:
+            free_max = operand.free
+        if operand.parts > partitions:
+            partitions = operand.parts
+        if compute and not operand.start_allowed:
             _check_start_partition(region[0], region[1], pending.line)
     if partitions > PARTITION_LIMIT:
         # a DMA writing more than 128 rows of HBM: the partitions it spans are its on-chip source's, and a copy
         # between HBM tensors spreads over every queue as a 128-partition one does
         partitions = on_chip_read_parts or PARTITION_LIMIT
+    if full:    # the instruction's own windows, for the fields that measure what it touches
+        read_operands = [_operand(view, window, recorder)[1] for view, window in reads]
+        write_operands = [_operand(view, window, recorder)[1] for view, window in writes]
+    else:
+        del write_operands[len(writes):]
     try:
-        recorder.record(_fields(pending, reads, writes, free_max, partitions), read_regions, write_regions,
-                        run.affine_context, _extra(run, pending, reads, writes, accumulate), pending.consts)
+        recorder.record(_fields(pending, reads, writes, read_operands, write_operands, free_max, partitions),
+                        read_regions, write_regions, run.affine_context,
+                        _extra(run, pending, reads, writes, read_operands, write_operands, accumulate),
+                        pending.consts)
         if pending.dma is not None:
             for alloc, _, _ in read_regions:
                 if alloc.buffer.scratch:
@@ -538,11 +589,11 @@ def _check_placed(run, pending, reads, writes, full):
     placements = placed.placements
     for view, window in reads:
         if view.tensor in placements:
-            _, (region, *_) = _region(view, None if full else window, run.recorder)
+            region = _operand(view, None if full else window, run.recorder)[1].region
             placed.read(view.tensor, view.block, region, pending.line)
     for view, window, _ in _written(pending, writes, full):
         if view.tensor in placements:
-            _, (region, *_) = _region(view, window, run.recorder)
+            region = _operand(view, window, run.recorder)[1].region
             placed.write(view.tensor, view.block, region, pending.line)
         elif view.tensor.source in placements:     # a bitcast of a placed tensor: not tracked, never flagged
             placed.forget(view.tensor.source, view.block)
@@ -569,7 +620,7 @@ def _note_writes(run, pending, writes, full):
     run.recorder.count += 1
 
 
-def _fields(pending, reads, writes, free_max, partitions):
+def _fields(pending, reads, writes, read_operands, write_operands, free_max, partitions):
     """The record's 'op=.. eng=.. p=.. n=..' part."""
     n = pending.n if pending.n is not None else free_max
     p = pending.p if pending.p is not None else partitions
@@ -585,7 +636,15 @@ def _fields(pending, reads, writes, free_max, partitions):
         if dt not in (0, 4):
             fields += f' dt={dt}'
     if pending.dma is None:
-        stride = _inner_stride_bytes(reads, writes)
+        # the widest innermost step of its on-chip operands (Operand.step: the stride of the innermost free axis
+        # of more than one element; a broadcast's stride 0 reads one element, the partition axis is not a step)
+        stride = 0
+        for operand in read_operands:
+            if operand.step > stride:
+                stride = operand.step
+        for operand in write_operands:
+            if operand.step > stride:
+                stride = operand.step
         if stride > STRIDE_FREE_BYTES:
             fields += f' stride={stride}'
     return fields
@@ -596,41 +655,18 @@ def _fields(pending, reads, writes, free_max, partitions):
 STRIDE_FREE_BYTES = 16
 
 
-def _inner_stride_bytes(reads, writes):
-    """The widest innermost step, in bytes, of an engine instruction's on-chip operands: per operand, the stride of
-    its innermost free axis of more than one element (a broadcast's stride 0 reads one element; the partition axis
-    is not a step in memory)."""
-    widest = 0
-    for operands in (reads, writes):
-        for view, window in operands:
-            if type(view) is not View:
-                continue
-            tensor = view.tensor
-            if not tensor.buffer.on_chip:
-                continue
-            shape = view.shape if window is None else [hi - lo for lo, hi in window]    # (View.clip's shape)
-            strides = view.strides
-            for axis in range(len(shape) - 1, 0, -1):
-                if shape[axis] > 1:
-                    step = abs(strides[axis]) * tensor.kind.itemsize
-                    if step > widest:
-                        widest = step
-                    break
-    return widest
-
-
-def _extra(run, pending, reads, writes, accumulate):
+def _extra(run, pending, reads, writes, read_operands, write_operands, accumulate):
     """The record's trailing fields: acc, cse, line and the DMA description."""
     recorder = run.recorder
     extra = []
     if accumulate and pending.op in ('matmul', 'transpose'):
         extra.append('acc=1')
     # bytes per partition a DMA from HBM brings on chip: they bound load reuse and CSE (TraceRecorder.seen_before)
-    loaded = _loaded_bytes(pending, reads, writes)
+    loaded = _loaded_bytes(pending, reads, writes, write_operands)
     key = pending.cse_key
     if key is None:
         recorder.loaded += loaded
-    elif recorder.seen_before(key, _partition_bytes(*writes[0]), loaded, key[0] != 'transpose'):
+    elif recorder.seen_before(key, write_operands[0].partition_bytes, loaded, key[0] != 'transpose'):
         # (a repeated transpose stays unbounded: the calibration kernels' compiler keeps lora's transposed tiles,
         # spilling them, see docs/simulator.md "Data reuse")
         extra.append('cse=1')
@@ -638,24 +674,17 @@ def _extra(run, pending, reads, writes, accumulate):
         extra.append('dyn=1')
     extra.append(f'line={pending.line}')
     if pending.dma is not None:
-        extra.append(_dma_fields(pending, reads, writes))
+        extra.append(_dma_fields(pending, reads, writes, read_operands, write_operands))
     return ' '.join(extra)
 
 
-def _loaded_bytes(pending, reads, writes):
+def _loaded_bytes(pending, reads, writes, write_operands):
     """The bytes per partition a DMA reading HBM writes on chip (0 for any other instruction)."""
     if pending.dma is None or not writes:
         return 0
-    dst, window = writes[0]
-    if not dst.tensor.buffer.on_chip or all(view.tensor.buffer.on_chip for view, _ in reads):
+    if not writes[0][0].tensor.buffer.on_chip or all(view.tensor.buffer.on_chip for view, _ in reads):
         return 0
-    return _partition_bytes(dst, window)
-
-
-def _partition_bytes(view, window):
-    """Bytes per partition of a written tile (its free elements times the element size)."""
-    _, shape = view.clip(window)
-    return _elements(shape[1:]) * view.tensor.kind.itemsize
+    return write_operands[0].partition_bytes
 
 
 def _compute_dtype_bytes(op, reads, writes):
@@ -684,25 +713,22 @@ _PE_OPS = frozenset(('matmul', 'transpose', 'broadcast'))
 _DTYPE_COSTED_OPS = _PE_OPS | {'tensor_tensor', 'loop_reduce', 'tensor_reduce'}
 
 
-def _dma_fields(pending, reads, writes):
+def _dma_fields(pending, reads, writes, read_operands, write_operands):
     """The DMA fields of a trace line: `bytes` those read from HBM (every HBM source of a DMA that sums several,
     nisa.dma_compute), else, for a store, those written to HBM, else those of the first source; direction,
     contiguous run and the HBM side's kind."""
-    hbm_sources = [r for r in reads if not r[0].tensor.buffer.on_chip]
-    src, src_window = (hbm_sources or reads)[0]
-    dst, dst_window = writes[0]
+    hbm_sources = [k for k, (view, _) in enumerate(reads) if not view.tensor.buffer.on_chip]
+    source = (hbm_sources or [0])[0]
+    src, dst = reads[source][0], writes[0][0]
     if not hbm_sources and not dst.tensor.buffer.on_chip:
         # a store writes HBM in the destination's format: a float8 tile stored into float32 HBM moves 4 bytes per
         # element (counted at the tile's 1 byte, a 64 MiB output counted 16 MiB and its time a quarter)
-        counted = [(dst, dst_window)]
+        moved = write_operands[0].bytes
     else:
-        counted = hbm_sources or [(src, src_window)]
-    moved = 0
-    for view, window in counted:
-        _, shape = view.clip(window)
-        moved += _elements(shape) * view.tensor.kind.itemsize
-    run = min(src.contiguous_run(src_window) * src.tensor.kind.itemsize,
-              dst.contiguous_run(dst_window) * dst.tensor.kind.itemsize)
+        moved = 0
+        for k in hbm_sources or [source]:
+            moved += read_operands[k].bytes
+    run = min(read_operands[source].run, write_operands[0].run)
     if pending.element_runs:
         run = min(run, dst.tensor.kind.itemsize)
     hbm_side = dst if pending.dma == 'store' else src

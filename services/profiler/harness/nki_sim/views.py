@@ -346,7 +346,7 @@ class View(TileOperators):
     are the tensor's own (not those of an enclosing view), so it describes an index box in the tensor.
     """
     __slots__ = ('tensor', 'block', 'offset', 'shape', 'strides', 'index_map', 'in_bounds', 'tensor_indexed',
-                 'one_dim')
+                 'one_dim', 'memo')
 
     def __init__(self, tensor, block, offset, shape, strides, index_map=None, in_bounds=True, tensor_indexed=False,
                  one_dim=False):
@@ -361,6 +361,7 @@ class View(TileOperators):
         # a one-dimensional view (a 1-D HBM tensor, `flatten_dims` down to one dimension): stored [n, 1] like every
         # view, but the view primitives below number its dimensions as the kernel sees them (one)
         self.one_dim = one_dim
+        self.memo = None    # the trace's measure of this view under its last window (runtime._operand)
 
     # ----- geometry -----
     def clip(self, window: Any) -> Tuple[int, Tuple[int, ...]]:

@@ -453,6 +453,41 @@ class TraceTest(unittest.TestCase):
         copies = [f for kind, f in records if kind == 'I' and f['op'] == 'dma_copy']
         self.assertEqual([(f['p'], f['bytes']) for f in copies], [('128', str(300 * 64 * 4)), ('1', str(256 * 4))])
 
+    def test_a_dynamic_read_depends_on_writes_anywhere_in_its_tensor(self):
+        # The rows a .ap(scalar_offset=) read reaches are data: its region is the whole tensor, although a plain read
+        # of the same access pattern (recorded first, and memoised by geometry) covers only the first rows.
+        path = self.ws.kernel('''
+            import nki
+            import nki.isa as nisa
+            import nki.language as nl
+
+            @nki.jit
+            def kernel(table, start):
+                rows, width = table.shape
+                out = nl.ndarray((8, width), dtype=table.dtype, buffer=nl.shared_hbm)
+                staged = nl.ndarray((rows, width), dtype=table.dtype, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=staged, src=table)
+                head = nl.ndarray((8, width), dtype=table.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=head, src=staged.ap(pattern=[[width, 8], [1, width]], offset=0))
+                doubled = nl.ndarray((8, width), dtype=table.dtype, buffer=nl.sbuf)
+                nisa.tensor_scalar(dst=doubled, data=head, op0=nl.multiply, operand0=2.0)
+                nisa.dma_copy(dst=staged.ap(pattern=[[width, 8], [1, width]], offset=8 * width), src=doubled)
+                at = nl.ndarray((1, 1), dtype=start.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=at, src=start)
+                picked = nl.ndarray((8, width), dtype=table.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=picked, src=staged.ap(pattern=[[width, 8], [1, width]], offset=0, scalar_offset=at,
+                                                       indirect_dim=0))
+                nisa.dma_copy(dst=out, src=picked)
+                return out
+            ''', header='')
+        table = np.arange(32 * 8, dtype=np.float32).reshape(32, 8)
+        out, recorder = self.ws.run(path, table, np.array([[8]], dtype=np.int32))
+        np.testing.assert_array_equal(out, 2 * table[:8])
+        _, records = parse(recorder.text())
+        copies = [f for kind, f in records if kind == 'I' and f['op'] == 'dma_copy']
+        doubled_rows, dynamic_read = copies[2], copies[4]
+        self.assertEqual((doubled_rows['dir'], dynamic_read['dir']), ('store', 'load'))
+        self.assertIn(int(doubled_rows['id']), ids(dynamic_read, 'dep'))
 
 if __name__ == '__main__':
     unittest.main()
