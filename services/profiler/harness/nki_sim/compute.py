@@ -251,6 +251,10 @@ maximum = _binary('maximum', np.maximum)
 minimum = _binary('minimum', np.minimum)
 power = _binary('power', np.power)
 mod = _binary('mod', np.mod)
+# nl.fmod (the Beta 2 stub): the remainder with the dividend's sign (numpy.fmod). Not an ALU operator: no NKI page
+# lists fmod among the op= operators, so `op=nl.fmod` is refused as an unsupported ALU operator.
+fmod = _binary('fmod', np.fmod)
+del fmod.alu
 equal = _binary('equal', np.equal)
 not_equal = _binary('not_equal', np.not_equal)
 greater = _binary('greater', np.greater)

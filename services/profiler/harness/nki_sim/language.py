@@ -15,7 +15,7 @@ from . import compute, isa, memory, runtime, target
 from .compute import (  # noqa: F401  (re-exported as nl.*)
     abs_max, abs_min, add, bitwise_and, bitwise_or, bitwise_xor, broadcast_to, copy, divide, elementwise, equal,
     full_tile, greater, greater_equal, left_shift, less, less_equal, logical_and, logical_or, logical_xor, maximum,
-    minimum, mod, multiply, not_equal, power, reduce, reshape_view, right_shift, subtract)
+    fmod, minimum, mod, multiply, not_equal, power, reduce, reshape_view, right_shift, subtract)
 from .compute import alu_name as _alu_name
 from .compute import deterministic_dropout, element_count, free_elements
 from .affine import Predicate, arange, ds, mgrid  # noqa: F401  (re-exported as nl.*)
@@ -28,7 +28,7 @@ from .dtypes import to_storage as _to_storage
 from .dtypes import value_in_format, write_in_format
 from .errors import CompileError, missing_api
 from .indirect import IndirectView
-from .loops import affine_range, is_first_iteration, sequential_range, static_range  # noqa: F401
+from .loops import affine_range, dynamic_range, is_first_iteration, sequential_range, static_range  # noqa: F401
 from .operands import (broadcast_shape, fit, on_chip, padded, result_kind, tile_or_scalar,
                        window_shape)
 from .operands import mask as _mask
@@ -52,6 +52,35 @@ psum = memory.psum
 hbm = memory.hbm
 shared_hbm = memory.shared_hbm
 private_hbm = memory.private_hbm
+
+
+def _memory_of(name: str, buffer: Any) -> memory.Buffer:
+    """The memory a buffer query is asked about: a memory (`t.buffer`, `nl.sbuf`, ...) or a direct-allocation
+    request (its memory); anything else is refused by name rather than answered."""
+    if isinstance(buffer, Placement):
+        buffer = buffer.buffer
+    if not isinstance(buffer, memory.Buffer):
+        raise CompileError(f'nl.{name}({buffer!r}): expects a memory (a tensor\'s .buffer, nl.sbuf, nl.psum, '
+                           'nl.shared_hbm, ...)')
+    return buffer
+
+
+def is_hbm(buffer: Any) -> bool:
+    """NKI 0.3+ buffer queries (the Beta 2 stub: "Check if buffer is any HBM type", ...): HBM is nl.hbm,
+    nl.private_hbm, nl.shared_hbm (and a kernel's constants); on chip is SBUF or PSUM."""
+    return not _memory_of('is_hbm', buffer).on_chip
+
+
+def is_on_chip(buffer: Any) -> bool:
+    return _memory_of('is_on_chip', buffer).on_chip
+
+
+def is_sbuf(buffer: Any) -> bool:
+    return _memory_of('is_sbuf', buffer) is memory.sbuf
+
+
+def is_psum(buffer: Any) -> bool:
+    return _memory_of('is_psum', buffer) is memory.psum
 
 
 def _scalar_call(name: str) -> None:

@@ -1,4 +1,4 @@
-"""Loop iterators: nl.affine_range, nl.sequential_range, nl.static_range.
+"""Loop iterators: nl.affine_range, nl.sequential_range, nl.static_range, nl.dynamic_range with int bounds.
 
 All run eagerly in order. Each yields int subclasses that know whether they are the loop's first iteration
 (nl.loop_reduce needs that). In Beta 1 kernels affine_range also maintains the run's affine loop context, which the
@@ -6,8 +6,10 @@ trace recorder uses to reject writes of the same location from different iterati
 """
 from typing import Any, Dict, Iterator, Optional
 
+import numpy as np
+
 from . import runtime
-from .errors import CompileError
+from .errors import NOT_MODELLED, CompileError, UnsupportedApi
 from .tensors import INDEX_INT_TYPES
 
 
@@ -107,6 +109,22 @@ def static_range(start: int, stop: Optional[int] = None, step: int = 1,
     """Unrolled at compile time: runs like sequential_range; reuse is judged in the enclosing loop's body."""
     _refuse_options('static_range', options)
     return _iterate(start, stop, step, unrolled=True)
+
+
+def dynamic_range(start: Any, stop: Any = None, step: Any = 1, **options: Any) -> Iterator[LoopIndex]:
+    """NKI 2.29+ hardware loop (the nl.dynamic_range page, "NKI Dynamic Loops"): start and stop "can be Python int
+    literals or VirtualRegister objects", the step "must be a compile-time positive integer". With int bounds the
+    trip count is known and the loop runs in order, like sequential_range (the device iterates one copy of the
+    body); a bound of any other kind (a register, a tile) is a runtime value, not modelled, refused as before."""
+    _refuse_options('dynamic_range', options)
+    for bound in (start, stop):
+        if bound is not None and (isinstance(bound, bool) or not isinstance(bound, (int, np.integer))):
+            raise UnsupportedApi(f'nl.dynamic_range with a bound of type {type(bound).__name__} is not supported by '
+                                 f'the simulator: {NOT_MODELLED["dynamic_range"]}')
+    if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step <= 0:
+        raise CompileError(f'nl.dynamic_range: the step must be a compile-time positive integer (its page), got '
+                           f'{step!r}')
+    return _iterate(int(start), None if stop is None else int(stop), int(step))
 
 
 def _refuse_options(name: str, options: Dict[str, Any]) -> None:

@@ -683,6 +683,112 @@ def forward(x):
         result = self.ws.evaluate(reference, kernel)
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
+    def test_dynamic_range_with_int_bounds_runs_in_order(self):
+        """nl.dynamic_range (NKI Dynamic Loops: start / stop "can be Python int literals or VirtualRegister
+        objects", the step "a compile-time positive integer"): the API page's example loops `nl.dynamic_range(1)`.
+        Before, every dynamic_range was refused as not modelled; with int bounds the trip count is known and the
+        loop runs in order (here a loop-carried running sum). Any other bound stays refused, and so does a step
+        that is not a positive int."""
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(128, 256)).astype(np.float32)]
+
+
+def forward(x):
+    return np.cumsum(x.reshape(128, 4, 64), axis=1)[:, [1, 3]].reshape(128, 128)
+''' + STANDARD_TRANSFORMS)
+        body = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 128), dtype=x.dtype, buffer=nl.shared_hbm)
+                acc = nl.zeros((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+                for i in nl.dynamic_range(LOOP):  # <- here
+                    t = nl.load(x[0:128, i * 64:(i + 1) * 64])
+                    nisa.tensor_tensor(dst=acc, data1=acc, data2=t, op=nl.add)
+                    if i % 2 == 1:
+                        nl.store(out[0:128, (i // 2) * 64:(i // 2 + 1) * 64], acc)
+                return out
+            '''
+        for loop in ('4', '0, 4', '0, 4, 1'):
+            with self.subTest(loop=loop):
+                kernel = self.ws.kernel(body.replace('LOOP', loop), header=BETA2_HEADER)
+                result = self.ws.evaluate(reference, kernel)
+                self.assertEqual(result['verdict'], 'OK', result['message'])
+        for loop, message in (('nl.zeros((1, 1), dtype=nl.int32, buffer=nl.sbuf)',
+                               'nl.dynamic_range with a bound of type Tensor is not supported by the simulator: '
+                               'virtual registers and data-dependent control flow'),
+                              ('0, 4, 0', 'nl.dynamic_range: the step must be a compile-time positive integer'),
+                              ('4, unroll=2', "nl.dynamic_range() got an unexpected keyword argument 'unroll'")):
+            with self.subTest(loop=loop):
+                kernel = self.ws.kernel(body.replace('LOOP', loop), header=BETA2_HEADER)
+                result = self.ws.evaluate(reference, kernel)
+                self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+                self.assertIn(message, result['message'])
+                self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+
+    def test_fmod_keeps_the_dividends_sign_and_is_no_alu_operator(self):
+        """nl.fmod (the Beta 2 stub: "The remainder has the same sign as the dividend x", numpy.fmod) was an
+        unsupported name; nl.mod keeps the divisor's sign. No page lists fmod among the ALU operators, so
+        `op=nl.fmod` of an ISA instruction stays refused."""
+        reference = self.ws.reference('''
+def get_inputs():
+    return [(10 * np.random.normal(size=(128, 64))).astype(np.float32)]
+
+
+def forward(x):
+    return np.fmod(x, 3.0) - np.mod(x, 3.0)
+''' + STANDARD_TRANSFORMS)
+        body = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.load(x)
+                FMOD  # <- here
+                nl.store(out, nl.subtract(r, nl.mod(t, 3.0)))
+                return out
+            '''
+        kernel = self.ws.kernel(body.replace('FMOD', 'r = nl.fmod(t, 3.0)'), header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        alu = ('r = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf); '
+               'nisa.tensor_scalar(dst=r, data=t, op0=nl.fmod, operand0=3.0)')
+        kernel = self.ws.kernel(body.replace('FMOD', alu), header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn("unsupported ALU operator 'fmod'", result['message'])
+
+    def test_buffer_queries(self):
+        """nl.is_hbm / is_sbuf / is_psum / is_on_chip (the Beta 2 stub: "Check if buffer is any HBM type", ...) were
+        unsupported names. They answer for a tensor's .buffer and for the memories themselves; anything else is
+        refused by name."""
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+                p = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.psum)
+                answers = [nl.is_hbm(x.buffer), nl.is_on_chip(x.buffer), nl.is_sbuf(t.buffer), nl.is_psum(t.buffer),
+                           nl.is_on_chip(t.buffer), nl.is_psum(p.buffer), nl.is_sbuf(p.buffer), nl.is_hbm(p.buffer),
+                           nl.is_hbm(nl.private_hbm), nl.is_hbm(nl.hbm), nl.is_on_chip(nl.sbuf)]
+                assert answers == [True, False, True, False, True, True, False, False, True, True, True], answers
+                nisa.dma_copy(dst=t, src=x)
+                nisa.dma_copy(dst=out, src=t)
+                return out
+            ''', header=BETA2_HEADER)
+        result = self.ws.evaluate(self.ws.reference(SCALE_REFERENCE.replace('2.0 * x', 'x')), kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                assert nl.is_hbm(x)  # <- here
+                return x
+            ''', header=BETA2_HEADER)
+        result = self.ws.evaluate(self.ws.reference(SCALE_REFERENCE), kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('nl.is_hbm(', result['message'])
+        self.assertIn("expects a memory (a tensor's .buffer, nl.sbuf", result['message'])
+        self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+
 
 class RefusalTest(unittest.TestCase):
     def setUp(self):
