@@ -67,8 +67,18 @@ class IndirectView(View):
         if self.skip:            # out-of-bounds rows address row 0 here; scatter_over leaves them unwritten
             picked = np.where((picked < 0) | (picked >= self.rows), 0, picked)
         if picked.size and (picked.min() < 0 or picked.max() >= self.rows):
-            raise IndexError(f'indirect DMA: index {int(picked.min() if picked.min() < 0 else picked.max())} is '
-                             f'out of bounds for a dimension of size {self.rows}')
+            bad = int(picked.min() if picked.min() < 0 else picked.max())
+            size = self.rows
+            shape = tuple(int(n) for n in self.tensor.inner_shape)
+            if self.row_stride == math.prod(shape[1:]) and self.rows < shape[0]:
+                # rows of the outer dimension (`.ap(vector_offset=)`): `rows` counts the indices whose whole access
+                # stays inside the tensor, fewer than its rows when the pattern is wider than a row
+                size = shape[0]
+                if 0 <= bad < size:
+                    raise IndexError(f'indirect DMA: index {bad} is out of bounds: the tensor has {size} rows, but '
+                                     f'the access of row {bad} runs past the tensor\'s end; indices 0 to '
+                                     f'{self.rows - 1} keep the access inside')
+            raise IndexError(f'indirect DMA: index {bad} is out of bounds for a dimension of size {size}')
         if self.scalar:      # one dynamic start address; the partition axis keeps its own stride
             grid = np.zeros(1, dtype=np.int64)
             for n, s in zip(shape, self.strides):

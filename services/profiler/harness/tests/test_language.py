@@ -1626,6 +1626,41 @@ def forward(x, ids):
         self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
         self.assertIn('index 64 is out of bounds for a dimension of size 64', result['message'])
 
+    def test_a_vector_offset_row_whose_access_runs_past_the_tensor_is_named(self):
+        # a gather of two rows per index (a bilinear warp's [[C, kv], [1, 2C]] pattern over an [N, C] image): index
+        # 9 of a 10-row tensor starts inside it but its access runs past the end; the refusal said "index 9 is out
+        # of bounds for a dimension of size 9" (the count of indices whose access fits), naming a wrong size
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(img, ids):
+                out = nl.ndarray((4, 8), dtype=img.dtype, buffer=nl.shared_hbm)
+                idx = nl.ndarray((4, 1), dtype=nl.uint32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=idx, src=ids)
+                pairs = nl.ndarray((4, 8), dtype=img.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=pairs, src=img.ap(pattern=[[4, 4], [1, 8]], offset=0, vector_offset=idx,
+                                                    indirect_dim=0))  # <- here
+                nisa.dma_copy(dst=out, src=pairs)
+                return out
+            ''')
+        for last, message in ((8, None), (9, 'index 9 is out of bounds: the tensor has 10 rows, but the access of '
+                                                'row 9 runs past the tensor\'s end; indices 0 to 8 keep the access '
+                                                'inside'),
+                              (10, 'index 10 is out of bounds for a dimension of size 10')):
+            reference = self.ws.reference(f'''
+def get_inputs():
+    return [np.random.normal(size=(10, 4)).astype(np.float32), np.array([[0], [3], [{last}], [2]], dtype=np.uint32)]
+
+
+def forward(img, ids):
+    return np.concatenate([img.reshape(-1), np.zeros(8, np.float32)])[ids[:, :1] * 4 + np.arange(8)]
+''' + STANDARD_TRANSFORMS)
+            result = self.ws.evaluate(reference, kernel)
+            if message is None:
+                self.assertEqual(result['verdict'], 'OK', result['message'])
+                continue
+            self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
+            self.assertIn(message, result['message'])
+
     def test_a_single_index_tile_indexes_its_dimension_like_an_integer(self):
         # the vLLM flash paged attention form: nl.load(key_cache[block_tables_sbuf[k_i, j], :, head_id, :])
         kernel = self.ws.kernel('''
