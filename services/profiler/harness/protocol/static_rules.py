@@ -26,8 +26,9 @@ the introspection or dynamic-code builtins. Each violation names its rule:
   which the loader replaces by a `raise` before the module is compiled (`stub_host_only`)
 - private-attribute: `x._name` or `x.__name__`-style access (except `__getitem__`, `__len__`, `__contains__`,
   which restate `x[i]`, `len(x)`, `in`, and `super().__init__` with the zero-argument `super()`, a method of the
-  kernel's own class initialising its own instance: a torch wrapper class in the file's host code), a dunder name such as `__builtins__` (except `__annotations__ = {...}`
-  assigned in a class body, a dataclass's field declarations), or an import from a private module
+  kernel's own class initialising its own instance: a torch wrapper class in the file's host code), a dunder name
+  such as `__builtins__` (except `__annotations__ = {...}` assigned in a class body, a dataclass's field
+  declarations), or an import from a private module
   (`neuronxcc.nki._private.private_api`). The kernel may read its own members: `x._name` where `_name` (one
   leading underscore) is a method, class attribute, annotated field or `self._name = ...` attribute of the
   kernel's own classes, unless that name is also a private name of the harness or of any loaded module or class
