@@ -6,12 +6,13 @@ alone, on the problem's numpy inputs, so such a file loads as it is: every name 
 whose public attributes are HostNames too (`torch.float32`, `xm.xla_device`, `torch.Tensor` in an annotation), and
 whose every other use (a call, a comparison, arithmetic, truth, iteration, indexing) is a COMPILE_ERROR naming it.
 Nothing of the host's packages is ever imported. One name is real: `torch_neuronx.nki_jit`, the decorator of the
-older NKI documentation examples, is the simulator's nki.jit."""
+older NKI documentation examples, is the simulator's nki.jit, under its public name and its home
+`torch_neuronx.xla_impl.ops.nki_jit` (the import neuronx-distributed-inference's modules use, `nki_jit()(kernel)`)."""
 from nki_sim.errors import CompileError
 from nki_sim.jit import jit
 
 ROOTS = frozenset({'torch', 'torch_xla', 'torch_neuronx', 'jax', 'unittest'})
-KNOWN = {'torch_neuronx.nki_jit': jit}
+KNOWN = {'torch_neuronx.nki_jit': jit, 'torch_neuronx.xla_impl.ops.nki_jit': jit}
 
 
 def is_host_framework(module):

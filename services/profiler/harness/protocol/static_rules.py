@@ -25,8 +25,10 @@ the introspection or dynamic-code builtins. Each violation names its rule:
   a plain module-level function that only such blocks call (`host_only_functions`: a `parse_args()` with argparse),
   which the loader replaces by a `raise` before the module is compiled (`stub_host_only`)
 - private-attribute: `x._name` or `x.__name__`-style access (except `__getitem__`, `__len__`, `__contains__`,
-  which restate `x[i]`, `len(x)`, `in`), a dunder name such as `__builtins__` (except `__annotations__ = {...}`
-  assigned in a class body, a dataclass's field declarations), or an import from a private module
+  which restate `x[i]`, `len(x)`, `in`, and `super().__init__` with the zero-argument `super()`, a method of the
+  kernel's own class initialising its own instance: a torch wrapper class in the file's host code), a dunder name
+  such as `__builtins__` (except `__annotations__ = {...}` assigned in a class body, a dataclass's field
+  declarations), or an import from a private module
   (`neuronxcc.nki._private.private_api`). The kernel may read its own members: `x._name` where `_name` (one
   leading underscore) is a method, class attribute, annotated field or `self._name = ...` attribute of the
   kernel's own classes, unless that name is also a private name of the harness or of any loaded module or class
@@ -468,10 +470,19 @@ class _Checker(ast.NodeVisitor):
         module = self.restricted.get(node.value.id) if isinstance(node.value, ast.Name) else None
         if module is not None and node.attr not in MODULE_NAMES[module]:
             self.fail(_refusal_rule(module), f'{module}.{node.attr}: NKI kernels {_module_use(module)}', node)
-        if _is_dunder_or_private(node.attr) and node.attr not in OPERATOR_DUNDERS and not self.own_member(node):
+        if _is_dunder_or_private(node.attr) and node.attr not in OPERATOR_DUNDERS and not self.own_member(node) \
+                and not self.super_init(node):
             self.fail('private-attribute', f'access to private attribute {node.attr!r}', node)
         self.check_attribute_name(node.attr, node)
         self.generic_visit(node)
+
+    def super_init(self, node):
+        """`super().__init__`: the zero-argument super() (not rebound by the kernel) reaches only the method's own
+        instance, an instance of the kernel's class, which a call of that class initialises anyway; `super(C, x)`
+        could re-initialise any object and stays refused."""
+        call = node.value
+        return node.attr == '__init__' and isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and \
+            call.func.id == 'super' and not call.args and not call.keywords and 'super' not in self.bound
 
     def visit_MatchClass(self, node):
         # `case object(__class__=c)` reads the subject's attribute `__class__` into c, as `subject.__class__` does

@@ -470,6 +470,76 @@ if __name__ == "__main__":
         self.assertIn('torch.nn.Module is host code', result['message'])
         self.assertEqual(result['line'], line_of(instance, '# <- here'))
 
+    def test_a_host_wrapper_class_calling_super_init_and_nki_jit_of_xla_impl_ops(self):
+        # a model port's file: `nki_jit()(kernel)` imported from torch_neuronx.xla_impl.ops (the home of
+        # torch_neuronx.nki_jit) at import, and an nn.Module wrapper whose __init__ calls super().__init__()
+        # (before: "torch_neuronx.xla_impl.ops.nki_jit is host code" and "private attribute '__init__'")
+        source = '''
+            import torch
+            from torch_neuronx.xla_impl.ops import nki_jit
+
+            @nki.jit
+            def nki_double(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+                return out
+
+            _double = nki_jit()(nki_double)
+
+            class Doubler(torch.nn.Module):
+                def __init__(self, *args, **kwargs):
+                    super().__init__()
+
+                def forward(self, x):
+                    return _double(x)
+
+            class Plain:
+                def __init__(self, scale):
+                    self.scale = scale
+
+            class Scaled(Plain):
+                def __init__(self):
+                    super().__init__(2.0)
+
+            assert Scaled().scale == 2.0
+            '''
+        result = self.ws.evaluate(self.reference, self.ws.kernel(source))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        # super() with arguments can re-initialise any object; a rebound `super` is not the builtin
+        for reach in ('super(Plain, other).__init__(1.0)', 'x.__init__(1.0)'):
+            refused = self.ws.kernel(f'''
+                class Plain:
+                    def __init__(self, scale):
+                        self.scale = scale
+
+                    def reset(self, other):
+                        {reach}  # <- here
+
+                @nki.jit
+                def kernel(x):
+                    return x
+                ''')
+            result = self.ws.evaluate(self.reference, refused)
+            self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+            self.assertIn("NKI static rule private-attribute: access to private attribute '__init__'",
+                          result['message'])
+            self.assertEqual(result['line'], line_of(refused, '# <- here'))
+        rebound = self.ws.kernel('''
+            def super():
+                return np
+
+            class Plain:
+                def reset(self):
+                    super().__init__()  # <- here
+
+            @nki.jit
+            def kernel(x):
+                return x
+            ''')
+        result = self.ws.evaluate(self.reference, rebound)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn("access to private attribute '__init__'", result['message'])
+
     def test_a_unittest_test_class_of_a_kernel_file_is_host_code(self):
         # the SDK's test files hold the API pages' examples next to a `class ...(unittest.TestCase)` whose methods
         # call nki.simulate_kernel (before: `import unittest` was an import violation); the class is defined on a
