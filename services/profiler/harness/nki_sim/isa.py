@@ -6,7 +6,7 @@ activation: act, iota/affine_select: pool, bn_stats/bn_aggr/scan: dve); the othe
 passed an explicit engine=.
 """
 import time
-from typing import Any, List
+from typing import Any, List, Tuple
 
 import numpy as np
 
@@ -1359,8 +1359,7 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
             data.reshape(out.shape)
         written = where
         if gather_skip:             # (no elementwise mask here: refused above for an indirect source)
-            kept = source.kept(window)
-            written = np.broadcast_to(kept.reshape((-1,) + (1,) * (data.ndim - 1)), data.shape).reshape(out.shape)
+            written = _rows_kept(source.kept(window), data.shape).reshape(out.shape)
         # the DMA casts to dst's format (bfloat16, fp8, ...); masked-off elements keep what dst held
         write_in_format(out, values, target.tensor.kind, written)
         target.write_back(part, out, where)
@@ -1426,7 +1425,7 @@ def dma_compute(dst: Any, srcs: Any, scales: Any = None, reduce_op: Any = None, 
                 kept = np.ones(target.shape[0], dtype=bool)
                 for v in gathered:
                     kept &= np.broadcast_to(v.kept(), kept.shape)
-                kept = np.broadcast_to(kept.reshape((-1,) + (1,) * (len(target.shape) - 1)), target.shape)
+                kept = _rows_kept(kept, target.shape)
             write_in_format(out, out.astype(np.float32) + total if accumulate else total, target.tensor.kind, kept)
     direction = _dma_direction(target, others)
     reads = [(v, None) for v in others] + [(v.index, None) for v in views if isinstance(v, IndirectView)]
@@ -1488,6 +1487,10 @@ def _indirect_dge_mode(instruction: str, mode: Any, views: Any) -> None:
                            'or hw_dge mode is used, the src and dst tensors can have a dynamic start address" '
                            '(nki.isa.dma_copy); without descriptor generation the addresses are static')
 
+
+def _rows_kept(kept: np.ndarray, shape: Tuple[int, ...]) -> np.ndarray:
+    """The elementwise mask of an access of `shape` whose rows (first axis) are `kept` (IndirectView.kept)."""
+    return np.broadcast_to(kept.reshape((-1,) + (1,) * (len(shape) - 1)), shape)
 
 class dge_mode:
     """How DMA descriptors are generated (accepted, no effect on results)."""

@@ -638,13 +638,7 @@ def _fields(pending, reads, writes, read_operands, write_operands, free_max, par
     if pending.dma is None:
         # the widest innermost step of its on-chip operands (Operand.step: the stride of the innermost free axis
         # of more than one element; a broadcast's stride 0 reads one element, the partition axis is not a step)
-        stride = 0
-        for operand in read_operands:
-            if operand.step > stride:
-                stride = operand.step
-        for operand in write_operands:
-            if operand.step > stride:
-                stride = operand.step
+        stride = max([operand.step for operand in read_operands + write_operands], default=0)
         if stride > STRIDE_FREE_BYTES:
             fields += f' stride={stride}'
     return fields
