@@ -55,6 +55,8 @@ class Affine:
     def __mul__(self, other):
         if isinstance(other, int):
             return Affine(self.c * other, tuple((r, k * other, n) for r, k, n in self.terms), self.ndim, self.grid)
+        if hasattr(other, 'shape') and hasattr(other, 'dtype') and not isinstance(other, np.ndarray):
+            return NotImplemented       # `i_f * t` of a tile: the tile's operator computes with the values
         raise CompileError('index expressions must be affine: only integer scaling of nl.arange is supported')
 
     __rmul__ = __mul__
@@ -207,11 +209,17 @@ class _Grid(tuple):
 
     @property
     def y(self) -> Affine:
-        return self[2]
+        return self._axis(2, 'y')
 
     @property
     def z(self) -> Affine:
-        return self[3]
+        return self._axis(3, 'z')
+
+    def _axis(self, axis: int, name: str) -> Affine:
+        if axis >= len(self):
+            raise CompileError(f'.{name} is axis {axis} of an nl.mgrid; this mgrid has {len(self)} axes '
+                               f'({", ".join("." + n for n in "pxyz"[:len(self)])})')
+        return self[axis]
 
 
 mgrid = MGrid()

@@ -10,6 +10,7 @@ from typing import Any, Callable, Sequence, Union
 import numpy as np
 
 from . import memory, runtime
+from .affine import Affine
 from .dtypes import kind_of, to_storage, write_in_format
 from .errors import CompileError
 from .ops import ABS_MAX, ABS_MIN, ASSOCIATIVE_ALU, MagnitudeChoice, float32_operands
@@ -138,6 +139,12 @@ def elementwise(op: str, eng: str, fn: Callable[..., Any], args: Sequence[Any], 
         on_chip(v, 'an elementwise operation')
     flat = flat_operands and _flat_pairing(views)
     shape = views[0].shape if flat else broadcast_shape(views)
+    for arg, value in zip(args, values):
+        if isinstance(arg, Affine) and value.shape[0] == 1 < shape[0]:
+            raise CompileError(f'{op}: an index expression of one partition {value.shape} used as values against '
+                               f'{shape[0]} partitions is a partition broadcast, which the compiler refuses '
+                               '("Unexpected partition broadcast!"): place it across the partitions with '
+                               'nl.broadcast_to(expr, shape) or index an nl.mgrid')
     kind = result_kind(dtype, views)
     window, where = _mask(mask_predicate, shape)
     if flat and window is not None:

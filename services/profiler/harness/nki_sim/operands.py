@@ -4,10 +4,10 @@ from typing import Any, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .affine import Predicate, mask_window
+from .affine import Affine, Predicate, index_as_value, mask_window
 from .dtypes import Kind, kind_of, to_storage
 from .errors import CompileError
-from .runtime import operand
+from .runtime import index_values, operand
 from .tensors import Tensor
 from .views import View
 
@@ -58,6 +58,11 @@ def tile_or_scalar(value: Any) -> Any:
         return operand(value)
     if isinstance(value, SCALARS):
         return value
+    if isinstance(value, Affine):
+        return index_values(value)
+    why = index_as_value(value)
+    if why is not None:
+        raise CompileError(why)
     raise CompileError(f'expected a tile or a scalar, got {type(value).__name__}')
 
 

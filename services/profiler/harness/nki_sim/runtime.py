@@ -14,8 +14,8 @@ from typing import Any, Dict, List, Optional, Tuple
 import numpy as np
 
 from . import memory, target
-from .affine import index_as_value
-from .dtypes import Kind, to_storage
+from .affine import Affine, index_as_value
+from .dtypes import Kind, kind_of, to_storage
 from .errors import CompileError
 from .indirect import DynamicRunsView, DynamicView, GatherTransposeView, IndirectView, gather_transpose_refusal
 from .tensors import PARTITION_LIMIT, Tensor
@@ -185,10 +185,31 @@ def operand(value: Any) -> View:
         return value.view()
     if isinstance(value, OutOfRangePattern):
         raise CompileError(value.message)
+    if isinstance(value, Affine):
+        return index_values(value)
     why = index_as_value(value)
     if why is not None:
         raise CompileError(why)
     raise CompileError(f'expected a tile, got {type(value).__name__}')
+
+
+def iota(run: 'Run', expr: Affine, kind: Kind) -> 'Pending':
+    """One iota instruction writing the values of `expr` (a 1-D nl.arange is a column: [n, 1]; an expression over
+    one nl.mgrid spans the grid's full shape), as nisa.iota(expr, dtype) issues it."""
+    shape = expr.dense_shape if expr.ndim >= 2 else expr.shape + (1,)
+    result = np.broadcast_to(expr.evaluate(), shape).astype(kind.storage) if run.numerics else None
+    return issue(run, 'iota', 'pool', [], shape, kind, result)
+
+
+def index_values(expr: Affine) -> View:
+    """An index expression used as a tile's values (`t + i_f` of a float tile and an nl.mgrid component,
+    `nl.broadcast_to(nl.arange(n)[None, :], (p, n))`): an int32 tile of its values, made by one iota
+    instruction before the instruction that reads it. No NKI page documents the form; a public author records it
+    compiled and exact on a trn2, which fits a compiler that materialises the expression as nisa.iota does."""
+    run = begin()
+    tile = iota(run, expr, kind_of(np.int32)).tile
+    _flush(run)
+    return tile.view()
 
 
 def issue(run: Run, op: str, eng: str, reads: List[Tuple[View, Any]], out_shape: Tuple[int, ...], kind: Kind,

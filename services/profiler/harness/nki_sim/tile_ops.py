@@ -47,6 +47,15 @@ _ATTRIBUTE_HINTS = {
 }
 
 
+def _offsets(tile: Any) -> bool:
+    """Can `tile` hold dynamic offsets (an integer SBUF tile of one offset, [N, 1] or [1, N]: the dynamic copies'
+    index operand)? Such a tile plus an index expression is a dynamic index; any other tile plus one computes with
+    the expression's values (runtime.index_values)."""
+    tensor = getattr(tile, 'tensor', tile)
+    shape = tile.shape
+    return tensor.buffer.name == 'sbuf' and tensor.kind.storage.kind in 'iu' and len(shape) == 2 and 1 in shape
+
+
 class TileOperators:
     """Arithmetic operators shared by Tensor and View: each one issues an nl elementwise instruction."""
     __slots__ = ()
@@ -72,12 +81,12 @@ class TileOperators:
         return EXECUTION.itemsize(self)
 
     def __add__(self, other: Any) -> Any:
-        if isinstance(other, Affine):        # `off[0, 0] + i_f`: a dynamic offset of an index expression
+        if isinstance(other, Affine) and _offsets(self):    # `off[0, 0] + i_f`: a dynamic offset of an index
             return DynamicIndex(other, self)
         return EXECUTION.binary('add', self, other)
 
     def __radd__(self, other: Any) -> Any:
-        if isinstance(other, Affine):        # `i_f + off[0, 0]`
+        if isinstance(other, Affine) and _offsets(self):    # `i_f + off[0, 0]`
             return DynamicIndex(other, self)
         return EXECUTION.binary('add', other, self)
 

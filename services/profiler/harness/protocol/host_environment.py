@@ -2,11 +2,14 @@
 (`os.environ["NEURON_CC_FLAGS"] = " --disable-dge "`, `os.environ["NEURON_FRAMEWORK_DEBUG"] = "1"`) and read them
 back (`os.environ.get(...)`, `os.getenv(...)`). `import os` in the kernel module binds this stand-in, never the host's
 module: `environ` is a dict of the kernel's own, empty when the kernel is loaded (the process's environment is not
-the kernel's to read or to change), and `getenv` reads it. The simulator has no compiler to pass the flags to. Any
-other name of os is refused by the static rules and by the kernel's getattr (static_rules.MODULE_NAMES)."""
+the kernel's to read or to change), and `getenv` reads it. The simulator has no compiler to pass the flags to.
+`os.path` is the text-only stand-in of host_paths.py. Any other name of os is refused by the static rules and by the
+kernel's getattr (static_rules.MODULE_NAMES)."""
 import types
 
-NAMES = ('environ', 'getenv')
+from . import host_paths
+
+NAMES = ('environ', 'getenv', 'path')
 
 
 def stand_in() -> types.ModuleType:
@@ -19,4 +22,5 @@ def stand_in() -> types.ModuleType:
 
     module.environ = environ        # type: ignore[attr-defined]
     module.getenv = getenv          # type: ignore[attr-defined]
+    module.path = host_paths.os_path_stand_in()     # type: ignore[attr-defined]
     return module

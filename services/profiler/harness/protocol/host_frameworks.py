@@ -7,12 +7,16 @@ whose public attributes are HostNames too (`torch.float32`, `xm.xla_device`, `to
 whose every other use (a call, a comparison, arithmetic, truth, iteration, indexing) is a COMPILE_ERROR naming it.
 Nothing of the host's packages is ever imported. One name is real: `torch_neuronx.nki_jit`, the decorator of the
 older NKI documentation examples, is the simulator's nki.jit, under its public name and its home
-`torch_neuronx.xla_impl.ops.nki_jit` (the import neuronx-distributed-inference's modules use, `nki_jit()(kernel)`)."""
+`torch_neuronx.xla_impl.ops.nki_jit` (the import neuronx-distributed-inference's modules use, `nki_jit()(kernel)`).
+And a kernel file may register its kernel with torch when it is imported: `@nki_op("ns::op", mutates_args={})` on a
+torch function that calls the kernel (torch-neuronx's "How to work with NKI kernels" page and its quickstart),
+`wrap_nki(kernel)[lnc]` (torch_neuronx, torch_neuronx.nki_hop), then `op.register_autograd(...)` /
+`op.register_fake(...)`: each gives a HostOperator, a torch operator that only host code calls. The registration
+runs and does nothing; the NKI kernel itself stays the module's kernel, which the simulator runs."""
 from nki_sim.errors import CompileError
 from nki_sim.jit import jit
 
 ROOTS = frozenset({'torch', 'torch_xla', 'torch_neuronx', 'jax', 'unittest'})
-KNOWN = {'torch_neuronx.nki_jit': jit, 'torch_neuronx.xla_impl.ops.nki_jit': jit}
 
 
 def is_host_framework(module):
@@ -68,6 +72,54 @@ for _name in ('__call__', '__bool__', '__eq__', '__ne__', '__lt__', '__le__', '_
               '__floordiv__', '__rfloordiv__', '__mod__', '__pow__', '__neg__', '__matmul__', '__rmatmul__',
               '__and__', '__or__', '__enter__', '__exit__'):
     setattr(HostName, _name, HostName.unavailable)
+
+
+class HostOperator:
+    """A kernel or torch function registered as a torch operator (see the module docstring): launch brackets
+    (`[lnc]`) and the registration methods of torch's custom operators pass; calling it, or anything else, is host
+    code."""
+    __slots__ = ('host_path',)
+    REGISTRATIONS = ('register_autograd', 'register_fake', 'register_kernel', 'register_torch_dispatch')
+
+    def __init__(self, path):
+        object.__setattr__(self, 'host_path', path)
+
+    def __getitem__(self, launch):
+        return self
+
+    def __getattr__(self, name):
+        if name in HostOperator.REGISTRATIONS:
+            return self.register
+        if name.startswith('_'):
+            raise AttributeError(f'{self.host_path}.{name}')
+        return HostName(f'{self.host_path}.{name}')
+
+    def register(self, *args, **kwargs):
+        """`op.register_autograd(backward, setup_context=...)`, also as a decorator (`@op.register_fake`)."""
+        return args[0] if len(args) == 1 and callable(args[0]) and not kwargs else None
+
+    def __call__(self, *args, **kwargs):
+        HostName(self.host_path).unavailable()
+
+    def __repr__(self):
+        return f'<{self.host_path}: a torch operator, host code>'
+
+
+def nki_op(name, *args, **kwargs):
+    """torch_neuronx.nki_op(name, mutates_args=...): a decorator registering a torch function as operator `name`."""
+    if callable(name):
+        return HostOperator(f'torch_neuronx.nki_op({getattr(name, "__name__", "?")})')
+    return lambda function: HostOperator(f'torch_neuronx.nki_op({name!r})')
+
+
+def wrap_nki(kernel, *args, **kwargs):
+    """torch_neuronx.wrap_nki(kernel): the kernel as a torch operator (`wrap_nki(k)[lnc](...)` in host code)."""
+    return HostOperator(f'torch_neuronx.wrap_nki({getattr(kernel, "__name__", "?")})')
+
+
+KNOWN = {'torch_neuronx.nki_jit': jit, 'torch_neuronx.xla_impl.ops.nki_jit': jit,
+         'torch_neuronx.nki_op': nki_op, 'torch_neuronx.wrap_nki': wrap_nki,
+         'torch_neuronx.nki_hop.wrap_nki': wrap_nki}
 
 
 def imported(name, fromlist):

@@ -4,10 +4,26 @@ to `@nki.profile(working_directory=...)` when it is imported (`WORKING_DIRECTORY
 Path here is text the kernel wrote, joined with '/', and nothing more: `Path.home()` and `Path.cwd()` are the
 placeholders '~' and '.', not the host's directories (the simulator saves no profile anywhere), and no method reads,
 lists, resolves or writes the file system; any other attribute is an AttributeError that says so. Any other name of
-pathlib is refused by the static rules and by the kernel's getattr (static_rules.MODULE_NAMES)."""
+pathlib is refused by the static rules and by the kernel's getattr (static_rules.MODULE_NAMES).
+
+`os.path` (the `path` of the os stand-in, host_environment.py, also `from os.path import join`) is the same idea for
+the text functions public kernel files call when they are imported (`os.path.dirname(os.path.abspath(__file__))` to
+put their own directory on sys.path): posixpath's functions that only rewrite text, and `abspath`, which takes a
+relative path from KERNEL_DIRECTORY, the placeholder the kernel's `__file__` also names (the simulator does not tell a
+kernel where on the host it runs). Nothing of it asks the file system (no exists, isfile, getsize, realpath); such
+names are refused as for pathlib.
+"""
+import posixpath
 import types
 
 NAMES = ('Path', 'PurePath', 'PosixPath', 'PurePosixPath')
+# The directory a kernel file is in, as the kernel sees it (its `__file__` is KERNEL_DIRECTORY/<file name>), and its
+# working directory for os.path.abspath.
+KERNEL_DIRECTORY = '/kernel'
+# posixpath's functions that compute on the text alone
+OS_PATH_TEXT = ('basename', 'commonpath', 'commonprefix', 'dirname', 'isabs', 'join', 'normcase', 'normpath',
+                'relpath', 'split', 'splitext')
+OS_PATH_NAMES = OS_PATH_TEXT + ('abspath', 'sep', 'extsep', 'pardir', 'curdir')
 
 
 class Path:
@@ -79,4 +95,26 @@ def stand_in() -> types.ModuleType:
     module = types.ModuleType('pathlib', 'pathlib for NKI kernels: paths as text, no file system')
     for name in NAMES:
         setattr(module, name, Path)
+    return module
+
+
+def _abspath(path):
+    """os.path.abspath with KERNEL_DIRECTORY as the working directory."""
+    return posixpath.normpath(posixpath.join(KERNEL_DIRECTORY, path))
+
+
+def _relpath(path, start=None):
+    """os.path.relpath with KERNEL_DIRECTORY as the working directory (posixpath's asks the host for it)."""
+    return posixpath.relpath(_abspath(path), _abspath(start if start is not None else '.'))
+
+
+def os_path_stand_in() -> types.ModuleType:
+    """A fresh `os.path` stand-in (one per kernel load)."""
+    module = types.ModuleType('os.path', 'os.path for NKI kernels: paths as text, no file system')
+    for name in OS_PATH_TEXT:
+        setattr(module, name, getattr(posixpath, name))
+    module.abspath = _abspath               # type: ignore[attr-defined]
+    module.relpath = _relpath               # type: ignore[attr-defined]
+    for name in ('sep', 'extsep', 'pardir', 'curdir'):
+        setattr(module, name, getattr(posixpath, name))
     return module

@@ -14,7 +14,7 @@ from nki_sim.errors import CompileError
 from nki_sim.beta import declare_source
 from nki_sim.language import MEMORY_KEYWORDS
 
-from . import host_environment, host_frameworks, host_logging, host_paths, static_rules
+from . import host_environment, host_frameworks, host_logging, host_paths, host_sys, static_rules
 from .entry_point import entry_point
 from .kernel_modules import fresh_views, kernel_module
 from .loop_returns import hoist_loop_returns
@@ -44,7 +44,7 @@ def stand_ins_imported(tree):
 
 
 STAND_INS = {'logging': host_logging.stand_in, 'os': host_environment.stand_in,
-             'pathlib': host_paths.stand_in}
+             'pathlib': host_paths.stand_in, 'sys': host_sys.stand_in}
 
 
 class InertModule(types.ModuleType):
@@ -61,20 +61,23 @@ class InertModule(types.ModuleType):
 def kernel_builtins(names, inert):
     """Builtins for a kernel module: the host's, with every module it imports seen through a KernelModule view
     (kernel_modules.py), `import logging` (a logging that drops messages, host_logging.py), `import os` (an
-    environment of the kernel's own, host_environment.py), `from pathlib import Path` (paths as text,
-    host_paths.py) and the host frameworks
+    environment of the kernel's own and os.path's text functions, host_environment.py), `import sys` (an import path
+    of the kernel's own, host_sys.py), `from pathlib import Path` (paths as text, host_paths.py) and the host
+    frameworks
     (torch, torch_xla, torch_neuronx, whose nki_jit is nki.jit, and jax: host_frameworks.py) bound to stand-ins
     (`names`), and the modules it could not import but imports without using them (`inert`, roots: `import os.path`
     too) bound to InertModule, never the host's packages. The static rules keep the kernel from reaching
     `__import__` or `__builtins__`."""
     fresh_views()
     modules = {name: STAND_INS[name]() for name in names if name in STAND_INS}
+    if 'os.path' in names:      # `import os.path` binds os; `from os.path import join` reads the same os's path
+        modules['os.path'] = modules.setdefault('os', host_environment.stand_in()).path
     inert_modules = {name: InertModule(name) for name in inert}
     host_import = builtins.__import__
 
     def kernel_import(name, globals=None, locals=None, fromlist=(), level=0):
         if level == 0 and name in modules:
-            return modules[name]
+            return modules[name] if fromlist else modules[name.split('.')[0]]
         if level == 0 and name.split('.')[0] in inert_modules:
             if not fromlist:
                 return inert_modules[name.split('.')[0]]
@@ -174,7 +177,8 @@ class KernelSource:
         linecache.checkcache(self.path)
         tree, host_only = self.check_static_rules()
         try:
-            preset = {'getattr': static_rules.public_getattr, 'breakpoint': static_rules.no_debugger}
+            preset = {'getattr': static_rules.public_getattr, 'breakpoint': static_rules.no_debugger,
+                      '__file__': f'{host_paths.KERNEL_DIRECTORY}/{self.name}'}
             preset['__builtins__'] = kernel_builtins(stand_ins_imported(tree),
                                                      static_rules.unused_imports(tree, host_only))
             static_rules.stub_host_only(host_only)      # functions only `__main__` calls: not run

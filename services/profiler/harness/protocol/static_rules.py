@@ -4,8 +4,10 @@ the introspection or dynamic-code builtins. Each violation names its rule:
 
 - import: a module other than nki / neuronxcc.nki (and submodules) / numpy / math / functools / itertools /
   __future__ / logging (the kernel gets a stand-in that drops every message, see host_logging.py) / os for
-  `os.environ` and `os.getenv` only (a stand-in whose environment is the kernel's own, see host_environment.py) /
-  pathlib for `Path` (a stand-in whose paths are text only, `Path.home()` '~', see host_paths.py) /
+  `os.environ`, `os.getenv` and `os.path` only (a stand-in whose environment is the kernel's own, see
+  host_environment.py, and whose path functions only rewrite text, see host_paths.py) / sys for `sys.path` and
+  constants only (an import path of the kernel's own, see host_sys.py) / pathlib for `Path` (a stand-in whose paths
+  are text only, `Path.home()` '~', see host_paths.py) /
   torch, torch_xla, torch_neuronx, jax, unittest (stand-ins for host code that never runs, see
   host_frameworks.py; only torch_neuronx.nki_jit is real, the simulator's nki.jit), except `from M import name` of
   the pure helpers public kernels use (HELPER_NAMES: operator.mul, dataclasses.dataclass, typing.Tuple, ...);
@@ -27,7 +29,8 @@ the introspection or dynamic-code builtins. Each violation names its rule:
 - private-attribute: `x._name` or `x.__name__`-style access (except `__getitem__`, `__len__`, `__contains__`,
   which restate `x[i]`, `len(x)`, `in`, and `super().__init__` with the zero-argument `super()`, a method of the
   kernel's own class initialising its own instance: a torch wrapper class in the file's host code), a dunder name
-  such as `__builtins__` (except `__annotations__ = {...}` assigned in a class body, a dataclass's field
+  such as `__builtins__` (except reading `__file__`, the placeholder path host_paths.KERNEL_DIRECTORY/<file name>,
+  and `__annotations__ = {...}` assigned in a class body, a dataclass's field
   declarations), or an import from a private module
   (`neuronxcc.nki._private.private_api`). The kernel may read its own members: `x._name` where `_name` (one
   leading underscore) is a method, class attribute, annotated field or `self._name = ...` attribute of the
@@ -57,7 +60,7 @@ import re
 import sys
 import types
 
-from . import host_environment, host_frameworks, host_logging, host_paths
+from . import host_environment, host_frameworks, host_logging, host_paths, host_sys
 
 ALLOWED_MODULES = ('nki', 'neuronxcc.nki', 'numpy', 'math', 'functools', 'itertools', '__future__')
 FORBIDDEN_MODULES = frozenset({
@@ -86,7 +89,7 @@ HELPER_NAMES = {
 }
 # Modules a kernel may import (whole, or the names above) that the loader replaces by a stand-in (never the host's
 # module): logging, whose messages are dropped (and the host frameworks, host_frameworks.py).
-STAND_IN_MODULES = frozenset({'logging', 'os', 'pathlib'})
+STAND_IN_MODULES = frozenset({'logging', 'os', 'os.path', 'pathlib', 'sys'})
 # Modules a kernel may import whole for the names listed only (host-side diagnostics, e.g. neuronx-distributed's
 # find_index.py imports warnings): `warnings.warn(...)` prints a message and reaches nothing else. A student's
 # conv2d kernel imports pdb and never uses it; the debugger itself (pdb.set_trace, pdb.run) stays out of reach.
@@ -95,6 +98,11 @@ MODULE_NAMES = {'warnings': frozenset({'warn'}), 'pdb': frozenset()}
 # compiler flags with `os.environ[...] = ...` when they are imported. Only exactly `os`: `os.path`, `os.system` and
 # every other name stay forbidden-module.
 MODULE_NAMES['os'] = frozenset(host_environment.NAMES)
+# `os.path` is text functions alone (host_paths.py: dirname, join, abspath from a placeholder directory, ...), and
+# `import sys` binds an import path of the kernel's own and constants (host_sys.py): public kernel files put their
+# own directory on sys.path when they are imported.
+MODULE_NAMES['os.path'] = frozenset(host_paths.OS_PATH_NAMES)
+MODULE_NAMES['sys'] = frozenset(host_sys.NAMES)
 # `from pathlib import Path` binds a stand-in whose paths are text the kernel wrote (host_paths.py): the NKI profiling
 # page's example computes `Path.home() / 'reports'` for `@nki.profile(working_directory=...)` when it is imported.
 MODULE_NAMES['pathlib'] = frozenset(host_paths.NAMES)
@@ -127,7 +135,7 @@ def no_debugger(*args, **kwargs):
 
 def _refusal_rule(module):
     """The rule a name of a restricted module breaks: forbidden-module for a host-access module (os), else import."""
-    return 'forbidden-module' if module in FORBIDDEN_MODULES else 'import'
+    return 'forbidden-module' if module.split('.')[0] in FORBIDDEN_MODULES else 'import'
 
 
 def _module_use(module):
@@ -219,8 +227,8 @@ def _unusable(module):
     """A module kernels may not import (a host-access module such as os or sys, or any other outside the allowed
     ones and the curated helper modules: json, time, argparse, ...)."""
     root = module.split('.')[0]
-    if module != root and root in FORBIDDEN_MODULES:
-        return True     # `import os.path`: only os itself has a stand-in
+    if module != root and root in FORBIDDEN_MODULES and module not in STAND_IN_MODULES:
+        return True     # `import ctypes.util`: of the host modules, only os, os.path and sys have stand-ins
     return root not in MODULE_NAMES and root not in HELPER_NAMES and (root in FORBIDDEN_MODULES or not _allowed(root))
 
 
@@ -403,8 +411,8 @@ class _Checker(ast.NodeVisitor):
         if not _allowed(module) and module not in MODULE_NAMES:
             self.fail('import', f'module {module!r} is not importable in NKI kernels (allowed: nki, '
                       'neuronxcc and neuronxcc.nki, numpy, math, functools, itertools, logging, os.environ, '
-                      'pathlib.Path; torch, torch_xla, torch_neuronx, jax and unittest for host code that never '
-                      'runs, and torch_neuronx.nki_jit)', node)
+                      'os.path, sys.path, pathlib.Path; torch, torch_xla, torch_neuronx, jax and unittest for host '
+                      'code that never runs, and torch_neuronx.nki_jit, nki_op and wrap_nki)', node)
 
     def visit_FunctionDef(self, node):
         if id(node) in self.host_only:
@@ -433,6 +441,9 @@ class _Checker(ast.NodeVisitor):
             self.imported.add((alias.asname or alias.name).split('.')[0])
             if alias.name in MODULE_NAMES:
                 self.restricted[alias.asname or alias.name] = alias.name
+            root = alias.name.split('.')[0]
+            if alias.asname is None and root in MODULE_NAMES:
+                self.restricted[root] = root      # `import os.path` binds os
 
     def visit_ImportFrom(self, node):
         if node.level:
@@ -467,7 +478,7 @@ class _Checker(ast.NodeVisitor):
         return node.attr in self.own_private and root is not None and root not in self.import_bound
 
     def visit_Attribute(self, node):
-        module = self.restricted.get(node.value.id) if isinstance(node.value, ast.Name) else None
+        module = self.restricted_module(node.value)
         if module is not None and node.attr not in MODULE_NAMES[module]:
             self.fail(_refusal_rule(module), f'{module}.{node.attr}: NKI kernels {_module_use(module)}', node)
         if _is_dunder_or_private(node.attr) and node.attr not in OPERATOR_DUNDERS and not self.own_member(node) \
@@ -475,6 +486,17 @@ class _Checker(ast.NodeVisitor):
             self.fail('private-attribute', f'access to private attribute {node.attr!r}', node)
         self.check_attribute_name(node.attr, node)
         self.generic_visit(node)
+
+    def restricted_module(self, node):
+        """The MODULE_NAMES module `node` names: a name bound by `import M` (`os`), or an attribute chain from one
+        that names a submodule listed too (`os.path`)."""
+        if isinstance(node, ast.Name):
+            return self.restricted.get(node.id)
+        if isinstance(node, ast.Attribute):
+            parent = self.restricted_module(node.value)
+            if parent is not None and f'{parent}.{node.attr}' in MODULE_NAMES:
+                return f'{parent}.{node.attr}'
+        return None
 
     def super_init(self, node):
         """`super().__init__`: the zero-argument super() (not rebound by the kernel) reaches only the method's own
@@ -496,7 +518,8 @@ class _Checker(ast.NodeVisitor):
         if node.id in FORBIDDEN_BUILTINS or (node.id in SHADOWABLE_BUILTINS and node.id not in self.bound):
             self.fail('forbidden-builtin', f'{node.id!r} is not available in NKI kernels', node)
         if node.id.startswith('__') and node.id.endswith('__') and node.id != '__name__' and \
-                id(node) not in self.class_annotations:
+                id(node) not in self.class_annotations and not (node.id == '__file__' and
+                                                                isinstance(node.ctx, ast.Load)):
             self.fail('private-attribute', f'access to {node.id!r}', node)
         self.generic_visit(node)
 

@@ -2255,24 +2255,45 @@ def forward(a):
             result = self.ws.evaluate(reference, self.ws.kernel(body.replace('CALL', call)))
             self.assertEqual(result['verdict'], 'OK', (call, result['message']))
 
-    def test_an_index_expression_used_as_a_value_is_refused_by_name(self):
-        # nl.arange is documented "for indexing a tensor to define a tile" and nisa.iota builds an index pattern's
-        # values; a public idiom file adds `nl.broadcast_to(nl.arange(F)[None, :], ...)` or an mgrid index to a
-        # tile. Before, the messages were "expected a tile, got Affine" and "cannot pass a DynamicIndex to an NKI
-        # call"; they now name the cause and nisa.iota.
+    def test_an_index_expression_used_as_values_is_an_iota_tile(self):
+        # A public idiom file's author records `t + j` of an nl.mgrid index and `t + nl.broadcast_to(nl.arange(F)[
+        # None, :], ...)` as compiled and exact on a trn2, and the implicit `t + nl.arange(F)[None, :]` as the
+        # compile failure "Unexpected partition broadcast!". Before, all were refused ("an nl.arange / nl.mgrid
+        # index expression is not a tile", "a tile plus an nl.arange / nl.mgrid index expression is a dynamic
+        # index"); `i * t` ended in "index expressions must be affine".
         reference = self.ws.reference('''
 def get_inputs():
     return [np.random.randn(4, 8).astype(np.float32)]
 
 
 def forward(a):
-    return a + np.arange(8, dtype=np.float32)[None, :]
+    p, f = np.mgrid[0:4, 0:8]
+    return (a * p + f + 3).astype(np.float32)
 ''' + STANDARD_TRANSFORMS)
+        for use in ('i, j = nl.mgrid[0:4, 0:8]\n                o = i * t + j + 3',
+                    'ix = nl.mgrid[0:4, 0:8]\n                o = nl.add(nl.multiply(t, ix.p), ix.x + 3)',
+                    'o = t * nl.arange(4)[:, None] + nl.broadcast_to(nl.arange(8)[None, :] + 3, shape=(4, 8))'):
+            kernel = self.ws.kernel(f'''
+            @nki.jit
+            def kernel(a):
+                out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nl.load(a)
+                {use}
+                nl.store(out, value=o)
+                return out
+            ''')
+            result = self.ws.evaluate(reference, kernel)       # both protocol steps: recording and replay
+            self.assertEqual(result['verdict'], 'OK', (use, result['message']))
+            _, trace = self.ws.run(kernel, np.zeros((4, 8), np.float32), timing_only=True)
+            iotas = [line for line in trace.text().splitlines() if ' op=iota ' in line]
+            self.assertEqual(len(iotas), 2, use)        # one iota instruction per index expression, on GpSimd
+            self.assertTrue(all(' eng=pool ' in line for line in iotas), iotas)
         for use, expected in (
-                ('o = t + nl.broadcast_to(nl.arange(8)[None, :], shape=(4, 8))',
-                 'an nl.arange / nl.mgrid index expression is not a tile'),
-                ('i, j = nl.mgrid[0:4, 0:8]\n                o = t + j',
-                 'a tile plus an nl.arange / nl.mgrid index expression is a dynamic index')):
+                ('o = t + nl.arange(8)[None, :]', 'is a partition broadcast, which the compiler refuses'),
+                ('k = nl.zeros((1, 1), dtype=nl.int32)\n                o = (k + nl.arange(8)[None, :]) * t',
+                 'a tile plus an nl.arange / nl.mgrid index expression is a dynamic index'),
+                ('i = nl.mgrid[0:4, 0:8]\n                o = t + i.y', '.y is axis 2 of an nl.mgrid; this mgrid has 2 '
+                 'axes (.p, .x)')):
             kernel = self.ws.kernel(f'''
             @nki.jit
             def kernel(a):
@@ -2285,18 +2306,6 @@ def forward(a):
             result = self.ws.evaluate(reference, kernel)
             self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
             self.assertIn(expected, result['message'])
-            self.assertIn('nisa.iota(expr, dtype)', result['message'])
-        kernel = self.ws.kernel('''
-            @nki.jit
-            def kernel(a):
-                out = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.shared_hbm)
-                t = nl.load(a)
-                idx = nisa.iota(nl.arange(8)[None, :], dtype=nl.float32)
-                nl.store(out, value=t + nl.broadcast_to(idx, shape=(4, 8)))
-                return out
-            ''')
-        result = self.ws.evaluate(reference, kernel)
-        self.assertEqual(result['verdict'], 'OK', result['message'])
 
     def test_undocumented_mask_and_index_forms_name_the_documented_ones(self):
         # a triton-viz NKI example masks with `(i_p < B) | (i_f < 0)` and another indexes a reduction with

@@ -2,6 +2,7 @@
 import glob
 import os
 import pathlib
+import sys
 import textwrap
 import unittest
 
@@ -16,15 +17,17 @@ VIOLATIONS = {
     'import_relative': ('from . import helper  # <- here\n', 'import'),
     'import_os': ('import os\nroot = os.getcwd()  # <- here\n', 'forbidden-module'),
     'from_os_system': ('from os import system  # <- here\nsystem("ls")\n', 'forbidden-module'),
-    'import_os_path_used_late': ('import os.path  # <- here\n\ndef kernel(x):\n    return os.sep\n',
+    'import_os_path_used_late': ('import os.path\n\ndef kernel(x):\n    return os.sep  # <- here\n',
                                  'forbidden-module'),
-    'import_sys_as': ('import sys as system  # <- here\n', 'forbidden-module'),
+    'os_path_asks_the_file_system': ('import os\nfound = os.path.exists("/etc")  # <- here\n', 'forbidden-module'),
+    'import_sys_as': ('import sys as system\nloaded = system.modules  # <- here\n', 'forbidden-module'),
+    'dunder_file_bound': ('__file__ = "/etc/passwd"  # <- here\n', 'private-attribute'),
     'import_operator_module': ('import operator  # <- here\nget = operator.attrgetter("x")\n', 'import'),
     'from_operator_attrgetter': ('from operator import attrgetter  # <- here\n', 'import'),
     'from_typing_get_type_hints': ('from typing import get_type_hints  # <- here\n', 'import'),
-    'import_sys_inside_function': ('def kernel(x):\n    import sys  # <- here\n    return sys.argv\n',
+    'import_sys_inside_function': ('def kernel(x):\n    import sys\n    return sys.argv  # <- here\n',
                                    'forbidden-module'),
-    'from_os_path': ('from os import path  # <- here\nhere = path.abspath(".")\n', 'forbidden-module'),
+    'from_os_path_exists': ('from os.path import exists  # <- here\nhere = exists(".")\n', 'forbidden-module'),
     'numpy_ctypeslib': ('from numpy import ctypeslib  # <- here\n', 'forbidden-module'),
     'numpy_ctypeslib_attribute': ('lib = np.ctypeslib  # <- here\n', 'forbidden-module'),
     'dunder_class': ('klass = ().__class__  # <- here\n', 'private-attribute'),
@@ -177,11 +180,20 @@ class StaticRulesTest(unittest.TestCase):
         # the nki-samples LoRA kernels start with `import sys` and never use it (before: forbidden-module; an unused
         # `import json` was an import violation); the name is bound to a module holding nothing, so even a reach
         # around the static rules finds no host module
-        bound = self.loaded_ok('import sys\nimport os.path\nimport json, time\n' + textwrap.dedent(DOUBLING_KERNEL))
-        self.assertIsInstance(bound['sys'], InertModule)
-        self.assertIsInstance(bound['os'], InertModule)
+        bound = self.loaded_ok('import subprocess\nimport ctypes.util\nimport json, time\n' +
+                               textwrap.dedent(DOUBLING_KERNEL))
+        self.assertIsInstance(bound['subprocess'], InertModule)
+        self.assertIsInstance(bound['ctypes'], InertModule)
         self.assertIsInstance(bound['json'], InertModule)
-        with self.assertRaisesRegex(AttributeError, "'sys' is an inert stand-in"):
+        with self.assertRaisesRegex(AttributeError, "'subprocess' is an inert stand-in"):
+            bound['subprocess'].run
+        # `import sys` (the LoRA kernels') and `import os.path` bind the stand-ins (host_sys.py, host_environment.py),
+        # used or not: no host module either
+        bound = self.loaded_ok('import sys\nimport os.path\n' + textwrap.dedent(DOUBLING_KERNEL))
+        self.assertIsNot(bound['sys'], sys)
+        self.assertIsNot(bound['os'], os)
+        self.assertIsNot(bound['os'].path, os.path)
+        with self.assertRaisesRegex(AttributeError, "has no attribute 'modules'"):
             bound['sys'].modules
 
     def test_a_main_block_is_host_code_that_is_not_checked(self):
@@ -259,7 +271,7 @@ if __name__ == "__main__":
             ''')
         result = self.ws.evaluate(self.reference, computed)
         self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
-        self.assertIn("may use only environ, getenv of module 'os', not 'system'", result['message'])
+        self.assertIn("may use only environ, getenv, path of module 'os', not 'system'", result['message'])
         self.assertEqual(result['line'], line_of(computed, '# <- here'))
 
     def test_functions_only_the_main_block_calls_are_host_code_that_never_runs(self):
@@ -284,8 +296,9 @@ if __name__ == "__main__":
             if __name__ == "__main__":
                 run(parse_args())
             '''))
-        for name in ('argparse', 'sys', 'time'):
+        for name in ('argparse', 'time'):
             self.assertIsInstance(bound[name], InertModule)
+        self.assertIsNot(bound['sys'], sys)     # sys's stand-in (host_sys.py): only the function names sys.argv
         for name in ('parse_args', 'run'):
             with self.assertRaisesRegex(RuntimeError, rf"{name}\(\) is host code that only the file's __main__ "
                                                       "block calls: the simulator does not run it"):
@@ -355,6 +368,81 @@ if __name__ == "__main__":
         self.assertIn("NKI static rule import: pathlib.os: NKI kernels may use only Path, PosixPath, PurePath, "
                       "PurePosixPath of module 'pathlib'", result['message'])
         self.assertEqual(result['line'], line_of(refused, '# <- here'))
+
+    def test_sys_path_os_path_and_file_put_the_kernels_directory_on_its_own_import_path(self):
+        # a video-interpolation port's resample kernel runs `_PKG = os.path.dirname(os.path.abspath(__file__));
+        # sys.path.insert(0, _PKG)` when it is imported (before: `NKI static rule forbidden-module: module 'sys'
+        # gives access to the host`, and `__file__` and os.path were refused too)
+        host_path = list(sys.path)
+        bound = self.loaded_ok(textwrap.dedent('''
+            import os
+            import sys
+            import os.path as osp
+            from os.path import join
+
+            _PKG = os.path.dirname(os.path.abspath(__file__))
+            sys.path.insert(0, _PKG)
+            HERE = (_PKG, osp.basename(__file__), join(_PKG, "..", "lib"), os.path.abspath("data/x.npy"),
+                    os.path.normpath(join(_PKG, "..", "lib")), os.path.relpath("/kernel/a/b", "/kernel"))
+            BIG = sys.maxsize
+            ''') + textwrap.dedent(DOUBLING_KERNEL))
+        name = os.path.basename(self.ws.root) and bound['HERE'][1]
+        self.assertTrue(name.startswith('kernel_') and name.endswith('.py'), name)
+        self.assertEqual(bound['HERE'], ('/kernel', name, '/kernel/../lib', '/kernel/data/x.npy', '/lib', 'a/b'))
+        self.assertEqual(bound['sys'].path, ['/kernel'])        # the kernel's own list
+        self.assertEqual(sys.path, host_path)
+        self.assertEqual(bound['BIG'], sys.maxsize)
+        self.assertIsNot(bound['os'].path, os.path)
+        for use in ('found = os.path.exists("/etc")', 'where = os.path.realpath(".")', 'sys.modules',
+                    'getattr(sys, "std" + "out")', 'getattr(os.path, "is" + "file")("/etc/passwd")'):
+            kernel = self.ws.kernel(f'''
+                import os
+                import sys
+
+                @nki.jit
+                def kernel(x):
+                    {use}  # <- here
+                    return x
+                ''')
+            result = self.ws.evaluate(self.reference, kernel)
+            self.assertIn(result['verdict'], ('COMPILE_ERROR', 'RUNTIME_ERROR'), (use, result['message']))
+            self.assertRegex(result['message'], r"may use only .* of module '(os|os\.path|sys)'", use)
+            self.assertEqual(result['line'], line_of(kernel, '# <- here'), use)
+
+    def test_torch_neuronx_registrations_run_and_the_kernel_stays_the_entry_point(self):
+        # torch-neuronx's NKI pages register a kernel as a torch operator when the file is imported:
+        # `@nki_op("ns::op", mutates_args={})` on a torch function calling it, `wrap_nki(kernel)[lnc]`,
+        # `op.register_autograd(...)` (before: "torch_neuronx.nki_op is host code ..." at the decorator's line)
+        bound = self.loaded_ok(textwrap.dedent(DOUBLING_KERNEL) + textwrap.dedent('''
+            import torch
+            from torch_neuronx import nki_op, wrap_nki
+            from torch_neuronx.nki_hop import wrap_nki as hop_wrap
+
+
+            @nki_op("demo::double", mutates_args={})
+            def double_op(x: torch.Tensor) -> torch.Tensor:
+                return kernel(x)
+
+
+            def _backward(ctx, grad):
+                return grad * 2
+
+
+            double_op.register_autograd(_backward, setup_context=None)
+            _launch = wrap_nki(kernel)[2]
+            _hop = hop_wrap(kernel)
+            '''))
+        self.assertIn("torch_neuronx.nki_op('demo::double')", repr(bound['double_op']))
+        called = self.ws.kernel(textwrap.dedent('''
+            from torch_neuronx import wrap_nki
+            ''') + textwrap.dedent(DOUBLING_KERNEL) + textwrap.dedent('''
+            _launch = wrap_nki(kernel)
+            _launch(None)  # <- here
+            '''))
+        result = self.ws.evaluate(self.reference, called)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('torch_neuronx.wrap_nki(kernel) is host code', result['message'])
+        self.assertEqual(result['line'], line_of(called, '# <- here'))
 
     def test_logging_has_the_levels_neuronxcc_adds(self):
         # neuronxcc adds TRACE, USER and OFF to the logging module; Beta 1 kernels turn logging off with OFF.
