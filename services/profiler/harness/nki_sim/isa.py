@@ -30,7 +30,7 @@ from .operands import mask as mask_of
 from .ops import activation as activation_function
 from .ops import ABS_MAX, ABS_MIN, ARITHMETIC_ALU, BITVEC_ALU, BYPASS, UNARY_ALU_FNS, alu, float32_operands
 from .runtime import Pending, begin, current, direct, dynamic_refusal, issue, operand, operand_reads
-from .runtime import iota as index_iota
+from .runtime import issue_iota
 from .target import require_generation
 from .tensors import Tensor
 from .views import View, destination, same_kind
@@ -1005,7 +1005,7 @@ def iota(expr: Any = None, dtype: Any = None, mask: Any = None, dst: Any = None,
         expr = Affine(expr, (), 2)
     if not isinstance(expr, Affine):
         raise CompileError('iota takes an affine nl.arange expression')
-    return index_iota(run, expr, kind_of(dtype)).tile
+    return issue_iota(run, expr, kind_of(dtype)).tile
 
 
 def _iota_pattern(target: Any, pattern: Any, offset: Any, channel_multiplier: Any, dtype: Any) -> Any:

@@ -193,7 +193,7 @@ def operand(value: Any) -> View:
     raise CompileError(f'expected a tile, got {type(value).__name__}')
 
 
-def iota(run: 'Run', expr: Affine, kind: Kind) -> 'Pending':
+def issue_iota(run: 'Run', expr: Affine, kind: Kind) -> 'Pending':
     """One iota instruction writing the values of `expr` (a 1-D nl.arange is a column: [n, 1]; an expression over
     one nl.mgrid spans the grid's full shape), as nisa.iota(expr, dtype) issues it."""
     shape = expr.dense_shape if expr.ndim >= 2 else expr.shape + (1,)
@@ -207,7 +207,7 @@ def index_values(expr: Affine) -> View:
     instruction before the instruction that reads it. No NKI page documents the form; a public author records it
     compiled and exact on a trn2, which fits a compiler that materialises the expression as nisa.iota does."""
     run = begin()
-    tile = iota(run, expr, kind_of(np.int32)).tile
+    tile = issue_iota(run, expr, kind_of(np.int32)).tile
     _flush(run)
     return tile.view()
 

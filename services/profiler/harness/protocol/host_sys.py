@@ -16,6 +16,6 @@ def stand_in() -> types.ModuleType:
     module = types.ModuleType('sys', "sys for NKI kernels: an import path of the kernel's own and constants")
     module.path = []                                # type: ignore[attr-defined]
     module.maxsize = sys.maxsize                    # type: ignore[attr-defined]
-    module.version_info = tuple(sys.version_info)   # type: ignore[attr-defined]
+    module.version_info = sys.version_info          # type: ignore[attr-defined]
     module.byteorder = sys.byteorder                # type: ignore[attr-defined]
     return module
