@@ -44,6 +44,12 @@ BN_STATS_FREE_LIMIT = 512
 FP32 = kind_of(np.float32)
 
 
+
+class NkiValidationError(Exception):
+    """`nisa.NkiValidationError` (the NKI 0.3+ nki.isa stub: "Raised when hardware constraints are violated"), so that
+    a kernel may name it (`except nisa.NkiValidationError:`). The simulator never raises it: a violated constraint is
+    the run's COMPILE_ERROR, which names the constraint."""
+
 class reduce_cmd:
     idle = 'idle'
     reset = 'reset'

@@ -44,9 +44,9 @@ FORMAT = 'accelopt-program 1'
 # Not program calls: functions that compute Python values for the kernel (shapes, ids, iterators, index
 # expressions; their results reach the program only as immediates) and the execution layer's helpers that nl
 # re-exports for nisa (a program may not call them directly).
-_NOT_RECORDED = {'finfo', 'iinfo', 'program_id', 'num_programs', 'program_ndim', 'spmd_dim', 'nc', 'device_print',
-                 'affine_range', 'sequential_range', 'static_range', 'arange', 'ds', 'mgrid', 'is_first_iteration',
-                 'all_first', 'get_nc_version', 'kind_of', 'element_count', 'free_elements',
+_NOT_RECORDED = {'finfo', 'iinfo', 'static_cast', 'program_id', 'num_programs', 'program_ndim', 'spmd_dim', 'nc',
+                 'device_print', 'affine_range', 'sequential_range', 'static_range', 'arange', 'ds', 'mgrid',
+                 'is_first_iteration', 'all_first', 'get_nc_version', 'kind_of', 'element_count', 'free_elements',
                  'elementwise', 'reduce', 'full_tile', 'reshape_view', 'deterministic_dropout'}
 _API_MODULES = {'nl': (language.__name__, compute.__name__),
                 'nisa': (isa.__name__, isa_select.__name__, isa_topk.__name__)}
