@@ -58,6 +58,10 @@ def not_modelled_cause(name):
         return ('the Beta 1 nki.language source lists it ("Tile definition for ... Matrix Multiplication on Tensor '
                 'Engine") with neither parameters nor a result, and no page documents a use; index a tile with '
                 'slices, nl.arange or nl.mgrid')
+    if name == 'prelu':
+        return ('the parametric ReLU (an activation op of an NKI 0.3 nki.language stub) takes its negative slope from '
+                'nisa.activate2\'s relu_param (NeuronCore-v4, whose parameterized activations are not modelled); '
+                'no page gives nisa.activation a slope')
     if name == 'bfp16':
         return ('the Beta 1 nki.language source describes its one member, bfp16.min, both as the minimum bfloat16 '
                 'value and as the bit pattern 0xff80, which is negative infinity; write the value meant '
