@@ -510,22 +510,19 @@ class ApiSurfaceTest(unittest.TestCase):
     def test_audited_names_refused_with_their_cause(self):
         """The API audit (docs/simulator.md, "API audit"): documented names the simulator does not model, each refused
         naming why (before: "is not supported by the simulator" with no cause)."""
-        a = self.normal(128, 16)
-        for call, cause in (('nisa.VirtualRegister()', 'virtual registers and data-dependent control flow'),
-                            ('nl.gemm_grid()', 'with neither parameters nor a result'),
-                            ('nl.gemm_stationary_grid()', 'with neither parameters nor a result'),
-                            ('nl.bfp16.min', 'bit pattern 0xff80, which is negative infinity'),
-                            ('nl.prelu', "takes its negative slope from nisa.activate2's relu_param"),
-                            ('nl.load(a).reinterpret_cast', 'lists it as a bare attribute, without documentation'),
-                            ('nl.load(a).is_identity()', 'the newest stub has is_contiguous() instead'),
-                            ('nl.load(a).sim_value', "NKI's own CPU simulator computed")):
-            with self.subTest(call=call):
-                self.assertIn(cause, self.refused(f'''
-                    @nki.jit
-                    def kernel(a):
-                        y = {call}
-                        return a
-                    ''', a))
+        self.assert_refusals('''
+            @nki.jit
+            def kernel(a):
+                y = CALL
+                return a
+            ''', (('nisa.VirtualRegister()', 'virtual registers and data-dependent control flow'),
+                  ('nl.gemm_grid()', 'with neither parameters nor a result'),
+                  ('nl.gemm_stationary_grid()', 'with neither parameters nor a result'),
+                  ('nl.bfp16.min', 'bit pattern 0xff80, which is negative infinity'),
+                  ('nl.prelu', "takes its negative slope from nisa.activate2's relu_param"),
+                  ('nl.load(a).reinterpret_cast', 'lists it as a bare attribute, without documentation'),
+                  ('nl.load(a).is_identity()', 'the newest stub has is_contiguous() instead'),
+                  ('nl.load(a).sim_value', "NKI's own CPU simulator computed")), self.normal(128, 16))
 
     def test_memory_region_alignments_static_cast_and_validation_error(self):
         """nl.MemoryRegion (the NKI 2.32+ language stub), nl.tile_size.psum_min_align / sbuf_min_align (every
