@@ -28,7 +28,7 @@ class UnsupportedApi(CompileError, AttributeError):
 # APIs not modelled by design, with the reason.
 NOT_MODELLED = dict.fromkeys(
     ('register_alloc', 'register_load', 'register_store', 'register_move', 'dynamic_range', 'fori_loop',
-     'while_loop'),
+     'while_loop', 'VirtualRegister'),
     'virtual registers and data-dependent control flow (nisa.register_*, nl.dynamic_range, nl.fori_loop, while '
     'loops on a register) are not modelled: the simulator records a kernel\'s instructions from a run on the input '
     'shapes alone, without the values a trip count or condition would come from')
@@ -54,6 +54,18 @@ def not_modelled_cause(name):
         return 'random numbers are not modelled: a random result cannot be checked against a reference'
     if name in COLLECTIVE_NAMES:
         return 'collectives (all_reduce, all_gather, collective_permute, sendrecv, ...) are not modelled'
+    if name in ('gemm_grid', 'gemm_stationary_grid'):
+        return ('the Beta 1 nki.language source lists it ("Tile definition for ... Matrix Multiplication on Tensor '
+                'Engine") with neither parameters nor a result, and no page documents a use; index a tile with '
+                'slices, nl.arange or nl.mgrid')
+    if name == 'prelu':
+        return ('the parametric ReLU (an activation op of an NKI 0.3 nki.language stub) takes its negative slope from '
+                'nisa.activate2\'s relu_param (NeuronCore-v4, whose parameterized activations are not modelled); '
+                'no page gives nisa.activation a slope')
+    if name == 'bfp16':
+        return ('the Beta 1 nki.language source describes its one member, bfp16.min, both as the minimum bfloat16 '
+                'value and as the bit pattern 0xff80, which is negative infinity; write the value meant '
+                '(-3.3895314e38 or -np.inf)')
     if name == 'builtin_custom_op':
         return ('a custom operator from a compiled library has no documented semantics (the API stub gives only '
                 'its signature)')

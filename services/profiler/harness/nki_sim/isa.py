@@ -22,6 +22,8 @@ from . import isa_select
 from .isa_select import (  # noqa: F401  (re-exported as nisa.*)
     core_barrier, dma_transpose, local_gather, max8, nc_find_index8, nc_match_replace8, nc_n_gather, nc_stream_shuffle,
     nonzero_with_count, sequence_bounds, tensor_copy_predicated)
+from . import isa_topk
+from .isa_topk import topk  # noqa: F401  (re-exported as nisa.topk)
 from .operands import (  # noqa: F401  (the *_engine values are re-exported as nisa.*)
     SCALARS, dma_engine, engine_name, fit, gpsimd_engine, is_tile, on_chip, per_partition, result_kind,
     scalar_engine, tensor_engine, unapplied_mask, unknown_engine, vector_engine, window_shape)
@@ -42,6 +44,12 @@ PARTITION_LIMIT = 128
 BN_STATS_FREE_LIMIT = 512
 FP32 = kind_of(np.float32)
 
+
+
+class NkiValidationError(Exception):
+    """`nisa.NkiValidationError` (the NKI 0.3+ nki.isa stub: "Raised when hardware constraints are violated"), so that
+    a kernel may name it (`except nisa.NkiValidationError:`). The simulator never raises it: a violated constraint is
+    the run's COMPILE_ERROR, which names the constraint."""
 
 class reduce_cmd:
     idle = 'idle'
@@ -1551,7 +1559,7 @@ _BETA2_POSITIONAL = {
 for _function, _order in _BETA2_POSITIONAL.items():
     setattr(_function, 'beta2_positional', _order)
 
-check_module('nisa', globals(), (__name__, isa_select.__name__), dst_first=True,
+check_module('nisa', globals(), (__name__, isa_select.__name__, isa_topk.__name__), dst_first=True,
              skip=frozenset({'get_nc_version', 'pe_transpose'}))
 
 

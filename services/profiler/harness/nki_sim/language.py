@@ -52,6 +52,7 @@ psum = memory.psum
 hbm = memory.hbm
 shared_hbm = memory.shared_hbm
 private_hbm = memory.private_hbm
+MemoryRegion = memory.MemoryRegion
 
 
 def _memory_of(name: str, buffer: Any) -> memory.Buffer:
@@ -143,6 +144,11 @@ class tile_size(metaclass=_SbufSizes):
     psum_bank_fmax = 512
     psum_bank_fmax_bytes = 2048
     psum_num_banks = 8
+    # No API page gives these two numbers; they are the NKI front end's (KLR, aws-neuron's tracer: its kernel
+    # environment binds nl.tile_size.psum_min_align to 4 and sbuf_min_align to 1). The simulator places tensors
+    # itself and checks no free-dimension address alignment; a kernel uses them in its own layout arithmetic.
+    psum_min_align = 4
+    sbuf_min_align = 1
 
 
 def finfo(dtype: Any) -> Any:
@@ -151,6 +157,21 @@ def finfo(dtype: Any) -> Any:
 
 def iinfo(dtype: Any) -> Any:
     return np.iinfo(kind_of(dtype).storage)
+
+
+def static_cast(input_data: Any, dtype: Any) -> Any:
+    """`nl.static_cast(input_data, dtype)` (the Beta 1 nki.language source: "cast a scalar or array to a new dtype",
+    input "scalar or array", dtype "string type or numpy dtype"): a trace-time numpy cast, values converted and
+    rounded as a write into that format rounds them (bfloat16 and float8 held in float32 storage). A tile is cast by
+    an instruction, not by this."""
+    if isinstance(input_data, (Tensor, View)):
+        raise CompileError('nl.static_cast casts a Python or numpy scalar or array at trace time; a tile is cast by an '
+                           'instruction (nisa.tensor_copy into a tile of that dtype, or the operation\'s dtype=)')
+    kind = kind_of(dtype)
+    values = np.asarray(input_data)
+    held = np.empty(values.shape, kind.storage)
+    write_in_format(held, values, kind)
+    return held if values.ndim else held[()]
 
 
 # ----- SPMD -----
@@ -737,8 +758,8 @@ MEMORY_KEYWORDS = {'sbuf': MemoryKeyword(memory.sbuf), 'psum': MemoryKeyword(mem
 # Keyword checking and dst= on every public nl function (nki_sim/call_forms.py). Functions that compute Python
 # values for the kernel (ids, shapes) and the execution helpers nisa shares are left as they are.
 check_module('nl', globals(), (__name__, compute.__name__), dst_first=False, skip=frozenset({
-    'finfo', 'iinfo', 'program_id', 'num_programs', 'program_ndim', 'spmd_dim', 'nc', 'device_print', 'all_first',
-    'elementwise', 'reduce', 'full_tile', 'reshape_view', 'element_count', 'free_elements',
+    'finfo', 'iinfo', 'static_cast', 'program_id', 'num_programs', 'program_ndim', 'spmd_dim', 'nc', 'device_print',
+    'all_first', 'elementwise', 'reduce', 'full_tile', 'reshape_view', 'element_count', 'free_elements',
     'deterministic_dropout'}))
 
 

@@ -31,6 +31,22 @@ private_hbm = Buffer('private_hbm', 'hbm', False, scratch=True)
 constant_hbm = Buffer('constant', 'hbm', False)
 
 
+
+class _RegionType(type):
+    def __instancecheck__(cls, value):
+        return isinstance(value, Buffer)
+
+
+class MemoryRegion(metaclass=_RegionType):
+    """`nl.MemoryRegion` (the NKI 2.32+ nki.language stub: "Memory region constants for NKI tensors", the type of a
+    tensor's `.buffer`, with members sbuf, psum, private_hbm and shared_hbm, and `nl.hbm` its private_hbm): the
+    members are the memories above, so `nl.MemoryRegion.sbuf is nl.sbuf`, and every memory, a tensor's `.buffer`
+    included, is an instance (`isinstance(t.buffer, nl.MemoryRegion)`, as the NKI Library's tile helpers check)."""
+    sbuf = sbuf
+    psum = psum
+    private_hbm = private_hbm
+    shared_hbm = shared_hbm
+
 class Alloc:
     """One physical allocation. `free` is elements per partition (HBM: parts=1, free=all elements)."""
     __slots__ = ('id', 'serial', 'buffer', 'parts', 'free', 'itemsize', 'data', 'version', 'writes', 'reads',

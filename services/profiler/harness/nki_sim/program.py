@@ -21,7 +21,7 @@ from typing import IO, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List,
 
 import numpy as np
 
-from . import compute, isa, isa_select, language, memory, runtime
+from . import compute, isa, isa_select, isa_topk, language, memory, runtime
 from .affine import Affine, Predicate, index_as_value
 from .call_forms import normalized
 from .dtypes import LowPrecisionType, NumericType, PackedMxType, kind_of
@@ -44,11 +44,12 @@ FORMAT = 'accelopt-program 1'
 # Not program calls: functions that compute Python values for the kernel (shapes, ids, iterators, index
 # expressions; their results reach the program only as immediates) and the execution layer's helpers that nl
 # re-exports for nisa (a program may not call them directly).
-_NOT_RECORDED = {'finfo', 'iinfo', 'program_id', 'num_programs', 'program_ndim', 'spmd_dim', 'nc', 'device_print',
-                 'affine_range', 'sequential_range', 'static_range', 'arange', 'ds', 'mgrid', 'is_first_iteration',
-                 'all_first', 'get_nc_version', 'kind_of', 'element_count', 'free_elements',
+_NOT_RECORDED = {'finfo', 'iinfo', 'static_cast', 'program_id', 'num_programs', 'program_ndim', 'spmd_dim', 'nc',
+                 'device_print', 'affine_range', 'sequential_range', 'static_range', 'arange', 'ds', 'mgrid',
+                 'is_first_iteration', 'all_first', 'get_nc_version', 'kind_of', 'element_count', 'free_elements',
                  'elementwise', 'reduce', 'full_tile', 'reshape_view', 'deterministic_dropout'}
-_API_MODULES = {'nl': (language.__name__, compute.__name__), 'nisa': (isa.__name__, isa_select.__name__)}
+_API_MODULES = {'nl': (language.__name__, compute.__name__),
+                'nisa': (isa.__name__, isa_select.__name__, isa_topk.__name__)}
 _TILE_OPERATORS = ('assign', 'accumulate', 'binary', 'negate', 'broadcast_to', 'reshape', 'indirect', 'bitcast',
                    'astype')
 

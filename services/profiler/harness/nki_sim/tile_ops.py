@@ -46,6 +46,19 @@ _ATTRIBUTE_HINTS = {
     'itemsize': 'it is an attribute of Beta 1 (neuronxcc.nki) tensors; the Beta 2 NkiTensor page lists no itemsize',
 }
 
+# NkiTensor attributes a Beta 2 nki.language stub lists that the simulator does not model, with the reason (the API
+# audit, docs/simulator.md)
+_LISTED_ATTRIBUTES = {
+    'reinterpret_cast': 'the newest nki.language stub lists it as a bare attribute, without documentation '
+                        '(t.view(dtype) reinterprets the bits, as its page describes)',
+    'is_identity': 'an NKI 0.3 nki.language stub lists it ("no .ap() or slicing") without saying whether a view of the '
+                   'whole tensor counts; the newest stub has is_contiguous() instead',
+    'sim_value': 'it is the value NKI\'s own CPU simulator computed (an NKI 0.3 stub\'s debugging attribute), not '
+                 'something a kernel computes with',
+    'device_value': 'it is a device dump (an NKI 0.3 stub\'s debugging attribute), not something a kernel computes '
+                    'with',
+}
+
 
 def _offsets(tile: Any) -> bool:
     """Can `tile` hold dynamic offsets (an integer SBUF tile of one offset, [N, 1] or [1, N]: the dynamic copies'
@@ -65,6 +78,9 @@ class TileOperators:
         AttributeError, so hasattr() answers False."""
         if name.startswith('_'):
             raise AttributeError(name)
+        listed = _LISTED_ATTRIBUTES.get(name)
+        if listed:
+            raise UnsupportedApi(f'tile attribute .{name} is not supported by the simulator: {listed}')
         hint = _ATTRIBUTE_HINTS.get(name)
         raise UnsupportedApi(f'tile attribute .{name} is not supported by the simulator: it is not an attribute of '
                              f'NKI tensors in the API reference' + (f' ({hint})' if hint else ''))

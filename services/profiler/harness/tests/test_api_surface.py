@@ -507,6 +507,57 @@ class ApiSurfaceTest(unittest.TestCase):
                 ''', a)
             self.assertIn(cause, message)
 
+    def test_audited_names_refused_with_their_cause(self):
+        """The API audit (docs/simulator.md, "API audit"): documented names the simulator does not model, each refused
+        naming why (before: "is not supported by the simulator" with no cause)."""
+        self.assert_refusals('''
+            @nki.jit
+            def kernel(a):
+                y = CALL
+                return a
+            ''', (('nisa.VirtualRegister()', 'virtual registers and data-dependent control flow'),
+                  ('nl.gemm_grid()', 'with neither parameters nor a result'),
+                  ('nl.gemm_stationary_grid()', 'with neither parameters nor a result'),
+                  ('nl.bfp16.min', 'bit pattern 0xff80, which is negative infinity'),
+                  ('nl.prelu', "takes its negative slope from nisa.activate2's relu_param"),
+                  ('nl.load(a).reinterpret_cast', 'lists it as a bare attribute, without documentation'),
+                  ('nl.load(a).is_identity()', 'the newest stub has is_contiguous() instead'),
+                  ('nl.load(a).sim_value', "NKI's own CPU simulator computed")), self.normal(128, 16))
+
+    def test_memory_region_alignments_static_cast_and_validation_error(self):
+        """nl.MemoryRegion (the NKI 2.32+ language stub), nl.tile_size.psum_min_align / sbuf_min_align (every
+        tile_size page; the values are the NKI front end's), nl.static_cast (the Beta 1 language source) and
+        nisa.NkiValidationError (the NKI 0.3+ isa stub) were unsupported names (AttributeError for the two
+        tile_size fields)."""
+        path = self.ws.kernel('''
+            import nki.language as nl2
+            import nki.isa as nisa2
+
+            @nki.jit
+            def kernel(a):
+                out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl2.MemoryRegion.shared_hbm)
+                t = nl.load(a)
+                assert nl2.MemoryRegion.sbuf is nl.sbuf and nl2.MemoryRegion.psum is nl.psum
+                assert isinstance(out.buffer, nl2.MemoryRegion) and isinstance(nl.sbuf, nl2.MemoryRegion)
+                assert not isinstance(t, nl2.MemoryRegion)
+                assert (nl.tile_size.psum_min_align, nl.tile_size.sbuf_min_align) == (4, 1)
+                scale = nl.static_cast(np.array([1.00390625, 2.5]), nl.bfloat16)
+                assert scale.tolist() == [1.0, 2.5], scale
+                assert nl.static_cast(3.7, nl.int32) == 3 and issubclass(nisa2.NkiValidationError, Exception)
+                nl.store(out, nl.multiply(t, float(scale[1])))
+                return out
+            ''')
+        a = self.normal(128, 16)
+        out, _ = self.ws.run(path, a)
+        np.testing.assert_array_equal(out, a * 2.5)
+        message = self.refused('''
+            @nki.jit
+            def kernel(a):
+                y = nl.static_cast(nl.load(a), nl.bfloat16)
+                return a
+            ''', a)
+        self.assertIn('casts a Python or numpy scalar or array at trace time', message)
+
     def test_dma_engine_is_an_engine(self):
         import neuronxcc.nki.isa as nisa
         self.assertIs(nisa.engine.dma, nisa.dma_engine)

@@ -79,7 +79,7 @@ LAYERS = (
     {'views', 'indirect', 'tensors', 'placement', 'races'},                        # memory and views
     {'trace'},                                                                     # instruction records
     {'runtime', 'loops', 'operands', 'compute', 'call_forms'},                     # execution
-    {'isa_select', 'isa', 'language'},                                             # NKI API
+    {'isa_select', 'isa_topk', 'isa', 'language'},                                 # NKI API
     {'jit', 'surface', '__init__', 'program'},                                     # entry points, programs
 )
 

@@ -1,9 +1,10 @@
 """Numerical semantics of the simulated NKI API, on small self-written kernels."""
+import re
 import unittest
 
 import numpy as np
 
-from tests.support import Workspace, rel_l2
+from tests.support import STANDARD_TRANSFORMS, Workspace, rel_l2
 
 
 class NumericsTest(unittest.TestCase):
@@ -376,6 +377,87 @@ class NonzeroWithCountTest(unittest.TestCase):
         with self.assertRaisesRegex(Exception, 'one more element per partition'):
             self.ws.run(path, np.zeros((16, 6), np.float32))
 
+
+
+TOPK_BETA2_HEADER = '''import numpy as np
+import nki
+import nki.language as nl
+import nki.isa as nisa
+'''
+
+
+class TopkTest(unittest.TestCase):
+    """nisa.topk, as the v2.33.0 API page defines it: one problem per 16-partition group, read and written in the
+    snake layout (element s at partition s % 16, free position s // 16), k = val_dst's free size; the simulator
+    writes rank j (descending) at snake position j and leaves the slots of the last position past k as they were.
+    Before: `nisa.topk is not supported by the simulator`."""
+
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+
+    KERNEL = '''
+        @nki.jit
+        def kernel(x):
+            out = nl.ndarray((x.shape[0], 4), dtype=nl.float32, buffer=nl.shared_hbm)
+            src = nl.ndarray(x.shape, dtype=nl.bfloat16, buffer=nl.sbuf)
+            nisa.dma_copy(dst=src, src=x)
+            val = nl.ndarray((x.shape[0], 20), dtype=nl.bfloat16, buffer=nl.sbuf)
+            idx = nl.ndarray((x.shape[0], 20), dtype=nl.uint32, buffer=nl.sbuf)
+            nisa.memset(dst=val, value=-1.0)
+            nisa.memset(dst=idx, value=7)
+            TOPK
+            both = nl.ndarray((x.shape[0], 4), dtype=nl.float32, buffer=nl.sbuf)
+            nisa.tensor_copy(dst=both[:, 0:2], src=val[:, 0:2])
+            nisa.tensor_copy(dst=both[:, 2:4], src=idx[:, 0:2])
+            nisa.dma_copy(dst=out, src=both)
+            return out
+        '''
+
+    # 2 groups, n 100 of the 128 snake positions, k 20: positions 0 and 1 of val and idx are written, rank j at
+    # partition j % 16 of its group, position j // 16; the last position's slots past k keep the memset values
+    REFERENCE = '''
+def get_inputs():
+    return [np.stack([np.random.permutation(256)[:8] for _ in range(32)]).astype(np.float32)]
+
+
+def forward(x):
+    want = np.full((32, 4), -1.0, np.float32)
+    want[:, 2:] = 7
+    for g in range(2):
+        snake = x[16 * g:16 * (g + 1)].T.reshape(-1)[:100]
+        order = np.argsort(-snake, kind='stable')
+        for j in range(20):
+            want[16 * g + j % 16, j // 16] = snake[order[j]]
+            want[16 * g + j % 16, 2 + j // 16] = order[j]
+    return want
+''' + STANDARD_TRANSFORMS
+
+    def run_topk(self, call, x):
+        path = self.ws.kernel(self.KERNEL.replace('TOPK', call), header=TOPK_BETA2_HEADER)
+        return self.ws.run(path, x)[0]
+
+    def test_each_group_of_16_partitions_in_snake_layout(self):
+        """Through the evaluation, which replays the recorded program (nisa.topk is one of its calls), by keyword
+        and by position."""
+        reference = self.ws.reference(self.REFERENCE)
+        for call in ('nisa.topk(val_dst=val, idx_dst=idx, src=src, n=100)', 'nisa.topk(val, idx, src, 100, True)'):
+            with self.subTest(call=call):
+                kernel = self.ws.kernel(self.KERNEL.replace('TOPK', call), header=TOPK_BETA2_HEADER)
+                result = self.ws.evaluate(reference, kernel)
+                self.assertEqual(result['verdict'], 'OK', result['message'])
+                self.assertEqual(result['max_rel_l2'], 0.0)
+
+    def test_the_pages_constraints(self):
+        x = np.zeros((32, 8), np.float32)
+        for call, message in (('nisa.topk(val_dst=val, idx_dst=idx, src=src, n=129)',
+                               'fewer than ceil(n / 16) = 9'),
+                              ('nisa.topk(val_dst=val, idx_dst=idx, src=src, n=19)', 'k <= n (19)'),
+                              ('nisa.topk(val_dst=val, idx_dst=idx[0:16, :], src=src, n=100)', 'partitions'),
+                              ('nisa.topk(val_dst=idx, idx_dst=idx, src=src, n=100)', 'val_dst must be bfloat16')):
+            with self.subTest(call=call):
+                with self.assertRaisesRegex(Exception, re.escape(message)):
+                    self.run_topk(call, x)
 
 class BroadcastFunctionTest(unittest.TestCase):
     def test_nl_broadcast_to_takes_a_tile(self):
