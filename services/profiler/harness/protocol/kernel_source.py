@@ -173,6 +173,7 @@ class KernelSource:
         """Check the static rules, import the module and return its entry point (entry_point.py)."""
         linecache.checkcache(self.path)
         tree, host_only = self.check_static_rules()
+        foreign = static_rules.foreign_launches(tree)     # before stub_host_only empties the bodies
         try:
             preset = {'getattr': static_rules.public_getattr, 'breakpoint': static_rules.no_debugger}
             preset['__builtins__'] = kernel_builtins(stand_ins_imported(tree),
@@ -214,7 +215,10 @@ class KernelSource:
                                  f'{error}', line) from error
         entry, found = entry_point(module, tree)
         if entry is None:
-            raise KernelRejected(f'{self.name} defines neither `kernel` nor `optimized_kernel`{found}')
+            missing = ''.join(f'; {function} calls {name}, which the file imports from module {module!r}: the '
+                              'simulator runs the one kernel file it is given, so that kernel must be in it (copy '
+                              f'it into this file in place of the import)' for function, name, module in foreign)
+            raise KernelRejected(f'{self.name} defines neither `kernel` nor `optimized_kernel`{found}{missing}')
         return entry
 
     def run_tree(self, tree, preset):

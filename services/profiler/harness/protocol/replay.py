@@ -15,6 +15,7 @@ numbers that are timed are the numbers that are checked.
    (secret_fresh_seed) and never told to step A; the result names it (`fresh_seed`) so a failure can be
    reproduced with --fresh-seed.
 """
+import ast
 import gc
 import os
 import time
@@ -25,7 +26,7 @@ from nki_sim.dtypes import AlternateFill
 from nki_sim.errors import CompileError, StaleOutputError, WrongOnDeviceError
 from nki_sim.program import LOW_PRECISION_FORMATS, ProgramError, RecordedFailure, Replay, read_program
 
-from . import input_specs
+from . import input_specs, static_rules
 from .comparison import compare
 from .evaluation import CHECK_SEEDS, KERNEL_VERDICTS, Verdict, empty_result, note_rel_l2, \
     secret_fresh_seed
@@ -185,6 +186,21 @@ class ReplayCheck:
             where = f'{KERNEL_NAME}:{line}: {source}\n' if source else f'{KERNEL_NAME}:{line}: '
             raise Verdict(verdict, where + detail, line) from error
 
+    def _unrun_launch(self):
+        """A note for outputs left unwritten: the grid launch the kernel file makes only in its `__main__` block,
+        which never runs (static_rules.unrun_main_launch), so that its kernel ran as one program."""
+        if self.kernel_source is None:
+            return ''
+        try:
+            with open(self.kernel_source, errors='replace') as f:
+                launch = static_rules.unrun_main_launch(ast.parse(f.read()))
+        except (OSError, SyntaxError, ValueError):
+            return ''
+        if launch is None:
+            return ''
+        return (f' (the file launches {launch} only in its __main__ block, which the simulator does not run, so its '
+                f'kernel ran as one program: name the launch as the entry point with `kernel = {launch}`)')
+
     def _source_line(self, line):
         """The kernel's source line `line` when its text was given (read as text for messages only, never run;
         the message then reads as step A's: 'kernel.py:LINE: <source>' and the detail on the next line)."""
@@ -208,7 +224,7 @@ class ReplayCheck:
             detail = '; '.join(f'output {index}: {count} element(s) never written by any instruction'
                                + (PRIVATE_OUTPUT if index in self.replay.private_outputs else '')
                                for index, count, _ in unwritten)
-            raise Verdict('INCORRECT', f'{which}: {detail}')
+            raise Verdict('INCORRECT', f'{which}: {detail}{self._unrun_launch()}')
         # The fresh run is one more seed, a secret one, held to the same tolerance: a limit that followed the check
         # errors let a kernel patched for the public check seeds, just under the tolerance there, be several times
         # the tolerance off on every other input.

@@ -57,7 +57,7 @@ import re
 import sys
 import types
 
-from . import host_environment, host_frameworks, host_logging, host_paths
+from . import entry_point, host_environment, host_frameworks, host_logging, host_paths
 
 ALLOWED_MODULES = ('nki', 'neuronxcc.nki', 'numpy', 'math', 'functools', 'itertools', '__future__')
 FORBIDDEN_MODULES = frozenset({
@@ -281,8 +281,10 @@ def host_only_functions(tree):
                if isinstance(node, ast.Name)}
     defs = [node for node in getattr(tree, 'body', ()) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
     bound = [name for node in ast.walk(tree) for name in _names_bound(node)]
+    launchers = _entry_launchers(tree, defs, bound)
     candidates = {node.name: node for node in defs if not node.decorator_list and node.name in in_main
-                  and node.name not in ENTRY_POINT_NAMES and bound.count(node.name) == 1}
+                  and node.name not in ENTRY_POINT_NAMES and node.name not in launchers
+                  and bound.count(node.name) == 1}
     while candidates:
         skipped = {id(statement) for guard in guards for statement in guard.body} | \
             {id(statement) for node in candidates.values() for statement in node.body}
@@ -292,6 +294,56 @@ def host_only_functions(tree):
             break
         candidates = kept
     return list(candidates.values())
+
+
+def _entry_launchers(tree, defs, bound):
+    """The functions the loader may take as the entry point of a file that binds no `kernel` / `optimized_kernel`:
+    those launching one of the file's decorated (NKI kernel) functions on a grid (entry_point.grid_launchers). They
+    are never host-only, though the file's `__main__` block alone calls them, as every tutorial's caller is
+    (`nki_tensor_add(a, b)` of the SDK's SPMD tensor addition; before round 33 its body was stubbed and the kernel
+    ran as one program)."""
+    if any(name in bound for name in ENTRY_POINT_NAMES):
+        return set()
+    decorated = {node.name for node in defs if node.decorator_list}
+    return set(entry_point.grid_launchers(tree, decorated))
+
+
+def foreign_launches(tree):
+    """(function, name, module) for each module-level function that launches or calls a name the file imports from
+    a module kernels may not import (`from spmd_tensor_addition_nki_kernels import nki_tensor_add_kernel_` in the
+    SDK's multiple-core tensor addition, whose kernel lives in a sibling file): a kernel the one kernel file lacks."""
+    imported = {(alias.asname or alias.name): node.module for node in getattr(tree, 'body', ())
+                if isinstance(node, ast.ImportFrom) and not node.level and node.module and _unusable(node.module)
+                for alias in node.names}
+    found = []
+    for node in getattr(tree, 'body', ()):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for call in ast.walk(node):
+            target = call.func.value if isinstance(call, ast.Call) and isinstance(call.func, ast.Subscript) else \
+                call.func if isinstance(call, ast.Call) else None
+            if isinstance(target, ast.Name) and target.id in imported:
+                found.append((node.name, target.id, imported[target.id]))
+                break
+    return found
+
+
+def unrun_main_launch(tree):
+    """`k[4, 2]`, the grid launch of one of the file's decorated kernels that its `__main__` block makes, when the
+    file names no entry point and has no launcher function (the loader then runs that kernel as one program: the
+    SDK's mm-nisa-spmd.py launches `matmul_128x128x512_spmd[4, 2](A_T, B)` only there); else None."""
+    defs = [node for node in getattr(tree, 'body', ()) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    bound = [name for node in ast.walk(tree) for name in _names_bound(node)]
+    decorated = {node.name for node in defs if node.decorator_list}
+    if any(name in bound for name in ENTRY_POINT_NAMES) or entry_point.grid_launchers(tree, decorated):
+        return None
+    for guard in _main_guards(tree):
+        for statement in guard.body:
+            for call in ast.walk(statement):
+                if isinstance(call, ast.Call) and isinstance(call.func, ast.Subscript) and \
+                        isinstance(call.func.value, ast.Name) and call.func.value.id in decorated:
+                    return ast.unparse(call.func)
+    return None
 
 
 def stub_host_only(functions):
