@@ -12,6 +12,7 @@ import types
 
 from nki_sim.errors import CompileError
 from nki_sim.beta import declare_source
+from nki_sim.jit import Kernel
 from nki_sim.language import MEMORY_KEYWORDS
 
 from . import host_environment, host_frameworks, host_logging, host_paths, static_rules
@@ -214,6 +215,9 @@ class KernelSource:
             raise KernelRejected(f'{self.where(line)}\nimporting the kernel failed: {type(error).__name__}: '
                                  f'{error}', line) from error
         entry, found = entry_point(module, tree)
+        adopted = static_rules.adopted_main_launch(tree)
+        if isinstance(entry, Kernel) and not entry.grid and adopted and getattr(module, adopted[0], None) is entry:
+            entry = entry[adopted[1]]     # the one launch the file makes, in its __main__ block (`k[4, 2](a, b)`)
         if entry is None:
             missing = ''.join(f'; {function} calls {name}, which the file imports from module {module!r}: the '
                               'simulator runs the one kernel file it is given, so that kernel must be in it (copy '

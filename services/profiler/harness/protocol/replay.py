@@ -187,19 +187,24 @@ class ReplayCheck:
             raise Verdict(verdict, where + detail, line) from error
 
     def _unrun_launch(self):
-        """A note for outputs left unwritten: the grid launch the kernel file makes only in its `__main__` block,
-        which never runs (static_rules.unrun_main_launch), so that its kernel ran as one program."""
+        """A note for outputs left unwritten: the grid launches the kernel file makes only in its `__main__` block
+        (static_rules.main_block_launches) when the loader could not take one of them as the launch to run (not one,
+        or not of literal ints), so that its kernel ran as one program."""
         if self.kernel_source is None:
             return ''
         try:
             with open(self.kernel_source, errors='replace') as f:
-                launch = static_rules.unrun_main_launch(ast.parse(f.read()))
+                tree = ast.parse(f.read())
         except (OSError, SyntaxError, ValueError):
             return ''
-        if launch is None:
+        if static_rules.adopted_main_launch(tree) is not None:
             return ''
-        return (f' (the file launches {launch} only in its __main__ block, which the simulator does not run, so its '
-                f'kernel ran as one program: name the launch as the entry point with `kernel = {launch}`)')
+        launches = [text for _, text, _ in static_rules.main_block_launches(tree)]
+        if not launches:
+            return ''
+        return (f' (the file launches {" or ".join(launches)} only in its __main__ block, which the simulator does '
+                'not run, so its kernel ran as one program: name the launch as the entry point with '
+                f'`kernel = {launches[0]}`)')
 
     def _source_line(self, line):
         """The kernel's source line `line` when its text was given (read as text for messages only, never run;

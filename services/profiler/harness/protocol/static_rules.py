@@ -328,21 +328,43 @@ def foreign_launches(tree):
     return found
 
 
-def unrun_main_launch(tree):
-    """`k[4, 2]`, the grid launch of one of the file's decorated kernels that its `__main__` block makes, when the
-    file names no entry point and has no launcher function (the loader then runs that kernel as one program: the
-    SDK's mm-nisa-spmd.py launches `matmul_128x128x512_spmd[4, 2](A_T, B)` only there); else None."""
+def main_block_launches(tree):
+    """The distinct grid launches (`k[4, 2]`, as source text) of the file's decorated kernels that its `__main__`
+    block makes, when the file names no entry point and has no launcher function, so that the loader would run that
+    kernel as one program (the SDK's mm-nisa-spmd.py launches `matmul_128x128x512_spmd[4, 2](A_T, B)` only there);
+    each with its kernel's name and its grid as a tuple of ints, or None when the grid is not literal
+    (`k[grid_x, grid_y]` of shapes the block computes). Empty otherwise."""
     defs = [node for node in getattr(tree, 'body', ()) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
     bound = [name for node in ast.walk(tree) for name in _names_bound(node)]
     decorated = {node.name for node in defs if node.decorator_list}
     if any(name in bound for name in ENTRY_POINT_NAMES) or entry_point.grid_launchers(tree, decorated):
-        return None
+        return []
+    launches = {}
     for guard in _main_guards(tree):
         for statement in guard.body:
             for call in ast.walk(statement):
                 if isinstance(call, ast.Call) and isinstance(call.func, ast.Subscript) and \
                         isinstance(call.func.value, ast.Name) and call.func.value.id in decorated:
-                    return ast.unparse(call.func)
+                    launches.setdefault(ast.unparse(call.func), (call.func.value.id, _literal_grid(call.func.slice)))
+    return [(name, text, grid) for text, (name, grid) in launches.items()]
+
+
+def _literal_grid(node):
+    """The grid of a launch subscript as a tuple of positive ints, or None when it is not made of int literals."""
+    try:
+        grid = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    grid = grid if isinstance(grid, tuple) else (grid,)
+    return grid if grid and all(type(g) is int and g > 0 for g in grid) else None
+
+
+def adopted_main_launch(tree):
+    """(kernel name, grid) of the one launch the `__main__` block makes (main_block_launches) when it is the only
+    one and its grid is literal: the loader runs the kernel on that grid, as the file itself would."""
+    launches = main_block_launches(tree)
+    if len(launches) == 1 and launches[0][2] is not None:
+        return launches[0][0], launches[0][2]
     return None
 
 

@@ -287,18 +287,32 @@ def forward(x):
         self.assertEqual(result['verdict'], 'OK', result['message'])
         self.assertEqual(result['instructions'], 4 * 3)
 
-    def test_a_grid_launch_only_the_main_block_makes_is_named_when_rows_stay_unwritten(self):
-        # the SDK's mm-nisa-spmd.py launches its kernel on [4, 2] only in its __main__ block, which never runs: the
-        # kernel runs as one program (before: "N element(s) never written by any instruction", the launch unnamed)
-        body = DOUBLE_ROWS_KERNEL + '''
+    def test_the_one_literal_grid_launch_of_the_main_block_is_the_launch_run(self):
+        # the SDK's mm-nisa-spmd.py launches its kernel on [4, 2] only in its __main__ block, which never runs
+        # (before round 33 the kernel ran as one program: INCORRECT, "N element(s) never written by any
+        # instruction"); that one launch of int literals is the launch the loader runs now
+        launched = self.ws.kernel(DOUBLE_ROWS_KERNEL + '''
             if __name__ == "__main__":
                 print(nki_double_rows[4](np.ones((128, 64), dtype=np.float32)))
+            ''')
+        result = self.ws.evaluate(self.reference, launched)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.assertEqual(result['instructions'], 4 * 3)
+
+    def test_a_main_block_launch_on_a_computed_grid_is_named_when_rows_stay_unwritten(self):
+        # a grid the __main__ block computes is not taken (nothing of the block runs): the kernel runs as one
+        # program, and the verdict names the launch to write as the entry point
+        body = DOUBLE_ROWS_KERNEL + '''
+            if __name__ == "__main__":
+                x = np.ones((128, 64), dtype=np.float32)
+                print(nki_double_rows[x.shape[0] // 32](x))
             '''
         result = self.ws.evaluate(self.reference, self.ws.kernel(body))
         self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
-        self.assertIn('6144 element(s) never written by any instruction (the file launches nki_double_rows[4] only in '
-                      'its __main__ block, which the simulator does not run, so its kernel ran as one program: name '
-                      'the launch as the entry point with `kernel = nki_double_rows[4]`)', result['message'])
+        self.assertIn('6144 element(s) never written by any instruction (the file launches '
+                      'nki_double_rows[x.shape[0] // 32] only in its __main__ block, which the simulator does not run, '
+                      'so its kernel ran as one program: name the launch as the entry point with '
+                      '`kernel = nki_double_rows[x.shape[0] // 32]`)', result['message'])
         named = body.rstrip(' ') + '            kernel = nki_double_rows[4]\n'
         result = self.ws.evaluate(self.reference, self.ws.kernel(named))
         self.assertEqual(result['verdict'], 'OK', result['message'])
