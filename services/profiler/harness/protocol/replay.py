@@ -192,15 +192,14 @@ class ReplayCheck:
         or not of literal ints), so that its kernel ran as one program."""
         if self.kernel_source is None:
             return ''
-        try:
+        try:    # the text step A loaded, read here for a message only: any failure to read it drops the note
             with open(self.kernel_source, errors='replace') as f:
                 tree = ast.parse(f.read())
-        except (OSError, SyntaxError, ValueError):
+            adopted = static_rules.adopted_main_launch(tree)
+            launches = [text for _, text, _ in static_rules.main_block_launches(tree)]
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             return ''
-        if static_rules.adopted_main_launch(tree) is not None:
-            return ''
-        launches = [text for _, text, _ in static_rules.main_block_launches(tree)]
-        if not launches:
+        if adopted is not None or not launches:
             return ''
         return (f' (the file launches {" or ".join(launches)} only in its __main__ block, which the simulator does '
                 'not run, so its kernel ran as one program: name the launch as the entry point with '
