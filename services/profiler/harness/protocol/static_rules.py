@@ -281,7 +281,7 @@ def host_only_functions(tree):
                if isinstance(node, ast.Name)}
     defs = [node for node in getattr(tree, 'body', ()) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
     bound = [name for node in ast.walk(tree) for name in _names_bound(node)]
-    launchers = _entry_launchers(tree, defs, bound)
+    launchers = _entry_launchers(tree, defs)
     candidates = {node.name: node for node in defs if not node.decorator_list and node.name in in_main
                   and node.name not in ENTRY_POINT_NAMES and node.name not in launchers
                   and bound.count(node.name) == 1}
@@ -296,16 +296,30 @@ def host_only_functions(tree):
     return list(candidates.values())
 
 
-def _entry_launchers(tree, defs, bound):
+def _entry_launchers(tree, defs):
     """The functions the loader may take as the entry point of a file that binds no `kernel` / `optimized_kernel`:
     those launching one of the file's decorated (NKI kernel) functions on a grid (entry_point.grid_launchers). They
     are never host-only, though the file's `__main__` block alone calls them, as every tutorial's caller is
     (`nki_tensor_add(a, b)` of the SDK's SPMD tensor addition; before round 33 its body was stubbed and the kernel
     ran as one program)."""
-    if any(name in bound for name in ENTRY_POINT_NAMES):
+    if _module_binds_entry_point(tree):
         return set()
     decorated = {node.name for node in defs if node.decorator_list}
     return set(entry_point.grid_launchers(tree, decorated))
+
+
+def _module_binds_entry_point(tree):
+    """Does the module itself (not a function's parameter or local: `def bench(kernel, x)`) bind `kernel` or
+    `optimized_kernel`, outside its `__main__` blocks, which never run?"""
+    guards = {id(node) for node in _main_guards(tree)}
+    stack = [node for node in getattr(tree, 'body', ()) if id(node) not in guards]
+    while stack:
+        node = stack.pop()
+        if any(name in ENTRY_POINT_NAMES for name in _names_bound(node)) and not isinstance(node, ast.arg):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+    return False
 
 
 def foreign_launches(tree):
@@ -335,9 +349,8 @@ def main_block_launches(tree):
     each with its kernel's name and its grid as a tuple of ints, or None when the grid is not literal
     (`k[grid_x, grid_y]` of shapes the block computes). Empty otherwise."""
     defs = [node for node in getattr(tree, 'body', ()) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    bound = [name for node in ast.walk(tree) for name in _names_bound(node)]
     decorated = {node.name for node in defs if node.decorator_list}
-    if any(name in bound for name in ENTRY_POINT_NAMES) or entry_point.grid_launchers(tree, decorated):
+    if _module_binds_entry_point(tree) or entry_point.grid_launchers(tree, decorated):
         return []
     launches = {}
     for guard in _main_guards(tree):
