@@ -12,6 +12,7 @@ import types
 
 from nki_sim.errors import CompileError
 from nki_sim.beta import declare_source
+from nki_sim.jit import Kernel
 from nki_sim.language import MEMORY_KEYWORDS
 
 from . import host_environment, host_frameworks, host_logging, host_paths, host_sys, static_rules
@@ -176,6 +177,7 @@ class KernelSource:
         """Check the static rules, import the module and return its entry point (entry_point.py)."""
         linecache.checkcache(self.path)
         tree, host_only = self.check_static_rules()
+        foreign = static_rules.foreign_launches(tree)     # before stub_host_only empties the bodies
         try:
             preset = {'getattr': static_rules.public_getattr, 'breakpoint': static_rules.no_debugger,
                       '__file__': f'{host_paths.KERNEL_DIRECTORY}/{self.name}'}
@@ -217,8 +219,14 @@ class KernelSource:
             raise KernelRejected(f'{self.where(line)}\nimporting the kernel failed: {type(error).__name__}: '
                                  f'{error}', line) from error
         entry, found = entry_point(module, tree)
+        adopted = static_rules.adopted_main_launch(tree)
+        if isinstance(entry, Kernel) and not entry.grid and adopted and getattr(module, adopted[0], None) is entry:
+            entry = entry[adopted[1]]     # the one launch the file makes, in its __main__ block (`k[4, 2](a, b)`)
         if entry is None:
-            raise KernelRejected(f'{self.name} defines neither `kernel` nor `optimized_kernel`{found}')
+            missing = ''.join(f'; {function} calls {name}, which the file imports from module {module!r}: the '
+                              'simulator runs the one kernel file it is given, so that kernel must be in it (copy '
+                              f'it into this file in place of the import)' for function, name, module in foreign)
+            raise KernelRejected(f'{self.name} defines neither `kernel` nor `optimized_kernel`{found}{missing}')
         return entry
 
     def run_tree(self, tree, preset):

@@ -15,6 +15,7 @@ numbers that are timed are the numbers that are checked.
    (secret_fresh_seed) and never told to step A; the result names it (`fresh_seed`) so a failure can be
    reproduced with --fresh-seed.
 """
+import ast
 import gc
 import os
 import time
@@ -25,7 +26,7 @@ from nki_sim.dtypes import AlternateFill
 from nki_sim.errors import CompileError, StaleOutputError, WrongOnDeviceError
 from nki_sim.program import LOW_PRECISION_FORMATS, ProgramError, RecordedFailure, Replay, read_program
 
-from . import input_specs
+from . import input_specs, static_rules
 from .comparison import compare
 from .evaluation import CHECK_SEEDS, KERNEL_VERDICTS, Verdict, empty_result, note_rel_l2, \
     secret_fresh_seed
@@ -185,6 +186,25 @@ class ReplayCheck:
             where = f'{KERNEL_NAME}:{line}: {source}\n' if source else f'{KERNEL_NAME}:{line}: '
             raise Verdict(verdict, where + detail, line) from error
 
+    def _unrun_launch(self):
+        """A note for outputs left unwritten: the grid launches the kernel file makes only in its `__main__` block
+        (static_rules.main_block_launches) when the loader could not take one of them as the launch to run (not one,
+        or not of literal ints), so that its kernel ran as one program."""
+        if self.kernel_source is None:
+            return ''
+        try:    # the text step A loaded, read here for a message only: any failure to read it drops the note
+            with open(self.kernel_source, errors='replace') as f:
+                tree = ast.parse(f.read())
+            adopted = static_rules.adopted_main_launch(tree)
+            launches = [text for _, text, _ in static_rules.main_block_launches(tree)]
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            return ''
+        if adopted is not None or not launches:
+            return ''
+        return (f' (the file launches {" or ".join(launches)} only in its __main__ block, which the simulator does '
+                'not run, so its kernel ran as one program: name the launch as the entry point with '
+                f'`kernel = {launches[0]}`)')
+
     def _source_line(self, line):
         """The kernel's source line `line` when its text was given (read as text for messages only, never run;
         the message then reads as step A's: 'kernel.py:LINE: <source>' and the detail on the next line)."""
@@ -208,7 +228,7 @@ class ReplayCheck:
             detail = '; '.join(f'output {index}: {count} element(s) never written by any instruction'
                                + (PRIVATE_OUTPUT if index in self.replay.private_outputs else '')
                                for index, count, _ in unwritten)
-            raise Verdict('INCORRECT', f'{which}: {detail}')
+            raise Verdict('INCORRECT', f'{which}: {detail}{self._unrun_launch()}')
         # The fresh run is one more seed, a secret one, held to the same tolerance: a limit that followed the check
         # errors let a kernel patched for the public check seeds, just under the tolerance there, be several times
         # the tolerance off on every other input.

@@ -60,7 +60,7 @@ import re
 import sys
 import types
 
-from . import host_environment, host_frameworks, host_logging, host_paths, host_sys
+from . import entry_point, host_environment, host_frameworks, host_logging, host_paths, host_sys
 
 ALLOWED_MODULES = ('nki', 'neuronxcc.nki', 'numpy', 'math', 'functools', 'itertools', '__future__')
 FORBIDDEN_MODULES = frozenset({
@@ -289,8 +289,10 @@ def host_only_functions(tree):
                if isinstance(node, ast.Name)}
     defs = [node for node in getattr(tree, 'body', ()) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
     bound = [name for node in ast.walk(tree) for name in _names_bound(node)]
+    launchers = _entry_launchers(tree, defs)
     candidates = {node.name: node for node in defs if not node.decorator_list and node.name in in_main
-                  and node.name not in ENTRY_POINT_NAMES and bound.count(node.name) == 1}
+                  and node.name not in ENTRY_POINT_NAMES and node.name not in launchers
+                  and bound.count(node.name) == 1}
     while candidates:
         skipped = {id(statement) for guard in guards for statement in guard.body} | \
             {id(statement) for node in candidates.values() for statement in node.body}
@@ -300,6 +302,91 @@ def host_only_functions(tree):
             break
         candidates = kept
     return list(candidates.values())
+
+
+def _entry_launchers(tree, defs):
+    """The functions the loader may take as the entry point of a file that binds no `kernel` / `optimized_kernel`:
+    those launching one of the file's decorated (NKI kernel) functions on a grid (entry_point.grid_launchers). They
+    are never host-only, though the file's `__main__` block alone calls them, as every tutorial's caller is
+    (`nki_tensor_add(a, b)` of the SDK's SPMD tensor addition; before round 33 its body was stubbed and the kernel
+    ran as one program)."""
+    if _module_binds_entry_point(tree):
+        return set()
+    decorated = {node.name for node in defs if node.decorator_list}
+    return set(entry_point.grid_launchers(tree, decorated))
+
+
+def _module_binds_entry_point(tree):
+    """Does the module itself (not a function's parameter or local: `def bench(kernel, x)`) bind `kernel` or
+    `optimized_kernel`, outside its `__main__` blocks, which never run?"""
+    guards = {id(node) for node in _main_guards(tree)}
+    stack = [node for node in getattr(tree, 'body', ()) if id(node) not in guards]
+    while stack:
+        node = stack.pop()
+        if any(name in ENTRY_POINT_NAMES for name in _names_bound(node)) and not isinstance(node, ast.arg):
+            return True
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def foreign_launches(tree):
+    """(function, name, module) for each module-level function that launches or calls a name the file imports from
+    a module kernels may not import (`from spmd_tensor_addition_nki_kernels import nki_tensor_add_kernel_` in the
+    SDK's multiple-core tensor addition, whose kernel lives in a sibling file): a kernel the one kernel file lacks."""
+    imported = {(alias.asname or alias.name): node.module for node in getattr(tree, 'body', ())
+                if isinstance(node, ast.ImportFrom) and not node.level and node.module and _unusable(node.module)
+                for alias in node.names}
+    found = []
+    for node in getattr(tree, 'body', ()):
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        for call in ast.walk(node):
+            target = call.func.value if isinstance(call, ast.Call) and isinstance(call.func, ast.Subscript) else \
+                call.func if isinstance(call, ast.Call) else None
+            if isinstance(target, ast.Name) and target.id in imported:
+                found.append((node.name, target.id, imported[target.id]))
+                break
+    return found
+
+
+def main_block_launches(tree):
+    """The distinct grid launches (`k[4, 2]`, as source text) of the file's decorated kernels that its `__main__`
+    block makes, when the file names no entry point and has no launcher function, so that the loader would run that
+    kernel as one program (the SDK's mm-nisa-spmd.py launches `matmul_128x128x512_spmd[4, 2](A_T, B)` only there);
+    each with its kernel's name and its grid as a tuple of ints, or None when the grid is not literal
+    (`k[grid_x, grid_y]` of shapes the block computes). Empty otherwise."""
+    defs = [node for node in getattr(tree, 'body', ()) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    decorated = {node.name for node in defs if node.decorator_list}
+    if _module_binds_entry_point(tree) or entry_point.grid_launchers(tree, decorated):
+        return []
+    launches = {}
+    for guard in _main_guards(tree):
+        for statement in guard.body:
+            for call in ast.walk(statement):
+                if isinstance(call, ast.Call) and isinstance(call.func, ast.Subscript) and \
+                        isinstance(call.func.value, ast.Name) and call.func.value.id in decorated:
+                    launches.setdefault(ast.unparse(call.func), (call.func.value.id, _literal_grid(call.func.slice)))
+    return [(name, text, grid) for text, (name, grid) in launches.items()]
+
+
+def _literal_grid(node):
+    """The grid of a launch subscript as a tuple of positive ints, or None when it is not made of int literals."""
+    try:
+        grid = ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    grid = grid if isinstance(grid, tuple) else (grid,)
+    return grid if grid and all(type(g) is int and g > 0 for g in grid) else None
+
+
+def adopted_main_launch(tree):
+    """(kernel name, grid) of the one launch the `__main__` block makes (main_block_launches) when it is the only
+    one and its grid is literal: the loader runs the kernel on that grid, as the file itself would."""
+    launches = main_block_launches(tree)
+    if len(launches) == 1 and launches[0][2] is not None:
+        return launches[0][0], launches[0][2]
+    return None
 
 
 def stub_host_only(functions):

@@ -21,6 +21,22 @@ def forward(x):
 HARNESS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+# Each program doubles its 32 rows of a (128, 64) input: the kernel alone (one program) leaves 96 rows unwritten;
+# DOUBLE_ROWS_LAUNCHER launches it on its grid (indented, as Workspace.kernel dedents its body).
+DOUBLE_ROWS_KERNEL = '''
+            @nki.jit
+            def nki_double_rows(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                rows = nl.ds(nl.program_id(0) * 32, 32)
+                nl.store(out[rows, :], value=nl.multiply(nl.load(x[rows, :]), 2.0))
+                return out
+'''
+DOUBLE_ROWS_LAUNCHER = '''
+            def nki_double(x):
+                return nki_double_rows[x.shape[0] // 32](x)
+'''
+
+
 class ProtocolTest(unittest.TestCase):
     def setUp(self):
         self.ws = Workspace()
@@ -254,20 +270,74 @@ def forward(x):
 
     def test_the_one_grid_launcher_of_a_file_without_kernel_is_the_entry_point(self):
         # each program doubles its 32 rows: the kernel alone (one program) would leave 96 rows unwritten
-        launched = self.ws.kernel('''
-            @nki.jit
-            def nki_double_rows(x):
-                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
-                rows = nl.ds(nl.program_id(0) * 32, 32)
-                nl.store(out[rows, :], value=nl.multiply(nl.load(x[rows, :]), 2.0))
-                return out
+        launched = self.ws.kernel(DOUBLE_ROWS_KERNEL + DOUBLE_ROWS_LAUNCHER)
+        result = self.ws.evaluate(self.reference, launched)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.assertEqual(result['instructions'], 4 * 3)
 
-            def nki_double(x):
-                return nki_double_rows[x.shape[0] // 32](x)
+    def test_a_grid_launcher_only_the_main_block_calls_is_still_the_entry_point(self):
+        # the SDK's SPMD tensor addition tutorial: its caller nki_tensor_add launches the kernel on a grid and only
+        # its __main__ block calls it. Before round 33 the caller was taken for host-only code, its body stubbed,
+        # and the kernel ran as one program: INCORRECT, 96 of 128 rows "never written by any instruction"
+        launched = self.ws.kernel(DOUBLE_ROWS_KERNEL + DOUBLE_ROWS_LAUNCHER + '''
+            def timed(kernel, x):     # a parameter named kernel binds no entry point
+                return kernel(x)
+
+            if __name__ == "__main__":
+                print(timed(nki_double, np.ones((128, 64), dtype=np.float32)))
             ''')
         result = self.ws.evaluate(self.reference, launched)
         self.assertEqual(result['verdict'], 'OK', result['message'])
         self.assertEqual(result['instructions'], 4 * 3)
+
+    def test_the_one_literal_grid_launch_of_the_main_block_is_the_launch_run(self):
+        # the SDK's mm-nisa-spmd.py launches its kernel on [4, 2] only in its __main__ block, which never runs
+        # (before round 33 the kernel ran as one program: INCORRECT, "N element(s) never written by any
+        # instruction"); that one launch of int literals is the launch the loader runs now
+        launched = self.ws.kernel(DOUBLE_ROWS_KERNEL + '''
+            if __name__ == "__main__":
+                print(nki_double_rows[4](np.ones((128, 64), dtype=np.float32)))
+            ''')
+        result = self.ws.evaluate(self.reference, launched)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.assertEqual(result['instructions'], 4 * 3)
+
+    def test_a_main_block_launch_on_a_computed_grid_is_named_when_rows_stay_unwritten(self):
+        # a grid the __main__ block computes is not taken (nothing of the block runs): the kernel runs as one
+        # program, and the verdict names the launch to write as the entry point
+        body = DOUBLE_ROWS_KERNEL + '''
+            if __name__ == "__main__":
+                x = np.ones((128, 64), dtype=np.float32)
+                print(nki_double_rows[x.shape[0] // 32](x))
+            '''
+        result = self.ws.evaluate(self.reference, self.ws.kernel(body))
+        self.assertEqual(result['verdict'], 'INCORRECT', result['message'])
+        self.assertIn('6144 element(s) never written by any instruction (the file launches '
+                      'nki_double_rows[x.shape[0] // 32] only in its __main__ block, which the simulator does not run, '
+                      'so its kernel ran as one program: name the launch as the entry point with '
+                      '`kernel = nki_double_rows[x.shape[0] // 32]`)', result['message'])
+        named = body.rstrip(' ') + '            kernel = nki_double_rows[4]\n'
+        result = self.ws.evaluate(self.reference, self.ws.kernel(named))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_a_launch_of_a_kernel_imported_from_a_sibling_file_is_named(self):
+        # the SDK's multiple-core tensor addition imports its kernel from the tutorial's other file; submitted
+        # alone, the file has no kernel (before: "defines neither `kernel` nor `optimized_kernel` (nor one function
+        # decorated with @nki.jit)", the import not named)
+        launched = self.ws.kernel('''
+            from spmd_tensor_addition_nki_kernels import nki_tensor_add_kernel_
+
+            def nki_tensor_add_nc2(a, b):
+                return nki_tensor_add_kernel_[nl.spmd_dim(a.shape[0] // 256, nl.nc(2)), 1](a, b)
+
+            if __name__ == "__main__":
+                nki_tensor_add_nc2(np.ones((256, 512)), np.ones((256, 512)))
+            ''')
+        result = self.ws.evaluate(self.reference, launched)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn("nki_tensor_add_nc2 calls nki_tensor_add_kernel_, which the file imports from module "
+                      "'spmd_tensor_addition_nki_kernels': the simulator runs the one kernel file it is given",
+                      result['message'])
 
     def test_a_numpy_array_the_launcher_makes_is_named_when_the_launched_kernel_fails_on_it(self):
         # the Beta 1 tensor addition tutorial's caller allocates its output with np.zeros and passes it to an
