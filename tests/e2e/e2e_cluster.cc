@@ -14,6 +14,7 @@
 #include "absl/strings/str_cat.h"
 #include "libs/core/file.h"
 #include "libs/core/log.h"
+#include "libs/testing/scratch_dir.h"
 
 namespace accelopt::e2e {
 namespace {
@@ -58,10 +59,11 @@ v1::JobSpec ExampleJobSpec(const std::string& example, const std::string& name, 
 std::string JsonString(const std::string& text) { return absl::StrCat("\"", core::JsonEscape(text), "\""); }
 
 absl::StatusOr<std::unique_ptr<E2eCluster>> E2eCluster::Start(const std::string& name, ClusterOptions options) {
-  std::string dir = absl::StrCat(::testing::TempDir(), "/e2e_", name, "_", getpid());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  std::unique_ptr<E2eCluster> c(new E2eCluster(dir, std::move(options)));
+  // 0711: the profilers' sandbox users pass through to their scratch directories.
+  auto scratch = std::make_unique<testing::ScratchDir>(absl::StrCat("e2e_", name), 0711);
+  if (scratch->path().empty()) return absl::UnavailableError("cannot create the cluster's directory");
+  const std::string dir = scratch->path();
+  std::unique_ptr<E2eCluster> c(new E2eCluster(std::move(scratch), std::move(options)));
   if (absl::Status s = c->StartLlmDouble(); !s.ok()) return s;
 
   for (const std::string& p :
@@ -91,8 +93,11 @@ absl::StatusOr<std::unique_ptr<E2eCluster>> E2eCluster::Start(const std::string&
   std::string workers;
   for (int i = 0; i < c->options_.profilers; ++i) {
     const std::string p = absl::StrCat("profiler-", i);
-    if (auto s = c->StartService(p, "accelopt-profiler",
-                                 c->ServerYaml(p) + "device: sim-trn1\nslots: 1\ndefault_timeout_seconds: 60\n");
+    // Scratch directories in the cluster's directory: a profiler killed with SIGKILL leaves them there.
+    if (auto s =
+            c->StartService(p, "accelopt-profiler",
+                            absl::StrCat(c->ServerYaml(p), "device: sim-trn1\nslots: 1\ndefault_timeout_seconds: 60\n",
+                                         "scratch_root: \"", dir, "\"\n"));
         !s.ok()) {
       return s;
     }
