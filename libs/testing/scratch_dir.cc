@@ -4,9 +4,11 @@
 #include <stdlib.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <thread>
 
 namespace accelopt::testing {
 namespace {
@@ -47,13 +49,19 @@ ScratchDir::ScratchDir(std::string_view name, mode_t mode) {
 
 ScratchDir::~ScratchDir() {
   if (path_.empty()) return;
-  if (OwnerFailed()) {
+  if (keep_ || OwnerFailed()) {
     std::cerr << "kept the failed test's scratch directory " << path_ << "\n";
     return;
   }
+  // A few tries: a service the test killed may have left a sandbox that is still dying and writing in it.
   std::error_code ec;
-  std::filesystem::remove_all(path_, ec);
-  if (ec) std::cerr << "cannot remove the scratch directory " << path_ << ": " << ec.message() << "\n";
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100 * attempt));
+    ec.clear();
+    std::filesystem::remove_all(path_, ec);
+    if (!ec) return;
+  }
+  std::cerr << "cannot remove the scratch directory " << path_ << ": " << ec.message() << "\n";
 }
 
 }  // namespace accelopt::testing

@@ -22,11 +22,15 @@ class ScratchDir {
   ~ScratchDir();
 
   const std::string& path() const { return path_; }
+  // Keeps the directory (and prints its path) however the test ends: for a failure the test has not seen yet,
+  // such as a helper's error status the test will assert on after the helper is gone.
+  void Keep() { keep_ = true; }
   // path()/relative.
   std::string Path(std::string_view relative) const { return path_ + "/" + std::string(relative); }
 
  private:
   std::string path_;
+  bool keep_ = false;
 };
 
 }  // namespace accelopt::testing

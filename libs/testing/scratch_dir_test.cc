@@ -36,6 +36,17 @@ TEST(ScratchDirTest, IsNamedAfterTheTestByDefault) {
   EXPECT_EQ(fs::path(dir.path()).filename().string().rfind("ScratchDirTest.IsNamedAfterTheTestByDefault_", 0), 0u);
 }
 
+TEST(ScratchDirTest, KeepLeavesItInPlace) {
+  std::string path;
+  {
+    ScratchDir dir;
+    path = dir.path();
+    dir.Keep();
+  }
+  EXPECT_TRUE(fs::is_directory(path));
+  fs::remove_all(path);
+}
+
 TEST(ScratchDirTest, TakesTheModeSandboxUsersNeed) {
   ScratchDir dir("", 0711);
   struct stat st {};

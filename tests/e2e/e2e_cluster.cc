@@ -10,6 +10,7 @@
 #include <fstream>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "libs/core/file.h"
@@ -64,6 +65,8 @@ absl::StatusOr<std::unique_ptr<E2eCluster>> E2eCluster::Start(const std::string&
   if (scratch->path().empty()) return absl::UnavailableError("cannot create the cluster's directory");
   const std::string dir = scratch->path();
   std::unique_ptr<E2eCluster> c(new E2eCluster(std::move(scratch), std::move(options)));
+  // A cluster that does not start keeps its configs and logs for the test that will fail on the error.
+  absl::Cleanup keep_on_error = [&c] { c->scratch_->Keep(); };
   if (absl::Status s = c->StartLlmDouble(); !s.ok()) return s;
 
   for (const std::string& p :
@@ -114,6 +117,7 @@ absl::StatusOr<std::unique_ptr<E2eCluster>> E2eCluster::Start(const std::string&
   if (auto s = c->StartService("orchestrator", "accelopt-orchestrator", orchestrator); !s.ok()) return s;
   c->jobs_ = v1::JobService::NewStub(Channel(c->address_["orchestrator"]));
   c->memory_ = v1::MemoryService::NewStub(Channel(c->address_["memory"]));
+  std::move(keep_on_error).Cancel();
   return c;
 }
 
