@@ -33,8 +33,9 @@ configure: deps $(BUILD_DIR)/build.ninja
 build: configure
 	cmake --build --preset $(PRESET)
 
+# Under a fresh temporary root that must be empty afterwards (scripts/run-tests.sh).
 test: build
-	ctest --preset $(PRESET)
+	scripts/run-tests.sh $(PRESET)
 
 demo: build
 	scripts/demo.sh $(BUILD_DIR)

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "libs/core/file.h"
+#include "libs/testing/scratch_dir.h"
 
 namespace accelopt::cli {
 namespace {
@@ -40,16 +41,11 @@ std::vector<std::string> Keys(bool reversed) {
   return keys;
 }
 
-std::string TempDir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/job_export_test_" + std::to_string(getpid()) + "_" + name;
-  std::filesystem::remove_all(dir);
-  return dir;
-}
-
 TEST(JobExportTest, ExportingTwiceGivesByteIdenticalFiles) {
-  const std::string first = TempDir("first");
-  const std::string second = TempDir("second");
-  const std::string other_order = TempDir("other_order");
+  testing::ScratchDir scratch;
+  const std::string first = scratch.Path("first");
+  const std::string second = scratch.Path("second");
+  const std::string other_order = scratch.Path("other_order");
   auto a = WriteJobExport(Report(Keys(false)), first);
   auto b = WriteJobExport(Report(Keys(false)), second);
   auto c = WriteJobExport(Report(Keys(true)), other_order);
@@ -75,7 +71,8 @@ TEST(JobExportTest, ExportingTwiceGivesByteIdenticalFiles) {
 }
 
 TEST(JobExportTest, NoBestKernelFileWithoutABestCandidate) {
-  const std::string dir = TempDir("no_best");
+  testing::ScratchDir scratch;
+  const std::string dir = scratch.Path("no_best");
   v1::JobReport report;
   report.mutable_job()->set_job_id("job-8");
   auto written = WriteJobExport(report, dir);
@@ -86,7 +83,8 @@ TEST(JobExportTest, NoBestKernelFileWithoutABestCandidate) {
 }
 
 TEST(JobExportTest, AnUncreatableDirectoryIsNamed) {
-  const std::string file = TempDir("a_file");
+  testing::ScratchDir scratch;
+  const std::string file = scratch.Path("a_file");
   ASSERT_TRUE(core::WriteFileAtomic(file, "x").ok());
   auto written = WriteJobExport(v1::JobReport(), file + "/sub");
   EXPECT_FALSE(written.ok());

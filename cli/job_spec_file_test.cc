@@ -6,15 +6,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "libs/testing/scratch_dir.h"
+
 namespace accelopt::cli {
 namespace {
 
 class JobSpecFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ =
-        ::testing::TempDir() + "/job_spec_file_test_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_ + "/silu");
     std::ofstream(dir_ + "/silu/reference.py") << "def forward(x): return x\n";
     std::ofstream(dir_ + "/silu/kernel.py") << "import nki\n";
@@ -27,7 +26,8 @@ class JobSpecFileTest : public ::testing::Test {
     std::ofstream(path) << yaml;
     return path;
   }
-  std::string dir_;
+  testing::ScratchDir scratch_;
+  const std::string dir_ = scratch_.path();
 };
 
 TEST_F(JobSpecFileTest, LoadsTheExampleFormatWithPathsRelativeToTheFile) {
@@ -158,9 +158,6 @@ namespace {
 class JobSpecHygieneTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ =
-        ::testing::TempDir() + "/job_spec_hygiene_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::filesystem::remove_all(root_);
     std::filesystem::create_directories(root_ + "/jobs/p");
     std::filesystem::create_directories(root_ + "/secret");
     std::ofstream(root_ + "/jobs/p/reference.py") << "def forward(x): return x\n";
@@ -172,7 +169,8 @@ class JobSpecHygieneTest : public ::testing::Test {
     std::ofstream(path) << "problem: {reference: p/reference.py, kernel: " << kernel << "}\n";
     return path;
   }
-  std::string root_;
+  testing::ScratchDir scratch_;
+  const std::string root_ = scratch_.path();
 };
 
 TEST_F(JobSpecHygieneTest, PathsOutsideTheJobDirectoryAreRefusedWithoutQuotingTheFile) {

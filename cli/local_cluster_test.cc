@@ -5,20 +5,16 @@
 #include <filesystem>
 
 #include "libs/core/file.h"
+#include "libs/testing/scratch_dir.h"
 
 namespace accelopt::cli {
 namespace {
 
 class ClusterServiceAddressTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = ::testing::TempDir() + "/cluster_address_test_" + std::to_string(getpid()) + "_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
   void WriteState(const std::string& json) { ASSERT_TRUE(core::WriteFileAtomic(dir_ + "/cluster.json", json).ok()); }
-  std::string dir_;
+  testing::ScratchDir scratch_;
+  const std::string dir_ = scratch_.path();
 };
 
 TEST_F(ClusterServiceAddressTest, AnExplicitServerWins) {

@@ -9,6 +9,7 @@
 #include "cli/suite_file.h"
 #include "cli/suite_results.h"
 #include "libs/core/file.h"
+#include "libs/testing/scratch_dir.h"
 
 namespace accelopt::cli {
 namespace {
@@ -16,12 +17,6 @@ namespace {
 using ::testing::HasSubstr;
 
 std::string Source(const std::string& relative) { return std::string(ACCELOPT_SOURCE_DIR) + "/" + relative; }
-
-std::string TempDir(const std::string& name) {
-  const std::string dir = ::testing::TempDir() + "/suite_test_" + std::to_string(getpid()) + "_" + name;
-  std::filesystem::remove_all(dir);
-  return dir;
-}
 
 TEST(SuiteFile, TheExamplesSuiteLoadsWithItsOverrides) {
   auto suite = LoadSuiteFile(Source("examples/suite.yaml"));
@@ -39,8 +34,8 @@ TEST(SuiteFile, TheExamplesSuiteLoadsWithItsOverrides) {
 }
 
 TEST(SuiteFile, ErrorsNameTheEntry) {
-  const std::string dir = TempDir("bad");
-  std::filesystem::create_directories(dir);
+  testing::ScratchDir scratch;
+  const std::string& dir = scratch.path();
   ASSERT_TRUE(core::WriteFileAtomic(dir + "/s.yaml", "problems: [missing/job.yaml]\n").ok());
   auto suite = LoadSuiteFile(dir + "/s.yaml");
   ASSERT_FALSE(suite.ok());
@@ -98,7 +93,8 @@ TEST(SuiteResults, CompareJoinsByProblem) {
 }
 
 TEST(NkiBenchImport, FixtureBecomesASuiteWithThePapersRoofline) {
-  const std::string out = TempDir("nkibench");
+  testing::ScratchDir scratch;
+  const std::string out = scratch.Path("nkibench");
   auto imported = ImportNkiBench(Source("cli/testdata/nkibench"), out, "sim-trn1");
   ASSERT_TRUE(imported.ok()) << imported.status();
   EXPECT_EQ(imported->problems, (std::vector<std::string>{"mystery_0", "silu_2"}));
@@ -129,7 +125,8 @@ TEST(NkiBenchImport, EveryPaperProblemHasFormulas) {
 }
 
 TEST(NkiBenchImport, AFolderWithoutSummaryIsNamed) {
-  auto imported = ImportNkiBench(TempDir("empty"), TempDir("empty_out"), "sim-trn1");
+  testing::ScratchDir scratch;
+  auto imported = ImportNkiBench(scratch.Path("empty"), scratch.Path("empty_out"), "sim-trn1");
   ASSERT_FALSE(imported.ok());
   EXPECT_THAT(imported.status().message(), HasSubstr("summary.json"));
 }

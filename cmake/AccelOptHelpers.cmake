@@ -2,7 +2,8 @@
 #
 #   accelopt_cc_library(NAME n SRCS ... DEPS ...)   static library `n`, include root = repo root
 #   accelopt_cc_binary(NAME n OUTPUT_NAME o SRCS ... DEPS ...)
-#   accelopt_cc_test(NAME n SRCS ... DEPS ...)      one gtest binary, discovered before each test run
+#   accelopt_cc_test(NAME n SRCS ... DEPS ...)      one gtest binary, discovered before each test run; links
+#                                                   accelopt_scratch_dir (libs/testing/scratch_dir.h)
 #   accelopt_cc_benchmark(NAME n SRCS ... DEPS ...) Google Benchmark binary (not run by ctest)
 
 function(_accelopt_common target)
@@ -35,7 +36,7 @@ function(accelopt_cc_test)
   cmake_parse_arguments(A "" "NAME" "SRCS;DEPS" ${ARGN})
   add_executable(${A_NAME} ${A_SRCS})
   _accelopt_common(${A_NAME})
-  target_link_libraries(${A_NAME} PRIVATE ${A_DEPS} GTest::gmock GTest::gtest_main)
+  target_link_libraries(${A_NAME} PRIVATE ${A_DEPS} accelopt_scratch_dir GTest::gmock GTest::gtest_main)
   target_compile_definitions(${A_NAME} PRIVATE
     ACCELOPT_SOURCE_DIR="${PROJECT_SOURCE_DIR}" ACCELOPT_BINARY_DIR="${PROJECT_BINARY_DIR}")
   gtest_discover_tests(${A_NAME} DISCOVERY_MODE PRE_TEST

@@ -3,8 +3,11 @@
 // kernel through the harness and timing model, and a whole timing-only profile of an 85k-instruction kernel (the
 // size of NKIBench's largest), whose two protocol steps overlap (docs/profiler.md).
 #include <benchmark/benchmark.h>
+#include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 
 #include "libs/core/file.h"
@@ -18,16 +21,31 @@ namespace {
 using sandbox::RunInSandbox;
 using sandbox::SandboxSpec;
 
-std::string Scratch() {
-  std::string dir = "/tmp/sandbox_benchmark_" + std::to_string(getpid());
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+// The scratch directory of one benchmark, under $TMPDIR (else /tmp), removed when the benchmark ends.
+class Scratch {
+ public:
+  Scratch() {
+    const char* tmp = std::getenv("TMPDIR");
+    std::string tmpl = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/sandbox_benchmark_XXXXXX";
+    if (mkdtemp(tmpl.data()) != nullptr && chmod(tmpl.c_str(), 0755) == 0) path_ = tmpl;
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  ~Scratch() {
+    std::error_code ec;
+    if (!path_.empty()) std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
 
 void RunSandboxed(benchmark::State& state, std::vector<std::string> argv, bool use_bwrap) {
+  Scratch scratch;
   SandboxSpec spec;
   spec.argv = std::move(argv);
-  spec.scratch_dir = Scratch();
+  spec.scratch_dir = scratch.path();
   spec.env = {{"PATH", "/usr/bin"}, {"OPENBLAS_NUM_THREADS", "1"}};
   spec.use_bwrap = use_bwrap;
   for (auto _ : state) {

@@ -18,13 +18,19 @@ uid=10001
 for tool in umoci bwrap setpriv; do command -v "$tool" >/dev/null || { echo "image-test: needs $tool" >&2; exit 1; }; done
 [[ -x "$cli" ]] || { echo "image-test: no $cli (build the CLI first)" >&2; exit 1; }
 
-work=$(mktemp -d /tmp/accelopt-image-test.XXXXXX)
+work=$(mktemp -d "${TMPDIR:-/tmp}/accelopt-image-test.XXXXXX")
 chmod 0755 "$work"
 pids=()
 cleanup() {
+  local status=$?
   for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
-  rm -rf "$work"
+  if ((status == 0)); then
+    rm -rf "$work"
+  else  # the logs and configs; the unpacked images are large
+    rm -rf "$work"/*/layout "$work"/*/bundle
+    echo "image-test: kept the logs in $work" >&2
+  fi
 }
 trap cleanup EXIT
 

@@ -32,9 +32,13 @@ std::string DefaultRewriterDir() {
 Rewriter::Rewriter(RewriterOptions options) : options_(std::move(options)) {}
 
 absl::StatusOr<Struct> Rewriter::Run(const std::string& kernel_source, std::vector<std::string> args) const {
-  std::string scratch = options_.scratch_root + "/accelopt-rewrite-XXXXXX";
+  const char* tmp = std::getenv("TMPDIR");
+  const std::string scratch_root = !options_.scratch_root.empty()   ? options_.scratch_root
+                                   : tmp != nullptr && *tmp != '\0' ? std::string(tmp)
+                                                                    : "/tmp";
+  std::string scratch = scratch_root + "/accelopt-rewrite-XXXXXX";
   if (mkdtemp(scratch.data()) == nullptr) {
-    return absl::UnavailableError(absl::StrCat("cannot create a scratch directory in ", options_.scratch_root));
+    return absl::UnavailableError(absl::StrCat("cannot create a scratch directory in ", scratch_root));
   }
   struct Cleanup {
     std::string dir;

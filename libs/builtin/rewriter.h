@@ -17,7 +17,8 @@ struct RewriterOptions {
   std::string python = "/usr/bin/python3";
   // Directory holding the nki_rewrite package (bound read-only at /rewriter).
   std::string rewriter_dir;
-  std::string scratch_root = "/tmp";
+  // Parent of the per-run scratch directories; empty: $TMPDIR, else /tmp.
+  std::string scratch_root;
   bool use_bwrap = true;
   std::string bwrap = "bwrap";
   absl::Duration timeout = absl::Seconds(60);

@@ -4,11 +4,14 @@
 
 #include <cstdlib>
 
+#include "libs/testing/scratch_dir.h"
+
 namespace accelopt::core {
 namespace {
 
 TEST(FileTest, AtomicWriteThenReadReturnsContents) {
-  std::string path = testing::TempDir() + "/file_test.txt";
+  testing::ScratchDir scratch;
+  std::string path = scratch.Path("file_test.txt");
   ASSERT_TRUE(WriteFileAtomic(path, "one").ok());
   ASSERT_TRUE(WriteFileAtomic(path, "two").ok());
   EXPECT_EQ(*ReadFile(path), "two");
@@ -21,10 +24,11 @@ TEST(FileTest, MissingFileIsNotFoundNamingThePath) {
 }
 
 TEST(FileTest, DirectoryIsAnErrorNamingThePathNotAnEmptyFile) {
-  auto r = ReadFile(testing::TempDir());
+  testing::ScratchDir scratch;
+  auto r = ReadFile(scratch.path());
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_NE(r.status().message().find(testing::TempDir()), std::string::npos);
+  EXPECT_NE(r.status().message().find(scratch.path()), std::string::npos);
   EXPECT_NE(r.status().message().find("Is a directory"), std::string::npos);
 }
 

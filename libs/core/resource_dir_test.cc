@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "gtest/gtest.h"
+#include "libs/testing/scratch_dir.h"
 
 namespace accelopt::core {
 namespace {
@@ -15,7 +16,6 @@ namespace fs = std::filesystem;
 class ResourceDirTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    root_ = fs::temp_directory_path() / ("resource-dir-test-" + std::to_string(getpid()));
     fs::create_directories(root_ / "data" / "prompts" / "default");
     std::ofstream(root_ / "data" / "prompts" / "default" / "x.md") << "x";
     fs::create_directories(root_ / "real-harness");
@@ -30,9 +30,9 @@ class ResourceDirTest : public ::testing::Test {
     } else {
       setenv("ACCELOPT_DATA_DIR", saved_.c_str(), 1);
     }
-    fs::remove_all(root_);
   }
-  fs::path root_;
+  testing::ScratchDir scratch_;
+  const fs::path root_ = scratch_.path();
   std::string saved_;
 };
 

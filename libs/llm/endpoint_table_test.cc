@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "libs/config/llm_config.h"
+#include "libs/testing/scratch_dir.h"
 
 namespace accelopt::llm {
 namespace {
@@ -202,7 +203,8 @@ TEST(EndpointTableTest, KeysComeFromTheirSourceAndErrorsNeverQuoteThem) {
   ResolvedModel resolved;
   resolved.endpoint = "gateway";
   EXPECT_EQ(*ReadApiKey(resolved), "");
-  resolved.key_file = ::testing::TempDir() + "/endpoint_key_" + std::to_string(getpid());
+  testing::ScratchDir scratch;
+  resolved.key_file = scratch.Path("key");
   std::ofstream(resolved.key_file) << "  sk-file-key\n";
   EXPECT_EQ(*ReadApiKey(resolved), "sk-file-key");
   std::ofstream(resolved.key_file) << "sk-line-one\nsk-line-two\n";

@@ -9,6 +9,7 @@
 
 #include "absl/synchronization/notification.h"
 #include "libs/config/llm_config.h"
+#include "libs/testing/scratch_dir.h"
 #include "tests/llm_double/connect_proxy.h"
 #include "tests/llm_double/llm_double.h"
 #include "tests/llm_double/test_tls.h"
@@ -381,7 +382,8 @@ TEST_F(OpenAiClientTest, UnpricedModelCostsNothingAndIsCounted) {
 
 TEST_F(OpenAiClientTest, SendsTheEndpointsHeadersQueryAndKeyFileAndTheProfilesDefaults) {
   StartDouble(Script({}, Ok("fine")));
-  const std::string key_file = ::testing::TempDir() + "/llm_key_" + std::to_string(getpid());
+  testing::ScratchDir scratch;
+  const std::string key_file = scratch.Path("key");
   std::ofstream(key_file) << "azure-key-42\n";
   v1::LlmEndpoint* endpoint = config_.mutable_endpoints(0);
   endpoint->set_api_key_file(key_file);
@@ -471,9 +473,7 @@ class OpenAiClientTlsTest : public OpenAiClientTest {
     auto identity = MakeSelfSignedIdentity({"localhost", "llm.double.test"}, {"127.0.0.1"});
     ASSERT_TRUE(identity.ok()) << identity.status();
     identity_ = *identity;
-    // Per process and test: ctest runs tests of this binary concurrently in separate processes.
-    ca_file_ = ::testing::TempDir() + "/llm_double_ca_" + std::to_string(getpid()) + "_" +
-               ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".pem";
+    ca_file_ = scratch_.Path("ca.pem");
     std::ofstream(ca_file_) << identity_.cert_pem;
     StartDouble(Script({}, Ok("secure")), identity_);
   }
@@ -481,6 +481,7 @@ class OpenAiClientTlsTest : public OpenAiClientTest {
     return "https://" + host + ":" + std::to_string(double_->port()) + "/v1";
   }
   TlsIdentity identity_;
+  testing::ScratchDir scratch_;
   std::string ca_file_;
 };
 

@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "libs/testing/scratch_dir.h"
+
 namespace accelopt::llm {
 namespace {
 
@@ -45,7 +47,8 @@ TEST(PromptLibraryTest, RejectsPathLikeAndMissingPromptSetsNamingTheField) {
 }
 
 TEST(PromptLibraryTest, FingerprintNamesTheSetAndChangesWithAnyTemplateText) {
-  const std::string root = ::testing::TempDir() + "/prompt_fingerprint_" + std::to_string(getpid());
+  testing::ScratchDir scratch;
+  const std::string& root = scratch.path();
   std::filesystem::create_directories(root + "/a");
   std::filesystem::create_directories(root + "/b");
   std::filesystem::create_directories(root + "/default");
@@ -64,7 +67,6 @@ TEST(PromptLibraryTest, FingerprintNamesTheSetAndChangesWithAnyTemplateText) {
   EXPECT_NE(a->sha256(), b->sha256());
   EXPECT_NE(a->sha256(), prompts.Fingerprint("a", {"one"})->sha256());
   EXPECT_EQ(prompts.Fingerprint("a", {"three"}).status().code(), absl::StatusCode::kInvalidArgument);
-  std::filesystem::remove_all(root);
 }
 
 TEST(PromptLibraryTest, DefaultRootHoldsTheDefaultSet) {

@@ -12,6 +12,7 @@
 #include "libs/security/pki.h"
 #include "libs/testing/child_process.h"
 #include "libs/testing/http_get.h"
+#include "libs/testing/scratch_dir.h"
 #include "libs/testing/wait_until.h"
 #include "prometheus/counter.h"
 
@@ -41,9 +42,6 @@ std::string Fetch(const std::string& dir, int port, const std::string& what, con
 class TlsMetricsServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "/tls_metrics_" + std::to_string(getpid()) + "_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::filesystem::create_directories(dir_);
     auto ca = security::MakeCertificateAuthority("metrics-test-ca", absl::Hours(1));
     ASSERT_TRUE(ca.ok()) << ca.status();
     ca_ = *ca;
@@ -63,7 +61,8 @@ class TlsMetricsServerTest : public ::testing::Test {
     return leaf->certificate;
   }
 
-  std::string dir_;
+  testing::ScratchDir scratch_;  // keys and certificates
+  const std::string dir_ = scratch_.path();
   security::PemPair ca_;
   v1::TlsConfig tls_;
 };

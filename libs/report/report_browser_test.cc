@@ -11,6 +11,7 @@
 
 #include "libs/report/job_report_html.h"
 #include "libs/report/report_fixture.h"
+#include "libs/testing/scratch_dir.h"
 
 namespace accelopt::report {
 namespace {
@@ -67,9 +68,8 @@ std::string Flags(const std::string& dir) {
 TEST(ReportInBrowser, LoadsWithoutErrorsShowsThePlotsAndTakesAScreenshot) {
   const std::string chromium = Chromium();
   if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (scripts/install-deps.sh --browser installs it)";
-  const std::string dir = ::testing::TempDir() + "/report_browser_test_" + std::to_string(getpid());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
+  accelopt::testing::ScratchDir scratch;
+  const std::string& dir = scratch.path();
   const auto f = testing::SmallJob();
   std::string html = RenderJobReportHtml(f.job, f.candidates, f.events);
   std::ofstream(dir + "/report.html") << html;

@@ -10,6 +10,7 @@
 #include "libs/core/file.h"
 #include "libs/rpc/server_runner.h"
 #include "libs/security/pki.h"
+#include "libs/testing/scratch_dir.h"
 
 namespace accelopt::rpc {
 namespace {
@@ -18,9 +19,6 @@ namespace {
 class TlsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() / ("tls-test-" + std::to_string(getpid()) + "-" +
-                                                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::create_directories(dir_);
     auto ca = security::MakeCertificateAuthority("test CA", absl::Hours(1));
     ASSERT_TRUE(ca.ok());
     auto server = security::IssueCertificate(*ca, "profiler", {"localhost"}, {"127.0.0.1"}, absl::Hours(1));
@@ -32,7 +30,6 @@ class TlsTest : public ::testing::Test {
     Write("client.pem", client->certificate);
     Write("client.key", client->private_key);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   void Write(const std::string& name, const std::string& text) {
     ASSERT_TRUE(core::WriteFileAtomic((dir_ / name).string(), text).ok());
@@ -60,7 +57,8 @@ class TlsTest : public ::testing::Test {
     return stub->GetInfo(&context, v1::GetInfoRequest(), &response);
   }
 
-  std::filesystem::path dir_;
+  testing::ScratchDir scratch_;  // keys and certificates
+  const std::filesystem::path dir_ = scratch_.path();
 };
 
 TEST_F(TlsTest, MutualTlsAcceptsOnlyClientsWithACertificateFromTheCa) {

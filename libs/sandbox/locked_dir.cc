@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <utility>
@@ -18,16 +17,14 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Removes directories whose lock no process holds, left by a worker that was killed. A lock younger than a minute
-// may belong to a process between creating it and locking it.
+// Removes the directories whose lock no process holds: their process was killed. A process holds its lock from
+// before it uses the directory, and one that finds its lock file gone once it holds it starts over (Create), so an
+// unlocked lock file is stale however young.
 void RemoveStale(const std::string& root, const std::string& prefix) {
   std::error_code ec;
-  const auto old_enough = fs::file_time_type::clock::now() - std::chrono::minutes(1);
   for (const auto& entry : fs::directory_iterator(root, ec)) {
     const std::string name = entry.path().filename().string();
     if (name.rfind(prefix, 0) != 0 || entry.path().extension() != ".lock") continue;
-    std::error_code time_ec;
-    if (fs::last_write_time(entry.path(), time_ec) > old_enough || time_ec) continue;
     int fd = open(entry.path().c_str(), O_RDWR | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) continue;
     if (flock(fd, LOCK_EX | LOCK_NB) == 0) {
@@ -40,26 +37,52 @@ void RemoveStale(const std::string& root, const std::string& prefix) {
   }
 }
 
+// Whether `fd` is still the file at `path` (a RemoveStale between its creation and its lock unlinks it).
+bool StillAt(int fd, const std::string& path) {
+  struct stat held {
+  }, named{};
+  return fstat(fd, &held) == 0 && stat(path.c_str(), &named) == 0 && held.st_dev == named.st_dev &&
+         held.st_ino == named.st_ino;
+}
+
 }  // namespace
 
 absl::StatusOr<LockedDir> LockedDir::Create(const std::string& root, const std::string& prefix, unsigned mode) {
   RemoveStale(root, prefix);
-  std::string tmpl = absl::StrCat(root, "/", prefix, "XXXXXX");
-  if (mkdtemp(tmpl.data()) == nullptr) {
-    return absl::UnavailableError(absl::StrCat("cannot create a directory in ", root, ": ", std::strerror(errno)));
+  // Another process's RemoveStale may take the new lock file between its creation and its lock and remove the
+  // directory: then this starts over with a new name.
+  for (int attempt = 0;; ++attempt) {
+    std::string tmpl = absl::StrCat(root, "/", prefix, "XXXXXX");
+    if (mkdtemp(tmpl.data()) == nullptr) {
+      return absl::UnavailableError(absl::StrCat("cannot create a directory in ", root, ": ", std::strerror(errno)));
+    }
+    const std::string lock_path = tmpl + ".lock";
+    int lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    const int open_errno = errno;
+    // Blocking: a RemoveStale holds the lock only while it removes the directory.
+    if (lock_fd >= 0 && flock(lock_fd, LOCK_EX) == 0 && StillAt(lock_fd, lock_path) && fs::is_directory(tmpl)) {
+      LockedDir dir(tmpl, lock_fd);  // removes the directory again on failure
+      if (chmod(tmpl.c_str(), mode) != 0) {
+        return absl::UnavailableError(absl::StrCat("cannot chmod ", tmpl, ": ", std::strerror(errno)));
+      }
+      return dir;
+    }
+    if (lock_fd < 0) {
+      std::error_code ec;
+      fs::remove(tmpl, ec);
+      if (open_errno != EEXIST || attempt >= 8) {
+        return absl::UnavailableError(absl::StrCat("cannot lock ", lock_path, ": ", std::strerror(open_errno)));
+      }
+      continue;
+    }
+    if (StillAt(lock_fd, lock_path)) {  // not locked (flock failed): nobody else took it
+      std::error_code ec;
+      fs::remove_all(tmpl, ec);
+      unlink(lock_path.c_str());
+    }
+    close(lock_fd);  // else taken and removed by another process: try again
+    if (attempt >= 8) return absl::UnavailableError(absl::StrCat("cannot lock ", lock_path, ": taken every time"));
   }
-  const std::string lock_path = tmpl + ".lock";
-  int lock_fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
-  if (lock_fd >= 0 && flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
-    close(lock_fd);
-    lock_fd = -1;
-  }
-  LockedDir dir(tmpl, lock_fd);  // removes the directory again on failure
-  if (lock_fd < 0) return absl::UnavailableError(absl::StrCat("cannot lock ", lock_path, ": ", std::strerror(errno)));
-  if (chmod(tmpl.c_str(), mode) != 0) {
-    return absl::UnavailableError(absl::StrCat("cannot chmod ", tmpl, ": ", std::strerror(errno)));
-  }
-  return dir;
 }
 
 LockedDir::LockedDir(LockedDir&& other) noexcept

@@ -1,7 +1,7 @@
 // A directory a worker process owns for its lifetime, under a root other workers may share (e.g. /tmp). A lock
 // file beside it, held while this lives, lets the next Create under the same root and prefix remove directories
-// left by processes that were killed (unlocked and older than a minute), so kill -9 and OOM kills leave nothing
-// behind for long.
+// left by processes that were killed (their lock is free), so kill -9 and OOM kills leave nothing behind once the
+// worker starts again.
 #pragma once
 
 #include <string>

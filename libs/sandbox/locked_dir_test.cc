@@ -6,10 +6,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
+
+#include "libs/testing/scratch_dir.h"
 
 namespace accelopt::sandbox {
 namespace {
@@ -18,19 +20,9 @@ namespace fs = std::filesystem;
 
 constexpr char kPrefix[] = "accelopt-test-";
 
-std::string FreshRoot(const std::string& name) {
-  const std::string root = ::testing::TempDir() + "/locked_dir_" + name + "_" + std::to_string(getpid());
-  fs::remove_all(root);
-  fs::create_directories(root);
-  return root;
-}
-
-void Age(const std::string& path) {
-  fs::last_write_time(path, fs::file_time_type::clock::now() - std::chrono::minutes(5));
-}
-
 TEST(LockedDirTest, HasTheModeAndIsRemovedWithItsContentsAndLock) {
-  const std::string root = FreshRoot("mode");
+  testing::ScratchDir scratch;
+  const std::string& root = scratch.path();
   std::string path;
   {
     auto dir = LockedDir::Create(root, kPrefix, 0711);
@@ -45,12 +37,12 @@ TEST(LockedDirTest, HasTheModeAndIsRemovedWithItsContentsAndLock) {
   }
   EXPECT_FALSE(fs::exists(path));
   EXPECT_FALSE(fs::exists(path + ".lock"));
-  fs::remove_all(root);
 }
 
 // A process killed with SIGKILL runs no destructor; the next Create under the same root removes what it left.
 TEST(LockedDirTest, WhatAKilledProcessLeftIsRemovedByTheNextCreate) {
-  const std::string root = FreshRoot("killed");
+  testing::ScratchDir scratch;
+  const std::string& root = scratch.path();
   int ready[2];
   ASSERT_EQ(pipe(ready), 0);
   const pid_t child = fork();
@@ -71,8 +63,7 @@ TEST(LockedDirTest, WhatAKilledProcessLeftIsRemovedByTheNextCreate) {
   close(ready[0]);
   ASSERT_GT(n, 0);
   const std::string left(buf, n);
-  // While the process lives, its directory stays even when old.
-  Age(left + ".lock");
+  // While the process lives, its directory stays.
   {
     auto other = LockedDir::Create(root, kPrefix, 0700);
     ASSERT_TRUE(other.ok()) << other.status();
@@ -87,23 +78,50 @@ TEST(LockedDirTest, WhatAKilledProcessLeftIsRemovedByTheNextCreate) {
   ASSERT_TRUE(next.ok()) << next.status();
   EXPECT_FALSE(fs::exists(left));
   EXPECT_FALSE(fs::exists(left + ".lock"));
-  fs::remove_all(root);
 }
 
-TEST(LockedDirTest, AFreshUnlockedDirectoryAndOtherPrefixesAreLeftAlone) {
-  const std::string root = FreshRoot("fresh");
-  // Unlocked but younger than a minute: its process may be between creating and locking it.
-  fs::create_directories(root + "/accelopt-test-young0");
+// A killed process's lock file is free at once: the worker that restarts right away reclaims what it left.
+TEST(LockedDirTest, AYoungUnlockedDirectoryIsRemovedAndOtherPrefixesAreLeftAlone) {
+  testing::ScratchDir scratch;
+  const std::string& root = scratch.path();
+  fs::create_directories(root + "/accelopt-test-young0/sub");
   std::ofstream(root + "/accelopt-test-young0.lock");
-  // Old and unlocked, but another kind of directory.
   fs::create_directories(root + "/accelopt-other-old000");
   std::ofstream(root + "/accelopt-other-old000.lock");
-  Age(root + "/accelopt-other-old000.lock");
   auto dir = LockedDir::Create(root, kPrefix, 0711);
   ASSERT_TRUE(dir.ok()) << dir.status();
-  EXPECT_TRUE(fs::exists(root + "/accelopt-test-young0"));
+  EXPECT_FALSE(fs::exists(root + "/accelopt-test-young0"));
+  EXPECT_FALSE(fs::exists(root + "/accelopt-test-young0.lock"));
   EXPECT_TRUE(fs::exists(root + "/accelopt-other-old000"));
-  fs::remove_all(root);
+  EXPECT_TRUE(fs::exists(root + "/accelopt-other-old000.lock"));
+}
+
+// Workers starting together under one root each keep their own directory: none reclaims another's new one.
+TEST(LockedDirTest, ConcurrentCreatesUnderOneRootKeepTheirDirectories) {
+  testing::ScratchDir scratch;
+  const std::string& root = scratch.path();
+  constexpr int kChildren = 4;
+  std::vector<pid_t> children;
+  for (int c = 0; c < kChildren; ++c) {
+    const pid_t child = fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+      for (int i = 0; i < 50; ++i) {
+        auto dir = LockedDir::Create(root, kPrefix, 0711);
+        if (!dir.ok()) _exit(1);
+        std::ofstream(dir->path() + "/f") << "x";
+        if (!fs::exists(dir->path() + "/f") || !fs::exists(dir->path() + ".lock")) _exit(2);
+      }
+      _exit(0);
+    }
+    children.push_back(child);
+  }
+  for (pid_t child : children) {
+    int status = 0;
+    ASSERT_EQ(waitpid(child, &status, 0), child);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+  }
+  EXPECT_TRUE(fs::is_empty(root));
 }
 
 TEST(LockedDirTest, AMissingRootIsAnErrorNamingIt) {

@@ -17,6 +17,7 @@
 #include "libs/core/file.h"
 #include "libs/sandbox/staged_copy.h"
 #include "libs/sandbox/uid_range.h"
+#include "libs/testing/scratch_dir.h"
 #include "libs/testing/wait_until.h"
 
 namespace accelopt::sandbox {
@@ -24,13 +25,6 @@ namespace {
 
 class SandboxTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    scratch_ = ::testing::TempDir() + "/sandbox_test_" + std::to_string(getpid()) + "_" +
-               ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::filesystem::remove_all(scratch_);
-    std::filesystem::create_directories(scratch_);
-  }
-
   // Runs a Python program inside the sandbox.
   SandboxSpec PythonSpec(const std::string& program) {
     std::ofstream(scratch_ + "/prog.py") << program;
@@ -64,7 +58,8 @@ class SandboxTest : public ::testing::Test {
     return outcome.ok() ? *outcome : SandboxOutcome{};
   }
 
-  std::string scratch_;
+  testing::ScratchDir dir_{"", 0755};  // bound at /scratch
+  const std::string scratch_ = dir_.path();
 };
 
 TEST_F(SandboxTest, RunsAProgramWithItsScratchWritable) {

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "libs/core/file.h"
+#include "libs/testing/scratch_dir.h"
 
 namespace accelopt::sandbox {
 namespace {
@@ -15,8 +16,8 @@ namespace {
 namespace fs = std::filesystem;
 
 TEST(StagedCopyTest, CopyOfAPrivateTreeIsWorldReadableAndRemovedAfterwards) {
-  const std::string root = ::testing::TempDir() + "/staged_copy_test_" + std::to_string(getpid());
-  fs::remove_all(root);
+  testing::ScratchDir dir("staged_copy_test");
+  const std::string& root = dir.path();
   fs::create_directories(root + "/private/tree/pkg/__pycache__");
   std::ofstream(root + "/private/tree/run.py") << "print(1)";
   std::ofstream(root + "/private/tree/pkg/mod.py") << "X = 1";
@@ -46,11 +47,12 @@ TEST(StagedCopyTest, CopyOfAPrivateTreeIsWorldReadableAndRemovedAfterwards) {
     EXPECT_FALSE(fs::exists(staged + "/pkg/.mod.py.swp"));
   }
   EXPECT_FALSE(fs::exists(staged));
-  fs::remove_all(root);
 }
 
 TEST(StagedCopyTest, MissingSourceIsAnError) {
-  EXPECT_FALSE(StagedCopy::Create("/nonexistent/tree", ::testing::TempDir()).ok());
+  testing::ScratchDir root("staged_copy_test");
+  EXPECT_FALSE(StagedCopy::Create("/nonexistent/tree", root.path()).ok());
+  EXPECT_TRUE(fs::is_empty(root.path()));
 }
 
 }  // namespace

@@ -6,12 +6,14 @@
 
 #include <filesystem>
 
+#include "libs/testing/scratch_dir.h"
+
 namespace accelopt::sandbox {
 namespace {
 
-UidRangeOptions TestOptions() {
+UidRangeOptions TestOptions(const testing::ScratchDir& lock_dir) {
   UidRangeOptions options;
-  options.lock_dir = ::testing::TempDir() + "/uid_range_test_" + std::to_string(getpid());
+  options.lock_dir = lock_dir.path();
   options.ranges = 3;
   options.width = 8;
   options.first = 70000;
@@ -19,8 +21,9 @@ UidRangeOptions TestOptions() {
 }
 
 TEST(UidRangeTest, TwoHoldersInOneProcessGetDisjointRanges) {
-  auto a = UidRange::AcquireAny(TestOptions());
-  auto b = UidRange::AcquireAny(TestOptions());
+  testing::ScratchDir lock_dir("uid_range_test");
+  auto a = UidRange::AcquireAny(TestOptions(lock_dir));
+  auto b = UidRange::AcquireAny(TestOptions(lock_dir));
   ASSERT_TRUE(a.ok()) << a.status();
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_EQ(a->base(), 70000);
@@ -29,7 +32,8 @@ TEST(UidRangeTest, TwoHoldersInOneProcessGetDisjointRanges) {
 }
 
 TEST(UidRangeTest, AnotherProcessGetsAnotherRangeWhileTheFirstLives) {
-  const UidRangeOptions options = TestOptions();  // one lock directory for both processes
+  testing::ScratchDir lock_dir("uid_range_test");
+  const UidRangeOptions options = TestOptions(lock_dir);  // one lock directory for both processes
   auto mine = UidRange::AcquireAny(options);
   ASSERT_TRUE(mine.ok()) << mine.status();
   int report[2];
@@ -50,7 +54,8 @@ TEST(UidRangeTest, AnotherProcessGetsAnotherRangeWhileTheFirstLives) {
 }
 
 TEST(UidRangeTest, ReleasedOnDestructionAndAllTakenIsExhausted) {
-  UidRangeOptions options = TestOptions();
+  testing::ScratchDir lock_dir("uid_range_test");
+  UidRangeOptions options = TestOptions(lock_dir);
   {
     auto a = UidRange::AcquireAny(options), b = UidRange::AcquireAny(options), c = UidRange::AcquireAny(options);
     ASSERT_TRUE(a.ok() && b.ok() && c.ok());

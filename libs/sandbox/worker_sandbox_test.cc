@@ -7,20 +7,24 @@
 #include <filesystem>
 #include <fstream>
 
+#include "libs/testing/scratch_dir.h"
+
 namespace accelopt::sandbox {
 namespace {
 
 TEST(WorkerSandboxTest, TooManySlotsForOneRangeIsRejected) {
-  EXPECT_EQ(PrepareWorkerSandbox("/nonexistent", ::testing::TempDir(), 0, 65).status().code(),
+  testing::ScratchDir root;
+  EXPECT_EQ(PrepareWorkerSandbox("/nonexistent", root.path(), 0, 65).status().code(),
             absl::StatusCode::kInvalidArgument);
 }
 
 TEST(WorkerSandboxTest, TwoWorkersInOneProcessGetDisjointUidsAndTheirOwnHarnessCopies) {
-  const std::string harness = ::testing::TempDir() + "/worker_sandbox_test_" + std::to_string(getpid());
+  testing::ScratchDir root;
+  const std::string harness = root.Path("harness");
   std::filesystem::create_directories(harness);
   std::ofstream(harness + "/run_kernel.py") << "pass";
-  auto a = PrepareWorkerSandbox(harness, ::testing::TempDir(), 0, 4);
-  auto b = PrepareWorkerSandbox(harness, ::testing::TempDir(), 0, 4);
+  auto a = PrepareWorkerSandbox(harness, root.path(), 0, 4);
+  auto b = PrepareWorkerSandbox(harness, root.path(), 0, 4);
   ASSERT_TRUE(a.ok()) << a.status();
   ASSERT_TRUE(b.ok()) << b.status();
   EXPECT_NE(a->uids.base(), b->uids.base());
@@ -28,16 +32,16 @@ TEST(WorkerSandboxTest, TwoWorkersInOneProcessGetDisjointUidsAndTheirOwnHarnessC
   EXPECT_NE(a->harness.path(), b->harness.path());
   EXPECT_TRUE(std::filesystem::exists(a->harness.path() + "/run_kernel.py"));
   EXPECT_NE(a->scratch.path(), b->scratch.path());
-  std::filesystem::remove_all(harness);
 }
 
 TEST(WorkerSandboxTest, TheScratchDirectoryIsTraversableNotListableAndGoesWithTheWorker) {
-  const std::string harness = ::testing::TempDir() + "/worker_sandbox_scratch_" + std::to_string(getpid());
+  testing::ScratchDir root;
+  const std::string harness = root.Path("harness");
   std::filesystem::create_directories(harness);
   std::ofstream(harness + "/run_kernel.py") << "pass";
   std::string scratch;
   {
-    auto worker = PrepareWorkerSandbox(harness, ::testing::TempDir(), 0, 1);
+    auto worker = PrepareWorkerSandbox(harness, root.path(), 0, 1);
     ASSERT_TRUE(worker.ok()) << worker.status();
     scratch = worker->scratch.path();
     struct stat st {};
@@ -46,7 +50,7 @@ TEST(WorkerSandboxTest, TheScratchDirectoryIsTraversableNotListableAndGoesWithTh
     std::filesystem::create_directories(scratch + "/accelopt-profile-x");
   }
   EXPECT_FALSE(std::filesystem::exists(scratch));
-  std::filesystem::remove_all(harness);
+  EXPECT_EQ(std::distance(std::filesystem::directory_iterator(root.path()), {}), 1) << "only the harness is left";
 }
 
 }  // namespace

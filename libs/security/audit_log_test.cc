@@ -6,14 +6,15 @@
 #include <filesystem>
 
 #include "libs/core/file.h"
+#include "libs/testing/scratch_dir.h"
 #include "nlohmann/json.hpp"
 
 namespace accelopt::security {
 namespace {
 
 TEST(AuditLogTest, OneJsonLinePerActionWithPrincipalTargetAndOutcome) {
-  std::string path = (std::filesystem::temp_directory_path() / ("audit-" + std::to_string(getpid()))).string();
-  std::filesystem::remove(path);
+  testing::ScratchDir scratch;
+  const std::string path = scratch.Path("audit.log");
   {
     auto log = AuditLog::Open(path, "orchestrator");
     ASSERT_TRUE(log.ok()) << log.status();
@@ -40,13 +41,12 @@ TEST(AuditLogTest, OneJsonLinePerActionWithPrincipalTargetAndOutcome) {
   EXPECT_EQ(lines[1]["target"], "job/j-2");
   EXPECT_EQ(lines[2]["principal"], "unauthenticated");
   EXPECT_EQ(lines[2]["outcome"], "UNAUTHENTICATED");
-  std::filesystem::remove(path);
 }
 
 TEST(AuditLogTest, FieldsACallerChoosesAreBounded) {
   // an unauthenticated call with a 4 MiB job id adds one short line, not megabytes
-  std::string path = (std::filesystem::temp_directory_path() / ("audit-big-" + std::to_string(getpid()))).string();
-  std::filesystem::remove(path);
+  testing::ScratchDir scratch;
+  const std::string path = scratch.Path("audit.log");
   const std::string id(4 << 20, 'U');
   {
     auto log = AuditLog::Open(path, "orchestrator");
@@ -60,7 +60,6 @@ TEST(AuditLogTest, FieldsACallerChoosesAreBounded) {
   EXPECT_EQ(line["target"].get<std::string>().substr(0, 8), "job/UUUU");
   EXPECT_NE(line["target"].get<std::string>().find("bytes more)"), std::string::npos);
   EXPECT_NE(line["error"].get<std::string>().find("bytes more)"), std::string::npos);
-  std::filesystem::remove(path);
 }
 
 }  // namespace

@@ -8,13 +8,10 @@
 
 #include "absl/strings/match.h"
 #include "libs/core/sha256.h"
+#include "libs/testing/scratch_dir.h"
 
 namespace accelopt::security {
 namespace {
-
-std::string TempPath(const std::string& name) {
-  return (std::filesystem::temp_directory_path() / (name + "-" + std::to_string(getpid()))).string();
-}
 
 void Write(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
 
@@ -29,7 +26,8 @@ TEST(AuthenticatorTest, EmptyConfigMeansAuthenticationOff) {
 }
 
 TEST(AuthenticatorTest, TokensAreCheckedByHashAndMapToTenantAndRole) {
-  std::string path = TempPath("tokens.yaml");
+  testing::ScratchDir scratch;
+  const std::string path = scratch.Path("tokens.yaml");
   Write(path, "tokens:\n  - {sha256: " + core::Sha256Hex("secret-a") + ", tenant: team-a, role: submitter}\n" +
                   "  - {sha256: " + core::Sha256Hex("secret-admin") + ", tenant: ops, role: admin}\n");
   v1::AuthConfig config;
@@ -50,7 +48,6 @@ TEST(AuthenticatorTest, TokensAreCheckedByHashAndMapToTenantAndRole) {
   EXPECT_EQ((*auth)->AuthenticateToken("Bearer wrong", {}).status().code(), absl::StatusCode::kUnauthenticated);
   EXPECT_EQ((*auth)->AuthenticateToken("", {}).status().code(), absl::StatusCode::kUnauthenticated);
   EXPECT_EQ((*auth)->AuthenticateToken("Basic abc", {}).status().code(), absl::StatusCode::kUnauthenticated);
-  std::filesystem::remove(path);
 }
 
 TEST(AuthenticatorTest, ClientCertificateIdentitiesStandInForTokens) {
@@ -82,7 +79,8 @@ TEST(TokenFileTest, PlainTokensAndBadRolesAreRejectedWithTheirPlace) {
 }
 
 TEST(AuthenticatorTest, TokenFileChangesAreReloaded) {
-  std::string path = TempPath("tokens-reload.yaml");
+  testing::ScratchDir scratch;
+  const std::string path = scratch.Path("tokens.yaml");
   Write(path, "tokens: [{sha256: " + core::Sha256Hex("old") + ", tenant: a}]\n");
   v1::AuthConfig config;
   config.set_token_file(path);
@@ -94,12 +92,12 @@ TEST(AuthenticatorTest, TokenFileChangesAreReloaded) {
   std::filesystem::last_write_time(path, std::filesystem::last_write_time(path) + std::chrono::seconds(5));
   EXPECT_TRUE((*auth)->AuthenticateToken("Bearer new", {}).ok());
   EXPECT_FALSE((*auth)->AuthenticateToken("Bearer old", {}).ok());
-  std::filesystem::remove(path);
 }
 
 TEST(AuthenticatorTest, ABrokenOrRemovedTokenFileFailsClosed) {
   // removing a token with an edit that breaks the file, or moving the file away, must not leave it working
-  std::string path = TempPath("tokens-broken.yaml");
+  testing::ScratchDir scratch;
+  const std::string path = scratch.Path("tokens.yaml");
   Write(path, "tokens: [{sha256: " + core::Sha256Hex("bob") + ", tenant: b}]\n");
   v1::AuthConfig config;
   config.set_token_file(path);

@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "libs/storage/disk_space.h"
 #include "libs/storage/rocks_kv_store.h"
+#include "libs/testing/scratch_dir.h"
 
 namespace accelopt::storage {
 namespace {
@@ -20,15 +21,12 @@ namespace {
 // A tmpfs of `mib` MiB mounted for the life of the object.
 class SmallDisk {
  public:
-  explicit SmallDisk(const std::string& name, int mib)
-      : dir_(::testing::TempDir() + "/kv_disk_" + name + "_" + std::to_string(getpid())) {
-    std::filesystem::create_directories(dir_);
+  explicit SmallDisk(const std::string& name, int mib) : scratch_("kv_disk_" + name), dir_(scratch_.path()) {
     std::string opts = "size=" + std::to_string(mib) + "m";
     mounted_ = mount("tmpfs", dir_.c_str(), "tmpfs", 0, opts.c_str()) == 0;
   }
   ~SmallDisk() {
     if (mounted_) umount2(dir_.c_str(), MNT_DETACH);
-    std::filesystem::remove_all(dir_);
   }
   bool mounted() const { return mounted_; }
   std::string path(const std::string& leaf) const { return dir_ + "/" + leaf; }
@@ -46,6 +44,7 @@ class SmallDisk {
   void Free() { std::filesystem::remove(path("filler")); }
 
  private:
+  testing::ScratchDir scratch_;
   std::string dir_;
   bool mounted_ = false;
 };
@@ -112,8 +111,8 @@ TEST(RocksKvStoreDiskTest, AnEnospcInsideRocksDbIsAStatusAndTheStoreResumes) {
 }
 
 TEST(RocksKvStoreDiskTest, ACorruptTableFileTurnsHealthToDataLoss) {
-  std::string dir = ::testing::TempDir() + "/kv_corrupt_" + std::to_string(getpid());
-  std::filesystem::remove_all(dir);
+  testing::ScratchDir scratch;
+  const std::string dir = scratch.Path("store");
   {
     auto store = RocksKvStore::Open(dir, {"jobs"});
     ASSERT_TRUE(store.ok()) << store.status();
@@ -136,7 +135,6 @@ TEST(RocksKvStoreDiskTest, ACorruptTableFileTurnsHealthToDataLoss) {
   ASSERT_TRUE(store.ok()) << store.status();
   ASSERT_TRUE(HealthBecomes(**store, absl::StatusCode::kDataLoss)) << (*store)->Health();
   EXPECT_NE((*store)->Health().message().find("corrupt"), std::string::npos) << (*store)->Health();
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -5,17 +5,14 @@
 
 #include <filesystem>
 
+#include "libs/testing/scratch_dir.h"
+
 namespace accelopt::storage {
 namespace {
 
-std::string FreshDir(const std::string& name) {
-  std::string dir = ::testing::TempDir() + "/kv_store_test_" + name + "_" + std::to_string(getpid());
-  std::filesystem::remove_all(dir);
-  return dir;
-}
-
 TEST(RocksKvStoreTest, PutGetDeleteAcrossFamilies) {
-  auto store = RocksKvStore::Open(FreshDir("basic"), {"jobs", "events"});
+  testing::ScratchDir scratch;
+  auto store = RocksKvStore::Open(scratch.Path("store"), {"jobs", "events"});
   ASSERT_TRUE(store.ok()) << store.status();
   ASSERT_TRUE((*store)->Put("jobs", "j1", "a").ok());
   ASSERT_TRUE((*store)->Put("events", "j1", "b").ok());
@@ -27,7 +24,8 @@ TEST(RocksKvStoreTest, PutGetDeleteAcrossFamilies) {
 }
 
 TEST(RocksKvStoreTest, BatchIsAllOrNothing) {
-  auto store = RocksKvStore::Open(FreshDir("batch"), {"a"});
+  testing::ScratchDir scratch;
+  auto store = RocksKvStore::Open(scratch.Path("store"), {"a"});
   ASSERT_TRUE(store.ok());
   WriteBatch bad;
   bad.Put("a", "k1", "v1");
@@ -42,7 +40,8 @@ TEST(RocksKvStoreTest, BatchIsAllOrNothing) {
 }
 
 TEST(RocksKvStoreTest, ScansByPrefixForwardAndBackward) {
-  auto store = RocksKvStore::Open(FreshDir("scan"), {"c"});
+  testing::ScratchDir scratch;
+  auto store = RocksKvStore::Open(scratch.Path("store"), {"c"});
   ASSERT_TRUE(store.ok());
   for (const char* k : {"j1/001", "j1/002", "j1/003", "j2/001"}) ASSERT_TRUE((*store)->Put("c", k, k).ok());
   std::vector<std::string> keys;
@@ -66,7 +65,8 @@ TEST(RocksKvStoreTest, ScansByPrefixForwardAndBackward) {
 }
 
 TEST(RocksKvStoreTest, DataSurvivesReopen) {
-  std::string dir = FreshDir("reopen");
+  testing::ScratchDir scratch;
+  const std::string dir = scratch.Path("store");
   {
     auto store = RocksKvStore::Open(dir, {"x"});
     ASSERT_TRUE(store.ok());

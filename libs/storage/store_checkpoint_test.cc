@@ -5,19 +5,15 @@
 #include <filesystem>
 
 #include "libs/storage/kv_store.h"
+#include "libs/testing/scratch_dir.h"
 
 namespace accelopt::storage {
 namespace {
 
 class StoreCheckpointTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ =
-        ::testing::TempDir() + "/store_checkpoint_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
-  }
-  std::string dir_;
+  testing::ScratchDir scratch_;
+  const std::string dir_ = scratch_.path();
 };
 
 TEST_F(StoreCheckpointTest, CopiesEveryFamilyWhileTheStoreIsOpenAndWritten) {

@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "libs/storage/rocks_kv_store.h"
+#include "libs/testing/scratch_dir.h"
 
 namespace accelopt::testing {
 namespace {
@@ -13,15 +14,12 @@ namespace {
 class FaultInjectingKvStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = ::testing::TempDir() + "/fault_kv_" + ::testing::UnitTest::GetInstance()->current_test_info()->name() + "_" +
-           std::to_string(getpid());
-    std::filesystem::remove_all(dir_);
-    auto base = storage::RocksKvStore::Open(dir_, {"f"});
+    auto base = storage::RocksKvStore::Open(scratch_.Path("store"), {"f"});
     ASSERT_TRUE(base.ok()) << base.status();
     base_ = *std::move(base);
   }
 
-  std::string dir_;
+  ScratchDir scratch_;
   std::unique_ptr<storage::RocksKvStore> base_;
 };
 

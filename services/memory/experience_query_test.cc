@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "libs/testing/scratch_dir.h"
 #include "services/memory/memory_test_util.h"
 
 namespace accelopt::memory {
@@ -29,10 +30,7 @@ std::vector<std::string> Ids(const std::vector<v1::Experience>& experiences) {
 class ExperienceQueryTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string dir = absl::StrCat(::testing::TempDir(), "/experience_query_",
-                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir);
-    auto kv = storage::KvStore::Open(dir, ExperienceStore::Families());
+    auto kv = storage::KvStore::Open(scratch_.Path("store"), ExperienceStore::Families());
     ASSERT_TRUE(kv.ok()) << kv.status();
     kv_ = std::move(*kv);
     auto store = ExperienceStore::Open(kv_.get());
@@ -59,6 +57,7 @@ class ExperienceQueryTest : public ::testing::Test {
     return r.ok() ? Ids(*r) : std::vector<std::string>{};
   }
 
+  accelopt::testing::ScratchDir scratch_;
   std::unique_ptr<storage::KvStore> kv_;
   std::unique_ptr<ExperienceStore> store_;
 };

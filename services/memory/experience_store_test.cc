@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "libs/testing/scratch_dir.h"
 #include "services/memory/memory_test_util.h"
 
 namespace accelopt::memory {
@@ -26,12 +27,7 @@ std::vector<std::string> Ids(const std::vector<v1::Experience>& experiences) {
 
 class ExperienceStoreTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = absl::StrCat(::testing::TempDir(), "/experience_store_",
-                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    Reopen();
-  }
+  void SetUp() override { Reopen(); }
 
   void Reopen() {
     store_.reset();
@@ -56,7 +52,8 @@ class ExperienceStoreTest : public ::testing::Test {
     return out;
   }
 
-  std::string dir_;
+  accelopt::testing::ScratchDir scratch_;
+  const std::string dir_ = scratch_.Path("store");
   std::unique_ptr<storage::KvStore> kv_;
   std::unique_ptr<ExperienceStore> store_;
 };

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "libs/testing/scratch_dir.h"
 #include "services/memory/experience_jsonl.h"
 #include "services/memory/memory_test_util.h"
 
@@ -23,11 +24,8 @@ using ::testing::Not;
 
 class Memory {
  public:
-  explicit Memory(const std::string& name) {
-    std::string dir = absl::StrCat(::testing::TempDir(), "/experience_transfer_", name, "_",
-                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir);
-    kv_ = std::move(storage::KvStore::Open(dir, ExperienceStore::Families()).value());
+  explicit Memory(const std::string& name) : scratch_("memory_" + name) {
+    kv_ = std::move(storage::KvStore::Open(scratch_.Path("store"), ExperienceStore::Families()).value());
     store_ = std::move(ExperienceStore::Open(kv_.get()).value());
   }
   ExperienceStore* store() { return store_.get(); }
@@ -36,6 +34,7 @@ class Memory {
  private:
   prometheus::Registry registry_;
   MemoryMetrics metrics_ = MemoryMetrics::Create(registry_);
+  accelopt::testing::ScratchDir scratch_;
   std::unique_ptr<storage::KvStore> kv_;
   std::unique_ptr<ExperienceStore> store_;
 };

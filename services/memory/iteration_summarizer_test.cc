@@ -13,6 +13,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "libs/testing/scratch_dir.h"
 #include "services/memory/fake_summarizer.h"
 #include "services/memory/memory_test_util.h"
 
@@ -87,11 +88,7 @@ class ScriptedSummarizer final : public Summarizer {
 class IterationSummarizerTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
-    std::string dir = absl::StrCat(
-        ::testing::TempDir(), "/iteration_summarizer_",
-        absl::StrReplaceAll(::testing::UnitTest::GetInstance()->current_test_info()->name(), {{"/", "_"}}));
-    std::filesystem::remove_all(dir);
-    auto kv = storage::KvStore::Open(dir, ExperienceStore::Families());
+    auto kv = storage::KvStore::Open(scratch_.Path("store"), ExperienceStore::Families());
     ASSERT_TRUE(kv.ok()) << kv.status();
     kv_ = std::move(*kv);
     auto store = ExperienceStore::Open(kv_.get());
@@ -134,6 +131,7 @@ class IterationSummarizerTest : public ::testing::TestWithParam<bool> {
   prometheus::Registry prometheus_;
   MemoryMetrics metrics_ = MemoryMetrics::Create(prometheus_);
   boost::asio::thread_pool pool_{2};
+  accelopt::testing::ScratchDir scratch_;
   std::unique_ptr<storage::KvStore> kv_;
   std::unique_ptr<ExperienceStore> store_;
   SummarizerRegistry registry_;

@@ -23,6 +23,7 @@
 #include "accelopt/v1/memory_service.grpc.pb.h"
 #include "libs/core/file.h"
 #include "libs/testing/child_process.h"
+#include "libs/testing/scratch_dir.h"
 #include "services/memory/experience_store.h"
 #include "services/memory/memory_test_util.h"
 
@@ -36,13 +37,6 @@ using ::testing::HasSubstr;
 const std::string kMemoryBinary = ACCELOPT_BINARY_DIR "/bin/accelopt-memory";
 const std::string kCliBinary = ACCELOPT_BINARY_DIR "/bin/accelopt";
 constexpr auto kStartTimeout = std::chrono::seconds(30);
-
-std::string FreshDir(const std::string& name) {
-  std::string dir = absl::StrCat(::testing::TempDir(), "/memory_process_", name, "_", getpid());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
 
 // accelopt-memory on a free port, storing in `data_dir`, with the test-only "fake" summarizer.
 struct MemoryProcess {
@@ -91,7 +85,8 @@ std::vector<v1::Experience> ListAll(v1::MemoryService::Stub* stub) {
 }
 
 TEST(MemoryProcessTest, SigkillWhileWritingLosesNothingAcknowledgedAndLeavesNothingHalfWritten) {
-  const std::string dir = FreshDir("crash");
+  accelopt::testing::ScratchDir scratch;
+  const std::string& dir = scratch.path();
   const std::string data_dir = absl::StrCat(dir, "/data");
   MemoryProcess memory = MemoryProcess::Start(dir, data_dir, "first.log");
 
@@ -195,7 +190,8 @@ CliResult RunCli(const std::string& dir, const std::vector<std::string>& args) {
 }
 
 TEST(MemoryProcessTest, CliListsExportsAndImports) {
-  const std::string dir = FreshDir("cli");
+  accelopt::testing::ScratchDir scratch;
+  const std::string& dir = scratch.path();
   MemoryProcess source = MemoryProcess::Start(dir, absl::StrCat(dir, "/source"), "source.log");
   {
     auto stub = source.Stub();

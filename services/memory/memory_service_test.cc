@@ -13,6 +13,7 @@
 #include "libs/config/validate.h"
 #include "libs/rpc/server_runner.h"
 #include "libs/testing/http_get.h"
+#include "libs/testing/scratch_dir.h"
 #include "services/memory/fake_summarizer.h"
 #include "services/memory/memory_test_util.h"
 
@@ -27,10 +28,7 @@ using ::testing::HasSubstr;
 class MemoryServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string dir = absl::StrCat(::testing::TempDir(), "/memory_service_",
-                                   ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir);
-    kv_ = std::move(storage::KvStore::Open(dir, ExperienceStore::Families()).value());
+    kv_ = std::move(storage::KvStore::Open(scratch_.Path("store"), ExperienceStore::Families()).value());
     store_ = std::move(ExperienceStore::Open(kv_.get()).value());
     summarizers_.Register("fake", std::make_unique<FakeSummarizer>());
     service_ = std::make_unique<MemoryServiceImpl>(store_.get(), &summarizers_, &metrics_, &pool_);
@@ -60,6 +58,7 @@ class MemoryServiceTest : public ::testing::Test {
   std::shared_ptr<prometheus::Registry> registry_ = std::make_shared<prometheus::Registry>();
   MemoryMetrics metrics_ = MemoryMetrics::Create(*registry_);
   boost::asio::thread_pool pool_{2};
+  accelopt::testing::ScratchDir scratch_;
   std::unique_ptr<storage::KvStore> kv_;
   std::unique_ptr<ExperienceStore> store_;
   SummarizerRegistry summarizers_;

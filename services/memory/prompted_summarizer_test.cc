@@ -12,6 +12,7 @@
 #include "absl/synchronization/notification.h"
 #include "libs/config/llm_config.h"
 #include "libs/llm/openai_client.h"
+#include "libs/testing/scratch_dir.h"
 #include "services/memory/iteration_summarizer.h"
 #include "services/memory/memory_test_util.h"
 #include "tests/llm_double/llm_double.h"
@@ -181,9 +182,8 @@ TEST_F(PromptedSummarizerTest, AnIterationSummarizedThroughTheDoubleIsStored) {
   same.reply.content = "No optimization found";
   script.rules.push_back(same);
   Start(std::move(script));
-  std::string dir = absl::StrCat(::testing::TempDir(), "/openai_iteration");
-  std::filesystem::remove_all(dir);
-  auto kv = std::move(storage::KvStore::Open(dir, ExperienceStore::Families()).value());
+  accelopt::testing::ScratchDir scratch;
+  auto kv = std::move(storage::KvStore::Open(scratch.Path("store"), ExperienceStore::Families()).value());
   auto store = std::move(ExperienceStore::Open(kv.get()).value());
   SummarizerRegistry registry;
   registry.Register("openai", std::make_unique<PromptedSummarizer>(*client_, prompts_));

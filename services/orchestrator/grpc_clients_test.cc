@@ -19,6 +19,7 @@
 #include "libs/rpc/tls_credentials.h"
 #include "libs/security/pki.h"
 #include "libs/testing/child_process.h"
+#include "libs/testing/scratch_dir.h"
 #include "prometheus/registry.h"
 
 namespace accelopt::orchestrator {
@@ -193,8 +194,8 @@ TEST(GrpcProfilerWorkerTlsTest, AWorkerDialledByIpIsVerifiedAgainstItsDnsName) {
   ASSERT_TRUE(ca.ok()) << ca.status();
   auto leaf = security::IssueCertificate(*ca, "profiler", {"profilers.accelopt.example"}, {}, absl::Hours(1));
   ASSERT_TRUE(leaf.ok()) << leaf.status();
-  const std::string dir = ::testing::TempDir() + "/worker_tls_" + std::to_string(getpid());
-  std::filesystem::create_directories(dir);
+  accelopt::testing::ScratchDir scratch;
+  const std::string& dir = scratch.path();
   ASSERT_TRUE(core::WriteFileAtomic(dir + "/ca.pem", ca->certificate).ok());
   ASSERT_TRUE(core::WriteFileAtomic(dir + "/leaf.pem", leaf->certificate).ok());
   ASSERT_TRUE(core::WriteFileAtomic(dir + "/leaf-key.pem", leaf->private_key).ok());
@@ -230,7 +231,6 @@ TEST(GrpcProfilerWorkerTlsTest, AWorkerDialledByIpIsVerifiedAgainstItsDnsName) {
   GrpcProfilerWorker by_ip(address, *channel_credentials);  // the certificate does not name 127.0.0.1
   EXPECT_FALSE(check(by_ip).ok());
   worker->Shutdown(std::chrono::system_clock::now());
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

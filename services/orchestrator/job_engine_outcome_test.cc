@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "libs/testing/scratch_dir.h"
 #include "services/orchestrator/job_engine.h"
 #include "services/orchestrator/search_ids.h"
 #include "services/orchestrator/testing/engine_test_helpers.h"
@@ -31,12 +32,7 @@ using testing::WaitFor;
 
 class JobEngineOutcomeTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = ::testing::TempDir() + "/job_engine_outcome_test_" +
-           ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::filesystem::remove_all(dir_);
-    OpenStore();
-  }
+  void SetUp() override { OpenStore(); }
   void OpenStore() {
     auto kv = storage::KvStore::Open(dir_, JobStoreFamilies());
     ASSERT_TRUE(kv.ok()) << kv.status();
@@ -137,7 +133,8 @@ class JobEngineOutcomeTest : public ::testing::Test {
     EXPECT_EQ(last.state_changed().message(), job.message());
   }
 
-  std::string dir_;
+  accelopt::testing::ScratchDir scratch_;
+  const std::string dir_ = scratch_.Path("store");
   std::unique_ptr<storage::KvStore> kv_;
   std::unique_ptr<JobStore> store_;
   FakePlanner planner_;

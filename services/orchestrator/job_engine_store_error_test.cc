@@ -13,6 +13,7 @@
 #include "google/protobuf/util/message_differencer.h"
 #include "libs/storage/rocks_kv_store.h"
 #include "libs/testing/fault_injecting_kv_store.h"
+#include "libs/testing/scratch_dir.h"
 #include "services/orchestrator/job_engine.h"
 #include "services/orchestrator/testing/engine_test_helpers.h"
 #include "services/orchestrator/testing/fake_clients.h"
@@ -62,7 +63,7 @@ class JobEngineStoreErrorTest : public ::testing::Test {
   void TearDown() override { Close(); }
 
   void Open(const std::string& name) {
-    dir_ = absl::StrCat(::testing::TempDir(), "/job_engine_store_error_", name, "_", getpid());
+    dir_ = scratch_.Path(name);
     Reopen();
   }
   void Reopen() {
@@ -176,6 +177,7 @@ class JobEngineStoreErrorTest : public ::testing::Test {
     EXPECT_EQ(live.experiences_added(), committed.experiences_added()) << "write " << n;
   }
 
+  accelopt::testing::ScratchDir scratch_;
   std::string dir_;
   std::unique_ptr<storage::RocksKvStore> base_;
   std::unique_ptr<accelopt::testing::FaultInjectingKvStore> faults_;

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "libs/rpc/info_service.h"
+#include "libs/testing/scratch_dir.h"
 #include "services/orchestrator/agent_providers.h"
 #include "services/orchestrator/grpc_clients.h"
 #include "services/orchestrator/search_ids.h"
@@ -22,10 +23,7 @@ using testing::FakeKernel;
 class JobServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    const std::string dir =
-        ::testing::TempDir() + "/job_service_test_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::filesystem::remove_all(dir);
-    kv_ = *storage::KvStore::Open(dir, JobStoreFamilies());
+    kv_ = *storage::KvStore::Open(scratch_.Path("store"), JobStoreFamilies());
     store_ = std::make_unique<JobStore>(kv_.get());
     JobEngine::Options options;
     options.limits = {1000, 5000};
@@ -100,6 +98,7 @@ class JobServiceTest : public ::testing::Test {
   testing::FakeExecutor executor_;
   testing::FakeMemory memory_;
   testing::FakeProfilerPool pool_{2};
+  accelopt::testing::ScratchDir scratch_;
   std::unique_ptr<storage::KvStore> kv_;
   std::unique_ptr<JobStore> store_;
   std::unique_ptr<JobEngine> engine_;

@@ -18,6 +18,7 @@
 #include "absl/strings/strip.h"
 #include "libs/core/file.h"
 #include "libs/sandbox/worker_sandbox.h"
+#include "libs/testing/scratch_dir.h"
 #include "services/profiler/backend_registry.h"
 #include "services/profiler/kernel_profiler.h"
 
@@ -74,8 +75,8 @@ class HostileKernelsTest : public ::testing::TestWithParam<HostileKernel> {
  protected:
   static void SetUpTestSuite() {
     setenv("ACCELOPT_SERVICE_TOKEN", kSecret, 1);
-    root_ = new std::string(::testing::TempDir() + "/hostile_kernels_test_" + std::to_string(getpid()));
-    fs::remove_all(*root_);
+    scratch_ = new accelopt::testing::ScratchDir("HostileKernelsTest", 0755);  // the sandbox users pass through
+    root_ = new std::string(scratch_->path());
     // A checkout the sandbox users cannot enter: the worker must stage the harness to run anything.
     const std::string checkout = *root_ + "/private-home/checkout";
     fs::create_directories(checkout);
@@ -88,8 +89,8 @@ class HostileKernelsTest : public ::testing::TestWithParam<HostileKernel> {
   }
   static void TearDownTestSuite() {
     delete worker_;
-    fs::remove_all(*root_);
     delete root_;
+    delete scratch_;
   }
 
   v1::ProfileResult Profile(const std::string& kernel_path, double timeout_seconds) {
@@ -122,10 +123,12 @@ class HostileKernelsTest : public ::testing::TestWithParam<HostileKernel> {
     return left;
   }
 
+  static accelopt::testing::ScratchDir* scratch_;
   static std::string* root_;
   static sandbox::WorkerSandbox* worker_;
 };
 
+accelopt::testing::ScratchDir* HostileKernelsTest::scratch_ = nullptr;
 std::string* HostileKernelsTest::root_ = nullptr;
 sandbox::WorkerSandbox* HostileKernelsTest::worker_ = nullptr;
 

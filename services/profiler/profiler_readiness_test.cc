@@ -9,6 +9,7 @@
 #include <string>
 
 #include "libs/core/file.h"
+#include "libs/testing/scratch_dir.h"
 #include "services/profiler/backend_registry.h"
 #include "services/profiler/builtin_backends.h"
 
@@ -35,15 +36,9 @@ void WriteFakeBwrap(const std::string& path, int code) {
 
 class ProfilerReadinessTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    char tmpl[] = "/tmp/readiness_test_XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
-    // A worker running as root starts the sandbox as an unprivileged user, who must reach the fake bwrap.
-    ASSERT_EQ(chmod(dir_.c_str(), 0755), 0);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
+  // A worker running as root starts the sandbox as an unprivileged user, who must reach the fake bwrap.
+  accelopt::testing::ScratchDir scratch_{"", 0755};
+  const std::string dir_ = scratch_.path();
 };
 
 TEST_F(ProfilerReadinessTest, ReadyWhenTheRealSandboxStarts) {

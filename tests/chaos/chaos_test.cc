@@ -22,6 +22,7 @@
 #include "absl/strings/str_join.h"
 #include "libs/storage/disk_space.h"
 #include "libs/testing/fault_proxy.h"
+#include "libs/testing/scratch_dir.h"
 #include "tests/chaos/chaos_support.h"
 
 namespace accelopt::chaos {
@@ -44,9 +45,8 @@ class ChaosCluster {
  public:
   static std::unique_ptr<ChaosCluster> Start(const std::string& name) {
     std::unique_ptr<ChaosCluster> c(new ChaosCluster());
-    c->disk_ = absl::StrCat(::testing::TempDir(), "/chaos_disk_", name, "_", getpid());
-    std::filesystem::remove_all(c->disk_);
-    std::filesystem::create_directories(c->disk_);
+    c->scratch_ = std::make_unique<testing::ScratchDir>(absl::StrCat("chaos_disk_", name));
+    c->disk_ = c->scratch_->path();
     c->mounted_ = mount("tmpfs", c->disk_.c_str(), "tmpfs", 0, "size=32m") == 0;
     e2e::ClusterOptions options;
     options.llm_script = "{\"rules\": []}";
@@ -71,7 +71,6 @@ class ChaosCluster {
     cluster_.reset();
     proxies_.clear();
     if (mounted_) umount2(disk_.c_str(), MNT_DETACH);
-    std::filesystem::remove_all(disk_);
   }
 
   e2e::E2eCluster& c() { return *cluster_; }
@@ -89,6 +88,7 @@ class ChaosCluster {
 
  private:
   ChaosCluster() = default;
+  std::unique_ptr<testing::ScratchDir> scratch_;
   std::string disk_;
   bool mounted_ = false;
   std::map<std::string, std::unique_ptr<testing::FaultProxy>> proxies_;

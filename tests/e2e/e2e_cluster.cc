@@ -10,10 +10,12 @@
 #include <fstream>
 #include <thread>
 
+#include "absl/cleanup/cleanup.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "libs/core/file.h"
 #include "libs/core/log.h"
+#include "libs/testing/scratch_dir.h"
 
 namespace accelopt::e2e {
 namespace {
@@ -58,10 +60,13 @@ v1::JobSpec ExampleJobSpec(const std::string& example, const std::string& name, 
 std::string JsonString(const std::string& text) { return absl::StrCat("\"", core::JsonEscape(text), "\""); }
 
 absl::StatusOr<std::unique_ptr<E2eCluster>> E2eCluster::Start(const std::string& name, ClusterOptions options) {
-  std::string dir = absl::StrCat(::testing::TempDir(), "/e2e_", name, "_", getpid());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  std::unique_ptr<E2eCluster> c(new E2eCluster(dir, std::move(options)));
+  // 0711: the profilers' sandbox users pass through to their scratch directories.
+  auto scratch = std::make_unique<testing::ScratchDir>(absl::StrCat("e2e_", name), 0711);
+  if (scratch->path().empty()) return absl::UnavailableError("cannot create the cluster's directory");
+  const std::string dir = scratch->path();
+  std::unique_ptr<E2eCluster> c(new E2eCluster(std::move(scratch), std::move(options)));
+  // A cluster that does not start keeps its configs and logs for the test that will fail on the error.
+  absl::Cleanup keep_on_error = [&c] { c->scratch_->Keep(); };
   if (absl::Status s = c->StartLlmDouble(); !s.ok()) return s;
 
   for (const std::string& p :
@@ -91,8 +96,11 @@ absl::StatusOr<std::unique_ptr<E2eCluster>> E2eCluster::Start(const std::string&
   std::string workers;
   for (int i = 0; i < c->options_.profilers; ++i) {
     const std::string p = absl::StrCat("profiler-", i);
-    if (auto s = c->StartService(p, "accelopt-profiler",
-                                 c->ServerYaml(p) + "device: sim-trn1\nslots: 1\ndefault_timeout_seconds: 60\n");
+    // Scratch directories in the cluster's directory: a profiler killed with SIGKILL leaves them there.
+    if (auto s =
+            c->StartService(p, "accelopt-profiler",
+                            absl::StrCat(c->ServerYaml(p), "device: sim-trn1\nslots: 1\ndefault_timeout_seconds: 60\n",
+                                         "scratch_root: \"", dir, "\"\n"));
         !s.ok()) {
       return s;
     }
@@ -109,6 +117,7 @@ absl::StatusOr<std::unique_ptr<E2eCluster>> E2eCluster::Start(const std::string&
   if (auto s = c->StartService("orchestrator", "accelopt-orchestrator", orchestrator); !s.ok()) return s;
   c->jobs_ = v1::JobService::NewStub(Channel(c->address_["orchestrator"]));
   c->memory_ = v1::MemoryService::NewStub(Channel(c->address_["memory"]));
+  std::move(keep_on_error).Cancel();
   return c;
 }
 

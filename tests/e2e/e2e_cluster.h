@@ -16,6 +16,7 @@
 #include "accelopt/v1/memory_service.grpc.pb.h"
 #include "accelopt/v1/profiler_service.grpc.pb.h"
 #include "libs/testing/child_process.h"
+#include "libs/testing/scratch_dir.h"
 
 namespace accelopt::e2e {
 
@@ -43,7 +44,7 @@ class E2eCluster {
  public:
   // Starts every process and waits until each is SERVING. `name` names the directory.
   static absl::StatusOr<std::unique_ptr<E2eCluster>> Start(const std::string& name, ClusterOptions options);
-  // Kills every process.
+  // Kills every process, then removes the cluster's directory (kept when the test failed).
   ~E2eCluster();
 
   // SIGKILL, then start again on the same ports and data; waits for SERVING.
@@ -78,12 +79,14 @@ class E2eCluster {
   std::string LogTail(const std::string& process) const;
 
  private:
-  E2eCluster(std::string dir, ClusterOptions options) : dir_(std::move(dir)), options_(std::move(options)) {}
+  E2eCluster(std::unique_ptr<testing::ScratchDir> scratch, ClusterOptions options)
+      : scratch_(std::move(scratch)), dir_(scratch_->path()), options_(std::move(options)) {}
   absl::Status StartLlmDouble();
   absl::Status StartService(const std::string& process, const std::string& binary, const std::string& config);
   absl::Status RestartProcess(const std::string& process);
   std::string ServerYaml(const std::string& process);
 
+  std::unique_ptr<testing::ScratchDir> scratch_;
   std::string dir_;
   ClusterOptions options_;
   std::map<std::string, std::string> address_;

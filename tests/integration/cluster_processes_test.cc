@@ -13,13 +13,13 @@
 #include "libs/testing/child_process.h"
 #include "libs/testing/free_ports.h"
 #include "libs/testing/http_get.h"
+#include "libs/testing/scratch_dir.h"
 #include "libs/testing/wait_until.h"
 #include "tests/integration/service_process.h"
 
 namespace accelopt {
 namespace {
 
-using integration::FreshTempDir;
 using integration::kBinDir;
 using integration::kClusterPortSpan;
 using integration::kServiceNames;
@@ -38,7 +38,8 @@ bool ProcessIsRunning(pid_t pid) {
 }
 
 TEST(ClusterProcessesTest, FiveServicesServeHealthAndMetricsAndStopCleanlyOnSigterm) {
-  std::string dir = FreshTempDir("five");
+  testing::ScratchDir scratch("", integration::kServiceDirMode);
+  const std::string& dir = scratch.path();
   std::vector<ServiceProcess> services;
   for (const auto& name : kServiceNames) services.push_back(StartService(name, dir));
   for (auto& s : services) {
@@ -70,7 +71,8 @@ TEST(ClusterProcessesTest, FiveServicesServeHealthAndMetricsAndStopCleanlyOnSigt
 }
 
 TEST(ClusterProcessesTest, EveryBinaryHasHelp) {
-  std::string dir = FreshTempDir("help");
+  testing::ScratchDir scratch("", integration::kServiceDirMode);
+  const std::string& dir = scratch.path();
   for (const auto& name : kServiceNames) {
     auto p = ChildProcess::Start({kBinDir + "/accelopt-" + name, "--help"}, dir + "/" + name + ".log");
     ASSERT_TRUE(p.ok());
@@ -87,7 +89,8 @@ TEST(ClusterProcessesTest, EveryBinaryHasHelp) {
 
 // The CLI: one command's help, and a suggestion for a mistyped command or option (exit 2, one line).
 TEST(ClusterProcessesTest, CliHelpPerCommandAndSuggestionsForTypos) {
-  std::string dir = FreshTempDir("cli_help");
+  testing::ScratchDir scratch("", integration::kServiceDirMode);
+  const std::string& dir = scratch.path();
   auto run = [&](const std::vector<std::string>& args, const std::string& log) {
     std::vector<std::string> argv = {kBinDir + "/accelopt"};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -120,7 +123,8 @@ TEST(ClusterProcessesTest, CliHelpPerCommandAndSuggestionsForTypos) {
 }
 
 TEST(ClusterProcessesTest, UnknownConfigKeyExitsNonZeroNamingTheKey) {
-  std::string dir = FreshTempDir("badkey");
+  testing::ScratchDir scratch("", integration::kServiceDirMode);
+  const std::string& dir = scratch.path();
   std::ofstream(dir + "/p.yaml") << "server: {drain_secs: 1}\n";
   auto p = ChildProcess::Start({kBinDir + "/accelopt-planner", "--config", dir + "/p.yaml"}, dir + "/log");
   ASSERT_TRUE(p.ok());
@@ -131,7 +135,8 @@ TEST(ClusterProcessesTest, UnknownConfigKeyExitsNonZeroNamingTheKey) {
 }
 
 TEST(ClusterProcessesTest, PortInUseExitsWithOneClearLine) {
-  std::string dir = FreshTempDir("busy");
+  testing::ScratchDir scratch("", integration::kServiceDirMode);
+  const std::string& dir = scratch.path();
   ServiceProcess first = StartService("executor", dir);
   ASSERT_TRUE(testing::WaitForServing(first.grpc_address, 20s).ok());
   std::string port = first.grpc_address.substr(first.grpc_address.rfind(':') + 1);
@@ -161,7 +166,8 @@ std::pair<int, std::string> Cli(const std::vector<std::string>& args, const std:
 // A foreign server on a port of the plan: up refuses before starting anything there (a SERVING answer from the
 // foreign server would have stood for the child that could not bind), and leaves nothing running.
 TEST(ClusterProcessesTest, UpRefusesAPortAnotherProcessServesOn) {
-  std::string dir = FreshTempDir("foreign");
+  testing::ScratchDir scratch("", integration::kServiceDirMode);
+  const std::string& dir = scratch.path();
   const int base = testing::FreePortRange(kClusterPortSpan);
   const std::string planner_port = std::to_string(base + 1);
   auto foreign =
@@ -177,7 +183,8 @@ TEST(ClusterProcessesTest, UpRefusesAPortAnotherProcessServesOn) {
 }
 
 TEST(ClusterProcessesTest, BadEndpointConfigExitsNamingTheField) {
-  std::string dir = FreshTempDir("badendpoint");
+  testing::ScratchDir scratch("", integration::kServiceDirMode);
+  const std::string& dir = scratch.path();
   std::ofstream(dir + "/p.yaml")
       << "llm: {endpoints: [{name: vllm, base_url: \"vllm:8000/v1\", models: [{name: m}]}]}\n";
   auto p = ChildProcess::Start({kBinDir + "/accelopt-planner", "--config", dir + "/p.yaml"}, dir + "/log");
@@ -189,7 +196,8 @@ TEST(ClusterProcessesTest, BadEndpointConfigExitsNamingTheField) {
 }
 
 TEST(ClusterProcessesTest, CliUpTwiceStatusCrashAndDown) {
-  std::string dir = FreshTempDir("cli");
+  testing::ScratchDir scratch("", integration::kServiceDirMode);
+  const std::string& dir = scratch.path();
   // The cluster config's llm block reaches the agent services (their endpoints and prices).
   std::ofstream(dir + "/cluster.yaml")
       << "llm: {endpoints: [{name: local, base_url: \"http://127.0.0.1:8000/v1\", models: [{name: qwen}]}]}\n";

@@ -10,6 +10,7 @@
 #include "google/protobuf/util/json_util.h"
 #include "libs/testing/child_process.h"
 #include "libs/testing/http_get.h"
+#include "libs/testing/scratch_dir.h"
 #include "libs/testing/wait_until.h"
 #include "tests/integration/service_process.h"
 
@@ -36,7 +37,8 @@ std::map<std::string, std::string> TargetHealth(const std::string& prometheus) {
 TEST(PrometheusScrapeTest, RealPrometheusSeesEveryServiceUp) {
   const std::string prometheus_bin = "/usr/bin/prometheus";
   ASSERT_TRUE(std::filesystem::exists(prometheus_bin)) << "install the prometheus package (make deps)";
-  std::string dir = FreshTempDir("prometheus");
+  testing::ScratchDir scratch("", integration::kServiceDirMode);
+  const std::string& dir = scratch.path();
   std::vector<ServiceProcess> services;
   for (const auto& name : kServiceNames) services.push_back(StartService(name, dir));
   std::string targets;

@@ -18,12 +18,12 @@
 #include "libs/rpc/tls_credentials.h"
 #include "libs/testing/child_process.h"
 #include "libs/testing/free_ports.h"
+#include "libs/testing/scratch_dir.h"
 #include "tests/integration/service_process.h"
 
 namespace accelopt {
 namespace {
 
-using integration::FreshTempDir;
 using integration::kBinDir;
 using integration::kClusterPortSpan;
 using testing::ChildProcess;
@@ -42,7 +42,8 @@ std::pair<int, std::string> Cli(const std::vector<std::string>& args, const std:
 class SecureClusterTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string(FreshTempDir("secure"));
+    scratch_ = new testing::ScratchDir("SecureClusterTest", integration::kServiceDirMode);
+    dir_ = new std::string(scratch_->path());
     // Another process may take a port of the range between the probe and the bind: try another range then.
     std::string output;
     for (int attempt = 0; attempt < 3; ++attempt) {
@@ -58,6 +59,7 @@ class SecureClusterTest : public ::testing::Test {
   static void TearDownTestSuite() {
     Cli({"down", "--data-dir", *dir_}, *dir_ + "/down.log");
     delete dir_;
+    delete scratch_;
   }
   static std::string Address(int offset) { return absl::StrCat("127.0.0.1:", base_ + offset); }
   static std::string Tls(const std::string& file) { return *dir_ + "/tls/" + file; }
@@ -83,10 +85,12 @@ class SecureClusterTest : public ::testing::Test {
     context->set_deadline(std::chrono::system_clock::now() + 20s);
   }
 
+  static testing::ScratchDir* scratch_;
   static std::string* dir_;
   static int base_;
 };
 
+testing::ScratchDir* SecureClusterTest::scratch_ = nullptr;
 std::string* SecureClusterTest::dir_ = nullptr;
 int SecureClusterTest::base_ = 0;
 

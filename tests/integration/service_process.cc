@@ -10,13 +10,6 @@
 
 namespace accelopt::integration {
 
-std::string FreshTempDir(const std::string& name) {
-  std::string dir = absl::StrCat(::testing::TempDir(), "/integration_", name, "_", getpid());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
 ServiceProcess StartService(const std::string& name, const std::string& dir, double drain_seconds) {
   int port = testing::PickFreePort();
   int admin = testing::PickFreePort();
@@ -24,7 +17,8 @@ ServiceProcess StartService(const std::string& name, const std::string& dir, dou
   std::ofstream(config) << "server: {drain_seconds: " << drain_seconds << "}\n"
                         << (name == "orchestrator" || name == "memory"
                                 ? absl::StrCat("data_dir: ", dir, "/", name, "-data\n")
-                                : "");
+                                : "")
+                        << (name == "profiler" ? absl::StrCat("scratch_root: ", dir, "\n") : "");
   auto p = testing::ChildProcess::Start({kBinDir + "/accelopt-" + name, "--config", config, "--port",
                                          std::to_string(port), "--admin_port", std::to_string(admin)},
                                         absl::StrCat(dir, "/", name, ".log"));

@@ -1,6 +1,8 @@
 // Starts one real service binary on free loopback ports, for integration tests.
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <vector>
 
@@ -20,11 +22,12 @@ struct ServiceProcess {
   testing::ChildProcess process;
 };
 
-// A fresh directory under the test temp dir.
-std::string FreshTempDir(const std::string& name);
+// The mode of a test directory whose services run sandboxes in it (the sandbox users pass through).
+inline constexpr mode_t kServiceDirMode = 0711;
 
-// Starts accelopt-<name> with a config in `dir` (data under `dir` for stateful services), a drain deadline of
-// `drain_seconds`, and free gRPC and admin ports. Does not wait for SERVING.
+// Starts accelopt-<name> with a config in `dir` (data under `dir` for stateful services, the profiler's scratch
+// directories too: what a killed profiler leaves goes with `dir`), a drain deadline of `drain_seconds`, and free
+// gRPC and admin ports. Does not wait for SERVING.
 ServiceProcess StartService(const std::string& name, const std::string& dir, double drain_seconds = 2);
 
 }  // namespace accelopt::integration

@@ -20,23 +20,30 @@ prefix=amh$$  # unique per run: parallel runs do not share namespaces
 subnet=10.231.0
 port=50051
 admin=9090
-work=$(mktemp -d /tmp/accelopt-multihost.XXXXXX)
 
 [[ $(id -u) -eq 0 ]] || { echo "multihost: needs root (ip netns)" >&2; exit 2; }
 for b in accelopt accelopt-orchestrator accelopt-planner accelopt-executor accelopt-memory accelopt-profiler; do
   [[ -x "$bin/$b" ]] || { echo "multihost: no $bin/$b (build first)" >&2; exit 2; }
 done
+# Configs, logs, stores and the profilers' scratch directories (0711: their sandbox users pass through).
+work=$(mktemp -d "${TMPDIR:-/tmp}/accelopt-multihost.XXXXXX")
+chmod 0711 "$work"
 
 # name -> last octet of its address
 declare -A host=([orch]=1 [plan]=2 [exec]=3 [mem]=4 [prof0]=10 [prof1]=11)
 pids=()
 
 cleanup() {
+  local status=$?
   for pid in "${pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
   wait 2>/dev/null || true
   for n in "${!host[@]}" sw; do ip netns del "$prefix-$n" 2>/dev/null || true; done
   for n in "${!host[@]}"; do rm -rf "/etc/netns/$prefix-$n"; done
-  rm -rf "$work"
+  if ((status == 0 || status == 2)); then
+    rm -rf "$work"
+  else
+    echo "multihost: kept the configs and logs in $work" >&2
+  fi
 }
 trap cleanup EXIT
 cleanup_stale() { for n in "${!host[@]}" sw; do ip netns del "$prefix-$n" 2>/dev/null || true; done; }
@@ -87,10 +94,12 @@ start mem accelopt-memory "$(server "$subnet.${host[mem]}")
 data_dir: \"$work/memory\""
 start prof0 accelopt-profiler "$(server "$subnet.${host[prof0]}")
 device: sim-trn1
-slots: 1"
+slots: 1
+scratch_root: \"$work\""
 start prof1 accelopt-profiler "$(server "$subnet.${host[prof1]}")
 device: sim-trn1
-slots: 1"
+slots: 1
+scratch_root: \"$work\""
 start orch accelopt-orchestrator "$(server "$subnet.${host[orch]}")
 data_dir: \"$work/orchestrator\"
 planner_address: \"dns:///planner.accelopt.test:$port\"

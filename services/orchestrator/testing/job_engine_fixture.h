@@ -11,6 +11,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "libs/testing/scratch_dir.h"
 #include "services/orchestrator/job_engine.h"
 #include "services/orchestrator/testing/engine_test_helpers.h"
 #include "services/orchestrator/testing/fake_clients.h"
@@ -50,11 +51,7 @@ class RecordingSink : public EventSink {
 
 class JobEngineTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = ::testing::TempDir() + "/job_engine_test_" + ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    std::filesystem::remove_all(dir_);
-    OpenStore();
-  }
+  void SetUp() override { OpenStore(); }
   void TearDown() override {
     engine_.reset();
     store_.reset();
@@ -153,7 +150,8 @@ class JobEngineTest : public ::testing::Test {
     EXPECT_NEAR(job.best_speedup(), job.baseline_latency_ms() / best, 1e-9);
   }
 
-  std::string dir_;
+  accelopt::testing::ScratchDir scratch_;
+  const std::string dir_ = scratch_.Path("store");
   std::unique_ptr<storage::KvStore> kv_;
   std::unique_ptr<JobStore> store_;
   FakePlanner planner_;

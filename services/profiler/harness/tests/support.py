@@ -1,6 +1,5 @@
 """Test helpers: write kernel/reference sources into a temporary directory and run them."""
 import os
-import shutil
 import tempfile
 import textwrap
 
@@ -23,14 +22,16 @@ TEST_FRESH_SEED = 105
 
 
 class Workspace:
-    """A temporary directory holding kernel and reference modules."""
+    """A temporary directory holding kernel and reference modules, removed by close() or, for one a test did not
+    close (a setUp that failed half-way), when it is garbage-collected or the interpreter exits."""
 
     def __init__(self):
-        self.root = tempfile.mkdtemp(prefix='nki-harness-test-')
+        self._dir = tempfile.TemporaryDirectory(prefix='nki-harness-test-')
+        self.root = self._dir.name
         self.counter = 0
 
     def close(self):
-        shutil.rmtree(self.root, ignore_errors=True)
+        self._dir.cleanup()
 
     def write(self, name, text):
         path = os.path.join(self.root, name)
