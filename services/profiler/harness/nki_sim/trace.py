@@ -225,8 +225,11 @@ def settle_write(alloc: Alloc, region: Tuple[Any, ...], context: Any, accumulati
     alloc.version += 1
 
 
-# Footprints larger than this are compared by their bounding regions only (conservatively overlapping).
+# Footprints larger than this are compared by their bounding regions only (conservatively overlapping), unless
+# both lie on one lattice (same shape and strides), which is decided exactly without listing elements.
 FOOTPRINT_LIMIT = 1 << 18
+# Search steps allowed to the lattice test before it gives up (views whose strides interleave, rare).
+LATTICE_STEPS_LIMIT = 4096
 
 
 def _elements(footprint: Any) -> Any:
@@ -251,10 +254,48 @@ def _elements_overlap(a: Any, b: Any) -> bool:
     interleave (W[:, k, i, j] for different (i, j)). Unknown footprints count as overlapping."""
     if a is None or b is None:
         return True
+    (view_a, window_a), (view_b, window_b) = a, b
+    offset_a, shape_a = view_a.clip(window_a)
+    offset_b, shape_b = view_b.clip(window_b)
+    if 0 in shape_a or 0 in shape_b:
+        return False
+    if shape_a == shape_b and tuple(view_a.strides) == tuple(view_b.strides):
+        found = lattice_overlap(offset_b - offset_a, shape_a, view_a.strides)
+        if found is not None:
+            return found
     ea, eb = _elements(a), _elements(b)
     if ea is None or eb is None:
         return True
     return bool(np.intersect1d(ea, eb, assume_unique=False).size)
+
+
+def lattice_overlap(delta: int, shape: Any, strides: Any) -> Any:
+    """Do two accesses of one shape and strides whose offsets differ by `delta` touch a common element? That is:
+    is delta = sum(k_i * strides_i) for some integers |k_i| < shape_i? Decided digit by digit from the largest
+    stride, trying only the k_i that leave a remainder the smaller strides can still reach (one or two for views
+    whose strides nest, as loop-indexed tiles do). None when the search would take too long; the caller then
+    compares elements."""
+    dims = sorted(((abs(s), n) for s, n in zip(strides, shape) if n > 1 and s != 0), reverse=True)
+    reach = [0] * (len(dims) + 1)        # reach[i]: the largest |sum| dims i.. can make
+    for i in range(len(dims) - 1, -1, -1):
+        reach[i] = reach[i + 1] + dims[i][0] * (dims[i][1] - 1)
+    steps = 0
+    pending = [(0, delta)]
+    while pending:
+        i, rest = pending.pop()
+        steps += 1
+        if steps > LATTICE_STEPS_LIMIT:
+            return None
+        if i == len(dims):
+            if rest == 0:
+                return True
+            continue
+        stride, n = dims[i]
+        low = max(-(n - 1), -((reach[i + 1] - rest) // stride))      # ceil((rest - reach) / stride)
+        high = min(n - 1, (rest + reach[i + 1]) // stride)           # floor((rest + reach) / stride)
+        for k in range(low, high + 1):
+            pending.append((i + 1, rest - k * stride))
+    return False
 
 
 def _id_list(ids):

@@ -3310,6 +3310,29 @@ def forward(x):
         with self.assertRaisesRegex(Exception, 'Unexpected output dependencies'):     # one element, every iteration
             self.ws.run(self.ws.kernel(template.replace('TAP', '0, 0')), w)
 
+    def test_large_disjoint_writes_of_a_reshaped_output_in_an_affine_loop_are_no_conflict(self):
+        # a public DMA-bound silu (an NKIBench optimisation agent's silu_v3_s7, measured on a trn2) stores
+        # v2.reshape((P, 224, 1024))[p, j, f] per iteration: the reshape has no index box, so every store's bounding
+        # range overlaps every earlier one, and each pair was compared element by element (301 s of CPU for 672
+        # instructions). Each store here touches 524,288 elements, past the element listing's limit, where pairs
+        # used to count as overlapping (COMPILE_ERROR); the lattice test decides them exactly
+        template = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 2, 8192), dtype=x.dtype, buffer=nl.shared_hbm)
+                xr = x.reshape((128, 4, 4096))
+                outr = out.reshape((128, 4, 4096))
+                for j in nl.affine_range(4):
+                    t = nl.load(xr[:, j, :])
+                    nl.store(outr[:, SLOT, :], value=nl.multiply(t, 2.0))
+                return out
+            '''
+        x = np.random.default_rng(7).normal(size=(128, 2, 8192)).astype(np.float32)
+        out, _ = self.ws.run(self.ws.kernel(template.replace('SLOT', 'j')), x)
+        np.testing.assert_array_equal(out, 2.0 * x)
+        with self.assertRaisesRegex(Exception, 'Unexpected output dependencies'):     # every iteration, one slot
+            self.ws.run(self.ws.kernel(template.replace('SLOT', '1')), x)
+
     def test_a_mask_combines_with_a_condition_on_loop_variables(self):
         # autocomp's conv2d (the neuron-team lowering) masks with (h + k0 - pad < H) & ... & (n < N), n an
         # affine_range index: NKI traces it symbolically, the simulator has an int, so the comparison is a bool.

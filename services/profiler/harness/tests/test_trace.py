@@ -1,9 +1,12 @@
 """The instruction trace honours TRACE_FORMAT.md and is the same with and without numerics."""
+import itertools
+import random
 import unittest
 
 import numpy as np
 
 from nki_sim import target
+from nki_sim.trace import lattice_overlap
 from tests.support import Workspace
 
 PIPELINE_KERNEL = '''
@@ -488,6 +491,30 @@ class TraceTest(unittest.TestCase):
         doubled_rows, dynamic_read = copies[2], copies[4]
         self.assertEqual((doubled_rows['dir'], dynamic_read['dir']), ('store', 'load'))
         self.assertIn(int(doubled_rows['id']), ids(dynamic_read, 'dep'))
+
+
+class LatticeOverlapTest(unittest.TestCase):
+    def test_it_agrees_with_listing_the_elements(self):
+        # two accesses of one shape and strides, offsets `delta` apart: common element or not, against brute force
+        # (negative and zero strides, strides that interleave, single-element dimensions)
+        rng = random.Random(11)
+        for _ in range(3000):
+            shape = [rng.randint(1, 5) for _ in range(rng.randint(1, 4))]
+            strides = [rng.choice([0, 1, 2, 3, 5, 7, 8, 16, 20, -3]) * rng.choice([1, 4]) for _ in shape]
+            delta = rng.randint(-150, 150)
+            elements = {sum(i * s for i, s in zip(index, strides))
+                        for index in itertools.product(*(range(n) for n in shape))}
+            expected = any(e + delta in elements for e in elements)
+            with self.subTest(shape=shape, strides=strides, delta=delta):
+                self.assertEqual(lattice_overlap(delta, shape, strides), expected)
+
+    def test_loop_indexed_slices_of_a_large_view_are_decided_without_listing_elements(self):
+        # rows j of a [128, 224, 1024] view (strides 229376, 1024, 1): disjoint for j != j', the same for j == j'
+        shape, strides = (128, 1, 1024), (229376, 1024, 1)
+        self.assertFalse(lattice_overlap(5 * 1024, shape, strides))
+        self.assertTrue(lattice_overlap(0, shape, strides))
+        self.assertTrue(lattice_overlap(229376 - 3, shape, strides))      # next partition row, 3 elements back
+
 
 if __name__ == '__main__':
     unittest.main()
