@@ -14,7 +14,7 @@ from . import language, memory, runtime     # language: looked up at call time, 
 from .beta import uses_beta2
 from .dtypes import LowPrecisionType
 from .errors import CompileError, StaleOutputError
-from .tensors import PSUM_BANKS, Tensor, hbm_tensor, shape_only_input
+from .tensors import Tensor, hbm_tensor, shape_only_input
 from .trace import TraceRecorder, Untraced
 
 
@@ -155,9 +155,9 @@ def simulated(kernel: Any) -> Kernel:
 class RunObserver:
     """Hooks of `simulate` for program recording; the default does nothing."""
 
-    def start(self, kernel_name: str, grid: Tuple[int, ...], inputs: List[Any], psum_banks: int = 1) -> None:
-        """Before the first kernel call: the kernel file name, SPMD grid, the kernel's input values and the PSUM
-        banks one declared PSUM tensor may span."""
+    def start(self, kernel_name: str, grid: Tuple[int, ...], inputs: List[Any], beta2: bool = False) -> None:
+        """Before the first kernel call: the kernel file name, SPMD grid, the kernel's input values and whether
+        the kernel is written against the Beta 2 `nki` namespace."""
 
     def program(self, ids: Tuple[int, ...], ordinal: int = 0, core_split: Any = None) -> None:
         """Before each SPMD program's kernel call (also of grids launched inside the kernel); `ordinal` is the
@@ -187,11 +187,10 @@ def simulate(kernel: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]] 
     run.grid = kernel.grid
     run.core_split = kernel.core_split
     run.beta2 = uses_beta2(func)
-    run.psum_banks = PSUM_BANKS if run.beta2 else 1
     run.integer_gpsimd = run.beta2
     run.observer = observer
     inputs = [_as_input(a, timing_only) for a in args]
-    observer.start(recorder.kernel_name, kernel.grid, inputs, run.psum_banks)
+    observer.start(recorder.kernel_name, kernel.grid, inputs, run.beta2)
     previous = runtime.RUN
     runtime.RUN = run
     try:

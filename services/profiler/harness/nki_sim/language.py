@@ -234,7 +234,7 @@ def _declare(shape, dtype, buffer, name, fill, initialized=True):
         # Beta 2 has no block dimensions: a PSUM tensor spans up to all 8 banks of a partition (tile_size:
         # psum_fmax "does not represent the free-dim size per partition"; psum_num_banks). Beta 1 keeps one bank
         # per block (more banks through block dimensions).
-        tensor = Tensor(buffer, kind_of(dtype), shape, line, name, run.numerics, run.psum_banks)
+        tensor = Tensor(buffer, kind_of(dtype), shape, line, name, run.numerics)
         # uninitialized PSUM too, but a matmul's first add into an element starts its accumulation group and
         # overwrites it (runtime._store, memory.Alloc.fresh)
         tensor.init = value_in_format(fill, tensor.kind) if initialized else UNINITIALIZED

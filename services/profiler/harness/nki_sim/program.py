@@ -34,7 +34,7 @@ from .operands import Engine
 from .placement import Placement
 from .races import WriteRaces
 from .ops import NUMPY_ACTIVATION, NUMPY_ALU
-from .tensors import PSUM_BANKS, Tensor, hbm_tensor, par_dim, shape_only_input
+from .tensors import Tensor, hbm_tensor, par_dim, shape_only_input
 from .tile_ops import EXECUTION
 from .trace import TraceRecorder
 from .views import OutOfRangePattern, View, extent
@@ -472,12 +472,12 @@ class _Observer(RunObserver):
         self.recorder = recorder
         recorder.observer = self
 
-    def start(self, kernel_name: str, grid: Tuple[int, ...], inputs: List[Any], psum_banks: int = 1) -> None:
+    def start(self, kernel_name: str, grid: Tuple[int, ...], inputs: List[Any], beta2: bool = False) -> None:
         declared = [[list(v.shape), v.kind.public.name if isinstance(v.kind.public, np.dtype) else str(v.kind.public)]
                     for v in inputs if isinstance(v, Tensor)]
         header: Dict[str, Any] = {'program': FORMAT, 'kernel': kernel_name, 'grid': list(grid), 'inputs': declared}
-        if psum_banks != 1:         # a Beta 2 kernel: its PSUM tensors may span several banks
-            header['psum_banks'] = psum_banks
+        if beta2:                   # a Beta 2 kernel: integer tensor_tensor defaults to GpSimd in the replay
+            header['beta2'] = True
         self.recorder.write(header)
         for value in inputs:
             if isinstance(value, Tensor):
@@ -584,9 +584,9 @@ class Program:
             raise ProgramError(f'bad kernel name {name!r}')
         self.kernel_name = name
         self.grid = _int_tuple(header.get('grid', []), 'grid')
-        self.psum_banks = header.get('psum_banks', 1)
-        if self.psum_banks not in (1, PSUM_BANKS) or type(self.psum_banks) is not int:
-            raise ProgramError(f'bad psum_banks {self.psum_banks!r}')
+        self.beta2 = header.get('beta2', False)
+        if type(self.beta2) is not bool:
+            raise ProgramError(f'bad beta2 {self.beta2!r}')
         inputs = header.get('inputs')
         if not isinstance(inputs, list):
             raise ProgramError('the header lacks the input declarations')
@@ -911,8 +911,7 @@ class Replay:
         recorder = TraceRecorder(program.kernel_name, timing_only, free_plan)
         run = runtime.Run('', recorder, numerics=not timing_only)
         run.grid = program.grid
-        run.psum_banks = program.psum_banks
-        run.integer_gpsimd = program.psum_banks != 1      # a Beta 2 program (ProgramRecorder.start)
+        run.integer_gpsimd = program.beta2      # a Beta 2 program (ProgramRecorder.start)
         run.fixed_line = 0
         self.values = []
         self.known = set()

@@ -72,9 +72,8 @@ class Run:
         self.reuse_scope: Any = ()    # loop_path with the innermost loop's index dropped (load reuse, nl.load)
         self.beta2 = False            # the kernel is written against the `nki` namespace (Beta 2 call forms)
         # nisa.tensor_tensor on int32/uint32 tiles defaults to GpSimd's native integer arithmetic (the NKI 2.31+
-        # pages, Beta 2 kernels; the replay knows a Beta 2 program by its psum_banks)
+        # pages, Beta 2 kernels; the replay knows a Beta 2 program by its header's `beta2`)
         self.integer_gpsimd = False
-        self.psum_banks = 1           # PSUM banks one declared PSUM tensor may span (Beta 2: 8, no block dimensions)
         self.placed: Any = None       # tensors the kernel placed itself (placement.PlacedMemory), once there is one
         self.races: Any = None        # replay of a multi-program launch grid: races.WriteRaces of its HBM writes
 

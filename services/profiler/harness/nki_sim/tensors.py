@@ -20,7 +20,7 @@ from .views import View, access_pattern, at_least_2d, same_kind, subscript
 
 PARTITION_LIMIT = 128
 PSUM_PARTITION_BYTES = 2048
-PSUM_BANKS = 8          # a Beta 2 PSUM tensor (no block dimensions) may span the 8 banks of a partition
+PSUM_BANKS = 8          # a PSUM tensor (a block of one, in Beta 1) may span the 8 banks of a partition
 
 
 class par_dim:
@@ -96,7 +96,7 @@ class Tensor(TileOperators):
         tile.blocks = {}
         return tile
 
-    def __init__(self, buffer, kind, shape, site, name='', numerics=True, psum_banks=1):
+    def __init__(self, buffer, kind, shape, site, name='', numerics=True):
         self.buffer = buffer
         self.produced = False
         # a bitcast to another element size (t.view(dtype), compute.bitcast): the tensor whose allocations this one
@@ -131,12 +131,9 @@ class Tensor(TileOperators):
             self.free = int(np.prod(self.inner_shape[1:], dtype=np.int64)) if len(self.inner_shape) > 1 else 1
             if self.parts > PARTITION_LIMIT:
                 raise CompileError(f'partition dimension {self.parts} exceeds {PARTITION_LIMIT}')
-            if buffer is memory.psum and self.free * kind.itemsize > PSUM_PARTITION_BYTES * psum_banks:
-                if psum_banks == 1:
-                    raise CompileError(f'PSUM tile needs {self.free * kind.itemsize} bytes per partition; '
-                                       f'a PSUM bank holds {PSUM_PARTITION_BYTES}')
+            if buffer is memory.psum and self.free * kind.itemsize > PSUM_PARTITION_BYTES * PSUM_BANKS:
                 raise CompileError(f'PSUM tensor needs {self.free * kind.itemsize} bytes per partition; the '
-                                   f'{psum_banks} PSUM banks of a partition hold {PSUM_PARTITION_BYTES * psum_banks}')
+                                   f'{PSUM_BANKS} PSUM banks of a partition hold {PSUM_PARTITION_BYTES * PSUM_BANKS}')
             self.blocks = {}
         else:
             self.parts = 1

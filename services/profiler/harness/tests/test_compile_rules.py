@@ -13,10 +13,10 @@ BAD_KERNELS = {
             big = nl.ndarray((256, 64), dtype=np.float32, buffer=nl.sbuf)  # <- here
             return x
         ''',
-    'psum_tile_over_2kib': '''
+    'psum_tensor_over_8_banks': '''
         @nki.jit
         def kernel(x):
-            acc = nl.zeros((128, 1024), dtype=np.float32, buffer=nl.psum)  # <- here
+            acc = nl.zeros((128, 4097), dtype=np.float32, buffer=nl.psum)  # <- here
             return x
         ''',
     'matmul_moving_over_512': '''
