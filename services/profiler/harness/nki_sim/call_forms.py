@@ -166,6 +166,8 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
             written_at_offset(dst, result)      # nisa.tensor_copy into an .ap(scalar_offset=...) view
             return None
         target = operand(dst)
+        if qualified == 'nisa.nc_transpose' and runtime.RUN is not None and runtime.RUN.beta2:
+            _check_transpose_format(result, target)
         if add_into is None:        # matmuls into PSUM accumulate unless told otherwise (Beta 2 accumulate=None)
             add_into = qualified == 'nisa.nc_matmul' and target.tensor.buffer is memory.psum
         if add_into:
@@ -182,6 +184,20 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
                                     if p.kind is inspect.Parameter.POSITIONAL_OR_KEYWORD and p.default is p.empty))
     setattr(call, 'beta2_order', beta2_order)
     return call
+
+
+def _check_transpose_format(result: Any, target: Any) -> None:
+    """A Beta 2 `nisa.nc_transpose(dst, data)` keeps data's format: "The output dst tile must have the same data type
+    as that of data" (the Beta 2 nki.isa.nc_transpose page; a trn2 model port records the same, "CoreV3+ requires
+    nc_transpose input/output dtypes to match"). Written into a dst of another format, the transpose would be
+    converted on the way, which the page rules out."""
+    source = getattr(result, 'kind', None)
+    destination = target.tensor.kind
+    if source is not None and source.public != destination.public:
+        raise CompileError(f'nisa.nc_transpose: dst is {destination.public} but data is {source.public}; "The output '
+                           f'dst tile must have the same data type as that of data" (the nki.isa.nc_transpose page): '
+                           f'give dst the format of data (a {source.public} PSUM tile) and convert when copying it '
+                           f'out, or transpose a {destination.public} copy of data', _line())
 
 
 def _line() -> int:

@@ -2238,6 +2238,62 @@ def forward(a):
         self.assertIn('nisa.tensor_reduce() takes 3 positional arguments in NKI Beta 1 (op, data, axis)',
                       result['message'])
 
+    def test_a_beta2_nc_transpose_keeps_the_format_of_data(self):
+        # the Beta 2 nki.isa.nc_transpose page: "The output dst tile must have the same data type as that of data"
+        # (a public trn2 port, LTX-2's cross attention, records "CoreV3+ requires nc_transpose input/output dtypes to
+        # match" and upcasts before transposing). A bfloat16 tile transposed into a float32 PSUM dst was accepted and
+        # converted; it is now refused at the call. A dst of data's format verifies, and so does the Beta 1 form
+        # `psum_f32[...] = nisa.nc_transpose(t_bf16)` (its pages give nc_transpose a dtype= of its own; the nki-samples
+        # flash attention writes bfloat16 transposes into float32 PSUM tiles this way).
+        reference = self.ws.reference('''
+NKI_INPUT_DTYPES = ['bfloat16']
+
+
+def get_inputs():
+    return [np.random.randn(128, 64).astype(np.float32)]
+
+
+def forward(x):
+    return x.T.copy()
+''')
+        body = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((64, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+                xb = nl.ndarray((128, 64), dtype=nl.bfloat16, buffer=nl.sbuf)
+                nisa.dma_copy(dst=xb, src=x)
+                tp = nl.ndarray((64, 128), dtype=PSUM_FORMAT, buffer=nl.psum)
+                nisa.nc_transpose(tp, xb)  # <- here
+                o = nl.ndarray((64, 128), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.tensor_copy(dst=o, src=tp)
+                nisa.dma_copy(dst=out, src=o)
+                return out
+            '''
+        for timing_only in (False, True):
+            kernel = self.ws.kernel(body.replace('PSUM_FORMAT', 'nl.float32'), header=BETA2_HEADER)
+            result = self.ws.evaluate(reference, kernel, timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+            self.assertIn('nisa.nc_transpose: dst is float32 but data is bfloat16; "The output dst tile must have '
+                          'the same data type as that of data"', result['message'])
+            self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+        kernel = self.ws.kernel(body.replace('PSUM_FORMAT', 'nl.bfloat16'), header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.assertEqual(result['max_rel_l2'], 0.0)
+        beta1 = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((64, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+                xb = nl.load(x)
+                tp = nl.ndarray((64, 128), dtype=nl.float32, buffer=nl.psum)
+                tp[...] = nisa.nc_transpose(xb)
+                nl.store(out, value=nl.copy(tp))
+                return out
+            '''
+        result = self.ws.evaluate(reference, self.ws.kernel(beta1))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.assertEqual(result['max_rel_l2'], 0.0)
+
     def test_beta1_dma_transpose_takes_only_src_by_position(self):
         # every Beta 1 signature of dma_transpose is `(src, *, axes=None, mask=None, dtype=None, **kwargs)`; a public
         # probe calls the Beta 2 form `nisa.dma_transpose(dst, src, axes=(1, 0))` in a neuronxcc kernel, which ended
