@@ -310,12 +310,16 @@ def reduce(ufunc: np.ufunc, x: Any, axis: Any, dtype: Any = None, mask_predicate
             window_list.append((0, 1))
     out_shape = tuple(shape_list)
     out_window = None if window_list is None else tuple(window_list)
-    result = None
+    result: Any = None
     if run.numerics:
         if where is None:
             data = float32_operands([view.array(window)], ufunc)[0]
-            with np.errstate(all='ignore'):
-                result = ufunc.reduce(data, axis=axes, keepdims=True)
+            if data.size == 0:      # a mask that keeps nothing (`mask=False`): nothing is read, nothing reduced
+                kept_shape = tuple(1 if a in axes else n for a, n in enumerate(data.shape))
+                result = np.full(kept_shape, _identity_of(ufunc, view.tensor.kind.storage), dtype=np.float32)
+            else:
+                with np.errstate(all='ignore'):
+                    result = ufunc.reduce(data, axis=axes, keepdims=True)
         else:       # an elementwise mask: masked-out elements take no part (their indices may be out of bounds)
             identity = _identity_of(ufunc, view.tensor.kind.storage)
             data = float32_operands([view.masked_array(where, identity)], ufunc)[0]

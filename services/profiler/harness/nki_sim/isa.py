@@ -29,6 +29,7 @@ from .operands import (  # noqa: F401  (the *_engine values are re-exported as n
     scalar_engine, tensor_engine, unapplied_mask, unknown_engine, vector_engine, window_shape)
 from .operands import sync_engine as _sync_engine
 from .operands import mask as mask_of
+from .operands import partition_rows
 from .ops import activation as activation_function
 from .ops import ABS_MAX, ABS_MIN, ARITHMETIC_ALU, BITVEC_ALU, BYPASS, UNARY_ALU_FNS, alu, float32_operands
 from .runtime import Pending, begin, current, direct, dynamic_refusal, issue, operand, operand_reads
@@ -430,7 +431,7 @@ def activate2(op: Any, data: Any, imm0: Any, imm1: Any, op0: Any, op1: Any, relu
             register = np.full(rows, folds[fold], dtype=np.float32)
         if reduce_cmd in (_CMD.reduce, _CMD.reset_reduce):
             # the engine's accumulation register is float32
-            register = fold(register, fold.reduce(pending.result.reshape(rows, -1).astype(np.float32),
+            register = fold(register, fold.reduce(partition_rows(pending.result).astype(np.float32),
                                                   axis=1)).astype(np.float32)
         if reduce_cmd not in (None, _CMD.idle):
             run.accumulator = register
@@ -517,8 +518,12 @@ def _accumulate_register(run, reduce_op, result, target, command, window=None, n
     writes the negated value to the target (the registers keep it as it is); a None target updates the registers
     only."""
     ufunc = alu(reduce_op)
+    if result.size == 0 and result.shape[0] == 0:
+        # a mask that keeps no partition (`mask=False`): the instruction computes nothing; registers and target keep
+        # their values
+        return
     # the registers are float32: an integer result is accumulated as float32 values
-    partial = ufunc.reduce(result.reshape(result.shape[0], -1).astype(np.float32, copy=False), axis=1)
+    partial = ufunc.reduce(partition_rows(result).astype(np.float32, copy=False), axis=1)
     register = run.accumulator
     if command == reduce_cmd.reduce and register is not None and register.shape == partial.shape:
         partial = ufunc(register, partial)
@@ -1050,7 +1055,7 @@ def range_select(on_true_tile: Any, comp_op0: Any, comp_op1: Any, bound0: Any, b
     start = float(range_start)
 
     def select(x, low, high):
-        flat = x.reshape(x.shape[0], -1)
+        flat = partition_rows(x)
         position = np.arange(flat.shape[1], dtype=np.float32)[None, :] + start
         keep = first(position, low.reshape(flat.shape)) & second(position, high.reshape(flat.shape))
         return np.where(keep, flat, fill).reshape(x.shape)
@@ -1112,7 +1117,7 @@ def tensor_scalar_cumulative(src: Any, op0: Any, op1: Any, imm0: Any, imm1: Any 
     start = 0.0 if loaded else _cumulative_start(second, reduce_cmd, imm1, run, view.shape[0])
 
     def scan(x, a, initial=None):
-        flat = x.reshape(x.shape[0], -1)
+        flat = partition_rows(x)
         operand_value = np.reshape(a, flat.shape) if np.ndim(a) else a
         step = first(operand_value, flat) if reverse0 else first(flat, operand_value)
         out = np.empty(step.shape, dtype=np.float32)  # a float32 register, as on the engine
@@ -1231,8 +1236,8 @@ def tensor_tensor_scan(data0: Any, data1: Any, initial: Any, op0: Any, op1: Any,
 
     def scan(x, y, start):
         rows = x.shape[0]
-        xs = np.ascontiguousarray(x.reshape(rows, -1).T)
-        ys = np.ascontiguousarray(y.reshape(rows, -1).T)
+        xs = np.ascontiguousarray(partition_rows(x).T)
+        ys = np.ascontiguousarray(partition_rows(y).T)
         out = np.empty_like(xs)
         prev = (start.reshape(rows) if init_view is not None else np.full(rows, start, xs.dtype)).astype(xs.dtype)
         for i in range(xs.shape[0]):
@@ -1261,7 +1266,7 @@ def bn_stats(data: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> A
         raise CompileError(f'bn_stats: free size {view.free_size} exceeds {BN_STATS_FREE_LIMIT}')
 
     def stats(x):
-        flat = x.reshape(x.shape[0], -1).astype(np.float32)
+        flat = partition_rows(x).astype(np.float32)
         groups = []
         for part in (flat[:, 0::2], flat[:, 1::2]):
             count = np.full((flat.shape[0], 1), part.shape[1], np.float32)

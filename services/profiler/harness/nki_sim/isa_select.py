@@ -17,6 +17,7 @@ from .errors import CompileError
 from .indirect import GatherTransposeView, IndirectView
 from .operands import engine_name, fit, on_chip, unapplied_mask, unknown_engine
 from .operands import mask as mask_of
+from .operands import partition_rows
 from .runtime import begin, current, issue, operand
 from .target import nc_version
 from .tensors import PARTITION_LIMIT
@@ -35,7 +36,7 @@ def _dst_format(name: str, dtype: Any, target: View) -> None:
 
 
 def _flat(array: np.ndarray) -> np.ndarray:
-    return array.reshape(array.shape[0], -1)
+    return partition_rows(array)
 
 
 def _issue(op: str, eng: str, views: List[View], shape: Any, kind: Any, compute: Callable[..., np.ndarray]) -> Any:

@@ -159,6 +159,12 @@ def window_shape(window: Any, shape: Tuple[int, ...]) -> Tuple[int, ...]:
     return shape if window is None else tuple(hi - lo for lo, hi in window)
 
 
+def partition_rows(x: np.ndarray) -> np.ndarray:
+    """A tile's values as [partitions, free elements]. Also for the empty window of a mask that keeps nothing
+    (`mask=False`: zero partitions), where numpy cannot infer a -1 extent."""
+    return x.reshape(x.shape[0], int(np.prod(x.shape[1:], dtype=np.int64)))
+
+
 def fit(result: Any, kind: Kind, shape: Sequence[int]) -> np.ndarray:
     """Cast a computed result to the output storage dtype and full (windowed) shape."""
     result = np.asarray(result)

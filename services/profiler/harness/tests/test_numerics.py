@@ -313,6 +313,45 @@ class MaskedSelectAndNestedViewTest(unittest.TestCase):
             self.ws.run(self.ws.kernel(body.format(columns='0:256')), x)
 
 
+class MaskThatKeepsNothingTest(unittest.TestCase):
+    """`mask=False` (a mask that keeps no element, as nki-samples' allocated_fused_rms_norm_qkv gives the second row
+    tile of its double buffer when the sequence has an odd number of 128-row tiles): the instruction computes and
+    writes nothing; reductions and the accumulation registers (reduce_res) over the empty window must not fail."""
+
+    def setUp(self):
+        self.ws = Workspace()
+        self.addCleanup(self.ws.close)
+        self.rng = np.random.default_rng(5)
+
+    def test_reductions_under_a_false_mask_write_nothing(self):
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 6), dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nl.load(x)
+                acc = nl.full((128, 6), fill_value=7.0, dtype=nl.float32, buffer=nl.sbuf)
+                off = False
+                acc[:, 0:1] = nl.max(t, axis=1, keepdims=True, mask=off)
+                acc[:, 1:2] = nisa.tensor_reduce(np.add, t, axis=(1,), mask=off)
+                r = nl.full((128, 1), fill_value=3.0, dtype=nl.float32, buffer=nl.sbuf)
+                e = nisa.activation_reduce(op=nl.exp, data=t, reduce_op=np.add, reduce_res=r, mask=off)
+                acc[:, 2:3] = nl.copy(r)
+                s = nl.full((128, 64), fill_value=2.0, dtype=nl.float32, buffer=nl.sbuf)
+                s[...] = nisa.tensor_tensor_scan(t, t, initial=0.0, op0=np.multiply, op1=np.add, mask=off)
+                acc[:, 3:4] = nl.copy(s[:, 0:1])
+                acc[:, 4:5] = nisa.tensor_reduce(np.add, t, axis=(1,), mask=(nl.arange(128)[:, None] < 64))
+                nl.store(out, value=acc)
+                return out
+            ''')
+        x = self.rng.standard_normal((128, 64)).astype(np.float32)
+        out, _ = self.ws.run(path, x)
+        want = np.full((128, 6), 7.0, dtype=np.float32)
+        want[:, 2] = 3.0
+        want[:, 3] = 2.0
+        want[:64, 4] = x[:64].sum(axis=1)
+        np.testing.assert_allclose(out, want, rtol=1e-5)
+
+
 class SequenceBoundsTest(unittest.TestCase):
     def setUp(self):
         self.ws = Workspace()
