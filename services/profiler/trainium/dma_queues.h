@@ -1,8 +1,7 @@
 // The DMA queues of a NeuronCore. A DMA is split over `queues` queues that transfer their shares
 // side by side. The compiler places DMA triggers where their data is ready rather than in program
-// order (it software-pipelines affine_range loops), so a DMA fills the idle time of enough queues
-// from when its inputs are ready, piece by piece (backfilling gaps left by DMAs booked before it,
-// within a bounded look-back), instead of waiting for one window that holds it whole. Completion
+// order, so a DMA takes the earliest time window, at or after its inputs are ready, in which enough
+// queues are idle (backfilling gaps left by earlier DMAs, within a bounded look-back). Completion
 // adds a fixed latency that overlaps with other transfers.
 #pragma once
 
@@ -39,10 +38,9 @@ class DmaQueues {
     double horizon_ns = 0;
   };
 
-  // When queue `q` is next busy at or after `t` (t itself if busy at t); infinity if never.
-  double NextBusyAfter(const Queue& q, double t) const;
-  // When queue `q` is idle at or after `t`.
-  double FreeAt(const Queue& q, double t) const;
+  // True if queue `q` is idle during [start, end); otherwise sets *retry to the earliest time worth
+  // trying next.
+  bool IdleDuring(const Queue& q, double start, double end, double* retry) const;
   void Book(Queue* q, double start, double end);
 
   double fixed_latency_ns_;
