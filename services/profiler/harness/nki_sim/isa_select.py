@@ -35,10 +35,6 @@ def _dst_format(name: str, dtype: Any, target: View) -> None:
                            'wanted)')
 
 
-def _flat(array: np.ndarray) -> np.ndarray:
-    return partition_rows(array)
-
-
 def _issue(op: str, eng: str, views: List[View], shape: Any, kind: Any, compute: Callable[..., np.ndarray]) -> Any:
     run = begin()
     result = fit(compute(*[v.array() for v in views]), kind, shape) if run.numerics else None
@@ -54,7 +50,7 @@ def max8(src: Any, dtype: Any = None, mask: Any = None, **kwargs: Any) -> Any:
     kind = kind_of(dtype) if dtype is not None else view.tensor.kind
 
     def top(x: np.ndarray) -> np.ndarray:
-        return -np.sort(-_flat(x), axis=1)[:, :TOP]
+        return -np.sort(-partition_rows(x), axis=1)[:, :TOP]
     return _issue('tensor_reduce', 'dve', [view], (view.shape[0], TOP), kind, top)
 
 
@@ -62,8 +58,8 @@ def _first_positions(data: np.ndarray, vals: np.ndarray) -> np.ndarray:
     """Per partition, the flat position of the first element equal to each of the 8 values (distinct matches
     for repeated values, as the hardware marks each match found); UINT32_MAX when a value is absent (AWS's
     neuronx-distributed find_index kernel pools quadrants with a min over these, relying on it)."""
-    rows = _flat(data)
-    wanted = _flat(vals)
+    rows = partition_rows(data)
+    wanted = partition_rows(vals)
     out = np.full(wanted.shape, NOT_FOUND, dtype=np.int64)
     for p in range(rows.shape[0]):
         taken = set()
@@ -102,7 +98,7 @@ def nc_match_replace8(data: Any, vals: Any, imm: Any, dst_idx: Any = None, dtype
     value = float(imm)
 
     def replace(x: np.ndarray, v: np.ndarray) -> np.ndarray:
-        rows = _flat(x).copy()
+        rows = partition_rows(x).copy()
         positions = _first_positions(x, v)
         for p in range(rows.shape[0]):
             hit = positions[p][positions[p] < rows.shape[1]]
@@ -133,11 +129,11 @@ def tensor_copy_predicated(dst: Any, src: Any, predicate: Any, reverse_pred: Any
     kind = target.tensor.kind
     result = None
     if run.numerics:
-        chosen = _flat(condition.array()) != 0
+        chosen = partition_rows(condition.array()) != 0
         if reverse_pred:
             chosen = ~chosen
-        values = np.broadcast_to(np.asarray(src) if source is None else _flat(source.array()), chosen.shape)
-        result = np.where(chosen, values, _flat(target.array())).reshape(target.shape).astype(kind.storage)
+        values = np.broadcast_to(np.asarray(src) if source is None else partition_rows(source.array()), chosen.shape)
+        result = np.where(chosen, values, partition_rows(target.array())).reshape(target.shape).astype(kind.storage)
     reads = ([] if source is None else [(source, None)]) + [(condition, None), (target, None)]
     pending = issue(run, 'select', engine_name(engine), reads, target.shape, kind, result)
     assign(target, pending.tile)
@@ -162,8 +158,8 @@ def nc_stream_shuffle(src: Any, dst: Any, shuffle_mask: Any, dtype: Any = None, 
     kind = target.tensor.kind
     result = None
     if run.numerics:
-        data = _flat(source.array())
-        out = _flat(target.array()).copy()
+        data = partition_rows(source.array())
+        out = partition_rows(target.array()).copy()
         for p in range(target.shape[0]):
             pick = order[p % 32]
             row = (p // 32) * 32 + pick
@@ -209,8 +205,8 @@ def nonzero_with_count(dst: Any, src: Any, index_offset: Any = 0, padding_val: A
     offset, padding = int(index_offset), int(padding_val)
     result = None
     if run.numerics:
-        data = _flat(source.array())
-        out = _flat(target.array()).astype(np.float64)
+        data = partition_rows(source.array())
+        out = partition_rows(target.array()).astype(np.float64)
         for p in range(0, target.shape[0], GPSIMD_STRIDE):
             found = np.flatnonzero(data[p])
             out[p, :found.size] = found + offset
@@ -231,8 +227,8 @@ def nc_n_gather(data: Any, indices: Any, dtype: Any = None, mask: Any = None, **
     kind = kind_of(dtype) if dtype is not None else source.tensor.kind
 
     def gather(values: np.ndarray, picks: np.ndarray) -> np.ndarray:
-        flat = _flat(values)
-        positions = _flat(picks).astype(np.int64)
+        flat = partition_rows(values)
+        positions = partition_rows(picks).astype(np.int64)
         if positions.size and (positions.min() < 0 or positions.max() >= flat.shape[1]):
             raise IndexError(f'nc_n_gather: an index is outside the {flat.shape[1]} elements of a partition')
         return np.take_along_axis(flat, positions, axis=1).reshape(picks.shape)
@@ -267,8 +263,8 @@ def local_gather(src_buffer: Any, index: Any, num_elem_per_idx: Any = 1, num_val
     kind = kind_of(dtype) if dtype is not None else source.tensor.kind
 
     def gather(values: np.ndarray, positions: np.ndarray) -> np.ndarray:
-        rows = _flat(values)
-        starts = _flat(positions).astype(np.int64)
+        rows = partition_rows(values)
+        starts = partition_rows(positions).astype(np.int64)
         out = np.empty((partitions, valid, elements), dtype=rows.dtype)
         for first in range(0, partitions, GPSIMD_STRIDE):
             core = starts[first:first + GPSIMD_STRIDE].flatten(order='F')[:valid]
@@ -420,6 +416,6 @@ def sequence_bounds(segment_ids: Any, dtype: Any = None, **kwargs: Any) -> Any:
     size = view.free_size
 
     def bounds(x: np.ndarray) -> np.ndarray:
-        return _segment_bounds(_flat(x)[0])[None]
+        return _segment_bounds(partition_rows(x)[0])[None]
     return _issue('select', 'pool', [view], (1, 2, size), kind, bounds)
 

@@ -231,9 +231,8 @@ def _declare(shape, dtype, buffer, name, fill, initialized=True):
     if isinstance(shape, int):
         shape = (shape,)
     if buffer.on_chip:
-        # Beta 2 has no block dimensions: a PSUM tensor spans up to all 8 banks of a partition (tile_size:
-        # psum_fmax "does not represent the free-dim size per partition"; psum_num_banks). Beta 1 keeps one bank
-        # per block (more banks through block dimensions).
+        # a PSUM tensor (per block in Beta 1) spans up to all 8 banks of a partition (tile_size: psum_fmax "does
+        # not represent the free-dim size per partition"; psum_num_banks; a Beta 1 kernel ran so on a trn2)
         tensor = Tensor(buffer, kind_of(dtype), shape, line, name, run.numerics)
         # uninitialized PSUM too, but a matmul's first add into an element starts its accumulation group and
         # overwrites it (runtime._store, memory.Alloc.fresh)

@@ -232,19 +232,15 @@ FOOTPRINT_LIMIT = 1 << 18
 LATTICE_STEPS_LIMIT = 4096
 
 
-def _elements(footprint: Any) -> Any:
-    """The flat element offsets a write touched in its allocation, or None when unknown or too many."""
-    if footprint is None:
-        return None
-    view, window = footprint
-    offset, shape = view.clip(window)
+def _elements(offset: int, shape: Any, strides: Any) -> Any:
+    """The flat element offsets a write touched in its allocation, or None when too many."""
     count = 1
     for n in shape:
         count *= n
     if count > FOOTPRINT_LIMIT:
         return None
     flat = np.full(1, offset, dtype=np.int64)
-    for n, s in zip(shape, view.strides):
+    for n, s in zip(shape, strides):
         flat = (flat[:, None] + s * np.arange(n, dtype=np.int64)[None, :]).reshape(-1)
     return flat
 
@@ -263,7 +259,7 @@ def _elements_overlap(a: Any, b: Any) -> bool:
         found = lattice_overlap(offset_b - offset_a, shape_a, view_a.strides)
         if found is not None:
             return found
-    ea, eb = _elements(a), _elements(b)
+    ea, eb = _elements(offset_a, shape_a, view_a.strides), _elements(offset_b, shape_b, view_b.strides)
     if ea is None or eb is None:
         return True
     return bool(np.intersect1d(ea, eb, assume_unique=False).size)
