@@ -10,6 +10,7 @@
 
 #include "services/profiler/trainium/cost_model.h"
 #include "services/profiler/trainium/device_params.h"
+#include "services/profiler/trainium/engine_timeline.h"
 
 namespace accelopt::trainium {
 
@@ -31,20 +32,8 @@ class DmaQueues {
   double BusyUnionNs() const;
 
  private:
-  // Busy intervals of one queue, sorted by start; intervals older than the look-back window are
-  // dropped and everything before `horizon_ns` counts as busy.
-  struct Queue {
-    std::vector<std::pair<double, double>> busy;
-    double horizon_ns = 0;
-  };
-
-  // True if queue `q` is idle during [start, end); otherwise sets *retry to the earliest time worth
-  // trying next.
-  bool IdleDuring(const Queue& q, double start, double end, double* retry) const;
-  void Book(Queue* q, double start, double end);
-
   double fixed_latency_ns_;
-  std::vector<Queue> queues_;
+  std::vector<EngineTimeline> queues_;                // busy intervals of each queue, for backfilling
   std::vector<std::pair<double, double>> intervals_;  // every transfer, for the busy-time union
 };
 

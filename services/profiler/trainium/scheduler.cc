@@ -8,11 +8,15 @@
 #include "services/profiler/trainium/cost_model.h"
 #include "services/profiler/trainium/dma_queues.h"
 #include "services/profiler/trainium/engine_assignment.h"
+#include "services/profiler/trainium/engine_timeline.h"
 #include "services/profiler/trainium/psum_banks.h"
 #include "services/profiler/trainium/sbuf_residency.h"
 
 namespace accelopt::trainium {
 namespace {
+
+// Busy intervals kept per compute engine for backfilling (as many as the DMA queues keep).
+constexpr size_t kEngineLookBack = 32;
 
 bool TouchesSbuf(const Instruction& inst) {
   if (inst.has_output && inst.output.buffer == Buffer::kSbuf) return true;
@@ -66,11 +70,15 @@ class ListScheduler {
     PsumBanks psum;
     SbufResidency sbuf;
     BufferRings rings;
-    double pe_free = 0;
-    double act_free = 0;
-    double dve_free = 0;
-    double pool_free = 0;
-    double sbuf_port_free = 0;  // VectorE/GpSimd SBUF port (dve_pool_shared_sbuf_port)
+    EngineTimeline pe{kEngineLookBack};
+    EngineTimeline act{kEngineLookBack};
+    EngineTimeline dve{kEngineLookBack};
+    EngineTimeline pool{kEngineLookBack};
+    EngineTimeline sbuf_port{kEngineLookBack};  // VectorE/GpSimd SBUF port (dve_pool_shared_sbuf_port)
+
+    EngineTimeline& Timeline(Engine engine) {
+      return engine == Engine::kPe ? pe : engine == Engine::kAct ? act : engine == Engine::kDve ? dve : pool;
+    }
   };
 
   Core& CoreOf(const Instruction& inst) { return cores_[inst.core]; }
@@ -218,15 +226,17 @@ void ListScheduler::ScheduleInstruction(int32_t index) {
     const bool shares_sbuf_port = params_.dve_pool_shared_sbuf_port > 0 && TouchesSbuf(inst);
     double best_rank = 0;
     for (Engine engine : candidates) {
-      double* free_at = engine == Engine::kPe    ? &core.pe_free
-                        : engine == Engine::kAct ? &core.act_free
-                        : engine == Engine::kDve ? &core.dve_free
-                                                 : &core.pool_free;
-      double start = std::max({*free_at, ReadyTime(inst, engine), storage_ready});
+      const double ready = std::max(ReadyTime(inst, engine), storage_ready);
+      const double duration = InstructionDurationNs(costed, engine, params_);
+      double start = core.Timeline(engine).EarliestStart(ready, duration);
       if (shares_sbuf_port && (engine == Engine::kDve || engine == Engine::kPool)) {
-        start = std::max(start, core.sbuf_port_free);
+        // The earliest time both the engine and the port are idle for the whole instruction.
+        for (double port_start = core.sbuf_port.EarliestStart(start, duration); port_start != start;
+             port_start = core.sbuf_port.EarliestStart(start, duration)) {
+          start = core.Timeline(engine).EarliestStart(port_start, duration);
+        }
       }
-      const double end = start + InstructionDurationNs(costed, engine, params_);
+      const double end = start + duration;
       // Flexible ops go to ACT unless another engine finishes them more than act_preference_ns
       // earlier.
       const double rank = engine == Engine::kAct ? end - params_.act_preference_ns : end;
@@ -245,23 +255,20 @@ void ListScheduler::ScheduleInstruction(int32_t index) {
     out.output_to_psum = fits_bank && (staged_act || pe_broadcast);
     const double duration = out.end_ns - out.start_ns;
     if (shares_sbuf_port && (out.engine == Engine::kDve || out.engine == Engine::kPool)) {
-      core.sbuf_port_free = std::max(core.sbuf_port_free, out.end_ns);
+      core.sbuf_port.Book(out.start_ns, out.end_ns);
     }
+    core.Timeline(out.engine).Book(out.start_ns, out.end_ns);
     switch (out.engine) {
       case Engine::kPe:
-        core.pe_free = out.end_ns;
         schedule_.busy.pe_ns += duration;
         break;
       case Engine::kAct:
-        core.act_free = out.end_ns;
         schedule_.busy.act_ns += duration;
         break;
       case Engine::kDve:
-        core.dve_free = out.end_ns;
         schedule_.busy.dve_ns += duration;
         break;
       default:
-        core.pool_free = out.end_ns;
         schedule_.busy.pool_ns += duration;
         break;
     }

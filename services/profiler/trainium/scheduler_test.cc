@@ -72,6 +72,24 @@ TEST(SchedulerTest, OneEngineIssuesInOrder) {
   EXPECT_DOUBLE_EQ(s.makespan_ns, 1500);
 }
 
+TEST(SchedulerTest, AnInstructionReadyEarlyRunsInAGapItsEngineLeft) {
+  // ACT: id 0, then id 2 waits for VectorE's id 1; id 3 (another loop iteration's work, independent)
+  // runs in the gap between them, as the compiler schedules unrolled affine_range iterations. (Two
+  // SBUF inputs: VectorE takes 2 cycles per element on trn1.)
+  const Trace trace = ParseTraceForTest(
+      "I id=0 op=activation eng=act p=128 n=1000 in=sbuf:4000 out=sbuf:4000\n"
+      "I id=1 op=tensor_tensor eng=dve p=128 n=500 in=sbuf:2000,sbuf:2000 out=sbuf:2000 dep=0\n"
+      "I id=2 op=activation eng=act p=128 n=2000 in=sbuf:8000 out=sbuf:8000 dep=1\n"
+      "I id=3 op=activation eng=act p=128 n=1000 in=sbuf:4000 out=sbuf:4000\n"
+      "I id=4 op=activation eng=act p=128 n=1500 in=sbuf:6000 out=sbuf:6000\n");
+  const Schedule s = ScheduleTrace(trace, SimpleDeviceForTest());
+  EXPECT_DOUBLE_EQ(s.instructions[2].start_ns, 2000);
+  EXPECT_DOUBLE_EQ(s.instructions[3].start_ns, 1000);  // fits the gap [1000, 2000)
+  EXPECT_DOUBLE_EQ(s.instructions[4].start_ns, 4000);  // does not fit it: after id 2
+  EXPECT_DOUBLE_EQ(s.makespan_ns, 5500);
+  EXPECT_DOUBLE_EQ(s.busy.act_ns, 5500);
+}
+
 TEST(SchedulerTest, DependenciesSerializeWithSemaphoreLatencyAcrossEngines) {
   DeviceParams p = SimpleDeviceForTest();
   p.sync_latency_ns = 50;
