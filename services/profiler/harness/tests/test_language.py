@@ -2294,6 +2294,70 @@ def forward(x):
         self.assertEqual(result['verdict'], 'OK', result['message'])
         self.assertEqual(result['max_rel_l2'], 0.0)
 
+    def test_a_beta2_tensor_engine_transpose_writes_psum(self):
+        # the Beta 2 nki.isa.nc_transpose page: "Tensor Engine nc_transpose must read the input tile from SBUF and
+        # write the transposed result to PSUM. Vector Engine nc_transpose can read/write from/to either SBUF or
+        # PSUM", and the Vector Engine takes at most 32x32. A public checklist run on the installed nki expects
+        # `nisa.nc_transpose(dst=sbuf, data=[64, 128])` to fail ("nc_transpose into SBUF only handles up to 32x32");
+        # the simulator ran it as a PE transpose plus a copy. It is refused at the call now; a PSUM dst verifies, and
+        # so do a [32, 8] transpose into SBUF (the Vector Engine's) and the Beta 1 form `s[...] = nisa.nc_transpose(t)`.
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.randn(ROWS, 8).astype(np.float32)]
+
+
+def forward(x):
+    return x.T.copy()
+'''.replace('ROWS', '64'))
+        body = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((8, ROWS), dtype=nl.float32, buffer=nl.shared_hbm)
+                xs = nl.ndarray((ROWS, 8), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=xs, src=x)
+                t = nl.ndarray((8, ROWS), dtype=nl.float32, buffer=nl.BUFFER)
+                nisa.nc_transpose(dst=t, data=xs)  # <- here
+                o = nl.ndarray((8, ROWS), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.tensor_copy(dst=o, src=t)
+                nisa.dma_copy(dst=out, src=o)
+                return out
+            '''
+        for timing_only in (False, True):
+            kernel = self.ws.kernel(body.replace('ROWS', '64').replace('BUFFER', 'sbuf'), header=BETA2_HEADER)
+            result = self.ws.evaluate(reference, kernel, timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+            self.assertIn('nisa.nc_transpose of a [64, 8] tile into sbuf: "Tensor Engine nc_transpose must read the '
+                          'input tile from SBUF and write the transposed result to PSUM"', result['message'])
+            self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+        result = self.ws.evaluate(reference, self.ws.kernel(body.replace('ROWS', '64').replace('BUFFER', 'psum'),
+                                                             header=BETA2_HEADER))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.assertEqual(result['max_rel_l2'], 0.0)
+        small = self.ws.reference('''
+def get_inputs():
+    return [np.random.randn(32, 8).astype(np.float32)]
+
+
+def forward(x):
+    return x.T.copy()
+''')
+        result = self.ws.evaluate(small, self.ws.kernel(body.replace('ROWS', '32').replace('BUFFER', 'sbuf'),
+                                                         header=BETA2_HEADER))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.assertEqual(result['max_rel_l2'], 0.0)
+        beta1 = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((8, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nl.ndarray((8, 64), dtype=nl.float32, buffer=nl.sbuf)
+                t[...] = nisa.nc_transpose(nl.load(x))
+                nl.store(out, value=t)
+                return out
+            '''
+        result = self.ws.evaluate(reference, self.ws.kernel(beta1))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.assertEqual(result['max_rel_l2'], 0.0)
+
     def test_beta1_dma_transpose_takes_only_src_by_position(self):
         # every Beta 1 signature of dma_transpose is `(src, *, axes=None, mask=None, dtype=None, **kwargs)`; a public
         # probe calls the Beta 2 form `nisa.dma_transpose(dst, src, axes=(1, 0))` in a neuronxcc kernel, which ended
