@@ -168,6 +168,7 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
         target = operand(dst)
         if qualified == 'nisa.nc_transpose' and runtime.RUN is not None and runtime.RUN.beta2:
             _check_transpose_format(result, target)
+            _check_transpose_destination(result, target)
         if add_into is None:        # matmuls into PSUM accumulate unless told otherwise (Beta 2 accumulate=None)
             add_into = qualified == 'nisa.nc_matmul' and target.tensor.buffer is memory.psum
         if add_into:
@@ -198,6 +199,23 @@ def _check_transpose_format(result: Any, target: Any) -> None:
                            f'dst tile must have the same data type as that of data" (the nki.isa.nc_transpose page): '
                            f'give dst the format of data (a {source.public} PSUM tile) and convert when copying it '
                            f'out, or transpose a {destination.public} copy of data', _line())
+
+
+def _check_transpose_destination(result: Any, target: Any) -> None:
+    """A Beta 2 `nisa.nc_transpose(dst, data)` that only the Tensor Engine can run (data beyond 32x32, or
+    engine=nisa.tensor_engine) writes PSUM: "Tensor Engine nc_transpose must read the input tile from SBUF and write
+    the transposed result to PSUM. Vector Engine nc_transpose can read/write from/to either SBUF or PSUM", and the
+    Vector Engine takes tiles of at most 32x32 (the nki.isa.nc_transpose page). An SBUF dst for such a transpose has
+    no engine to run on; the Beta 1 form `sbuf_tile[...] = nisa.nc_transpose(t)` keeps the copy its compiler adds."""
+    pending = getattr(result, 'pending', None)
+    buffer = target.tensor.buffer
+    if pending is not None and pending.eng == 'pe' and buffer is not memory.psum:
+        free, parts = result.shape[0], result.shape[1]
+        raise CompileError(f'nisa.nc_transpose of a [{parts}, {free}] tile into {buffer.name}: "Tensor Engine '
+                           f'nc_transpose must read the input tile from SBUF and write the transposed result to PSUM", '
+                           f'and a Vector Engine transpose, which may write SBUF, takes tiles of at most 32x32 (the '
+                           f'nki.isa.nc_transpose page): give dst buffer=nl.psum and copy it out with '
+                           f'nisa.tensor_copy', _line())
 
 
 def _line() -> int:

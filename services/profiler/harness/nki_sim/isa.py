@@ -1326,6 +1326,7 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
         for view in patterns:
             view.allowed = False
     _indirect_dge_mode('dma_copy', dge_mode, (target, source))
+    _dma_endpoints('dma_copy', source, target, src)
     if dge_mode == 'hwdge' and not same_kind(source.tensor.kind, target.tensor.kind.public):
         # NKI 0.3.0 update guide: "source and destination element types must match when using
         # dge_mode=dge_mode.hwdge ... HWDGE generates descriptors without interpreting data content, so no type
@@ -1383,6 +1384,21 @@ def dma_copy(dst: Any, src: Any, mask: Any = None, oob_mode: Any = None, engine:
     pending.dma = direction
     pending.rmw = add
     direct(run, pending, target, window if target.shape == source.shape else None, where)
+
+
+def _dma_endpoints(instruction: str, source: Any, target: Any, src: Any) -> None:
+    """A DMA moves data between HBM and SBUF: "Both src and dst tiles can be in device memory (HBM) or SBUF" (the
+    Beta 1 nki.isa.dma_copy page), "data movement between memory locations (SBUF or HBM)" (the Beta 2 page), "The 16
+    DMA Engines are connected to both the off chip HBM and the on-chip SRAM, called SBUF" (the NKI DMA overview).
+    A PSUM tensor the kernel declared has no DMA path: its tile goes through SBUF (nisa.tensor_copy) first, as
+    nl.store does it. An instruction's result that no kernel tensor holds (`t = nisa.nc_transpose(x)` in a Beta 1
+    kernel) is placed by the compiler, which copies it as it does for a matmul operand (_evicted), and is left be."""
+    anonymous = isinstance(src, Tensor) and src.produced and src.alias is None
+    for side, view in (('source', source), ('destination', target)):
+        if view.tensor.buffer is memory.psum and not (side == 'source' and anonymous):
+            raise CompileError(f'{instruction}: the {side} is a PSUM tile; a DMA moves data between HBM and SBUF '
+                               f'("Both src and dst tiles can be in device memory (HBM) or SBUF", nki.isa.dma_copy): '
+                               f'copy the PSUM tile to SBUF with nisa.tensor_copy first')
 
 
 def dma_compute(dst: Any, srcs: Any, scales: Any = None, reduce_op: Any = None, unique_indices: Any = True,

@@ -2294,6 +2294,152 @@ def forward(x):
         self.assertEqual(result['verdict'], 'OK', result['message'])
         self.assertEqual(result['max_rel_l2'], 0.0)
 
+    def test_a_beta2_tensor_engine_transpose_writes_psum(self):
+        # the Beta 2 nki.isa.nc_transpose page: "Tensor Engine nc_transpose must read the input tile from SBUF and
+        # write the transposed result to PSUM. Vector Engine nc_transpose can read/write from/to either SBUF or
+        # PSUM", and the Vector Engine takes at most 32x32. A public checklist run on the installed nki expects
+        # `nisa.nc_transpose(dst=sbuf, data=[64, 128])` to fail ("nc_transpose into SBUF only handles up to 32x32");
+        # the simulator ran it as a PE transpose plus a copy. It is refused at the call now; a PSUM dst verifies, and
+        # so do a [32, 8] transpose into SBUF (the Vector Engine's) and the Beta 1 form `s[...] = nisa.nc_transpose(t)`.
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.randn(ROWS, 8).astype(np.float32)]
+
+
+def forward(x):
+    return x.T.copy()
+'''.replace('ROWS', '64'))
+        body = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((8, ROWS), dtype=nl.float32, buffer=nl.shared_hbm)
+                xs = nl.ndarray((ROWS, 8), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=xs, src=x)
+                t = nl.ndarray((8, ROWS), dtype=nl.float32, buffer=nl.BUFFER)
+                nisa.nc_transpose(dst=t, data=xs)  # <- here
+                o = nl.ndarray((8, ROWS), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.tensor_copy(dst=o, src=t)
+                nisa.dma_copy(dst=out, src=o)
+                return out
+            '''
+        for timing_only in (False, True):
+            kernel = self.ws.kernel(body.replace('ROWS', '64').replace('BUFFER', 'sbuf'), header=BETA2_HEADER)
+            result = self.ws.evaluate(reference, kernel, timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+            self.assertIn('nisa.nc_transpose of a [64, 8] tile into sbuf: "Tensor Engine nc_transpose must read the '
+                          'input tile from SBUF and write the transposed result to PSUM"', result['message'])
+            self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+        result = self.ws.evaluate(reference, self.ws.kernel(body.replace('ROWS', '64').replace('BUFFER', 'psum'),
+                                                             header=BETA2_HEADER))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.assertEqual(result['max_rel_l2'], 0.0)
+        small = self.ws.reference('''
+def get_inputs():
+    return [np.random.randn(32, 8).astype(np.float32)]
+
+
+def forward(x):
+    return x.T.copy()
+''')
+        result = self.ws.evaluate(small, self.ws.kernel(body.replace('ROWS', '32').replace('BUFFER', 'sbuf'),
+                                                         header=BETA2_HEADER))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.assertEqual(result['max_rel_l2'], 0.0)
+        beta1 = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((8, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nl.ndarray((8, 64), dtype=nl.float32, buffer=nl.sbuf)
+                t[...] = nisa.nc_transpose(nl.load(x))
+                nl.store(out, value=t)
+                return out
+            '''
+        result = self.ws.evaluate(reference, self.ws.kernel(beta1))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.assertEqual(result['max_rel_l2'], 0.0)
+
+    def test_a_dma_copy_has_no_psum_side(self):
+        # "Both src and dst tiles can be in device memory (HBM) or SBUF" (the Beta 1 nki.isa.dma_copy page), "data
+        # movement between memory locations (SBUF or HBM)" (the Beta 2 page), DMA engines "connected to both the off
+        # chip HBM and the on-chip SRAM, called SBUF" (the NKI DMA overview); a public checklist run on the installed
+        # nki expects `nisa.dma_copy(dst=out, src=psum_tile)` to fail ("PSUM cannot be DMA'd to HBM: tensor_copy it
+        # to SBUF first"). The simulator moved the PSUM tile straight to HBM; a PSUM tensor the kernel declared on
+        # either side of dma_copy is refused now, in Beta 2 and Beta 1 kernels. nl.store of a PSUM tile keeps its
+        # copy through SBUF, and so does an instruction's result no kernel tensor holds (a Beta 1 student's
+        # `t = nisa.nc_transpose(data=x)` then `nisa.dma_copy(dst=out, src=t)`: the compiler places it).
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.randn(128, 64).astype(np.float32)]
+
+
+def forward(x):
+    return x * 2.0
+''')
+        beta2 = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+                xs = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=xs, src=x)
+                p = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.psum)
+                nisa.tensor_scalar(dst=p, data=xs, op0=nl.multiply, operand0=2.0)
+                nisa.dma_copy(dst=out, src=p)  # <- here
+                return out
+            '''
+        beta1 = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+                p = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.psum)
+                nisa.dma_copy(dst=p, src=x)  # <- here
+                nl.store(out, value=nl.multiply(p, 2.0))
+                return out
+            '''
+        for source, header, side in ((beta2, BETA2_HEADER, 'source'), (beta1, None, 'destination')):
+            for timing_only in (False, True):
+                kernel = self.ws.kernel(source, header=header) if header else self.ws.kernel(source)
+                result = self.ws.evaluate(reference, kernel, timing_only=timing_only)
+                self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+                self.assertIn(f'dma_copy: the {side} is a PSUM tile; a DMA moves data between HBM and SBUF',
+                              result['message'])
+                self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+        through_sbuf = beta2.replace('nisa.dma_copy(dst=out, src=p)  # <- here',
+                                     'o = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)\n'
+                                     '                nisa.tensor_copy(dst=o, src=p)\n'
+                                     '                nisa.dma_copy(dst=out, src=o)')
+        result = self.ws.evaluate(reference, self.ws.kernel(through_sbuf, header=BETA2_HEADER))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        store = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+                p = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.psum)
+                p[...] = nl.multiply(nl.load(x), 2.0)
+                nl.store(out, value=p)
+                return out
+            '''
+        result = self.ws.evaluate(reference, self.ws.kernel(store))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        transposed = self.ws.reference('''
+def get_inputs():
+    return [np.random.randn(128, 64).astype(np.float32)]
+
+
+def forward(x):
+    return x.T.copy()
+''')
+        anonymous = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((64, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nisa.nc_transpose(data=nl.load(x))
+                nisa.dma_copy(dst=out, src=t)
+                return out
+            '''
+        result = self.ws.evaluate(transposed, self.ws.kernel(anonymous))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.assertEqual(result['max_rel_l2'], 0.0)
+
     def test_beta1_dma_transpose_takes_only_src_by_position(self):
         # every Beta 1 signature of dma_transpose is `(src, *, axes=None, mask=None, dtype=None, **kwargs)`; a public
         # probe calls the Beta 2 form `nisa.dma_transpose(dst, src, axes=(1, 0))` in a neuronxcc kernel, which ended
