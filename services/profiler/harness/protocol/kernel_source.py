@@ -183,7 +183,7 @@ class KernelSource:
                       '__file__': f'{host_paths.KERNEL_DIRECTORY}/{self.name}'}
             preset['__builtins__'] = kernel_builtins(stand_ins_imported(tree),
                                                      static_rules.unused_imports(tree, host_only))
-            static_rules.stub_host_only(host_only)      # functions only `__main__` calls: not run
+            static_rules.stub_host_only(host_only, tree)    # functions only `__main__` calls, or none: not run
             if declare_source(self.path, tree):
                 preset.update(MEMORY_KEYWORDS)
                 module = self.run_tree(tree, preset) if host_only else \

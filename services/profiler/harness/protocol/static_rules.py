@@ -25,7 +25,8 @@ the introspection or dynamic-code builtins. Each violation names its rule:
   in a kernel file) is not checked and its names are no use: it never runs, since the harness imports the kernel
   file under another name, and binding `__name__` in any form is a private-attribute violation; nor is the body of
   a plain module-level function that only such blocks call (`host_only_functions`: a `parse_args()` with argparse),
-  which the loader replaces by a `raise` before the module is compiled (`stub_host_only`)
+  or that nothing in the file names (a torch wrapper no code calls), which the loader replaces by a `raise` before
+  the module is compiled (`stub_host_only`)
 - private-attribute: `x._name` or `x.__name__`-style access (except `__getitem__`, `__len__`, `__contains__`,
   which restate `x[i]`, `len(x)`, `in`, and `super().__init__` with the zero-argument `super()`, a method of the
   kernel's own class initialising its own instance: a torch wrapper class in the file's host code), a dunder name
@@ -278,19 +279,19 @@ def _names_bound(node):
 
 
 def host_only_functions(tree):
-    """The module-level functions that only `if __name__ == "__main__":` blocks (or other such functions) name:
-    host code that never runs, like the blocks themselves (the SDK's layernorm example parses its command line in a
-    `parse_args()` that only its `__main__` block calls, with `import argparse` at the top). Only a plain `def`
-    (no decorator, which would run when the module loads), named once and bound no other way, and never the entry
-    point's names; its body is neither checked nor run (the loader replaces it by a `raise`, stub_host_only), its
-    parameters' defaults and annotations are, as they run at definition."""
+    """The module-level functions that only `if __name__ == "__main__":` blocks (or other such functions) name, or
+    that nothing in the file names: host code that never runs, like the blocks themselves (the SDK's layernorm
+    example parses its command line in a `parse_args()` that only its `__main__` block calls, with `import argparse`
+    at the top; a model port's kernel file keeps a torch wrapper that no code calls, with a function-local import of
+    a module of its own repository). Only a plain `def` (no decorator, which would run when the module loads), named
+    once and bound no other way, and never the entry point's names; its body is neither checked nor run (the loader
+    replaces it by a `raise`, stub_host_only), its parameters' defaults and annotations are, as they run at
+    definition."""
     guards = _main_guards(tree)
-    in_main = {node.id for guard in guards for statement in guard.body for node in ast.walk(statement)
-               if isinstance(node, ast.Name)}
     defs = [node for node in getattr(tree, 'body', ()) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
     bound = [name for node in ast.walk(tree) for name in _names_bound(node)]
     launchers = _entry_launchers(tree, defs)
-    candidates = {node.name: node for node in defs if not node.decorator_list and node.name in in_main
+    candidates = {node.name: node for node in defs if not node.decorator_list
                   and node.name not in ENTRY_POINT_NAMES and node.name not in launchers
                   and bound.count(node.name) == 1}
     while candidates:
@@ -389,11 +390,14 @@ def adopted_main_launch(tree):
     return None
 
 
-def stub_host_only(functions):
-    """Replace the bodies of the host-only functions (host_only_functions of the tree the kernel module is then
+def stub_host_only(functions, tree):
+    """Replace the bodies of the host-only functions (host_only_functions of `tree`, which the kernel module is then
     compiled from) by a `raise` naming them, so none of their code exists in the module."""
+    in_main = {node.id for guard in _main_guards(tree) for statement in guard.body for node in ast.walk(statement)
+               if isinstance(node, ast.Name)}
     for node in functions:
-        message = f"{node.name}() is host code that only the file's __main__ block calls: the simulator does not run it"
+        callers = "only the file's __main__ block calls" if node.name in in_main else 'nothing in the file calls'
+        message = f'{node.name}() is host code that {callers}: the simulator does not run it'
         stub = ast.Raise(exc=ast.Call(func=ast.Name('RuntimeError', ast.Load()), args=[ast.Constant(message)],
                                       keywords=[]), cause=None)
         node.body = [ast.copy_location(stub, node.body[0])]

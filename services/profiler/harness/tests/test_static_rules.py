@@ -168,6 +168,14 @@ class StaticRulesTest(unittest.TestCase):
             ''')
         self.assertEqual(self.ws.evaluate(self.reference, public)['verdict'], 'OK')
 
+    def refused_here(self, body, rule):
+        """The kernel module `body` is a COMPILE_ERROR of static rule `rule` at its line marked `# <- here`."""
+        path = self.ws.kernel(body)
+        result = self.ws.evaluate(self.reference, path)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn(f'NKI static rule {rule}', result['message'])
+        self.assertEqual(result['line'], line_of(path, '# <- here'), result['message'])
+
     def loaded_ok(self, body):
         """The globals of the kernel module `body` (after the standard header), which must verify."""
         path = self.ws.kernel(body)
@@ -317,11 +325,45 @@ if __name__ == "__main__":
                 # a default value runs at definition: checked
                 ('def helper(text=open("/etc/passwd")):  # <- here\n    return text\n' + kernel + main_calls,
                  'forbidden-builtin')):
-            path = self.ws.kernel(body)
-            result = self.ws.evaluate(self.reference, path)
-            self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
-            self.assertIn(f'NKI static rule {rule}', result['message'])
-            self.assertEqual(result['line'], line_of(path, '# <- here'), result['message'])
+            self.refused_here(body, rule)
+
+    def test_functions_nothing_calls_are_host_code_that_never_runs(self):
+        # a model port's kernel file (iitaku/nki-llama kernels/attention.py) keeps a torch wrapper that no code calls,
+        # with a function-local import of its repository's flash attention module, and its authors' tests simulate
+        # the file's kernels (before: `import kernels.flash_attention` was an import violation); a benchmark function
+        # that nothing calls uses `time` (before: import violation)
+        bound = self.loaded_ok(textwrap.dedent('''
+            import time
+
+            def attention_forward(q=None, use_flash=False):
+                if use_flash:
+                    from kernels.flash_attention import flash_attention_fwd
+                    return flash_attention_fwd(q)
+                return time.time()
+
+            def unused_helper():
+                return attention_forward(None, True)
+            ''') + textwrap.dedent(DOUBLING_KERNEL))
+        self.assertIsInstance(bound['time'], InertModule)
+        for name in ('attention_forward', 'unused_helper'):
+            with self.assertRaisesRegex(RuntimeError, rf"{name}\(\) is host code that nothing in the file calls: "
+                                                      "the simulator does not run it"):
+                bound[name]()
+        kernel = textwrap.dedent(DOUBLING_KERNEL)
+        helper = 'import argparse  # <- here\ndef helper():\n    return argparse.Namespace()\n'
+        for body, rule in (
+                # named by live code (a module-level binding, the kernel, a class body): checked as kernel code
+                (helper + 'SETTINGS = helper\n' + kernel, 'import'),
+                (helper + kernel.replace('out = ', 'helper()\n    out = '), 'import'),
+                (helper + 'class Config:\n    make = helper\n' + kernel, 'import'),
+                # decorated, or bound twice: checked
+                ('import functools\n' + helper.replace('def helper', '@functools.lru_cache\ndef helper') + kernel,
+                 'import'),
+                (helper + 'helper = print\n' + kernel, 'import'),
+                # its body is not checked, its default values are (they run at definition)
+                ('def helper(text=open("/etc/passwd")):  # <- here\n    return text\n' + kernel,
+                 'forbidden-builtin')):
+            self.refused_here(body, rule)
 
     def test_pathlib_is_a_stand_in_whose_paths_are_text(self):
         # the NKI profiling page's example computes `Path.home() / 'reports'` when imported, for
