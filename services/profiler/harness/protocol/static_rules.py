@@ -392,16 +392,33 @@ def adopted_main_launch(tree):
 
 def stub_host_only(functions, tree):
     """Replace the bodies of the host-only functions (host_only_functions of `tree`, which the kernel module is then
-    compiled from) by a `raise` naming them, so none of their code exists in the module."""
+    compiled from) by a `raise` naming them, so none of their code exists in the module. A default value made of
+    host framework names alone (`def test(device=xm.xla_device())`, which a model port's test functions take) becomes
+    None: the function never runs, so the value is never used, and the simulator has no device to ask for one (the
+    framework's stand-in refuses the call); any other default runs at definition, as it was checked."""
     in_main = {node.id for guard in _main_guards(tree) for statement in guard.body for node in ast.walk(statement)
                if isinstance(node, ast.Name)}
+    hosts = entry_point.host_framework_names(tree)
     for node in functions:
+        node.args.defaults = [_unused_host_default(value, hosts) for value in node.args.defaults]
+        node.args.kw_defaults = [_unused_host_default(value, hosts) for value in node.args.kw_defaults]
         callers = "only the file's __main__ block calls" if node.name in in_main else 'nothing in the file calls'
         message = f'{node.name}() is host code that {callers}: the simulator does not run it'
         stub = ast.Raise(exc=ast.Call(func=ast.Name('RuntimeError', ast.Load()), args=[ast.Constant(message)],
                                       keywords=[]), cause=None)
         node.body = [ast.copy_location(stub, node.body[0])]
         ast.fix_missing_locations(node)
+
+
+def _unused_host_default(value, hosts):
+    """`value` (a default of a host-only function), or None in its place when every name in it is a host framework's
+    (`hosts`, entry_point.host_framework_names)."""
+    if value is None:
+        return None
+    names = [node.id for node in ast.walk(value) if isinstance(node, ast.Name)]
+    if names and all(name in hosts for name in names):
+        return ast.copy_location(ast.Constant(None), value)
+    return value
 
 
 def _nodes_outside(tree, skipped):

@@ -365,6 +365,39 @@ if __name__ == "__main__":
                  'forbidden-builtin')):
             self.refused_here(body, rule)
 
+    def test_a_host_framework_default_of_a_function_that_never_runs_is_not_evaluated(self):
+        # yfzzzyyls/nki-llama-nyu spmd_kernel.py: `def test_matmul_SPMD(device = xm.xla_device()):`, called only by
+        # its `__main__` block, and `def performance_test(device = xm.xla_device()):`, called by nothing (before:
+        # COMPILE_ERROR "torch_xla.core.xla_model.xla_device is host code", raised when the module was imported)
+        bound = self.loaded_ok(textwrap.dedent('''
+            import torch
+            from torch_xla.core import xla_model as xm
+
+            def test_matmul(device = xm.xla_device(), dtype=torch.bfloat16, *, scale=torch.ones(1)):
+                return torch.rand((128, 128), dtype=dtype, device=device) * scale
+
+            def performance_test(device = xm.xla_device(), rows=128):
+                return test_matmul(device), rows
+            ''') + textwrap.dedent(DOUBLING_KERNEL) + textwrap.dedent('''
+            if __name__ == "__main__":
+                test_matmul()
+            '''))
+        self.assertEqual(bound['test_matmul'].__defaults__, (None, None))
+        self.assertEqual(bound['test_matmul'].__kwdefaults__, {'scale': None})
+        self.assertEqual(bound['performance_test'].__defaults__, (None, 128))
+        kernel = textwrap.dedent(DOUBLING_KERNEL)
+        head = 'from torch_xla.core import xla_model as xm\nORDINAL = 0\n'
+        for body in (
+                # a default that names anything else runs at definition
+                head + 'def run(device=xm.xla_device(ORDINAL)):  # <- here\n    return device\n' + kernel,
+                # and so does the default of a function live code names
+                head + 'def run(device=xm.xla_device()):  # <- here\n    return device\nRUN = run\n' + kernel):
+            path = self.ws.kernel(body)
+            result = self.ws.evaluate(self.reference, path)
+            self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+            self.assertIn('torch_xla.core.xla_model.xla_device is host code', result['message'])
+            self.assertEqual(result['line'], line_of(path, '# <- here'), result['message'])
+
     def test_pathlib_is_a_stand_in_whose_paths_are_text(self):
         # the NKI profiling page's example computes `Path.home() / 'reports'` when imported, for
         # `@nki.profile(working_directory=...)` (before: import); the kernel's Path joins text and reaches no file
