@@ -79,7 +79,7 @@ def kernel_builtins(names, inert):
     def kernel_import(name, globals=None, locals=None, fromlist=(), level=0):
         if level == 0 and name in modules:
             return modules[name] if fromlist else modules[name.split('.')[0]]
-        if level == 0 and name.split('.')[0] in inert_modules:
+        if level == 0 and (name in inert_modules or name.split('.')[0] in inert_modules):
             if not fromlist:
                 return inert_modules[name.split('.')[0]]
             module = InertModule(name)      # `from M import a`: inert too, for names the kernel never uses

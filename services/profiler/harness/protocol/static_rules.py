@@ -235,14 +235,25 @@ def _unusable(module):
 
 def _unused_import(node, referenced):
     """`import M` / `import M.sub` (no `as`), or `from M import a, b` (relative imports, `*` and private names
-    excluded), of a module kernels may not import, none of whose bound names the kernel names again."""
+    excluded), of a module kernels may not import, none of whose bound names the kernel names again; or such a
+    `from M import a, b` of a compiler module outside NKI (`_unmodelled_compiler_module`)."""
     if isinstance(node, ast.Import):
         return all(alias.asname is None and alias.name.split('.')[0] not in referenced and _unusable(alias.name)
                    and not any(_is_dunder_or_private(part) for part in alias.name.split('.')) for alias in node.names)
-    return not node.level and node.module is not None and _unusable(node.module) and \
-        not any(_is_dunder_or_private(part) for part in node.module.split('.')) and \
+    return not node.level and node.module is not None and (
+        _unusable(node.module) and not any(_is_dunder_or_private(part) for part in node.module.split('.'))
+        or _unmodelled_compiler_module(node.module)) and \
         all(alias.name != '*' and not _is_dunder_or_private(alias.name) and (alias.asname or alias.name)
             not in referenced for alias in node.names)
+
+
+def _unmodelled_compiler_module(module):
+    """A neuronxcc module that is not NKI, which the simulator does not model and kernels may not import: the
+    compiler's private kernels and APIs (`neuronxcc.nki._private_kernels.mlp`, `neuronxcc.starfish.penguin.targets.
+    nki.private_api`, which neuronx-distributed-inference's Llama and the NKI-Llama files derived from it import)."""
+    parts = module.split('.')
+    return parts[0] == 'neuronxcc' and len(parts) > 1 and (
+        not _allowed(module) or any(_is_dunder_or_private(part) for part in parts))
 
 
 def _is_main_guard(node):
@@ -440,15 +451,17 @@ def _live_names(tree, host_only):
 
 
 def unused_imports(tree, host_only):
-    """The modules (roots) a kernel that passed `check` imports without using them, which it could not import
-    otherwise: the loader binds them to inert stand-ins. `host_only`: what `check` returned."""
+    """The modules (roots; a compiler module outside NKI by its full name) a kernel that passed `check` imports
+    without using them, which it could not import otherwise: the loader binds them to inert stand-ins. `host_only`:
+    what `check` returned."""
     referenced = _live_names(tree, host_only)
     roots = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import) and _unused_import(node, referenced):
             roots.update(alias.name.split('.')[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and _unused_import(node, referenced):
-            roots.add(node.module.split('.')[0])
+            # a compiler module outside NKI by its full name: `neuronxcc` itself, the NKI shim, stays importable
+            roots.add(node.module if _unmodelled_compiler_module(node.module) else node.module.split('.')[0])
     return sorted(roots)
 
 

@@ -33,8 +33,8 @@ VIOLATIONS = {
     'dunder_class': ('klass = ().__class__  # <- here\n', 'private-attribute'),
     'dunder_subclasses': ('def kernel(x):\n    return object.__subclasses__()  # <- here\n', 'private-attribute'),
     'private_attribute': ('state = nl._state  # <- here\n', 'private-attribute'),
-    'private_module': ('from neuronxcc.nki._private.private_api import core_barrier  # <- here\n',
-                       'private-attribute'),
+    'private_module': ('from neuronxcc.nki._private.private_api import core_barrier  # <- here\n'
+                       'BARRIER = core_barrier\n', 'private-attribute'),
     'from_collections_chainmap': ('from collections import ChainMap  # <- here\n', 'import'),
     'import_logging_handlers': ('import logging.handlers  # <- here\n', 'import'),
     'from_logging_filehandler': ('from logging import FileHandler  # <- here\n', 'import'),
@@ -397,6 +397,35 @@ if __name__ == "__main__":
             self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
             self.assertIn('torch_xla.core.xla_model.xla_device is host code', result['message'])
             self.assertEqual(result['line'], line_of(path, '# <- here'), result['message'])
+
+    def test_an_unused_import_of_a_compiler_module_outside_nki_binds_inert_stand_ins(self):
+        # yfzzzyyls/nki-llama-nyu self-attn.py keeps the import block of the NKI-Llama model file it was cut from,
+        # the compiler's private kernels and API among them, and uses none of their names (before: COMPILE_ERROR
+        # "NKI static rule private-attribute: module 'neuronxcc.nki._private_kernels.mlp' is the compiler's private
+        # API", and "import" for the starfish module)
+        bound = self.loaded_ok(textwrap.dedent('''
+            from neuronxcc.nki._private_kernels.mlp import (
+                mlp_fused_add_isa_kernel,
+                mlp_isa_kernel,
+            )
+            from neuronxcc.nki._private_kernels.rmsnorm import rmsnorm_quant_isa_kernel as rms_quant
+            from neuronxcc.starfish.penguin.targets.nki.private_api import vnc
+            ''') + textwrap.dedent(DOUBLING_KERNEL))
+        for name in ('mlp_fused_add_isa_kernel', 'mlp_isa_kernel', 'rms_quant', 'vnc'):
+            self.assertIsInstance(bound[name], InertModule)
+        self.assertTrue(hasattr(bound['nl'], 'load'))   # `import neuronxcc.nki.language as nl` is NKI, as before
+        kernel = textwrap.dedent(DOUBLING_KERNEL)
+        for body, rule in (
+                # used: refused as before
+                ('from neuronxcc.nki._private_kernels.mlp import mlp_isa_kernel  # <- here\n'
+                 + kernel.replace('out = ', 'mlp_isa_kernel(x)\n    out = '), 'private-attribute'),
+                ('from neuronxcc.starfish.penguin.targets.nki.private_api import vnc  # <- here\nGRID = vnc(2)\n'
+                 + kernel, 'import'),
+                # a private name, or the module bound by `import`: refused as before
+                ('from neuronxcc.nki._private_kernels.mlp import _tile_sizes  # <- here\n' + kernel,
+                 'private-attribute'),
+                ('import neuronxcc.nki._private_kernels.mlp  # <- here\n' + kernel, 'private-attribute')):
+            self.refused_here(body, rule)
 
     def test_pathlib_is_a_stand_in_whose_paths_are_text(self):
         # the NKI profiling page's example computes `Path.home() / 'reports'` when imported, for
