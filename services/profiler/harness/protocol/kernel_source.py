@@ -79,7 +79,7 @@ def kernel_builtins(names, inert):
     def kernel_import(name, globals=None, locals=None, fromlist=(), level=0):
         if level == 0 and name in modules:
             return modules[name] if fromlist else modules[name.split('.')[0]]
-        if level == 0 and name.split('.')[0] in inert_modules:
+        if level == 0 and (name in inert_modules or name.split('.')[0] in inert_modules):
             if not fromlist:
                 return inert_modules[name.split('.')[0]]
             module = InertModule(name)      # `from M import a`: inert too, for names the kernel never uses
@@ -183,7 +183,7 @@ class KernelSource:
                       '__file__': f'{host_paths.KERNEL_DIRECTORY}/{self.name}'}
             preset['__builtins__'] = kernel_builtins(stand_ins_imported(tree),
                                                      static_rules.unused_imports(tree, host_only))
-            static_rules.stub_host_only(host_only)      # functions only `__main__` calls: not run
+            static_rules.stub_host_only(host_only, tree)    # functions only `__main__` calls, or none: not run
             if declare_source(self.path, tree):
                 preset.update(MEMORY_KEYWORDS)
                 module = self.run_tree(tree, preset) if host_only else \

@@ -25,7 +25,8 @@ the introspection or dynamic-code builtins. Each violation names its rule:
   in a kernel file) is not checked and its names are no use: it never runs, since the harness imports the kernel
   file under another name, and binding `__name__` in any form is a private-attribute violation; nor is the body of
   a plain module-level function that only such blocks call (`host_only_functions`: a `parse_args()` with argparse),
-  which the loader replaces by a `raise` before the module is compiled (`stub_host_only`)
+  or that nothing in the file names (a torch wrapper no code calls), which the loader replaces by a `raise` before
+  the module is compiled (`stub_host_only`)
 - private-attribute: `x._name` or `x.__name__`-style access (except `__getitem__`, `__len__`, `__contains__`,
   which restate `x[i]`, `len(x)`, `in`, and `super().__init__` with the zero-argument `super()`, a method of the
   kernel's own class initialising its own instance: a torch wrapper class in the file's host code), a dunder name
@@ -234,14 +235,25 @@ def _unusable(module):
 
 def _unused_import(node, referenced):
     """`import M` / `import M.sub` (no `as`), or `from M import a, b` (relative imports, `*` and private names
-    excluded), of a module kernels may not import, none of whose bound names the kernel names again."""
+    excluded), of a module kernels may not import, none of whose bound names the kernel names again; or such a
+    `from M import a, b` of a compiler module outside NKI (`_unmodelled_compiler_module`)."""
     if isinstance(node, ast.Import):
         return all(alias.asname is None and alias.name.split('.')[0] not in referenced and _unusable(alias.name)
                    and not any(_is_dunder_or_private(part) for part in alias.name.split('.')) for alias in node.names)
-    return not node.level and node.module is not None and _unusable(node.module) and \
-        not any(_is_dunder_or_private(part) for part in node.module.split('.')) and \
+    return not node.level and node.module is not None and (
+        _unusable(node.module) and not any(_is_dunder_or_private(part) for part in node.module.split('.'))
+        or _unmodelled_compiler_module(node.module)) and \
         all(alias.name != '*' and not _is_dunder_or_private(alias.name) and (alias.asname or alias.name)
             not in referenced for alias in node.names)
+
+
+def _unmodelled_compiler_module(module):
+    """A neuronxcc module that is not NKI, which the simulator does not model and kernels may not import: the
+    compiler's private kernels and APIs (`neuronxcc.nki._private_kernels.mlp`, `neuronxcc.starfish.penguin.targets.
+    nki.private_api`, which neuronx-distributed-inference's Llama and the NKI-Llama files derived from it import)."""
+    parts = module.split('.')
+    return parts[0] == 'neuronxcc' and len(parts) > 1 and (
+        not _allowed(module) or any(_is_dunder_or_private(part) for part in parts))
 
 
 def _is_main_guard(node):
@@ -278,19 +290,19 @@ def _names_bound(node):
 
 
 def host_only_functions(tree):
-    """The module-level functions that only `if __name__ == "__main__":` blocks (or other such functions) name:
-    host code that never runs, like the blocks themselves (the SDK's layernorm example parses its command line in a
-    `parse_args()` that only its `__main__` block calls, with `import argparse` at the top). Only a plain `def`
-    (no decorator, which would run when the module loads), named once and bound no other way, and never the entry
-    point's names; its body is neither checked nor run (the loader replaces it by a `raise`, stub_host_only), its
-    parameters' defaults and annotations are, as they run at definition."""
+    """The module-level functions that only `if __name__ == "__main__":` blocks (or other such functions) name, or
+    that nothing in the file names: host code that never runs, like the blocks themselves (the SDK's layernorm
+    example parses its command line in a `parse_args()` that only its `__main__` block calls, with `import argparse`
+    at the top; a model port's kernel file keeps a torch wrapper that no code calls, with a function-local import of
+    a module of its own repository). Only a plain `def` (no decorator, which would run when the module loads), named
+    once and bound no other way, and never the entry point's names; its body is neither checked nor run (the loader
+    replaces it by a `raise`, stub_host_only), its parameters' defaults and annotations are, as they run at
+    definition."""
     guards = _main_guards(tree)
-    in_main = {node.id for guard in guards for statement in guard.body for node in ast.walk(statement)
-               if isinstance(node, ast.Name)}
     defs = [node for node in getattr(tree, 'body', ()) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
     bound = [name for node in ast.walk(tree) for name in _names_bound(node)]
     launchers = _entry_launchers(tree, defs)
-    candidates = {node.name: node for node in defs if not node.decorator_list and node.name in in_main
+    candidates = {node.name: node for node in defs if not node.decorator_list
                   and node.name not in ENTRY_POINT_NAMES and node.name not in launchers
                   and bound.count(node.name) == 1}
     while candidates:
@@ -389,15 +401,35 @@ def adopted_main_launch(tree):
     return None
 
 
-def stub_host_only(functions):
-    """Replace the bodies of the host-only functions (host_only_functions of the tree the kernel module is then
-    compiled from) by a `raise` naming them, so none of their code exists in the module."""
+def stub_host_only(functions, tree):
+    """Replace the bodies of the host-only functions (host_only_functions of `tree`, which the kernel module is then
+    compiled from) by a `raise` naming them, so none of their code exists in the module. A default value made of
+    host framework names alone (`def test(device=xm.xla_device())`, which a model port's test functions take) becomes
+    None: the function never runs, so the value is never used, and the simulator has no device to ask for one (the
+    framework's stand-in refuses the call); any other default runs at definition, as it was checked."""
+    in_main = {node.id for guard in _main_guards(tree) for statement in guard.body for node in ast.walk(statement)
+               if isinstance(node, ast.Name)}
+    hosts = entry_point.host_framework_names(tree)
     for node in functions:
-        message = f"{node.name}() is host code that only the file's __main__ block calls: the simulator does not run it"
+        node.args.defaults = [_unused_host_default(value, hosts) for value in node.args.defaults]
+        node.args.kw_defaults = [_unused_host_default(value, hosts) for value in node.args.kw_defaults]
+        callers = "only the file's __main__ block calls" if node.name in in_main else 'nothing in the file calls'
+        message = f'{node.name}() is host code that {callers}: the simulator does not run it'
         stub = ast.Raise(exc=ast.Call(func=ast.Name('RuntimeError', ast.Load()), args=[ast.Constant(message)],
                                       keywords=[]), cause=None)
         node.body = [ast.copy_location(stub, node.body[0])]
         ast.fix_missing_locations(node)
+
+
+def _unused_host_default(value, hosts):
+    """`value` (a default of a host-only function), or None in its place when every name in it is a host framework's
+    (`hosts`, entry_point.host_framework_names)."""
+    if value is None:
+        return None
+    names = [node.id for node in ast.walk(value) if isinstance(node, ast.Name)]
+    if names and all(name in hosts for name in names):
+        return ast.copy_location(ast.Constant(None), value)
+    return value
 
 
 def _nodes_outside(tree, skipped):
@@ -419,15 +451,17 @@ def _live_names(tree, host_only):
 
 
 def unused_imports(tree, host_only):
-    """The modules (roots) a kernel that passed `check` imports without using them, which it could not import
-    otherwise: the loader binds them to inert stand-ins. `host_only`: what `check` returned."""
+    """The modules (roots; a compiler module outside NKI by its full name) a kernel that passed `check` imports
+    without using them, which it could not import otherwise: the loader binds them to inert stand-ins. `host_only`:
+    what `check` returned."""
     referenced = _live_names(tree, host_only)
     roots = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import) and _unused_import(node, referenced):
             roots.update(alias.name.split('.')[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and _unused_import(node, referenced):
-            roots.add(node.module.split('.')[0])
+            # a compiler module outside NKI by its full name: `neuronxcc` itself, the NKI shim, stays importable
+            roots.add(node.module if _unmodelled_compiler_module(node.module) else node.module.split('.')[0])
     return sorted(roots)
 
 

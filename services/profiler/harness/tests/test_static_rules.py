@@ -33,8 +33,8 @@ VIOLATIONS = {
     'dunder_class': ('klass = ().__class__  # <- here\n', 'private-attribute'),
     'dunder_subclasses': ('def kernel(x):\n    return object.__subclasses__()  # <- here\n', 'private-attribute'),
     'private_attribute': ('state = nl._state  # <- here\n', 'private-attribute'),
-    'private_module': ('from neuronxcc.nki._private.private_api import core_barrier  # <- here\n',
-                       'private-attribute'),
+    'private_module': ('from neuronxcc.nki._private.private_api import core_barrier  # <- here\n'
+                       'BARRIER = core_barrier\n', 'private-attribute'),
     'from_collections_chainmap': ('from collections import ChainMap  # <- here\n', 'import'),
     'import_logging_handlers': ('import logging.handlers  # <- here\n', 'import'),
     'from_logging_filehandler': ('from logging import FileHandler  # <- here\n', 'import'),
@@ -167,6 +167,14 @@ class StaticRulesTest(unittest.TestCase):
                 return out
             ''')
         self.assertEqual(self.ws.evaluate(self.reference, public)['verdict'], 'OK')
+
+    def refused_here(self, body, rule):
+        """The kernel module `body` is a COMPILE_ERROR of static rule `rule` at its line marked `# <- here`."""
+        path = self.ws.kernel(body)
+        result = self.ws.evaluate(self.reference, path)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn(f'NKI static rule {rule}', result['message'])
+        self.assertEqual(result['line'], line_of(path, '# <- here'), result['message'])
 
     def loaded_ok(self, body):
         """The globals of the kernel module `body` (after the standard header), which must verify."""
@@ -317,11 +325,107 @@ if __name__ == "__main__":
                 # a default value runs at definition: checked
                 ('def helper(text=open("/etc/passwd")):  # <- here\n    return text\n' + kernel + main_calls,
                  'forbidden-builtin')):
+            self.refused_here(body, rule)
+
+    def test_functions_nothing_calls_are_host_code_that_never_runs(self):
+        # a model port's kernel file (iitaku/nki-llama kernels/attention.py) keeps a torch wrapper that no code calls,
+        # with a function-local import of its repository's flash attention module, and its authors' tests simulate
+        # the file's kernels (before: `import kernels.flash_attention` was an import violation); a benchmark function
+        # that nothing calls uses `time` (before: import violation)
+        bound = self.loaded_ok(textwrap.dedent('''
+            import time
+
+            def attention_forward(q=None, use_flash=False):
+                if use_flash:
+                    from kernels.flash_attention import flash_attention_fwd
+                    return flash_attention_fwd(q)
+                return time.time()
+
+            def unused_helper():
+                return attention_forward(None, True)
+            ''') + textwrap.dedent(DOUBLING_KERNEL))
+        self.assertIsInstance(bound['time'], InertModule)
+        for name in ('attention_forward', 'unused_helper'):
+            with self.assertRaisesRegex(RuntimeError, rf"{name}\(\) is host code that nothing in the file calls: "
+                                                      "the simulator does not run it"):
+                bound[name]()
+        kernel = textwrap.dedent(DOUBLING_KERNEL)
+        helper = 'import argparse  # <- here\ndef helper():\n    return argparse.Namespace()\n'
+        for body, rule in (
+                # named by live code (a module-level binding, the kernel, a class body): checked as kernel code
+                (helper + 'SETTINGS = helper\n' + kernel, 'import'),
+                (helper + kernel.replace('out = ', 'helper()\n    out = '), 'import'),
+                (helper + 'class Config:\n    make = helper\n' + kernel, 'import'),
+                # decorated, or bound twice: checked
+                ('import functools\n' + helper.replace('def helper', '@functools.lru_cache\ndef helper') + kernel,
+                 'import'),
+                (helper + 'helper = print\n' + kernel, 'import'),
+                # its body is not checked, its default values are (they run at definition)
+                ('def helper(text=open("/etc/passwd")):  # <- here\n    return text\n' + kernel,
+                 'forbidden-builtin')):
+            self.refused_here(body, rule)
+
+    def test_a_host_framework_default_of_a_function_that_never_runs_is_not_evaluated(self):
+        # yfzzzyyls/nki-llama-nyu spmd_kernel.py: `def test_matmul_SPMD(device = xm.xla_device()):`, called only by
+        # its `__main__` block, and `def performance_test(device = xm.xla_device()):`, called by nothing (before:
+        # COMPILE_ERROR "torch_xla.core.xla_model.xla_device is host code", raised when the module was imported)
+        bound = self.loaded_ok(textwrap.dedent('''
+            import torch
+            from torch_xla.core import xla_model as xm
+
+            def test_matmul(device = xm.xla_device(), dtype=torch.bfloat16, *, scale=torch.ones(1)):
+                return torch.rand((128, 128), dtype=dtype, device=device) * scale
+
+            def performance_test(device = xm.xla_device(), rows=128):
+                return test_matmul(device), rows
+            ''') + textwrap.dedent(DOUBLING_KERNEL) + textwrap.dedent('''
+            if __name__ == "__main__":
+                test_matmul()
+            '''))
+        self.assertEqual(bound['test_matmul'].__defaults__, (None, None))
+        self.assertEqual(bound['test_matmul'].__kwdefaults__, {'scale': None})
+        self.assertEqual(bound['performance_test'].__defaults__, (None, 128))
+        kernel = textwrap.dedent(DOUBLING_KERNEL)
+        head = 'from torch_xla.core import xla_model as xm\nORDINAL = 0\n'
+        for body in (
+                # a default that names anything else runs at definition
+                head + 'def run(device=xm.xla_device(ORDINAL)):  # <- here\n    return device\n' + kernel,
+                # and so does the default of a function live code names
+                head + 'def run(device=xm.xla_device()):  # <- here\n    return device\nRUN = run\n' + kernel):
             path = self.ws.kernel(body)
             result = self.ws.evaluate(self.reference, path)
             self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
-            self.assertIn(f'NKI static rule {rule}', result['message'])
+            self.assertIn('torch_xla.core.xla_model.xla_device is host code', result['message'])
             self.assertEqual(result['line'], line_of(path, '# <- here'), result['message'])
+
+    def test_an_unused_import_of_a_compiler_module_outside_nki_binds_inert_stand_ins(self):
+        # yfzzzyyls/nki-llama-nyu self-attn.py keeps the import block of the NKI-Llama model file it was cut from,
+        # the compiler's private kernels and API among them, and uses none of their names (before: COMPILE_ERROR
+        # "NKI static rule private-attribute: module 'neuronxcc.nki._private_kernels.mlp' is the compiler's private
+        # API", and "import" for the starfish module)
+        bound = self.loaded_ok(textwrap.dedent('''
+            from neuronxcc.nki._private_kernels.mlp import (
+                mlp_fused_add_isa_kernel,
+                mlp_isa_kernel,
+            )
+            from neuronxcc.nki._private_kernels.rmsnorm import rmsnorm_quant_isa_kernel as rms_quant
+            from neuronxcc.starfish.penguin.targets.nki.private_api import vnc
+            ''') + textwrap.dedent(DOUBLING_KERNEL))
+        for name in ('mlp_fused_add_isa_kernel', 'mlp_isa_kernel', 'rms_quant', 'vnc'):
+            self.assertIsInstance(bound[name], InertModule)
+        self.assertTrue(hasattr(bound['nl'], 'load'))   # `import neuronxcc.nki.language as nl` is NKI, as before
+        kernel = textwrap.dedent(DOUBLING_KERNEL)
+        for body, rule in (
+                # used: refused as before
+                ('from neuronxcc.nki._private_kernels.mlp import mlp_isa_kernel  # <- here\n'
+                 + kernel.replace('out = ', 'mlp_isa_kernel(x)\n    out = '), 'private-attribute'),
+                ('from neuronxcc.starfish.penguin.targets.nki.private_api import vnc  # <- here\nGRID = vnc(2)\n'
+                 + kernel, 'import'),
+                # a private name, or the module bound by `import`: refused as before
+                ('from neuronxcc.nki._private_kernels.mlp import _tile_sizes  # <- here\n' + kernel,
+                 'private-attribute'),
+                ('import neuronxcc.nki._private_kernels.mlp  # <- here\n' + kernel, 'private-attribute')):
+            self.refused_here(body, rule)
 
     def test_pathlib_is_a_stand_in_whose_paths_are_text(self):
         # the NKI profiling page's example computes `Path.home() / 'reports'` when imported, for
