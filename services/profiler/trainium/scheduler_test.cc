@@ -63,6 +63,22 @@ TEST(SchedulerTest, VectorAndGpSimdShareTheSbufPortOnTrn1) {
   EXPECT_DOUBLE_EQ(lifted.makespan_ns, 1000);
 }
 
+TEST(SchedulerTest, TheSharedSbufPortIsFilledInItsIdleGaps) {
+  // trn1: GpSimd's id 1 waits for ACT and takes the port over [2000, 4000) (two SBUF inputs: 2 cycles per
+  // element); VectorE's independent id 2 uses the port while it is idle before that, not after it.
+  const Trace trace = ParseTraceForTest(
+      "I id=0 op=activation eng=act p=128 n=2000 in=sbuf:8000 out=sbuf:8000\n"
+      "I id=1 op=tensor_tensor eng=pool p=128 n=1000 in=sbuf:4000,sbuf:4000 out=sbuf:4000 dep=0\n"
+      "I id=2 op=tensor_tensor eng=dve p=128 n=500 in=sbuf:2000,sbuf:2000 out=sbuf:2000\n"
+      "I id=3 op=tensor_tensor eng=dve p=128 n=750 in=sbuf:3000,sbuf:3000 out=sbuf:3000\n");
+  const DeviceParams p = SimpleDeviceForTest();
+  ASSERT_EQ(p.dve_pool_shared_sbuf_port, 1);
+  const Schedule s = ScheduleTrace(trace, p);
+  EXPECT_DOUBLE_EQ(s.instructions[1].start_ns, 2000);
+  EXPECT_DOUBLE_EQ(s.instructions[2].start_ns, 0);
+  EXPECT_DOUBLE_EQ(s.instructions[3].start_ns, 4000);  // 1500 ns: the port's gap [1000, 2000) is too short
+}
+
 TEST(SchedulerTest, OneEngineIssuesInOrder) {
   const Trace trace = ParseTraceForTest(
       "I id=0 op=activation eng=act p=128 n=1000 in=sbuf:4000 out=sbuf:4000\n"
