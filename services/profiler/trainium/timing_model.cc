@@ -26,7 +26,10 @@ TimingResult RunTimingModel(const Trace& trace, const DeviceParams& params,
                         schedule.peak_sbuf_live_bytes_pp,
                         schedule.demoted_sbuf_sites,
                         schedule.sbuf_ring_depth};
-  if (roofline_terms.has_value()) result.roofline = ComputeRoofline(*roofline_terms, latency, params, schedule.cores);
+  if (roofline_terms.has_value()) {
+    result.roofline =
+        ComputeRoofline(*roofline_terms, latency, params, schedule.cores, MatmulSpeedup(trace, params));
+  }
   return result;
 }
 
