@@ -32,8 +32,8 @@ struct RooflineResult {
 // compute and, with each core's HBM share, the bandwidth, so its t_peak is divided by `cores`. PEAK_MM is the fp32
 // peak; a kernel whose matmuls run at a precision `matmul_speedup` times as fast (16-bit operands:
 // pe_fp32_factor) is held to that precision's peak, so a correct kernel never exceeds 100%.
-RooflineResult ComputeRoofline(const RooflineTerms& terms, double latency_ns, const DeviceParams& params,
-                               int cores = 1, double matmul_speedup = 1);
+RooflineResult ComputeRoofline(const RooflineTerms& terms, double latency_ns, const DeviceParams& params, int cores = 1,
+                               double matmul_speedup = 1);
 
 // How many times fp32's rate the fastest matmul of `trace` runs at: pe_fp32_factor when a matmul has operands
 // narrower than 4 bytes (`dt`), else 1.

@@ -27,8 +27,7 @@ TimingResult RunTimingModel(const Trace& trace, const DeviceParams& params,
                         schedule.demoted_sbuf_sites,
                         schedule.sbuf_ring_depth};
   if (roofline_terms.has_value()) {
-    result.roofline =
-        ComputeRoofline(*roofline_terms, latency, params, schedule.cores, MatmulSpeedup(trace, params));
+    result.roofline = ComputeRoofline(*roofline_terms, latency, params, schedule.cores, MatmulSpeedup(trace, params));
   }
   return result;
 }
