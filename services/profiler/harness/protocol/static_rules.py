@@ -33,14 +33,17 @@ the introspection or dynamic-code builtins. Each violation names its rule:
   such as `__builtins__` (except reading `__file__`, the placeholder path host_paths.KERNEL_DIRECTORY/<file name>,
   and `__annotations__ = {...}` assigned in a class body, a dataclass's field
   declarations), or an import from a private module
-  (`neuronxcc.nki._private.private_api`). The kernel may read its own members: `x._name` where `_name` (one
-  leading underscore) is a method, class attribute, annotated field or `self._name = ...` attribute of the
-  kernel's own classes, unless that name is also a private name of the harness or of any loaded module or class
-  (so that reading it on a foreign object reaches nothing new), and `x` is a name the kernel binds (a parameter,
-  a local, its own class) or an attribute chain from one, not an imported name nor a call's result (the NKI
-  Library's configuration classes call `self._calculate_...()`, its MoEBlockIOLayout enumeration has a member
-  with a leading underscore, its MLP calls `params.quant_params.<private method>(params)` and reads the private
-  fields of its dimensions dataclass). No name the harness uses may appear here: its sources are scanned for them
+  (`neuronxcc.nki._private.private_api`). Nor may any other form bind a dunder name (an import's alias, even of
+  an unused import, `except E as`, a match capture, `global`, a def or class outside a class body): a module-valued
+  `__builtins__` would be the builtins of the functions defined after it (`_bound_dunder`). The kernel may read
+  its own members: `x._name` where `_name` (one leading underscore) is a method, class attribute, annotated field
+  or `self._name = ...` attribute of the kernel's own classes, unless that name is also a private name of the
+  harness or of any loaded module or class (so that reading it on a foreign object reaches nothing new), and `x`
+  is a name the kernel binds (a parameter, a local, its own class) or an attribute chain from one, not an imported
+  name nor a call's result (the NKI Library's configuration classes call `self._calculate_...()`, its
+  MoEBlockIOLayout enumeration has a member with a leading underscore, its MLP calls `params.quant_params.<private
+  method>(params)` and reads the private fields of its dimensions dataclass). No name the harness uses may appear
+  here: its sources are scanned for them
 - module-mutation: assigning, augmenting or deleting an attribute of an imported module or name
 - forbidden-builtin: exec, eval, compile, __import__, open, globals, locals, vars, setattr, delattr, input.
   `breakpoint` (a debugging leftover in public kernels, often in an error branch that never runs) is the kernel
@@ -485,6 +488,27 @@ def _binds_module_name(node):
     return '__name__' in names
 
 
+def _bound_dunder(node):
+    """The dunder name (`__builtins__`) that `node` binds other than by an assignment (which visit_Name checks) or
+    a parameter (a local): an import's alias, `except E as`, a match capture or `**rest`, `global`, a def or class.
+    `import numpy as __builtins__` or `case __builtins__:` would make a module the builtins of the functions defined
+    after it, whose names then read that module's namespace: a KernelModule view's holds the host's module itself.
+    None for none, and for `import __future__`."""
+    names = []
+    if isinstance(node, ast.alias):
+        names = [node.asname or node.name.split('.')[0]]
+    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        names = [node.name]
+    elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
+        names = [node.name]
+    elif isinstance(node, ast.MatchMapping):
+        names = [node.rest]
+    elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        names = node.names
+    dunders = [n for n in names if n and n.startswith('__') and n.endswith('__') and n != '__future__']
+    return dunders[0] if dunders else None
+
+
 def _root_name(node):
     while isinstance(node, (ast.Attribute, ast.Subscript)):
         node = node.value
@@ -696,9 +720,16 @@ def check(tree):
             checker.imported.update((a.asname or a.name).split('.')[0] for a in node.names)
         elif isinstance(node, ast.ImportFrom):
             checker.imported.update(a.asname or a.name for a in node.names)
+    # a class's own methods (`__init__`, `__call__`) are the one binding of a dunder name a kernel makes
+    methods = {id(item) for node in ast.walk(tree) if isinstance(node, ast.ClassDef) for item in node.body
+               if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef))}
     for node in ast.walk(tree):
         if _binds_module_name(node):
             checker.fail('private-attribute', 'binding __name__ (it decides whether `if __name__ == "__main__":` '
                          'blocks run)', node)
+        dunder = _bound_dunder(node)
+        if dunder is not None and id(node) not in methods:
+            checker.fail('private-attribute', f'binding {dunder!r} (a name the interpreter reads: `import numpy as '
+                         '__builtins__` would make numpy\'s namespace the builtins of later functions)', node)
     checker.visit(tree)
     return checker.host_only_functions

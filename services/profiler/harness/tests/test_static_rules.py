@@ -398,6 +398,26 @@ if __name__ == "__main__":
             self.assertIn('torch_xla.core.xla_model.xla_device is host code', result['message'])
             self.assertEqual(result['line'], line_of(path, '# <- here'), result['message'])
 
+    def test_no_form_of_binding_makes_a_module_the_builtins(self):
+        # a module-valued `__builtins__` global is the builtins of the functions defined after it: through a numpy
+        # view's namespace (its `_module`) a kernel read the host's numpy, then numpy.compat.py3k's os (before: OK)
+        kernel = textwrap.dedent(DOUBLING_KERNEL)
+        reach = '\ndef real_numpy():\n    return _module\n\nREAL = real_numpy()\n'
+        for binding in ('import numpy as __builtins__  # <- here\n',
+                        'match np:\n    case __builtins__:  # <- here\n        pass\n',
+                        'try:\n    raise ValueError\nexcept ValueError as __builtins__:  # <- here\n    pass\n',
+                        'def f():\n    global __builtins__  # <- here\n',
+                        'class __builtins__:  # <- here\n    pass\n',
+                        'def __getattr__(name):  # <- here\n    return name\n',
+                        # an import nothing uses binds an inert stand-in, under no interpreter-read name either
+                        'from neuronxcc.starfish.penguin import api as __getattr__  # <- here\n',
+                        'from json import dumps as __builtins__  # <- here\n'):
+            with self.subTest(binding):
+                self.refused_here(binding + reach + kernel, 'private-attribute')
+        # a class's own methods stay its own
+        self.loaded_ok('class Scale:\n    def __init__(self):\n        self.by = 2.0\n\n'
+                       '    def __call__(self, x):\n        return x\n\n' + kernel.replace('2.0', 'Scale().by'))
+
     def test_an_unused_import_of_a_compiler_module_outside_nki_binds_inert_stand_ins(self):
         # yfzzzyyls/nki-llama-nyu self-attn.py keeps the import block of the NKI-Llama model file it was cut from,
         # the compiler's private kernels and API among them, and uses none of their names (before: COMPILE_ERROR
