@@ -289,6 +289,8 @@ def _names_bound(node):
         return list(node.names)
     if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
         return [node.name]
+    if isinstance(node, ast.MatchMapping) and node.rest:
+        return [node.rest]
     return []
 
 
@@ -470,22 +472,7 @@ def unused_imports(tree, host_only):
 
 def _binds_module_name(node):
     """Does `node` bind the name `__name__` (which decides whether a `__main__` block runs)?"""
-    names = []
-    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-        names = [node.id]
-    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        names = [node.name]
-    elif isinstance(node, ast.arg):
-        names = [node.arg]
-    elif isinstance(node, ast.alias):
-        names = [node.asname or node.name]
-    elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
-        names = [node.name]
-    elif isinstance(node, ast.MatchMapping):
-        names = [node.rest]
-    elif isinstance(node, (ast.Global, ast.Nonlocal)):
-        names = node.names
-    return '__name__' in names
+    return '__name__' in _names_bound(node)
 
 
 def _bound_dunder(node):
@@ -494,18 +481,8 @@ def _bound_dunder(node):
     `import numpy as __builtins__` or `case __builtins__:` would make a module the builtins of the functions defined
     after it, whose names then read that module's namespace: a KernelModule view's holds the host's module itself.
     None for none, and for `import __future__`."""
-    names = []
-    if isinstance(node, ast.alias):
-        names = [node.asname or node.name.split('.')[0]]
-    elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        names = [node.name]
-    elif isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)):
-        names = [node.name]
-    elif isinstance(node, ast.MatchMapping):
-        names = [node.rest]
-    elif isinstance(node, (ast.Global, ast.Nonlocal)):
-        names = node.names
-    dunders = [n for n in names if n and n.startswith('__') and n.endswith('__') and n != '__future__']
+    names = [] if isinstance(node, (ast.Name, ast.arg)) else _names_bound(node)
+    dunders = [n for n in names if n.startswith('__') and n.endswith('__') and n != '__future__']
     return dunders[0] if dunders else None
 
 
