@@ -65,6 +65,7 @@ import sys
 import types
 
 from . import entry_point, host_environment, host_frameworks, host_logging, host_paths, host_sys
+from .name_scopes import builtin_reads, names_bound
 
 ALLOWED_MODULES = ('nki', 'neuronxcc.nki', 'numpy', 'math', 'functools', 'itertools', '__future__')
 FORBIDDEN_MODULES = frozenset({
@@ -115,7 +116,7 @@ HELPER_NAMES.update(MODULE_NAMES)
 ENTRY_POINT_NAMES = ('kernel', 'optimized_kernel')
 # Dunder methods that only restate an operator kernels may use anyway (`key=seq.__getitem__` is `seq[i]`).
 OPERATOR_DUNDERS = frozenset({'__getitem__', '__len__', '__contains__'})
-# `input` is a common kernel parameter name: forbidden only where the kernel never binds it itself.
+# `input` is a common kernel parameter name: forbidden where a read can reach the builtin (name_scopes).
 SHADOWABLE_BUILTINS = frozenset({'input'})
 
 
@@ -167,7 +168,7 @@ def _is_dunder_or_private(name):
     return name.startswith('_')
 
 
-_FOREIGN_PRIVATE = set()
+_FOREIGN_PRIVATE: set[str] = set()
 
 
 def _foreign_private_names():
@@ -274,26 +275,6 @@ def _main_guards(tree):
     return [node for node in getattr(tree, 'body', ()) if _is_main_guard(node)]
 
 
-def _names_bound(node):
-    """The names `node` binds other than by a module-level `def` (an assignment, an import, a class, a parameter,
-    a `global` statement, ...)."""
-    if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-        return [node.id]
-    if isinstance(node, ast.arg):
-        return [node.arg]
-    if isinstance(node, ast.alias):
-        return [(node.asname or node.name).split('.')[0]]
-    if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-        return [node.name]
-    if isinstance(node, (ast.Global, ast.Nonlocal)):
-        return list(node.names)
-    if isinstance(node, (ast.ExceptHandler, ast.MatchAs, ast.MatchStar)) and node.name:
-        return [node.name]
-    if isinstance(node, ast.MatchMapping) and node.rest:
-        return [node.rest]
-    return []
-
-
 def host_only_functions(tree):
     """The module-level functions that only `if __name__ == "__main__":` blocks (or other such functions) name, or
     that nothing in the file names: host code that never runs, like the blocks themselves (the SDK's layernorm
@@ -305,7 +286,7 @@ def host_only_functions(tree):
     definition."""
     guards = _main_guards(tree)
     defs = [node for node in getattr(tree, 'body', ()) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    bound = [name for node in ast.walk(tree) for name in _names_bound(node)]
+    bound = [name for node in ast.walk(tree) for name in names_bound(node)]
     launchers = _entry_launchers(tree, defs)
     candidates = {node.name: node for node in defs if not node.decorator_list
                   and node.name not in ENTRY_POINT_NAMES and node.name not in launchers
@@ -340,7 +321,7 @@ def _module_binds_entry_point(tree):
     stack = [node for node in getattr(tree, 'body', ()) if id(node) not in guards]
     while stack:
         node = stack.pop()
-        if any(name in ENTRY_POINT_NAMES for name in _names_bound(node)) and not isinstance(node, ast.arg):
+        if any(name in ENTRY_POINT_NAMES for name in names_bound(node)) and not isinstance(node, ast.arg):
             return True
         if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             stack.extend(ast.iter_child_nodes(node))
@@ -472,7 +453,7 @@ def unused_imports(tree, host_only):
 
 def _binds_module_name(node):
     """Does `node` bind the name `__name__` (which decides whether a `__main__` block runs)?"""
-    return '__name__' in _names_bound(node)
+    return '__name__' in names_bound(node)
 
 
 def _bound_dunder(node):
@@ -481,7 +462,7 @@ def _bound_dunder(node):
     `import numpy as __builtins__` or `case __builtins__:` would make a module the builtins of the functions defined
     after it, whose names then read that module's namespace: a KernelModule view's holds the host's module itself.
     None for none, and for `import __future__`."""
-    names = [] if isinstance(node, (ast.Name, ast.arg)) else _names_bound(node)
+    names = [] if isinstance(node, (ast.Name, ast.arg)) else names_bound(node)
     dunders = [n for n in names if n.startswith('__') and n.endswith('__') and n != '__future__']
     return dunders[0] if dunders else None
 
@@ -513,6 +494,7 @@ class _Checker(ast.NodeVisitor):
                 self.bound.add(node.id)
             elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
                 self.bound.add(node.name)
+        self.shadowable_builtin_reads = {id(node) for node in builtin_reads(tree, SHADOWABLE_BUILTINS)}
         self.own_private = _own_private_members(tree)
         self.referenced = _live_names(tree, self.host_only_functions)
         # every name an import binds, wherever the import stands (a use may precede it in the source)
@@ -637,7 +619,7 @@ class _Checker(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Name(self, node):
-        if node.id in FORBIDDEN_BUILTINS or (node.id in SHADOWABLE_BUILTINS and node.id not in self.bound):
+        if node.id in FORBIDDEN_BUILTINS or id(node) in self.shadowable_builtin_reads:
             self.fail('forbidden-builtin', f'{node.id!r} is not available in NKI kernels', node)
         if node.id.startswith('__') and node.id.endswith('__') and node.id != '__name__' and \
                 id(node) not in self.class_annotations and not (node.id == '__file__' and

@@ -92,6 +92,11 @@ VIOLATIONS = {
     'globals': ('g = globals()  # <- here\n', 'forbidden-builtin'),
     'vars': ('v = vars(nl)  # <- here\n', 'forbidden-builtin'),
     'input_builtin': ('def kernel(x):\n    return input()  # <- here\n', 'forbidden-builtin'),
+    # a parameter named `input` shadows the builtin in its own function only
+    'input_builtin_beside_a_parameter_named_input': ('def helper(input):\n    return input\n\n\n'
+                                                     'def kernel(x):\n    return input()  # <- here\n',
+                                                     'forbidden-builtin'),
+    'input_read_before_the_module_binds_it': ('prompt = input()  # <- here\ninput = None\n', 'forbidden-builtin'),
     'annotations_outside_a_class_body': ('a = __annotations__  # <- here\n', 'private-attribute'),
     'warnings_beyond_warn': ('import warnings\nf = warnings.filters  # <- here\n', 'import'),
     'from_warnings_beyond_warn': ('from warnings import catch_warnings  # <- here\n', 'import'),
