@@ -1580,6 +1580,21 @@ _BETA2_POSITIONAL = {
 for _function, _order in _BETA2_POSITIONAL.items():
     setattr(_function, 'beta2_positional', _order)
 
+
+def _affine_select_positional(args: Any) -> Any:
+    """The Beta 2 positional order of an affine_select call, told by where its on_true_tile (the only tile after
+    dst) stands: NKI 0.3.0 moved offset to a keyword after cmp_op (the 0.3.0 update guide: `nisa.affine_select(dst,
+    pattern, channel_multiplier, on_true, on_false, offset=offset)`, before `(dst, pattern, offset,
+    channel_multiplier, on_true, on_false)`). None when neither position holds a tile."""
+    if len(args) >= 4 and is_tile(args[3]):
+        return ('dst', 'pattern', 'channel_multiplier', 'on_true_tile', 'on_false_value', 'cmp_op', 'offset', 'name')
+    if len(args) >= 5 and is_tile(args[4]) and not is_tile(args[3]):
+        return ('dst', 'pattern', 'offset', 'channel_multiplier', 'on_true_tile', 'on_false_value', 'cmp_op', 'name')
+    return None
+
+
+setattr(affine_select, 'beta2_positional_for', _affine_select_positional)
+
 check_module('nisa', globals(), (__name__, isa_select.__name__, isa_topk.__name__), dst_first=True,
              skip=frozenset({'get_nc_version', 'pe_transpose'}))
 
