@@ -1595,6 +1595,20 @@ def _affine_select_positional(args: Any) -> Any:
 
 setattr(affine_select, 'beta2_positional_for', _affine_select_positional)
 
+
+def _dma_compute_positional(args: Any) -> Any:
+    """The positional order of a Beta 2 dma_compute call, told by its third argument: an operator is NKI 0.3.0's
+    `(dst, srcs, reduce_op, scales=None, unique_indices=True)`, a list of scales the earlier `(dst, srcs, scales,
+    reduce_op)` (the 0.3.0 update guide, "nisa.dma_compute - Parameter Reorder")."""
+    if len(args) < 3:
+        return None
+    if callable(args[2]) and not isinstance(args[2], (list, tuple)):
+        return ('dst', 'srcs', 'reduce_op', 'scales', 'unique_indices', 'name')
+    return ('dst', 'srcs', 'scales', 'reduce_op', 'name')
+
+
+setattr(dma_compute, 'beta2_positional_for', _dma_compute_positional)
+
 check_module('nisa', globals(), (__name__, isa_select.__name__, isa_topk.__name__), dst_first=True,
              skip=frozenset({'get_nc_version', 'pe_transpose'}))
 

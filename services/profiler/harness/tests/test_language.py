@@ -2606,6 +2606,33 @@ def forward(x):
         result = self.ws.evaluate(reference, kernel)
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
+    def test_dma_compute_positional_arguments_in_the_nki_0_2_and_0_3_orders(self):
+        # the NKI 0.3.0 update guide, "nisa.dma_compute - Parameter Reorder": `dma_compute(dst, srcs, scales,
+        # reduce_op)` became `dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True)`. A positional
+        # reduce_op with scales= by keyword was Python's TypeError "got multiple values for argument 'scales'"
+        # (RUNTIME_ERROR); the orders are told apart by the third argument (an operator or a list of scales).
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.randn(32, 64).astype(np.float32), np.random.randn(32, 64).astype(np.float32)]
+
+
+def forward(a, b):
+    return np.stack([a + b, a + b, a + b], axis=1)
+''' + STANDARD_TRANSFORMS)
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(a, b):
+                out = nl.ndarray((32, 3, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+                u = nl.ndarray((32, 3, 64), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_compute(u[:, 0, :], [a, b], nl.add, scales=None, unique_indices=True)
+                nisa.dma_compute(u[:, 1, :], [a, b], nl.add, [1.0, 1.0])
+                nisa.dma_compute(u[:, 2, :], [a, b], [1.0, 1.0], nl.add)
+                nisa.dma_copy(dst=out, src=u)
+                return out
+            ''', header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
     def test_beta2_positional_arguments_bind_by_their_beta2_names(self):
         # the Beta 2 isa stub (nki/api/nki/isa/__init__.py) orders e.g. `tensor_copy(dst, src, engine=..., name=None)`,
         # `tensor_tensor(dst, data1, data2, op, engine=..., name=None)`, `memset(dst, value, engine=..., name=None)`,
