@@ -75,6 +75,9 @@ def normalized(function: Callable[..., Any], args: Tuple[Any, ...],
             kwargs[name] = value
         return args[len(order):], kwargs
     positional = getattr(function, 'beta2_positional', None)
+    choose = getattr(function, 'beta2_positional_for', None)
+    if choose is not None and args:     # an order told by the arguments (nisa.affine_select's two Beta 2 orders)
+        positional = choose(args)
     if positional is not None and getattr(function, 'own_destination', False) and args \
             and not isinstance(args[0], (Tensor, View)):
         positional = None       # memset / iota called in their Beta 1 form, returning a new tile
@@ -111,7 +114,7 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
     own_destination = 'dst' in declared
     accumulating = 'accumulate' not in declared
     beta2_order = getattr(function, 'beta2_order', None)
-    beta2_positional = getattr(function, 'beta2_positional', None)
+    beta2_positional = getattr(function, 'beta2_positional', None) or getattr(function, 'beta2_positional_for', None)
     accepted_keys: set = set()     # keyword name tuples found acceptable (the check depends on the names only)
     beta1_positional = BETA1_POSITIONAL.get(qualified)
 
@@ -178,7 +181,8 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
         return None
 
     setattr(call, 'dst_first', dst_first and not own_destination)
-    setattr(call, 'beta2_positional', beta2_positional)
+    setattr(call, 'beta2_positional', getattr(function, 'beta2_positional', None))
+    setattr(call, 'beta2_positional_for', getattr(function, 'beta2_positional_for', None))
     setattr(call, 'own_destination', own_destination)
     setattr(call, 'qualified', qualified)
     setattr(call, 'required', tuple(name for name, p in parameters.items()

@@ -1580,6 +1580,35 @@ _BETA2_POSITIONAL = {
 for _function, _order in _BETA2_POSITIONAL.items():
     setattr(_function, 'beta2_positional', _order)
 
+
+def _affine_select_positional(args: Any) -> Any:
+    """The Beta 2 positional order of an affine_select call, told by where its on_true_tile (the only tile after
+    dst) stands: NKI 0.3.0 moved offset to a keyword after cmp_op (the 0.3.0 update guide: `nisa.affine_select(dst,
+    pattern, channel_multiplier, on_true, on_false, offset=offset)`, before `(dst, pattern, offset,
+    channel_multiplier, on_true, on_false)`). None when neither position holds a tile."""
+    if len(args) >= 4 and is_tile(args[3]):
+        return ('dst', 'pattern', 'channel_multiplier', 'on_true_tile', 'on_false_value', 'cmp_op', 'offset', 'name')
+    if len(args) >= 5 and is_tile(args[4]) and not is_tile(args[3]):
+        return ('dst', 'pattern', 'offset', 'channel_multiplier', 'on_true_tile', 'on_false_value', 'cmp_op', 'name')
+    return None
+
+
+setattr(affine_select, 'beta2_positional_for', _affine_select_positional)
+
+
+def _dma_compute_positional(args: Any) -> Any:
+    """The positional order of a Beta 2 dma_compute call, told by its third argument: an operator is NKI 0.3.0's
+    `(dst, srcs, reduce_op, scales=None, unique_indices=True)`, a list of scales the earlier `(dst, srcs, scales,
+    reduce_op)` (the 0.3.0 update guide, "nisa.dma_compute - Parameter Reorder")."""
+    if len(args) < 3:
+        return None
+    if callable(args[2]) and not isinstance(args[2], (list, tuple)):
+        return ('dst', 'srcs', 'reduce_op', 'scales', 'unique_indices', 'name')
+    return ('dst', 'srcs', 'scales', 'reduce_op', 'name')
+
+
+setattr(dma_compute, 'beta2_positional_for', _dma_compute_positional)
+
 check_module('nisa', globals(), (__name__, isa_select.__name__, isa_topk.__name__), dst_first=True,
              skip=frozenset({'get_nc_version', 'pe_transpose'}))
 

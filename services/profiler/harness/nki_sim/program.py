@@ -150,7 +150,8 @@ class Recorder:
         out = self.out
         # normalized() leaves calls of a function without Beta 2 call forms as they are
         beta2_forms = bool(getattr(function, 'beta2_order', None)) or bool(getattr(function, 'dst_first', False)) \
-            or bool(getattr(function, 'beta2_positional', None))
+            or bool(getattr(function, 'beta2_positional', None)) \
+            or bool(getattr(function, 'beta2_positional_for', None))
 
         @functools.wraps(function)
         def recorded(*args: Any, **kwargs: Any) -> Any:

@@ -2568,6 +2568,71 @@ def forward(x):
         self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
         self.assertIn("nisa.nc_stream_shuffle() got multiple values for argument 'src'", result['message'])
 
+    def test_affine_select_positional_arguments_in_the_nki_0_2_and_0_3_orders(self):
+        # the NKI 0.3.0 update guide: "The offset parameter moved from the 3rd positional argument to a keyword
+        # argument with default 0": `nisa.affine_select(dst, pattern, channel_multiplier, on_true, on_false,
+        # offset=offset)` (the isa stub: `affine_select(dst, pattern, channel_multiplier, on_true_tile,
+        # on_false_value, cmp_op=equal, offset=0, name=None)`), before `(dst, pattern, offset, channel_multiplier,
+        # on_true, on_false)`. The simulator read every call in the 0.2.0 order: the 0.3.0 one was a RUNTIME_ERROR
+        # (int() of the tile), and a positional cmp_op after on_false was dropped.
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.randn(64, 64).astype(np.float32)]
+
+
+def forward(x):
+    p, j = np.arange(64)[:, None], np.arange(64)[None, :]
+    out = np.zeros((64, 4, 64), np.float32)
+    out[:, 0] = np.where(p - j == 0, x, 0.0)
+    out[:, 1] = np.where(p - j + 3 == 0, x, -1.0)
+    out[:, 2] = np.where(p - j >= 0, x, -2.0)
+    out[:, 3] = np.where(2 * p - j + 1 >= 0, x, -3.0)
+    return out
+''' + STANDARD_TRANSFORMS)
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((64, 4, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nl.ndarray((64, 64), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                u = nl.ndarray((64, 4, 64), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.affine_select(u[:, 0, :], [[-1, 64]], 1, t, 0.0)
+                nisa.affine_select(u[:, 1, :], [[-1, 64]], 1, t, -1.0, offset=3)
+                nisa.affine_select(u[:, 2, :], [[-1, 64]], 1, t, -2.0, nl.greater_equal, 0)
+                nisa.affine_select(u[:, 3, :], [[-1, 64]], 1, 2, t, -3.0, nl.greater_equal)
+                nisa.dma_copy(dst=out, src=u)
+                return out
+            ''', header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_dma_compute_positional_arguments_in_the_nki_0_2_and_0_3_orders(self):
+        # the NKI 0.3.0 update guide, "nisa.dma_compute - Parameter Reorder": `dma_compute(dst, srcs, scales,
+        # reduce_op)` became `dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True)`. A positional
+        # reduce_op with scales= by keyword was Python's TypeError "got multiple values for argument 'scales'"
+        # (RUNTIME_ERROR); the orders are told apart by the third argument (an operator or a list of scales).
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.randn(32, 64).astype(np.float32), np.random.randn(32, 64).astype(np.float32)]
+
+
+def forward(a, b):
+    return np.stack([a + b, a + b, a + b], axis=1)
+''' + STANDARD_TRANSFORMS)
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(a, b):
+                out = nl.ndarray((32, 3, 64), dtype=nl.float32, buffer=nl.shared_hbm)
+                u = nl.ndarray((32, 3, 64), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_compute(u[:, 0, :], [a, b], nl.add, scales=None, unique_indices=True)
+                nisa.dma_compute(u[:, 1, :], [a, b], nl.add, [1.0, 1.0])
+                nisa.dma_compute(u[:, 2, :], [a, b], [1.0, 1.0], nl.add)
+                nisa.dma_copy(dst=out, src=u)
+                return out
+            ''', header=BETA2_HEADER)
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
     def test_beta2_positional_arguments_bind_by_their_beta2_names(self):
         # the Beta 2 isa stub (nki/api/nki/isa/__init__.py) orders e.g. `tensor_copy(dst, src, engine=..., name=None)`,
         # `tensor_tensor(dst, data1, data2, op, engine=..., name=None)`, `memset(dst, value, engine=..., name=None)`,
