@@ -1,6 +1,7 @@
 #include "services/profiler/trainium/dma_queues.h"
 
 #include <algorithm>
+#include <functional>
 #include <limits>
 
 namespace accelopt::trainium {
@@ -8,6 +9,9 @@ namespace {
 
 // Busy intervals kept per queue for backfilling; older ones merge into the queue's horizon.
 constexpr size_t kLookBack = 32;
+// A DMA fills idle gaps of its queues piece by piece, up to this many pieces; the last piece waits for a
+// window that holds the rest.
+constexpr int kMaxPieces = 64;
 
 }  // namespace
 
@@ -17,30 +21,47 @@ DmaQueues::DmaQueues(const DeviceParams& params)
 
 DmaQueues::Issued DmaQueues::Issue(const DmaCost& cost, double earliest_ns) {
   const size_t needed = std::min(queues_.size(), static_cast<size_t>(std::max(cost.queues, 1)));
-  const double duration = cost.queue_busy_ns;
-  std::vector<size_t> idle;
+  double remaining = cost.queue_busy_ns;
+  Issued issued;
+  issued.start_ns = -1;
+  double t = earliest_ns;
+  std::vector<std::pair<double, size_t>> idle;  // (when it turns busy again, queue) of the queues idle at t
   idle.reserve(queues_.size());
-  double start = earliest_ns;
-  while (true) {
+  int pieces = 0;
+  while (remaining > 0) {
     idle.clear();
     double next = std::numeric_limits<double>::infinity();
     for (size_t k = 0; k < queues_.size(); ++k) {
-      const double earliest = queues_[k].EarliestStart(start, duration);
-      if (earliest <= start) {
-        idle.push_back(k);
+      const double free_at = queues_[k].BusyUntil(t);
+      if (free_at <= t) {
+        idle.emplace_back(queues_[k].IdleUntil(t), k);
       } else {
-        next = std::min(next, earliest);
+        next = std::min(next, free_at);
       }
     }
-    if (idle.size() >= needed) break;
-    start = next;  // a busy queue can take the whole transfer from here; before it, too few queues can
+    if (idle.size() < needed) {
+      t = next;  // some queue frees up here; finite because a busy queue was found
+      continue;
+    }
+    // The `needed` idle queues that stay idle longest; the piece runs until the first of them is busy again
+    // (or, at the piece limit, in one window that holds the rest).
+    std::sort(idle.begin(), idle.end(), std::greater<>());
+    const double window = idle[needed - 1].first - t;
+    if (window < remaining && pieces + 1 >= kMaxPieces) {
+      t = idle[needed - 1].first;  // the last piece does not fit: look again from where this window closes
+      continue;
+    }
+    const double piece = std::min(window, remaining);
+    for (size_t k = 0; k < needed; ++k) queues_[idle[k].second].Book(t, t + piece);
+    intervals_.emplace_back(t, t + piece);
+    if (issued.start_ns < 0) issued.start_ns = t;
+    remaining -= piece;
+    t += piece;
+    issued.transfer_end_ns = t;
+    ++pieces;
   }
-  Issued issued;
-  issued.start_ns = start;
-  issued.transfer_end_ns = start + duration;
+  if (issued.start_ns < 0) issued.start_ns = issued.transfer_end_ns = t;
   issued.completion_ns = issued.transfer_end_ns + fixed_latency_ns_;
-  for (size_t k = 0; k < needed; ++k) queues_[idle[k]].Book(start, issued.transfer_end_ns);
-  intervals_.emplace_back(issued.start_ns, issued.transfer_end_ns);
   return issued;
 }
 

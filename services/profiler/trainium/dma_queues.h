@@ -1,7 +1,8 @@
 // The DMA queues of a NeuronCore. A DMA is split over `queues` queues that transfer their shares
 // side by side. The compiler places DMA triggers where their data is ready rather than in program
-// order, so a DMA takes the earliest time window, at or after its inputs are ready, in which enough
-// queues are idle (backfilling gaps left by earlier DMAs, within a bounded look-back). Completion
+// order (it software-pipelines affine_range loops), so a DMA fills the idle time of enough queues
+// from when its inputs are ready, piece by piece (backfilling gaps left by DMAs booked before it,
+// within a bounded look-back), instead of waiting for one window that holds it whole. Completion
 // adds a fixed latency that overlaps with other transfers.
 #pragma once
 

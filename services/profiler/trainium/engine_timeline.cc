@@ -1,6 +1,7 @@
 #include "services/profiler/trainium/engine_timeline.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace accelopt::trainium {
 
@@ -16,6 +17,21 @@ double EngineTimeline::EarliestStart(double ready_ns, double duration_ns) const 
     start = std::max(start, it->second);
   }
   return start;
+}
+
+double EngineTimeline::BusyUntil(double t_ns) const {
+  double free = std::max(t_ns, horizon_ns_);
+  auto it = std::upper_bound(busy_.begin(), busy_.end(), free,
+                             [](double t, const std::pair<double, double>& b) { return t < b.second; });
+  for (; it != busy_.end() && it->first <= free; ++it) free = std::max(free, it->second);
+  return free;
+}
+
+double EngineTimeline::IdleUntil(double t_ns) const {
+  auto it = std::upper_bound(busy_.begin(), busy_.end(), t_ns,
+                             [](double t, const std::pair<double, double>& b) { return t < b.second; });
+  if (it == busy_.end()) return std::numeric_limits<double>::infinity();
+  return std::max(t_ns, it->first);
 }
 
 void EngineTimeline::Book(double start_ns, double end_ns) {

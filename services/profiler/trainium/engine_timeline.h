@@ -21,6 +21,12 @@ class EngineTimeline {
   // Earliest start at or after `ready_ns` of an instruction taking `duration_ns`.
   double EarliestStart(double ready_ns, double duration_ns) const;
 
+  // When the engine is idle at or after `t_ns`: `t_ns` itself, or the end of the busy run that holds it.
+  double BusyUntil(double t_ns) const;
+
+  // When the engine, idle at `t_ns` (BusyUntil(t_ns) == t_ns), next turns busy; infinity if never.
+  double IdleUntil(double t_ns) const;
+
   // Books [start_ns, end_ns) as busy.
   void Book(double start_ns, double end_ns);
 

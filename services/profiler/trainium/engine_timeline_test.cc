@@ -1,5 +1,7 @@
 #include "services/profiler/trainium/engine_timeline.h"
 
+#include <limits>
+
 #include "gtest/gtest.h"
 
 namespace accelopt::trainium {
@@ -15,6 +17,19 @@ TEST(EngineTimelineTest, AnInstructionTakesTheFirstGapItFitsAtOrAfterItsReadyTim
   EXPECT_DOUBLE_EQ(engine.EarliestStart(150, 100), 150);  // inside the first gap
   EXPECT_DOUBLE_EQ(engine.EarliestStart(380, 50), 400);   // [400, 450) after the busy [300, 400)
   EXPECT_DOUBLE_EQ(engine.EarliestStart(700, 10), 700);   // after everything
+}
+
+TEST(EngineTimelineTest, AnEngineSaysWhenItIsNextIdleAndWhenNextBusy) {
+  EngineTimeline engine(8);
+  engine.Book(100, 200);
+  engine.Book(300, 400);
+  engine.Book(200, 250);
+  EXPECT_DOUBLE_EQ(engine.BusyUntil(0), 0);
+  EXPECT_DOUBLE_EQ(engine.BusyUntil(100), 250);  // busy from 100 to 250 without a gap
+  EXPECT_DOUBLE_EQ(engine.BusyUntil(260), 260);
+  EXPECT_DOUBLE_EQ(engine.IdleUntil(0), 100);
+  EXPECT_DOUBLE_EQ(engine.IdleUntil(260), 300);
+  EXPECT_DOUBLE_EQ(engine.IdleUntil(400), std::numeric_limits<double>::infinity());
 }
 
 TEST(EngineTimelineTest, GapsOlderThanTheLookBackAreNotFilled) {

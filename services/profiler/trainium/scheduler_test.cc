@@ -264,6 +264,26 @@ TEST(SchedulerTest, DmaQueuesAreSharedByPartitions) {
   EXPECT_DOUBLE_EQ(s3.makespan_ns, 2 * 262144 / 4.0);
 }
 
+// The compiler software-pipelines a loop of load -> compute -> store: the next iteration's load is
+// issued before this iteration's store. A load that comes after a store in the trace fills the queues'
+// idle time before that store and finishes after it, instead of waiting for a gap that holds it whole.
+TEST(SchedulerTest, ALoadFillsTheIdleQueuesBeforeAnEarlierBookedStore) {
+  DeviceParams p = SimpleDeviceForTest();
+  const Trace trace = ParseTraceForTest(
+      "I id=0 op=load eng=dma p=128 n=1024 in=hbm:4096 out=sbuf:4096 dir=load bytes=524288 run=4096 hbm=io\n"
+      "I id=1 op=activation eng=act p=128 n=20000 in=sbuf:4096 out=sbuf:4096 dep=0\n"
+      "I id=2 op=store eng=dma p=128 n=1024 in=sbuf:4096 out=hbm:4096 dep=1 dir=store bytes=524288 run=4096 "
+      "hbm=io\n"
+      "I id=3 op=load eng=dma p=128 n=1024 in=hbm:4096 out=sbuf:4096 dir=load bytes=524288 run=4096 hbm=io\n");
+  const Schedule s = ScheduleTrace(trace, p);
+  const double transfer = 524288 / 16.0;  // one DMA on all 16 queues
+  EXPECT_DOUBLE_EQ(s.instructions[2].start_ns, transfer + 20000);
+  EXPECT_DOUBLE_EQ(s.instructions[3].start_ns, transfer);    // during the activation
+  EXPECT_DOUBLE_EQ(s.instructions[3].end_ns, 3 * transfer);  // the rest after the store
+  EXPECT_DOUBLE_EQ(s.busy.dma_ns, 3 * transfer);             // the queues never idle
+  EXPECT_DOUBLE_EQ(s.makespan_ns, 3 * transfer);
+}
+
 TEST(SchedulerTest, DmaLatencyIsExposedOnlyOnDependencyChains) {
   DeviceParams p = SimpleDeviceForTest();
   p.dma_fixed_latency_ns = 1000;
