@@ -30,7 +30,8 @@ constexpr char kSummarizerPrompt[] = "learn from measured experiments";
 
 std::string Example(const std::string& path) { return *core::ReadFile(kSourceDir + "/examples/silu/" + path); }
 
-// The baseline with [128, 128] tiles: four times the instructions, slower.
+// The baseline with [128, 32] tiles: 16 times the instructions and DMAs of 128-byte rows, which move far fewer
+// bytes per descriptor; well over 15% slower, so the search learns from it.
 std::string NarrowKernel() {
   return R"(import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
@@ -41,11 +42,11 @@ def kernel(x):
     M, N = x.shape
     out = nl.ndarray((M, N), dtype=x.dtype, buffer=nl.shared_hbm)
     for i in nl.affine_range(M // 128):
-        for j in nl.affine_range(N // 128):
-            x_tile = nl.load(x[i * 128:(i + 1) * 128, j * 128:(j + 1) * 128])
+        for j in nl.affine_range(N // 32):
+            x_tile = nl.load(x[i * 128:(i + 1) * 128, j * 32:(j + 1) * 32])
             sig = nl.sigmoid(x_tile)
             y = nl.multiply(x_tile, sig)
-            nl.store(out[i * 128:(i + 1) * 128, j * 128:(j + 1) * 128], value=y)
+            nl.store(out[i * 128:(i + 1) * 128, j * 32:(j + 1) * 32], value=y)
     return out
 )";
 }
