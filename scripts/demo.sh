@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make demo`: an offline optimization run. Starts a local cluster from the build in $1 (two simulator
-# workers), submits examples/softmax/job.yaml (realistic shape, builtin optimizer: no LLM, no Trainium), shows
+# workers), submits examples/rope/job.yaml (realistic shape, builtin optimizer: no LLM, no Trainium), shows
 # the live progress, prints the result and the experiences learned, writes the best kernel, stops the cluster,
 # and ends with the path of the job's HTML report.
 # Exits non-zero unless the job found a verified speedup above 1 and stored experiences.
@@ -9,7 +9,7 @@ build_dir=${1:-build/dev}
 bin="$build_dir/bin"
 data_dir="$build_dir/demo-cluster"
 out_dir="$build_dir/demo-result"
-job_file=${DEMO_JOB:-examples/softmax/job.yaml}
+job_file=${DEMO_JOB:-examples/rope/job.yaml}
 base_port=${DEMO_BASE_PORT:-50450}
 
 rm -rf "$data_dir" "$out_dir"
