@@ -4,8 +4,10 @@ profile, and `simulate`, which runs one kernel invocation under a fresh Run and 
 Inputs: numpy arrays become HBM tensors (in timing-only mode only their shape and dtype are used; an
 `InputSpec` can stand in for an array); other arguments (floats such as eps) pass through unchanged.
 """
+import dis
 import itertools
 import os
+import types
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
@@ -74,6 +76,8 @@ class Kernel:
         if run is None:
             outputs, _ = simulate(self, args, kwargs)
             return outputs
+        if run.beta2:
+            require_module_level_names(self.func)
         if not self.grid:
             return self.func(*args, **kwargs)
         return launch(run, self, args, kwargs)
@@ -113,6 +117,45 @@ def launch(run: runtime.Run, kernel: Kernel, args: Sequence[Any], kwargs: Dict[s
         run.shared_ordinal = ordinal
         run.observer.launch_end(run.program_ids, run.core_split)
     return returned
+
+
+def _nki_module(value: Any) -> bool:
+    name = getattr(value, '__name__', '') if isinstance(value, types.ModuleType) else ''
+    return any(name == root or name.startswith(root + '.') for root in ('nki', 'nki_sim', 'neuronxcc'))
+
+
+def require_module_level_names(func: Any) -> None:
+    """A Beta 2 kernel names the NKI modules it uses (`nl`, `nisa`, `nki`) as globals of its module. NKI's jit
+    "compiles a top-level NKI function" (the nki.jit page) and the NKI Compiler resolves a kernel's names against
+    its module's globals, so a kernel defined inside a factory function that imports `nki.language as nl` there
+    (a closure variable) does not compile on a device: a public kernel's author records "with a function-local
+    import the first device compile died with \"failed to resolve name 'nl.load'\" (simulate, which interprets
+    the python directly, was fine)". Such a closure variable is a COMPILE_ERROR naming it; other closure values and
+    Beta 1 kernels (traced by Python) are not affected."""
+    code = getattr(func, '__code__', None)
+    if code is None or not func.__closure__:
+        return
+    bound = {name: cell for name, cell in zip(code.co_freevars, func.__closure__)}
+    for name, cell in bound.items():
+        try:
+            value = cell.cell_contents
+        except ValueError:          # a free variable not yet bound
+            continue
+        if not _nki_module(value):
+            continue
+        used = name
+        instructions = list(dis.get_instructions(code))
+        for first, second in zip(instructions, instructions[1:]):
+            if first.opname == 'LOAD_DEREF' and first.argval == name and second.opname in ('LOAD_ATTR',
+                                                                                         'LOAD_METHOD'):
+                used = f'{name}.{second.argval}'
+                break
+        module = value.__name__.replace('nki_sim', 'nki', 1) if value.__name__.startswith('nki_sim') else \
+            value.__name__
+        raise CompileError(
+            f"{func.__name__}: failed to resolve name '{used}': `{name}` ({module}) is a variable of the "
+            'function that defines the kernel, not a global of its module; NKI compiles a top-level function and '
+            'resolves its names against the module\'s globals, so import it at module level')
 
 
 def jit(func: Any = None, **options: Any) -> Any:
@@ -187,6 +230,8 @@ def simulate(kernel: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]] 
     run.grid = kernel.grid
     run.core_split = kernel.core_split
     run.beta2 = uses_beta2(func)
+    if run.beta2:
+        require_module_level_names(func)
     run.integer_gpsimd = run.beta2
     run.observer = observer
     inputs = [_as_input(a, timing_only) for a in args]

@@ -221,6 +221,42 @@ class Beta2Test(unittest.TestCase):
             'nisa.nc_matmul(dst=acc, stationary=lhs[64:128, :], moving=rhs[64:128, :])'))
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
+    def test_a_kernel_naming_nl_through_its_factory_function_does_not_compile(self):
+        # NKI compiles a top-level function against its module's globals; a public kernel's author records the
+        # device compile of this form failing with "failed to resolve name 'nl.load'"
+        reference = self.ws.reference(SIMPLE_REFERENCE)
+        factory = """
+            def make_kernel():
+                import nki
+                import nki.language as nl
+
+                @nki.jit
+                def row_double(x_in):
+                    x = nl.load(x_in)
+                    out = nl.ndarray(x.shape, dtype=x_in.dtype, buffer=nl.shared_hbm)
+                    nl.store(out, nl.multiply(x, 2.0))
+                    return out
+
+                return row_double
+
+
+            kernel = make_kernel()
+            """
+        result = self.ws.evaluate(reference, self.ws.kernel(factory, header='import numpy as np\n\n\n\n'))
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result)
+        self.assertIn("row_double: failed to resolve name 'nl.load': `nl` (nki.language) is a variable of the "
+                      "function that defines the kernel", result['message'])
+        # the same kernel with the modules imported at module level (the author's fix) verifies, and so does a
+        # Beta 1 kernel built by a factory (traced by Python, which resolves closures)
+        module_level = factory.replace('                import nki\n                import nki.language as nl\n',
+                                       '')
+        result = self.ws.evaluate(reference, self.ws.kernel(module_level, header=BETA2_HEADER))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        beta1 = factory.replace('import nki\n', 'import neuronxcc.nki as nki\n').replace(
+            'import nki.language as nl', 'import neuronxcc.nki.language as nl')
+        result = self.ws.evaluate(reference, self.ws.kernel(beta1, header='import numpy as np\n\n\n\n'))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
     def test_beta2_positional_form_in_a_beta1_kernel_points_at_the_cause(self):
         header = BETA2_HEADER.replace('import nki\n', 'import neuronxcc.nki as nki\n')
         header = header.replace('import nki.', 'import neuronxcc.nki.')
