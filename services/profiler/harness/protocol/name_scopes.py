@@ -47,19 +47,24 @@ class _Scope:
         return scope
 
 
+def _parameters(args):
+    """A function's parameters (`ast.arg` nodes) and its defaults, which are evaluated where it is defined."""
+    parameters = args.posonlyargs + args.args + args.kwonlyargs + \
+        [arg for arg in (args.vararg, args.kwarg) if arg is not None]
+    return parameters, args.defaults + [default for default in args.kw_defaults if default is not None]
+
+
 def _outer_and_inner(node):
     """A scope node's children evaluated in the enclosing scope, and those of its own scope."""
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        arguments = node.args.posonlyargs + node.args.args + node.args.kwonlyargs + \
-            [arg for arg in (node.args.vararg, node.args.kwarg) if arg is not None]
-        outer = node.decorator_list + node.args.defaults + [d for d in node.args.kw_defaults if d is not None] + \
-            [arg.annotation for arg in arguments if arg.annotation is not None] + \
+        parameters, defaults = _parameters(node.args)
+        outer = node.decorator_list + defaults + \
+            [arg.annotation for arg in parameters if arg.annotation is not None] + \
             ([node.returns] if node.returns is not None else [])
-        return outer, arguments + node.body
+        return outer, parameters + node.body
     if isinstance(node, ast.Lambda):
-        return node.args.defaults + [d for d in node.args.kw_defaults if d is not None], \
-            node.args.posonlyargs + node.args.args + node.args.kwonlyargs + \
-            [arg for arg in (node.args.vararg, node.args.kwarg) if arg is not None] + [node.body]
+        parameters, defaults = _parameters(node.args)
+        return defaults, parameters + [node.body]
     if isinstance(node, ast.ClassDef):
         return node.decorator_list + node.bases + node.keywords, node.body
     # a comprehension: its first iterable is evaluated outside it
