@@ -17,17 +17,19 @@ namespace {
 
 constexpr std::array<const char*, 3> kRoleNames = {"planner", "executor", "summarizer"};
 
-// Starts one unary InfoService call with `deadline`; `done` gets the response or the RPC's error.
+// Starts one unary InfoService call, one of `calls`, with `deadline`; `done` gets the response or the RPC's error.
 template <typename Request, typename Response, typename Start>
-void StartCall(Request request, absl::Duration deadline, Start start,
+void StartCall(CallsInFlight& calls, Request request, absl::Duration deadline, Start start,
                absl::AnyInvocable<void(absl::StatusOr<Response>) &&> done) {
   struct Call {
+    explicit Call(CallsInFlight::Token t) : token(std::move(t)) {}
+    CallsInFlight::Token token;  // first: released after the context
     grpc::ClientContext context;
     Request request;
     Response response;
     absl::AnyInvocable<void(absl::StatusOr<Response>) &&> done;
   };
-  auto call = std::make_shared<Call>();
+  auto call = std::make_shared<Call>(calls.Enter());
   call->request = std::move(request);
   call->done = std::move(done);
   call->context.set_deadline(absl::ToChronoTime(absl::Now() + deadline));
@@ -41,7 +43,7 @@ void StartCall(Request request, absl::Duration deadline, Start start,
 
 void GrpcAgentInfoClient::GetProviders(absl::Duration deadline, ProvidersDone done) {
   StartCall<v1::GetInfoRequest, v1::GetInfoResponse>(
-      {}, deadline,
+      calls_, {}, deadline,
       [this](auto* context, auto* request, auto* response, auto on_done) {
         stub_->async()->GetInfo(context, request, response, std::move(on_done));
       },
@@ -55,7 +57,7 @@ void GrpcAgentInfoClient::CheckModel(const v1::ModelSpec& model, absl::Duration 
   v1::CheckModelRequest request;
   *request.mutable_model() = model;
   StartCall<v1::CheckModelRequest, v1::CheckModelResponse>(
-      std::move(request), deadline,
+      calls_, std::move(request), deadline,
       [this](auto* context, auto* request, auto* response, auto on_done) {
         stub_->async()->CheckModel(context, request, response, std::move(on_done));
       },

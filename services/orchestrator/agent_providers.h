@@ -20,6 +20,7 @@
 #include "absl/time/time.h"
 #include "accelopt/v1/info_service.grpc.pb.h"
 #include "accelopt/v1/job.pb.h"
+#include "services/orchestrator/calls_in_flight.h"
 
 namespace accelopt::orchestrator {
 
@@ -48,6 +49,7 @@ class GrpcAgentInfoClient final : public AgentInfoClient {
 
  private:
   std::unique_ptr<v1::InfoService::Stub> stub_;
+  CallsInFlight calls_;  // last: destroyed first
 };
 
 // Checks submitted jobs' models with the agent services. Thread-safe.

@@ -34,9 +34,10 @@ class RetryingCall : public CallHandle, public std::enable_shared_from_this<Retr
   using Start = std::function<void(grpc::ClientContext*, const Request*, Response*, std::function<void(grpc::Status)>)>;
 
   // `retry` null: no retries. `agent`/`method` name the call in metrics and retry events.
-  RetryingCall(Request request, absl::Duration deadline, Callback<Response> done, Start start,
-               const AgentRetryOptions* retry, std::string agent, std::string method)
-      : request_(std::move(request)),
+  RetryingCall(CallsInFlight::Token token, Request request, absl::Duration deadline, Callback<Response> done,
+               Start start, const AgentRetryOptions* retry, std::string agent, std::string method)
+      : token_(std::move(token)),
+        request_(std::move(request)),
         done_(std::move(done)),
         start_(std::move(start)),
         retry_(retry),
@@ -92,8 +93,17 @@ class RetryingCall : public CallHandle, public std::enable_shared_from_this<Retr
       if (wait.has_value()) {
         alarms_.push_back(std::make_unique<grpc::Alarm>());
         alarm_ = alarms_.back().get();
-        alarm_->Set(absl::ToChronoTime(absl::Now() + *wait),
-                    [self = this->shared_from_this()](bool) { self->Attempt(); });
+        // A grpc::Alarm keeps its callback until the alarm is destroyed, so a callback owning this call would
+        // make a cycle through alarms_: the backoff's own reference is dropped when it fires instead.
+        backoff_owner_ = this->shared_from_this();
+        alarm_->Set(absl::ToChronoTime(absl::Now() + *wait), [this](bool) {
+          std::shared_ptr<RetryingCall> self;
+          {
+            absl::MutexLock lock(&mu_);
+            self = std::move(backoff_owner_);
+          }
+          self->Attempt();
+        });
       }
     }
     if (!wait.has_value()) {
@@ -108,6 +118,7 @@ class RetryingCall : public CallHandle, public std::enable_shared_from_this<Retr
     if (retry_->on_retry) retry_->on_retry({agent_, method_, failed, schedule_.retries(), *wait, job_id_, false});
   }
 
+  const CallsInFlight::Token token_;  // first: released after the contexts below
   Request request_;
   Response response_;
   Callback<Response> done_;
@@ -123,21 +134,24 @@ class RetryingCall : public CallHandle, public std::enable_shared_from_this<Retr
   // Every attempt's context and every backoff's alarm live as long as the call.
   std::vector<std::unique_ptr<grpc::ClientContext>> contexts_ ABSL_GUARDED_BY(mu_);
   std::vector<std::unique_ptr<grpc::Alarm>> alarms_ ABSL_GUARDED_BY(mu_);
-  grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;  // the attempt in flight
-  grpc::Alarm* alarm_ ABSL_GUARDED_BY(mu_) = nullptr;            // the backoff in progress
+  grpc::ClientContext* context_ ABSL_GUARDED_BY(mu_) = nullptr;       // the attempt in flight
+  grpc::Alarm* alarm_ ABSL_GUARDED_BY(mu_) = nullptr;                 // the backoff in progress
+  std::shared_ptr<RetryingCall> backoff_owner_ ABSL_GUARDED_BY(mu_);  // this call, while a backoff waits
 };
 
-// Starts `start(context, request, response, on_done)` (a stub->async() method), retried per `retry` (null:
-// never), and reports the response or the final RPC error to `done`.
+// Starts `start(context, request, response, on_done)` (a stub->async() method) as one of `calls`, retried per
+// `retry` (null: never), and reports the response or the final RPC error to `done`.
 template <typename Request, typename Response>
-std::shared_ptr<CallHandle> StartCall(Request request, absl::Duration deadline, Callback<Response> done,
-                                      typename RetryingCall<Request, Response>::Start start,
+std::shared_ptr<CallHandle> StartCall(CallsInFlight& calls, Request request, absl::Duration deadline,
+                                      Callback<Response> done, typename RetryingCall<Request, Response>::Start start,
                                       const AgentRetryOptions* retry = nullptr, std::string agent = "",
                                       std::string method = "") {
-  auto call = std::make_shared<RetryingCall<Request, Response>>(
-      std::move(request), deadline, std::move(done), std::move(start), retry, std::move(agent), std::move(method));
+  auto call =
+      std::make_shared<RetryingCall<Request, Response>>(calls.Enter(), std::move(request), deadline, std::move(done),
+                                                        std::move(start), retry, std::move(agent), std::move(method));
+  std::shared_ptr<CallHandle> handle = calls.Watch(call);
   call->Attempt();
-  return call;
+  return handle;
 }
 
 }  // namespace
@@ -163,7 +177,7 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
 std::shared_ptr<CallHandle> GrpcPlannerClient::Plan(v1::PlanRequest request, absl::Duration deadline,
                                                     Callback<v1::PlanResponse> done) {
   return StartCall<v1::PlanRequest, v1::PlanResponse>(
-      std::move(request), deadline, std::move(done),
+      calls_, std::move(request), deadline, std::move(done),
       [this](auto* ctx, auto* req, auto* resp, auto on_done) {
         stub_->async()->Plan(ctx, req, resp, std::move(on_done));
       },
@@ -173,7 +187,7 @@ std::shared_ptr<CallHandle> GrpcPlannerClient::Plan(v1::PlanRequest request, abs
 std::shared_ptr<CallHandle> GrpcExecutorClient::Implement(v1::ImplementRequest request, absl::Duration deadline,
                                                           Callback<v1::ImplementResponse> done) {
   return StartCall<v1::ImplementRequest, v1::ImplementResponse>(
-      std::move(request), deadline, std::move(done),
+      calls_, std::move(request), deadline, std::move(done),
       [this](auto* ctx, auto* req, auto* resp, auto on_done) {
         stub_->async()->Implement(ctx, req, resp, std::move(on_done));
       },
@@ -184,7 +198,7 @@ std::shared_ptr<CallHandle> GrpcMemoryClient::QueryExperiences(v1::QueryExperien
                                                                absl::Duration deadline,
                                                                Callback<v1::QueryExperiencesResponse> done) {
   return StartCall<v1::QueryExperiencesRequest, v1::QueryExperiencesResponse>(
-      std::move(request), deadline, std::move(done),
+      calls_, std::move(request), deadline, std::move(done),
       [this](auto* ctx, auto* req, auto* resp, auto on_done) {
         stub_->async()->QueryExperiences(ctx, req, resp, std::move(on_done));
       },
@@ -195,7 +209,7 @@ std::shared_ptr<CallHandle> GrpcMemoryClient::SummarizeIteration(v1::SummarizeIt
                                                                  absl::Duration deadline,
                                                                  Callback<v1::SummarizeIterationResponse> done) {
   return StartCall<v1::SummarizeIterationRequest, v1::SummarizeIterationResponse>(
-      std::move(request), deadline, std::move(done),
+      calls_, std::move(request), deadline, std::move(done),
       [this](auto* ctx, auto* req, auto* resp, auto on_done) {
         stub_->async()->SummarizeIteration(ctx, req, resp, std::move(on_done));
       },
@@ -212,7 +226,7 @@ GrpcProfilerWorker::GrpcProfilerWorker(const std::string& address,
 std::shared_ptr<CallHandle> GrpcProfilerWorker::Profile(const v1::ProfileRequest& request, absl::Duration deadline,
                                                         Callback<v1::ProfileResult> done) {
   return StartCall<v1::ProfileRequest, v1::ProfileResponse>(
-      request, deadline,
+      calls_, request, deadline,
       [done = std::move(done)](absl::StatusOr<v1::ProfileResponse> response) mutable {
         if (!response.ok()) return std::move(done)(response.status());
         std::move(done)(std::move(*response->mutable_result()));
@@ -224,7 +238,8 @@ std::shared_ptr<CallHandle> GrpcProfilerWorker::Profile(const v1::ProfileRequest
 
 std::shared_ptr<CallHandle> GrpcProfilerWorker::GetStatus(absl::Duration deadline, Callback<v1::WorkerStatus> done) {
   return StartCall<v1::GetWorkerStatusRequest, v1::WorkerStatus>(
-      v1::GetWorkerStatusRequest(), deadline, std::move(done), [this](auto* ctx, auto* req, auto* resp, auto on_done) {
+      calls_, v1::GetWorkerStatusRequest(), deadline, std::move(done),
+      [this](auto* ctx, auto* req, auto* resp, auto on_done) {
         stub_->async()->GetWorkerStatus(ctx, req, resp, std::move(on_done));
       });
 }
@@ -233,7 +248,7 @@ std::shared_ptr<CallHandle> GrpcProfilerWorker::CheckHealth(absl::Duration deadl
                                                             absl::AnyInvocable<void(absl::Status) &&> done) {
   using grpc::health::v1::HealthCheckResponse;
   return StartCall<grpc::health::v1::HealthCheckRequest, HealthCheckResponse>(
-      grpc::health::v1::HealthCheckRequest(), deadline,
+      calls_, grpc::health::v1::HealthCheckRequest(), deadline,
       [done = std::move(done)](absl::StatusOr<HealthCheckResponse> response) mutable {
         if (!response.ok()) return std::move(done)(response.status());
         if (response->status() != HealthCheckResponse::SERVING) {

@@ -18,6 +18,7 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "services/orchestrator/agent_clients.h"
 #include "services/orchestrator/agent_retry.h"
+#include "services/orchestrator/calls_in_flight.h"
 #include "services/orchestrator/worker_pool.h"
 
 namespace accelopt::orchestrator {
@@ -43,6 +44,7 @@ class GrpcPlannerClient : public PlannerClient {
  private:
   std::unique_ptr<v1::PlannerService::Stub> stub_;
   const AgentRetryOptions retry_;
+  CallsInFlight calls_;  // last: destroyed first
 };
 
 class GrpcExecutorClient : public ExecutorClient {
@@ -55,6 +57,7 @@ class GrpcExecutorClient : public ExecutorClient {
  private:
   std::unique_ptr<v1::ExecutorService::Stub> stub_;
   const AgentRetryOptions retry_;
+  CallsInFlight calls_;  // last: destroyed first
 };
 
 class GrpcMemoryClient : public MemoryClient {
@@ -69,6 +72,7 @@ class GrpcMemoryClient : public MemoryClient {
  private:
   std::unique_ptr<v1::MemoryService::Stub> stub_;
   const AgentRetryOptions retry_;
+  CallsInFlight calls_;  // last: destroyed first
 };
 
 class GrpcProfilerWorker : public ProfilerWorker {
@@ -89,6 +93,7 @@ class GrpcProfilerWorker : public ProfilerWorker {
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<v1::ProfilerService::Stub> stub_;
   std::unique_ptr<grpc::health::v1::Health::Stub> health_;
+  CallsInFlight calls_;  // last: destroyed first
 };
 
 }  // namespace accelopt::orchestrator

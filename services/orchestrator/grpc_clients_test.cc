@@ -158,6 +158,17 @@ TEST_F(GrpcClientsTest, CancelStopsTheRetries) {
   EXPECT_EQ(give_ups_.load(), 0);
 }
 
+TEST_F(GrpcClientsTest, DestroyingTheClientCancelsItsCallsAndWaitsForThem) {
+  // Nothing listens: the call retries until its owner goes away.
+  auto client = std::make_unique<GrpcPlannerClient>(MakeChannel(address_), Retry(absl::Seconds(60)));
+  auto result = Plan(*client, absl::Seconds(60));
+  ASSERT_EQ(third_retry_.get_future().wait_for(std::chrono::seconds(20)), std::future_status::ready);
+  client.reset();
+  // The call had reported before the destructor returned.
+  ASSERT_EQ(result.wait_for(std::chrono::seconds(0)), std::future_status::ready);
+  EXPECT_TRUE(absl::IsCancelled(result.get().status()));
+}
+
 TEST_F(GrpcClientsTest, CallsSpreadOverEveryAddressTheTargetResolvesTo) {
   // Two planner pods behind one name (a headless Service): a static two-address target stands in for DNS.
   CannedPlanner second;
