@@ -230,6 +230,8 @@ def _binary(name, ufunc):
         if isinstance(ufunc, MagnitudeChoice):
             ufunc.require_generation()
         tiles = [v for v in (x, y) if isinstance(v, (Tensor, View))]
+        if len(tiles) == 2:
+            _same_partitions_in_beta2(name, operand(tiles[0]), operand(tiles[1]))
         op = 'tensor_tensor'
         if len(tiles) < 2 or any(free_elements(operand(t)) == 1 for t in tiles) and \
                 free_elements(operand(tiles[0])) != free_elements(operand(tiles[1])):
@@ -239,6 +241,21 @@ def _binary(name, ufunc):
     operation.__name__ = name
     operation.alu = ufunc
     return operation
+
+
+def _same_partitions_in_beta2(name: str, a: View, b: View) -> None:
+    """A Beta 2 (`nki`) kernel's elementwise arithmetic on two tiles (`nl.subtract(x, y)`, `x - y`, `dst[...] +=
+    t`) needs the same partition size: the NKI 0.3.0 compiler's verifier refuses "partition-mismatched
+    tensor-tensor arith ((1,1) - (P_TILE,1), (P_TILE,1) - (1,NVIR))" (a public BLAS library's device record,
+    whose fix lifts every operand with nl.broadcast_to first), and the Beta 2 nki.language pages no longer call
+    the operands "broadcastable" as Beta 1's did. A free-axis broadcast ((P, N) with (P, 1)) stays; a Beta 1
+    kernel keeps the partition broadcast its nl.add page shows."""
+    if a.shape[0] == b.shape[0] or not current().beta2:
+        return
+    raise CompileError(
+        f'nl.{name}: tiles of shapes {tuple(a.shape)} and {tuple(b.shape)} differ in partition size; in an nki '
+        '(Beta 2) kernel the compiler refuses a partition broadcast in tensor-tensor arithmetic (both tiles must '
+        'have the same partition size): lift the smaller one first with nl.broadcast_to(t, shape)')
 
 
 def fold_positions(ufunc: Any, *positions: int) -> Sequence[int]:

@@ -49,6 +49,22 @@ def forward(x):
 ''' + STANDARD_TRANSFORMS
 
 
+def row_tile_kernel(*lines):
+    """A Beta-2-call-form kernel of x [128, 64]: t = x in SBUF, then `lines`, then the line SUBTRACT (marked
+    `# <- here`) that leaves r, stored as the output."""
+    middle = ''.join(f'\n                {line}' for line in lines)
+    return f'''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x){middle}
+                SUBTRACT  # <- here
+                nisa.dma_copy(dst=out, src=r)
+                return out
+            '''
+
+
 def corpus_pairs():
     names = sorted(f[:-len('_reference.py')] for f in os.listdir(CORPUS) if f.endswith('_reference.py'))
     return [(name, os.path.join(CORPUS, name + '.py'), os.path.join(CORPUS, name + '_reference.py'))
@@ -646,36 +662,58 @@ class Beta2Test(unittest.TestCase):
         documented forms (tensor_scalar with the [P, 1] operand, or the operand broadcast first) stay OK, and a
         Beta 1 kernel keeps the broadcast (neuronxcc compiles it)."""
         reference = self.ws.reference(ROW_MAX_REFERENCE)
-        body = '''
-            @nki.jit
-            def kernel(x):
-                out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
-                t = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
-                nisa.dma_copy(dst=t, src=x)
-                m = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.sbuf)
-                nisa.tensor_reduce(dst=m, op=nl.maximum, data=t, axis=1, keepdims=True)
-                r = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
-                SUBTRACT  # <- here
-                nisa.dma_copy(dst=out, src=r)
-                return out
-            '''
-        refused = 'nisa.tensor_tensor(dst=r, data1=t, data2=m, op=nl.subtract)'
-        kernel = self.ws.kernel(body.replace('SUBTRACT', refused), header=BETA2_HEADER)
-        result = self.ws.evaluate(reference, kernel)
-        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
-        self.assertIn('data1 (128, 64) and data2 (128, 1) differ in partition size or in elements per partition '
-                      '(64 and 1)', result['message'])
-        self.assertEqual(result['line'], line_of(kernel, '# <- here'))
-        for documented in ('nisa.tensor_scalar(dst=r, data=t, op0=nl.subtract, operand0=m)',
-                           'nisa.tensor_tensor(dst=r, data1=t, data2=m.broadcast_to((128, 64)), op=nl.subtract)'):
-            with self.subTest(documented=documented):
-                kernel = self.ws.kernel(body.replace('SUBTRACT', documented), header=BETA2_HEADER)
+        body = row_tile_kernel('m = nl.ndarray((128, 1), dtype=x.dtype, buffer=nl.sbuf)',
+                               'nisa.tensor_reduce(dst=m, op=nl.maximum, data=t, axis=1, keepdims=True)',
+                               'r = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)')
+        self.assert_refused_in_beta2_only(
+            reference, body, ['nisa.tensor_tensor(dst=r, data1=t, data2=m, op=nl.subtract)'],
+            ['data1 (128, 64) and data2 (128, 1) differ in partition size or in elements per partition (64 and 1)'],
+            ['nisa.tensor_scalar(dst=r, data=t, op0=nl.subtract, operand0=m)',
+             'nisa.tensor_tensor(dst=r, data1=t, data2=m.broadcast_to((128, 64)), op=nl.subtract)'])
+
+    def assert_refused_in_beta2_only(self, reference, body, refused, messages, documented):
+        """Each `refused` form put in `body` at SUBTRACT is, in a Beta 2 kernel, a COMPILE_ERROR at the
+        `# <- here` line whose message holds all of `messages`; each `documented` form verifies; the first refused
+        form verifies in a Beta 1 (neuronxcc) kernel."""
+        for form in refused:
+            with self.subTest(refused=form):
+                kernel = self.ws.kernel(body.replace('SUBTRACT', form), header=BETA2_HEADER)
+                result = self.ws.evaluate(reference, kernel)
+                self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+                for message in messages:
+                    self.assertIn(message, result['message'])
+                self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+        for form in documented:
+            with self.subTest(documented=form):
+                kernel = self.ws.kernel(body.replace('SUBTRACT', form), header=BETA2_HEADER)
                 result = self.ws.evaluate(reference, kernel)
                 self.assertEqual(result['verdict'], 'OK', result['message'])
         header = BETA2_HEADER.replace('import nki\n', 'import neuronxcc.nki as nki\n')
         header = header.replace('import nki.', 'import neuronxcc.nki.')
-        result = self.ws.evaluate(reference, self.ws.kernel(body.replace('SUBTRACT', refused), header=header))
+        result = self.ws.evaluate(reference, self.ws.kernel(body.replace('SUBTRACT', refused[0]), header=header))
         self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_nl_arithmetic_on_tiles_of_different_partition_sizes_is_refused_in_beta2(self):
+        """A public BLAS library's device record: NKI 0.3.0's verifier rejects "partition-mismatched tensor-tensor
+        arith" (`nl.subtract` of a (1, 1) and a (P, 1) tile), which the simulator broadcast and verified; its fix
+        lifts the operands with nl.broadcast_to first. A Beta 2 kernel subtracting a [1, F] row from a [P, F] tile
+        (by nl.subtract or the `-` operator) is now a COMPILE_ERROR naming both shapes; the broadcast_to form
+        verifies, and a Beta 1 kernel keeps the partition broadcast its nl.add page shows."""
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(128, 64)).astype(np.float32)]
+
+
+def forward(x):
+    return x - x[0:1, :]
+''' + STANDARD_TRANSFORMS)
+        body = row_tile_kernel('row = nl.ndarray((1, 64), dtype=x.dtype, buffer=nl.sbuf)',
+                               'nisa.dma_copy(dst=row, src=x[0:1, 0:64])')
+        self.assert_refused_in_beta2_only(
+            reference, body, ['r = nl.subtract(t, row)', 'r = t - row'],
+            ['nl.subtract: tiles of shapes (128, 64) and (1, 64) differ in partition size',
+             'nl.broadcast_to(t, shape)'],
+            ['r = nl.subtract(t, nl.broadcast_to(row, (128, 64)))'])
 
     def test_tensor_scalar_tile_operands_are_float32_in_beta2(self):
         """nisa.tensor_scalar: with arithmetic operators "the operand0 and operand1 (if used) must be float32". The
