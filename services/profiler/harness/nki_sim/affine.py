@@ -183,7 +183,9 @@ class MGrid:
 
     def __getitem__(self, key):
         if not isinstance(key, tuple):
-            key = (key,)
+            # "Same as NumPy mgrid" (the nl.mgrid page): one slice gives one index array, np.mgrid[0:4].shape
+            # is (4,), not a tuple of one
+            return self[key,][0]
         ndim = len(key)
         parts = []
         for part in key:

@@ -170,6 +170,11 @@ def _pe_tile(position: Any, size: Any) -> None:
     given = [v for v in (position, size) if v is not None and tuple(v) != ()]
     if not given:
         return
+    if len(given) == 1:
+        # the compiler's own check: "nc_matmul tile_position and tile_size must be both set or not set."
+        raise CompileError(f'nc_matmul: tile_position {position!r} and tile_size {size!r} must be both set or '
+                           'not set (tile_size (row_size, column_size) places the matmul at tile_position '
+                           '(row, column) of the 128x128 PE array)')
     try:
         pos = tuple(int(v) for v in position)
         extent = tuple(int(v) for v in size)

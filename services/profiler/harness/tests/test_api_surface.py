@@ -318,6 +318,22 @@ class ApiSurfaceTest(unittest.TestCase):
             ''', a, b)
         self.assertIn('tile_position', message)
 
+    def test_matmul_tile_size_without_tile_position_is_named_as_such(self):
+        # one field without the other: the message names the pairing (it said the empty tile_position was
+        # "a multiple of" the tile size), for either one missing, in the Beta 2 dst form
+        a, b = self.normal(64, 64), self.normal(64, 128)
+        for fields in ('tile_size=(64, 64)', 'tile_position=(0, 0)'):
+            message = self.refused(f'''
+                @nki.jit
+                def kernel(a, b):
+                    out = nl.ndarray((64, 128), dtype=np.float32, buffer=nl.shared_hbm)
+                    p = nl.ndarray((64, 128), dtype=np.float32, buffer=nl.psum)
+                    nisa.nc_matmul(dst=p, stationary=nl.load(a), moving=nl.load(b), {fields})
+                    nl.store(out, nl.copy(p))
+                    return out
+                ''', a, b)
+            self.assertIn('must be both set or not set', message)
+
     def test_reciprocal_takes_an_engine(self):
         path = self.ws.kernel('''
             @nki.jit
@@ -378,6 +394,36 @@ class ApiSurfaceTest(unittest.TestCase):
         x = self.normal(64, 64)
         out, _ = self.ws.run(path, x)
         np.testing.assert_array_equal(out, np.tril(x).T)
+
+    def test_an_mgrid_of_one_slice_is_one_index_as_numpy_gives_it(self):
+        # "Same as NumPy mgrid" (the nl.mgrid page): np.mgrid[0:4].shape is (4,), so nl.mgrid[0:n] is one index
+        # that takes arithmetic and [:, None] like nl.arange(n) (it was a tuple of one: `+` was a TypeError)
+        path = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                i_f = nl.mgrid[0:x.shape[1]][None, :]
+                for r in nl.affine_range((x.shape[0] + 127) // 128):
+                    row = r * 128 + nl.mgrid[0:128][:, None]
+                    t = nl.load(x[row, i_f], mask=(row < x.shape[0]))
+                    nl.store(out[row, i_f], nl.multiply(t, 2.0), mask=(row < x.shape[0]))
+                return out
+            ''')
+        x = self.normal(200, 48)
+        out, _ = self.ws.run(path, x)
+        np.testing.assert_array_equal(out, 2 * x)
+        # a one-dimensional tile from it is a tile of that many partitions, refused past 128
+        message = self.refused('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                i = nl.mgrid[0:256]
+                t = nl.zeros((256,), dtype=x.dtype, buffer=nl.sbuf)
+                t[i] = nl.load(x[i])
+                nl.store(out[i], t)
+                return out
+            ''', self.normal(256))
+        self.assertIn('partition dimension 256 exceeds 128', message)
 
     def test_masked_transposes_write_only_the_masked_part_of_the_result(self):
         # the mask is over the [F, P] result: the nki-samples flash attention masks nc_transpose with a causal
