@@ -9,8 +9,8 @@ Nothing of the host's packages is ever imported. One name is real: `torch_neuron
 older NKI documentation examples, is the simulator's nki.jit, under its public name and its home
 `torch_neuronx.xla_impl.ops.nki_jit` (the import neuronx-distributed-inference's modules use, `nki_jit()(kernel)`).
 And a kernel file may register its kernel with torch when it is imported: `@nki_op("ns::op", mutates_args={})` on a
-torch function that calls the kernel (torch-neuronx's "How to work with NKI kernels" page and its quickstart),
-`wrap_nki(kernel)[lnc]` (torch_neuronx, torch_neuronx.nki_hop), then `op.register_autograd(...)` /
+torch function that calls the kernel (torch-neuronx's "How to work with NKI kernels" page and its quickstart), or
+torch's own `@torch.library.custom_op("ns::op", mutates_args=())`, which nki_op wraps, `wrap_nki(kernel)[lnc]` (torch_neuronx, torch_neuronx.nki_hop), then `op.register_autograd(...)` /
 `op.register_fake(...)`: each gives a HostOperator, a torch operator that only host code calls. The registration
 runs and does nothing; the NKI kernel itself stays the module's kernel, which the simulator runs."""
 from nki_sim.errors import CompileError
@@ -117,9 +117,17 @@ def wrap_nki(kernel, *args, **kwargs):
     return HostOperator(f'torch_neuronx.wrap_nki({getattr(kernel, "__name__", "?")})')
 
 
+def custom_op(name, fn=None, *args, **kwargs):
+    """torch.library.custom_op(name, fn=None, /, *, mutates_args, ...): torch's own registration of a Python
+    function as operator `name`, which nki_op wraps; as a decorator, or given the function (`fn`)."""
+    if callable(fn):
+        return HostOperator(f'torch.library.custom_op({name!r})')
+    return lambda function: HostOperator(f'torch.library.custom_op({name!r})')
+
+
 KNOWN = {'torch_neuronx.nki_jit': jit, 'torch_neuronx.xla_impl.ops.nki_jit': jit,
          'torch_neuronx.nki_op': nki_op, 'torch_neuronx.wrap_nki': wrap_nki,
-         'torch_neuronx.nki_hop.wrap_nki': wrap_nki}
+         'torch_neuronx.nki_hop.wrap_nki': wrap_nki, 'torch.library.custom_op': custom_op}
 
 
 def imported(name, fromlist):

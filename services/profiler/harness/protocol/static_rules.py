@@ -280,15 +280,18 @@ def host_only_functions(tree):
     that nothing in the file names: host code that never runs, like the blocks themselves (the SDK's layernorm
     example parses its command line in a `parse_args()` that only its `__main__` block calls, with `import argparse`
     at the top; a model port's kernel file keeps a torch wrapper that no code calls, with a function-local import of
-    a module of its own repository). Only a plain `def` (no decorator, which would run when the module loads), named
-    once and bound no other way, and never the entry point's names; its body is neither checked nor run (the loader
-    replaces it by a `raise`, stub_host_only), its parameters' defaults and annotations are, as they run at
+    a module of its own repository). Only a plain `def` (no decorator, which would run when the module loads, but for
+    decorators of a host framework alone, host_framework_decorators: `@torch._dynamo.assume_constant_result` on a
+    vLLM-neuron fork's dispatch recorder, which only its torch wrappers call), named once and bound no other way,
+    and never the entry point's names; its body is neither checked nor run (the loader replaces it by a `raise`,
+    stub_host_only, and drops those decorators), its parameters' defaults and annotations are, as they run at
     definition."""
     guards = _main_guards(tree)
     defs = [node for node in getattr(tree, 'body', ()) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))]
     bound = [name for node in ast.walk(tree) for name in names_bound(node)]
     launchers = _entry_launchers(tree, defs)
-    candidates = {node.name: node for node in defs if not node.decorator_list
+    dropped = host_framework_decorators(tree)
+    candidates = {node.name: node for node in defs if all(id(d) in dropped for d in node.decorator_list)
                   and node.name not in ENTRY_POINT_NAMES and node.name not in launchers
                   and bound.count(node.name) == 1}
     while candidates:
@@ -300,6 +303,46 @@ def host_only_functions(tree):
             break
         candidates = kept
     return list(candidates.values())
+
+
+def host_framework_decorators(tree):
+    """The decorators (ids of their nodes) of module-level functions that are made of a host framework's names alone
+    (`@torch._dynamo.assume_constant_result`, `@torch.no_grad()`, `@jax.jit`): they register the function with the
+    framework and never call it when the module loads, so a function that has only such decorators and that no live
+    code calls is host code that never runs (host_only_functions), and the loader drops them with its body
+    (stub_host_only); the static rules do not check them, as nothing of them runs. A decorator naming anything else
+    (`functools.lru_cache`, `nki.jit`) or one of the host names the simulator makes real (`torch_neuronx.nki_jit`,
+    `nki_op`, `wrap_nki`: host_frameworks.KNOWN), however it was imported, is not one."""
+    origins = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            origins.update((alias.asname, alias.name) if alias.asname else (alias.name.split('.')[0],) * 2
+                           for alias in node.names if host_frameworks.is_host_framework(alias.name))
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level \
+                and host_frameworks.is_host_framework(node.module):
+            origins.update((alias.asname or alias.name, f'{node.module}.{alias.name}') for alias in node.names)
+    found = set()
+    for node in getattr(tree, 'body', ()):
+        for decorator in getattr(node, 'decorator_list', ()) if isinstance(node, (ast.FunctionDef,
+                                                                                  ast.AsyncFunctionDef)) else ():
+            names = [part.id for part in ast.walk(decorator) if isinstance(part, ast.Name)]
+            paths = [_dotted(part, origins) for part in ast.walk(decorator)
+                     if isinstance(part, (ast.Name, ast.Attribute))]
+            if names and all(name in origins for name in names) and \
+                    not any(path in host_frameworks.KNOWN for path in paths):
+                found.add(id(decorator))
+    return found
+
+
+def _dotted(node, origins):
+    """The dotted path a name or attribute chain of host framework names stands for (`torch._dynamo.x`), or None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in origins:
+        return None
+    return '.'.join([origins[node.id]] + parts[::-1])
 
 
 def _entry_launchers(tree, defs):
@@ -396,7 +439,9 @@ def stub_host_only(functions, tree):
     in_main = {node.id for guard in _main_guards(tree) for statement in guard.body for node in ast.walk(statement)
                if isinstance(node, ast.Name)}
     hosts = entry_point.host_framework_names(tree)
+    dropped = host_framework_decorators(tree)
     for node in functions:
+        node.decorator_list = [d for d in node.decorator_list if id(d) not in dropped]
         node.args.defaults = [_unused_host_default(value, hosts) for value in node.args.defaults]
         node.args.kw_defaults = [_unused_host_default(value, hosts) for value in node.args.kw_defaults]
         callers = "only the file's __main__ block calls" if node.name in in_main else 'nothing in the file calls'
@@ -478,6 +523,7 @@ class _Checker(ast.NodeVisitor):
         self.main_guards = {id(node) for node in _main_guards(tree)}
         self.host_only_functions = host_only_functions(tree)
         self.host_only = {id(node) for node in self.host_only_functions}
+        self.dropped_decorators = host_framework_decorators(tree)
         self.imported = set()  # names bound by imports: modules and names taken from them
         self.restricted = {}  # names bound by `import M` of a MODULE_NAMES module -> M
         self.bound = set()  # every other name the kernel binds (parameters, assignments, defs)
@@ -520,8 +566,10 @@ class _Checker(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node):
         if id(node) in self.host_only:
-            # its body never runs (host_only_functions); what runs at definition is checked
-            for part in node.decorator_list + [node.args] + ([node.returns] if node.returns else []):
+            # its body never runs (host_only_functions); what runs at definition is checked, but for the host
+            # framework decorators the loader drops (host_framework_decorators)
+            kept = [d for d in node.decorator_list if id(d) not in self.dropped_decorators]
+            for part in kept + [node.args] + ([node.returns] if node.returns else []):
                 self.visit(part)
             return
         self.generic_visit(node)

@@ -1,4 +1,5 @@
 """NKI's static rules reject a kernel before any of its code runs: COMPILE_ERROR naming the rule and the line."""
+import ast
 import glob
 import os
 import pathlib
@@ -6,6 +7,7 @@ import sys
 import textwrap
 import unittest
 
+from protocol import static_rules
 from protocol.kernel_source import InertModule, KernelSource
 from tests.support import DOUBLING_KERNEL, SIMPLE_REFERENCE, Workspace, line_of
 
@@ -370,6 +372,45 @@ if __name__ == "__main__":
                  'forbidden-builtin')):
             self.refused_here(body, rule)
 
+    def test_a_function_with_host_framework_decorators_alone_that_nothing_calls_never_runs(self):
+        # a vLLM-neuron fork's DSA causal bound (round 43): its torch wrappers, which nothing in the file calls, call
+        # dispatch recorders decorated with `@torch._dynamo.assume_constant_result`, which read the kernel's
+        # `__wrapped__` through getattr (before: COMPILE_ERROR private-attribute at that getattr, and the decorator
+        # names torch's private `_dynamo`); such decorators only register the function with torch
+        bound = self.loaded_ok(textwrap.dedent('''
+            import torch
+            from torch import no_grad as inference
+
+            @torch._dynamo.assume_constant_result
+            def _record(rows):
+                inner = getattr(_record, "__wrapped__", None)
+                return inner.__module__, rows
+
+            @inference()
+            @torch.compile(fullgraph=True, mode="max-autotune")
+            def wrapper(x):
+                _record(1)
+                return x
+            ''') + textwrap.dedent(DOUBLING_KERNEL))
+        for name in ('_record', 'wrapper'):
+            with self.assertRaisesRegex(RuntimeError, rf"{name}\(\) is host code that nothing in the file calls"):
+                bound[name](1)
+        kernel = textwrap.dedent(DOUBLING_KERNEL)
+        record = ('import torch\nimport functools\n@DECORATOR\ndef _record(rows):\n'
+                  '    return getattr(_record, "__wrapped__", None)  # <- here\n')
+        for body in (
+                # named by live code: checked as kernel code
+                record.replace('DECORATOR', 'torch._dynamo.assume_constant_result') + 'RECORD = _record\n' + kernel,
+                # a decorator naming anything but the host framework's names runs, so the function is checked
+                record.replace('DECORATOR', 'torch.compile(backend=functools.partial)') + kernel,
+                record.replace('DECORATOR', 'functools.lru_cache') + kernel):
+            self.refused_here(body, 'private-attribute')
+        # torch_neuronx.nki_jit is a real decorator here (the kernel itself), however it is imported
+        for head in ('from torch_neuronx import nki_jit as jit_of_torch\n', 'import torch_neuronx as jit_of_torch\n'):
+            decorator = '@jit_of_torch()' if 'from' in head else '@jit_of_torch.nki_jit()'
+            self.assertEqual(static_rules.host_framework_decorators(ast.parse(head + decorator + '\ndef k(x):\n'
+                                                                                       '    return x\n')), set())
+
     def test_a_host_framework_default_of_a_function_that_never_runs_is_not_evaluated(self):
         # yfzzzyyls/nki-llama-nyu spmd_kernel.py: `def test_matmul_SPMD(device = xm.xla_device()):`, called only by
         # its `__main__` block, and `def performance_test(device = xm.xla_device()):`, called by nothing (before:
@@ -571,6 +612,46 @@ if __name__ == "__main__":
         result = self.ws.evaluate(self.reference, called)
         self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
         self.assertIn('torch_neuronx.wrap_nki(kernel) is host code', result['message'])
+        self.assertEqual(result['line'], line_of(called, '# <- here'))
+
+    def test_torch_library_custom_op_registers_like_nki_op(self):
+        # a vLLM-NKIPy sampler module (round 43) registers its kernels with torch's own API when it is imported:
+        # `@torch.library.custom_op("mylib::cumsum", mutates_args=())` on a torch function calling the kernel, then
+        # `@custom_cumsum.register_fake` (before: "torch.library.custom_op is host code ..." at the decorator's line)
+        bound = self.loaded_ok(textwrap.dedent(DOUBLING_KERNEL) + textwrap.dedent('''
+            import torch
+            from torch.library import custom_op
+
+
+            @torch.library.custom_op("demo::double", mutates_args=())
+            def double_op(x: torch.Tensor) -> torch.Tensor:
+                return kernel(x)
+
+
+            @double_op.register_fake
+            def _(x: torch.Tensor) -> torch.Tensor:
+                return torch.empty_like(x)
+
+
+            def _triple(x):
+                return x
+
+
+            triple_op = custom_op("demo::triple", _triple, mutates_args=())
+            '''))
+        self.assertIn("torch.library.custom_op('demo::double')", repr(bound['double_op']))
+        self.assertIn("torch.library.custom_op('demo::triple')", repr(bound['triple_op']))
+        called = self.ws.kernel(textwrap.dedent('''
+            import torch
+            ''') + textwrap.dedent(DOUBLING_KERNEL) + textwrap.dedent('''
+            @torch.library.custom_op("demo::double", mutates_args=())
+            def double_op(x):
+                return kernel(x)
+            double_op(None)  # <- here
+            '''))
+        result = self.ws.evaluate(self.reference, called)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn("torch.library.custom_op('demo::double') is host code", result['message'])
         self.assertEqual(result['line'], line_of(called, '# <- here'))
 
     def test_logging_has_the_levels_neuronxcc_adds(self):
