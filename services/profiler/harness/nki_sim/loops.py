@@ -73,14 +73,43 @@ def _plain(start, stop, step):
         first = False
 
 
+class AffineRange:
+    """What nl.affine_range returns: the loop's iterator (the same one-pass iteration as before), which an `import
+    nki` kernel may also use, uniterated, as a subscript (`ix = nl.affine_range(a.shape[0]); nl.load(a[ix, iy])`,
+    aws-neuron/nkipy's Beta 3 example, which its PR #64 reports verified on trn2 against numpy): there it indexes
+    the range it covers, as the slice start:stop:step of its dimension (views.subscript)."""
+    __slots__ = ('_iterator', 'bounds', 'beta2')
+
+    def __init__(self, start: Any, stop: Any, step: Any) -> None:
+        self._iterator = _affine(start, stop, step)
+        self.bounds = (0, start, step) if stop is None else (start, stop, step)
+        run = runtime.RUN
+        self.beta2 = run is not None and run.beta2
+
+    def __iter__(self) -> Iterator[LoopIndex]:
+        return self._iterator
+
+    def __next__(self) -> LoopIndex:
+        return next(self._iterator)
+
+    def as_index(self) -> slice:
+        if not self.beta2:
+            raise CompileError('an nl.affine_range object indexes a tensor only in an `import nki` kernel (the Beta 3 '
+                               'frontend indexes the range it covers); a Beta 1 kernel indexes with nl.arange '
+                               'expressions, or with the loop index of `for i in nl.affine_range(n)`')
+        start, stop, step = (_bound(b) for b in self.bounds)
+        return slice(start, stop, step)
+
+
 def affine_range(start: int, stop: Optional[int] = None, step: int = 1, directives: Any = None,
-                 **options: Any) -> Iterator[LoopIndex]:
+                 **options: Any) -> AffineRange:
     """Iterations with no loop-carried dependence (except accumulation). `directives` (compiler scheduling hints,
     e.g. nki.compiler.multi_buffer) do not change results and are accepted. In a Beta 2 kernel (`import nki`)
     affine_range is an alias of range (a sequential, unrolled loop; the NKI API page deprecates it), so iterations
-    may rewrite a location and no affine loop context is kept."""
+    may rewrite a location and no affine loop context is kept; there the object itself may index a tensor
+    (AffineRange)."""
     _refuse_options('affine_range', options)
-    return _affine(start, stop, step)
+    return AffineRange(start, stop, step)
 
 
 def _affine(start, stop, step):

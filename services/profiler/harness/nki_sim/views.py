@@ -44,6 +44,9 @@ def subscript(dims: Sequence[int], strides: Sequence[int], offset: int, key: Any
                                'index (then it selects the whole tensor); a predicate false somewhere is not '
                                "supported by the simulator: pass it as the instruction's mask= instead")
         elif not isinstance(k, (int, np.integer)):
+            from .loops import AffineRange     # (loops imports tensors, which imports this module)
+            if type(k) is AffineRange:
+                return subscript(dims, strides, offset, key[:i] + (k.as_index(),) + key[i + 1:])
             hint = (' (no NKI page documents None, numpy\'s newaxis, as an index; a reduction keeps its axis '
                     'with keepdims=True)' if k is None else '')
             raise CompileError(f'unsupported index {k!r}: use ints, slices, nl.ds or nl.arange expressions{hint}')

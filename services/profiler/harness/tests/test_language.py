@@ -755,6 +755,45 @@ def forward(x):
         result = self.ws.evaluate(reference, kernel)
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
+    def test_an_affine_range_object_indexes_the_range_it_covers(self):
+        """An uniterated nl.affine_range used as a subscript in an `import nki` kernel (the Beta 3 form of
+        aws-neuron/nkipy's example, `ix = nl.affine_range(a.shape[0]); nl.load(a[ix, iy])`, which its PR #64
+        reports verified on trn2) indexes the range it covers, start:stop:step, in loads and stores alike.
+        Before: `unsupported index <generator object _affine ...>`. A Beta 1 kernel is told to use nl.arange."""
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(128, 512)).astype(np.float32)]
+
+
+def forward(x):
+    out = np.zeros((128, 256), dtype=np.float32)
+    out[:, 0:128] = x[:, 64:192] * 2.0
+    out[:, 128:256] = x[:, 1:256:2] + 1.0
+    return out
+''' + STANDARD_TRANSFORMS)
+        body = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 256), dtype=x.dtype, buffer=nl.shared_hbm)
+                rows = nl.affine_range(x.shape[0])
+                window = nl.affine_range(64, 192)
+                odd = nl.affine_range(1, 256, 2)
+                left = nl.affine_range(0, 128)
+                right = nl.affine_range(128, 256)
+                a = nl.load(x[rows, window])  # <- here
+                nl.store(out[rows, left], nl.multiply(a, 2.0))
+                b = nl.load(x[rows, odd])
+                nl.store(out[rows, right], nl.add(b, 1.0))
+                return out
+            '''
+        result = self.ws.evaluate(reference, self.ws.kernel(body, header=BETA2_HEADER))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        beta1 = self.ws.kernel(body)      # the Beta 1 header (neuronxcc.nki)
+        result = self.ws.evaluate(reference, beta1)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('an nl.affine_range object indexes a tensor only in an `import nki` kernel', result['message'])
+        self.assertEqual(result['line'], line_of(beta1, '# <- here'))
+
     def test_dynamic_range_with_int_bounds_runs_in_order(self):
         """nl.dynamic_range (NKI Dynamic Loops: start / stop "can be Python int literals or VirtualRegister
         objects", the step "a compile-time positive integer"): the API page's example loops `nl.dynamic_range(1)`.
