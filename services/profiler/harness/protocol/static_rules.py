@@ -18,7 +18,8 @@ the introspection or dynamic-code builtins. Each violation names its rule:
 - forbidden-module: one of the host-access modules (os, sys, ctypes, subprocess, ...), imported or reached
   through an attribute (numpy.ctypeslib, ...)
 - unused imports: `import M` / `import M.sub` / `from M import a` whose bound names appear nowhere else in the file
-  pass whatever M is (a leftover public kernels keep: the nki-samples LoRA kernels import sys and never use it);
+  pass whatever M is (a leftover public kernels keep: the nki-samples LoRA kernels import sys and never use it;
+  an `except ImportError:` handler's `name = None` fallback of the try's import is no use, `_import_fallbacks`);
   the loader binds the names to inert stand-ins that hold nothing (kernel_source.InertModule), never the host's
   module (`unused_imports`); any use of such a name is checked by the rules above
 - `__main__` blocks: the body of a module-level `if __name__ == "__main__":` (tests, benchmarks, argument parsing
@@ -478,7 +479,31 @@ def _live_names(tree, host_only):
     `__name__` (the private-attribute rule)."""
     skipped = {id(statement) for node in _main_guards(tree) for statement in node.body} | \
         {id(statement) for node in host_only for statement in node.body}
-    return {node.id for node in _nodes_outside(tree, skipped) if isinstance(node, ast.Name)}
+    fallbacks = _import_fallbacks(tree)
+    return {node.id for node in _nodes_outside(tree, skipped) if isinstance(node, ast.Name)
+            and id(node) not in fallbacks}
+
+
+def _import_fallbacks(tree):
+    """The targets of `name = ...` in an `except ImportError:` (or ModuleNotFoundError) handler of a `try` whose
+    imports bind `name`: an optional import's fallback (nki-samples' NKI 0.6.0 max pooling: `try: from ml_dtypes
+    import bfloat16` / `except ImportError: bfloat16 = None`, which only its host checks read), a binding, not a
+    use of the imported name."""
+    targets = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Try):
+            continue
+        imported = {(alias.asname or alias.name).split('.')[0] for statement in node.body
+                    if isinstance(statement, (ast.Import, ast.ImportFrom)) for alias in statement.names}
+        for handler in node.handlers:
+            caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+            if not imported or not caught or not all(isinstance(kind, ast.Name) and kind.id in (
+                    'ImportError', 'ModuleNotFoundError') for kind in caught):
+                continue
+            targets.update(id(target) for statement in handler.body if isinstance(statement, ast.Assign)
+                           for target in statement.targets
+                           if isinstance(target, ast.Name) and target.id in imported)
+    return targets
 
 
 def unused_imports(tree, host_only):

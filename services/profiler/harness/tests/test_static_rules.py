@@ -211,6 +211,46 @@ class StaticRulesTest(unittest.TestCase):
         with self.assertRaisesRegex(AttributeError, "has no attribute 'modules'"):
             bound['sys'].modules
 
+    def test_an_optional_import_whose_fallback_only_host_code_reads_binds_an_inert_stand_in(self):
+        # nki-samples' NKI 0.6.0 max pooling imports ml_dtypes' bfloat16 for its host checks alone, with a fallback:
+        # `try: from ml_dtypes import bfloat16` / `except ImportError: bfloat16 = None` (before: COMPILE_ERROR
+        # "module 'ml_dtypes' is not importable", as the fallback's binding counted as a use of the name)
+        optional = textwrap.dedent('''
+            try:
+                from ml_dtypes import bfloat16
+            except ImportError:
+                bfloat16 = None
+            try:
+                import json, colorsys
+            except (ImportError, ModuleNotFoundError):
+                json = colorsys = None
+            ''')
+        host = textwrap.dedent('''
+
+            def checks():
+                return [d for d in (np.float16, bfloat16, json, colorsys) if d is not None]
+
+
+            if __name__ == "__main__":
+                checks()
+            ''')
+        bound = self.loaded_ok(optional + textwrap.dedent(DOUBLING_KERNEL) + host)
+        for name in ('bfloat16', 'json', 'colorsys'):
+            self.assertIsInstance(bound[name], InertModule)
+        kernel = textwrap.dedent(DOUBLING_KERNEL)
+        for body in (
+                # read by live code: refused as before
+                'try:\n    from ml_dtypes import bfloat16  # <- here\nexcept ImportError:\n    bfloat16 = None\n'
+                'KIND = bfloat16\n' + kernel,
+                # a handler that catches more than an import failure: not a fallback, refused as before
+                'try:\n    from ml_dtypes import bfloat16  # <- here\nexcept Exception:\n    bfloat16 = None\n'
+                + kernel,
+                # the handler binds another name: the import's own name is not rebound, refused as before
+                'try:\n    from ml_dtypes import bfloat16  # <- here\nexcept ImportError:\n    bf16 = None\n'
+                'KIND = bf16 or bfloat16\n' + kernel):
+            with self.subTest(body=body.split(chr(10))[3]):
+                self.refused_here(body, 'import')
+
     def test_a_main_block_is_host_code_that_is_not_checked(self):
         # kernel files carry their own test or benchmark under `if __name__ == "__main__":`, with argparse, time,
         # os.environ, open(...): it never runs in a profile (the file is imported under another name), so it is not
