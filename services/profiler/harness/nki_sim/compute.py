@@ -207,6 +207,36 @@ def _itemsize(tile: Any) -> int:
     return int(kind.itemsize)
 
 
+def expand_dims_view(data: Any, axis: Any, name: str = 'nl.expand_dims') -> View:
+    """A view of data with a unit free axis inserted at `axis` (no instruction): nl.expand_dims and the Beta 1
+    method t.expand_dims."""
+    view = operand(data)
+    shape = list(view.shape)
+    position = int(axis) if int(axis) >= 0 else len(shape) + 1 + int(axis)
+    if not 1 <= position <= len(shape):
+        raise CompileError(f'{name}: axis {axis} must be a free axis of a tile of shape {view.shape}')
+    shape.insert(position, 1)
+    return reshape_view(view, shape)
+
+
+def _assert_shape(tile: Any, shape: Any) -> Any:
+    expected = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+    if tuple(tile.shape) != expected:
+        raise CompileError(f'assert_shape: the tensor has shape {tuple(tile.shape)}, not {expected}')
+    return tile
+
+
+def _beta1_method(tile: Any, name: str) -> Callable[..., Any]:
+    """nki.tensor's Beta 1 methods expand_dims(axis) and assert_shape(shape) (the Beta 1 API reference's method
+    table). Beta 2's NkiTensor lists neither (it has expand_dim), so a Beta 2 kernel keeps the COMPILE_ERROR naming
+    the attribute."""
+    if runtime.RUN is not None and runtime.RUN.beta2:
+        raise AttributeError(name)     # TileOperators.__getattr__ refuses it by name
+    if name == 'expand_dims':
+        return lambda axis: expand_dims_view(tile, axis, 't.expand_dims')
+    return lambda shape: _assert_shape(tile, shape)
+
+
 def deterministic_dropout(name: str, x: Any, rate: Any, dtype: Any, mask_predicate: Any) -> Tensor:
     """Dropout (zero elements with probability `rate`, no rescaling) at the rates whose result is known: 0 keeps
     x, 1 zeroes it. A random drop cannot be checked against a reference, so it is refused."""
@@ -527,3 +557,4 @@ EXECUTION.indirect = indirect
 EXECUTION.bitcast = bitcast
 EXECUTION.astype = _astype
 EXECUTION.itemsize = _itemsize
+EXECUTION.beta1_method = _beta1_method

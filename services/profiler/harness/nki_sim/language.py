@@ -601,7 +601,8 @@ def softmax(x: Any, axis: Any, dtype: Any = None, compute_dtype: Any = None, mas
     compiler lowers it: exp with the row max as bias and the row sum accumulated)."""
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     if 0 in axes:
-        raise CompileError('nl.softmax: the simulator normalises along free axes only (not the partition axis)')
+        raise CompileError('nl.softmax: axis 0 is the partition axis; the axis (or axes) "must be free dimensions, '
+                           'not partition dimension (0)" (nki.language.softmax)')
 
     def normalised(values):
         shifted = np.exp(values - values.max(axis=axes, keepdims=True))
@@ -682,13 +683,7 @@ def all_first(indices: Any) -> Any:
 
 def expand_dims(data: Any, axis: Any, **kwargs: Any) -> Any:
     """A view of data with a unit free axis inserted at `axis` (no instruction)."""
-    view = operand(data)
-    shape = list(view.shape)
-    position = int(axis) if int(axis) >= 0 else len(shape) + 1 + int(axis)
-    if not 1 <= position <= len(shape):
-        raise CompileError(f'nl.expand_dims: axis {axis} must be a free axis of a tile of shape {view.shape}')
-    shape.insert(position, 1)
-    return reshape_view(view, shape)
+    return compute.expand_dims_view(data, axis)
 
 
 def gather_flattened(data: Any, indices: Any, axis: Any = 0, dtype: Any = None, mask: Any = None,

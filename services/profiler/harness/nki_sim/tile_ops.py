@@ -30,6 +30,7 @@ class Execution:
     bitcast: Callable[[Any, Any], Any] = staticmethod(_not_installed)
     astype: Callable[[Any, Any], Any] = staticmethod(_not_installed)
     itemsize: Callable[[Any], int] = staticmethod(_not_installed)
+    beta1_method: Callable[[Any, str], Callable[..., Any]] = staticmethod(_not_installed)
 
 
 EXECUTION = Execution
@@ -44,6 +45,10 @@ def _compare(name: str, tile: Any, other: Any) -> Any:
 _ATTRIBUTE_HINTS = {
     'T': 'transpose with nl.transpose or nisa.nc_transpose',
     'itemsize': 'it is an attribute of Beta 1 (neuronxcc.nki) tensors; the Beta 2 NkiTensor page lists no itemsize',
+    'expand_dims': 'it is a method of Beta 1 (neuronxcc.nki) tensors; the Beta 2 NkiTensor has expand_dim(dim) '
+                   'instead, and nl.expand_dims is the function form',
+    'assert_shape': 'it is a method of Beta 1 (neuronxcc.nki) tensors; the Beta 2 NkiTensor page lists no '
+                    'assert_shape',
 }
 
 # NkiTensor attributes a Beta 2 nki.language stub lists that the simulator does not model, with the reason (the API
@@ -89,6 +94,19 @@ class TileOperators:
         """`t.astype(dtype)` (nki.tensor.astype, listed in the Beta 1 API index): the tile converted to `dtype`,
         one copy instruction as `nl.copy(t, dtype=dtype)`."""
         return EXECUTION.astype(self, dtype)
+
+    @property
+    def expand_dims(self) -> Callable[..., Any]:
+        """`t.expand_dims(axis)` (nki.tensor in the Beta 1 API reference: "Gives a new shape to a tensor by adding a
+        dimension of size 1 at the specified position"): the view `nl.expand_dims(t, axis)` gives, no instruction.
+        Beta 2's NkiTensor has `expand_dim` instead, so a Beta 2 kernel keeps the COMPILE_ERROR naming it."""
+        return EXECUTION.beta1_method(self, 'expand_dims')
+
+    @property
+    def assert_shape(self) -> Callable[..., Any]:
+        """`t.assert_shape(shape)` (nki.tensor in the Beta 1 API reference: "Assert that the tensor has the given
+        shape", returning the tensor): a COMPILE_ERROR naming both shapes when they differ. Beta 1 only."""
+        return EXECUTION.beta1_method(self, 'assert_shape')
 
     @property
     def itemsize(self) -> int:

@@ -3528,6 +3528,58 @@ def forward(x):
         self.assertIn('the Beta 2 NkiTensor page lists no itemsize', result['message'])
         self.assertIn('assert x.itemsize == 4', result['message'])
 
+    def test_tensor_expand_dims_and_assert_shape_are_beta1_methods(self):
+        # nki.tensor's Beta 1 API page lists the methods expand_dims(axis) ("Gives a new shape to a tensor by adding a
+        # dimension of size 1 at the specified position") and assert_shape(shape) ("Assert that the tensor has the
+        # given shape", returning the tensor). A public chatbot-written conv2d adds its bias as
+        # `nl.load(b[0:C_out]).expand_dims(1)`; t.expand_dims(axis) is the view nl.expand_dims(t, axis) gives. Before, both were "tile attribute .expand_dims is not supported by the
+        # simulator: it is not an attribute of NKI tensors in the API reference". Beta 2's NkiTensor lists neither.
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x, b):
+                out = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.load(x).assert_shape((128, 64))
+                col = nl.load(b).assert_shape([128, 1])
+                wide = t.expand_dims(2)
+                wide.assert_shape((128, 64, 1))
+                mid = t.expand_dims(1).assert_shape((128, 1, 64))
+                both = nl.add(wide.reshape((128, 64)), mid.reshape((128, 64)))
+                nl.store(out, value=nl.add(both, col))
+                return out
+            ''')
+        x = np.random.RandomState(3).randn(128, 64).astype(np.float32)
+        b = np.random.RandomState(4).randn(128, 1).astype(np.float32)
+        outputs, _ = self.ws.run(kernel, x, b)
+        np.testing.assert_allclose(np.asarray(outputs), 2 * x + b, rtol=1e-6)
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.zeros((128, 64), np.float32)]
+
+
+def forward(x):
+    return x
+''' + STANDARD_TRANSFORMS)
+        refusals = [('t.assert_shape((128, 32))', None, 'has shape (128, 64), not (128, 32)'),
+                    ('t.expand_dims(0)', None, 'axis 0 must be a free axis'),
+                    ('t.expand_dims(1)', BETA2_HEADER, 'the Beta 2 NkiTensor has expand_dim(dim)'),
+                    ('t.assert_shape((128, 64))', BETA2_HEADER, 'the Beta 2 NkiTensor page lists no assert_shape')]
+        for line, header, message in refusals:
+            with self.subTest(line=line, beta2=header is not None):
+                kernel = self.ws.kernel(f'''
+                    @nki.jit
+                    def kernel(x):
+                        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                        t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+                        nisa.dma_copy(dst=t, src=x)
+                        {line}  # <- here
+                        nisa.dma_copy(dst=out, src=t)
+                        return out
+                    ''', **({'header': header} if header else {}))
+                result = self.ws.evaluate(reference, kernel)
+                self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+                self.assertIn(message, result['message'])
+                self.assertIn(line, result['message'])
+
     def test_dma_transpose_applies_its_mask(self):
         # the Beta 1 nisa.dma_transpose page documents mask= ("a compile-time constant predicate that controls
         # whether/how this instruction is executed"); a public nkipy router transposes a (tokens, hidden) tensor in
