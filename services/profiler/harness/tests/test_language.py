@@ -2426,10 +2426,16 @@ def forward(a, b):
         body = '''
             @nki.jit
             def kernel(a, b):
-                acc = nl.ndarray((64, 256), dtype=PSUM_FORMAT, buffer=nl.psum)
-                nisa.nc_matmul(dst=acc, stationary=nl.load(a), moving=nl.load(b))  # <- here
                 out = nl.ndarray((64, 256), dtype=nl.float32, buffer=nl.shared_hbm)
-                nl.store(out, value=nl.copy(acc, dtype=nl.float32))
+                x = nl.ndarray((128, 64), dtype=nl.bfloat16, buffer=nl.sbuf)
+                y = nl.ndarray((128, 256), dtype=nl.bfloat16, buffer=nl.sbuf)
+                nisa.dma_copy(dst=x, src=a)
+                nisa.dma_copy(dst=y, src=b)
+                acc = nl.ndarray((64, 256), dtype=PSUM_FORMAT, buffer=nl.psum)
+                nisa.nc_matmul(dst=acc, stationary=x, moving=y)  # <- here
+                o = nl.ndarray((64, 256), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.tensor_copy(dst=o, src=acc)
+                nisa.dma_copy(dst=out, src=o)
                 return out
             '''
         for timing_only in (False, True):
