@@ -27,7 +27,6 @@ from .compute import accumulate, assign
 from .errors import CompileError
 from .indirect import DynamicView
 from .runtime import operand
-from .target import nc_version
 from .tensors import Tensor
 from .views import View
 
@@ -173,8 +172,6 @@ def checked(qualified: str, function: Callable[..., Any], dst_first: bool = Fals
         if qualified == 'nisa.nc_transpose' and runtime.RUN is not None and runtime.RUN.beta2:
             _check_transpose_format(result, target)
             _check_transpose_destination(result, target)
-        if qualified == 'nisa.nc_matmul' and runtime.RUN is not None and runtime.RUN.beta2:
-            _check_matmul_destination_format(target)
         if add_into is None:        # matmuls into PSUM accumulate unless told otherwise (Beta 2 accumulate=None)
             add_into = qualified == 'nisa.nc_matmul' and target.tensor.buffer is memory.psum
         if add_into:
@@ -206,22 +203,6 @@ def _check_transpose_format(result: Any, target: Any) -> None:
                            f'dst tile must have the same data type as that of data" (the nki.isa.nc_transpose page): '
                            f'give dst the format of data (a {source.public} PSUM tile) and convert when copying it '
                            f'out, or transpose a {destination.public} copy of data', _line())
-
-
-def _check_matmul_destination_format(target: Any) -> None:
-    """A Beta 2 `nisa.nc_matmul(dst, ...)` on NeuronCore-v2 (trn1, inf2) accumulates into a float32 PSUM dst only:
-    the compiler refuses any other format with "nc_matmul dst dtype must be float32 on gen2" (quoted from an Inf2 run
-    of nki-samples' contributed pipelined_attention.py, issue aws-neuron/nki-samples#134), as the NeuronCore-v2
-    nc_matmul page has it: "The matmul accumulation and results are always in float32". NeuronCore-v3 pages give no
-    such rule, so sim-trn2 keeps the conversion on the way."""
-    name = str(target.tensor.kind.public)
-    if name.startswith(('int', 'uint')):
-        return          # an integer PSUM tile has a refusal of its own (compute.accumulate, every generation)
-    if target.tensor.buffer is memory.psum and name != 'float32' and nc_version() == 2:
-        raise CompileError(f'nisa.nc_matmul: dst is a {name} PSUM tile; "nc_matmul dst dtype must be '
-                           f'float32 on gen2" (the Neuron compiler for NeuronCore-v2, trn1 and inf2: "The matmul '
-                           f'accumulation and results are always in float32"): give dst dtype=nl.float32 and convert '
-                           f'when copying it out of PSUM, or profile the kernel for trn2', _line())
 
 
 def _check_transpose_destination(result: Any, target: Any) -> None:

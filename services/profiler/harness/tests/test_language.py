@@ -2407,51 +2407,6 @@ def forward(x):
         self.assertEqual(result['verdict'], 'OK', result['message'])
         self.assertEqual(result['max_rel_l2'], 0.0)
 
-    def test_a_beta2_matmul_on_neuroncore_v2_accumulates_into_float32_psum_only(self):
-        # an Inf2 run of nki-samples' contributed pipelined_attention.py with NKI 0.6.0 records the compiler's
-        # "nc_matmul dst dtype must be float32 on gen2" (issue aws-neuron/nki-samples#134); the NeuronCore-v2 nc_matmul
-        # page: "The matmul accumulation and results are always in float32". A bfloat16 PSUM dst was accepted on trn1
-        # and converted; it is refused at the call there now. sim-trn2 keeps it, and a float32 dst verifies on both.
-        reference = self.ws.reference('''
-NKI_INPUT_DTYPES = ['bfloat16', 'bfloat16']
-
-
-def get_inputs():
-    return [np.random.randn(128, 64).astype(np.float32), np.random.randn(128, 256).astype(np.float32)]
-
-
-def forward(a, b):
-    return (a.T.astype(np.float64) @ b).astype(np.float32)
-''')
-        body = '''
-            @nki.jit
-            def kernel(a, b):
-                out = nl.ndarray((64, 256), dtype=nl.float32, buffer=nl.shared_hbm)
-                x = nl.ndarray((128, 64), dtype=nl.bfloat16, buffer=nl.sbuf)
-                y = nl.ndarray((128, 256), dtype=nl.bfloat16, buffer=nl.sbuf)
-                nisa.dma_copy(dst=x, src=a)
-                nisa.dma_copy(dst=y, src=b)
-                acc = nl.ndarray((64, 256), dtype=PSUM_FORMAT, buffer=nl.psum)
-                nisa.nc_matmul(dst=acc, stationary=x, moving=y)  # <- here
-                o = nl.ndarray((64, 256), dtype=nl.float32, buffer=nl.sbuf)
-                nisa.tensor_copy(dst=o, src=acc)
-                nisa.dma_copy(dst=out, src=o)
-                return out
-            '''
-        for timing_only in (False, True):
-            kernel = self.ws.kernel(body.replace('PSUM_FORMAT', 'nl.bfloat16'), header=BETA2_HEADER)
-            result = self.ws.evaluate(reference, kernel, timing_only=timing_only)
-            self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
-            self.assertIn('nisa.nc_matmul: dst is a bfloat16 PSUM tile; "nc_matmul dst dtype must be float32 on gen2"',
-                          result['message'])
-            self.assertEqual(result['line'], line_of(kernel, '# <- here'))
-        result = self.ws.evaluate(reference, kernel, target='trn2', tolerance=1e-2)
-        self.assertEqual(result['verdict'], 'OK', result['message'])
-        kernel = self.ws.kernel(body.replace('PSUM_FORMAT', 'nl.float32'), header=BETA2_HEADER)
-        for target in ('trn1', 'trn2'):
-            result = self.ws.evaluate(reference, kernel, target=target)
-            self.assertEqual(result['verdict'], 'OK', result['message'])
-
     def test_a_beta2_tensor_engine_transpose_writes_psum(self):
         # the Beta 2 nki.isa.nc_transpose page: "Tensor Engine nc_transpose must read the input tile from SBUF and
         # write the transposed result to PSUM. Vector Engine nc_transpose can read/write from/to either SBUF or
