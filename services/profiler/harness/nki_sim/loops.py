@@ -11,6 +11,7 @@ import numpy as np
 from . import runtime
 from .errors import NOT_MODELLED, CompileError, UnsupportedApi
 from .tensors import INDEX_INT_TYPES
+from .views import RangeIndex
 
 
 class LoopIndex(int):
@@ -73,7 +74,7 @@ def _plain(start, stop, step):
         first = False
 
 
-class AffineRange:
+class AffineRange(RangeIndex):
     """What nl.affine_range returns: the loop's iterator (the same one-pass iteration as before), which an `import
     nki` kernel may also use, uniterated, as a subscript (`ix = nl.affine_range(a.shape[0]); nl.load(a[ix, iy])`,
     aws-neuron/nkipy's Beta 3 example, which its PR #64 reports verified on trn2 against numpy): there it indexes

@@ -44,8 +44,7 @@ def subscript(dims: Sequence[int], strides: Sequence[int], offset: int, key: Any
                                'index (then it selects the whole tensor); a predicate false somewhere is not '
                                "supported by the simulator: pass it as the instruction's mask= instead")
         elif not isinstance(k, (int, np.integer)):
-            from .loops import AffineRange     # (loops imports tensors, which imports this module)
-            if type(k) is AffineRange:
+            if isinstance(k, RangeIndex):
                 return subscript(dims, strides, offset, key[:i] + (k.as_index(),) + key[i + 1:])
             hint = (' (no NKI page documents None, numpy\'s newaxis, as an index; a reduction keeps its axis '
                     'with keepdims=True)' if k is None else '')
@@ -244,6 +243,15 @@ def access_pattern(tensor: Any, block: Any, base: int, pattern: Any, offset: Any
     if indirect_dim not in (0, None):
         raise CompileError('.ap(): indirect_dim applies to a scalar_offset or vector_offset, neither is given')
     return View(tensor, block, start, shape, strides)
+
+
+class RangeIndex:
+    """An index that stands for the range it covers (loops.AffineRange, an uniterated nl.affine_range of an
+    `import nki` kernel): subscript indexes with its as_index() slice."""
+    __slots__ = ()
+
+    def as_index(self) -> slice:
+        raise NotImplementedError
 
 
 class OutOfRangePattern:
