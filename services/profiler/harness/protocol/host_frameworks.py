@@ -10,9 +10,10 @@ older NKI documentation examples, is the simulator's nki.jit, under its public n
 `torch_neuronx.xla_impl.ops.nki_jit` (the import neuronx-distributed-inference's modules use, `nki_jit()(kernel)`).
 And a kernel file may register its kernel with torch when it is imported: `@nki_op("ns::op", mutates_args={})` on a
 torch function that calls the kernel (torch-neuronx's "How to work with NKI kernels" page and its quickstart), or
-torch's own `@torch.library.custom_op("ns::op", mutates_args=())`, which nki_op wraps, `wrap_nki(kernel)[lnc]` (torch_neuronx, torch_neuronx.nki_hop), then `op.register_autograd(...)` /
-`op.register_fake(...)`: each gives a HostOperator, a torch operator that only host code calls. The registration
-runs and does nothing; the NKI kernel itself stays the module's kernel, which the simulator runs."""
+torch's own `@torch.library.custom_op("ns::op", mutates_args=())`, which nki_op wraps, `wrap_nki(kernel)[lnc]`
+(torch_neuronx, torch_neuronx.nki_hop), then `op.register_autograd(...)` / `op.register_fake(...)`: each gives a
+HostOperator, a torch operator that only host code calls. The registration runs and does nothing; the NKI kernel
+itself stays the module's kernel, which the simulator runs."""
 from nki_sim.errors import CompileError
 from nki_sim.jit import jit
 
