@@ -21,7 +21,7 @@ from .runtime import (Pending, begin, bind, check_accumulation_format, current, 
                       operand_reads)
 from .tensors import PARTITION_LIMIT, Tensor, row_major_strides
 from .tile_ops import EXECUTION
-from .views import View
+from .views import View, inferred_sizes
 
 
 # ----- copies, layout -----
@@ -84,7 +84,8 @@ def broadcast_to(src: Any, shape: Sequence[int]) -> Union[Tensor, View]:
 
 
 def reshape_view(view: View, shape: Sequence[int]) -> View:
-    shape = tuple(int(s) for s in shape)
+    count = element_count(view.shape)
+    shape = tuple(inferred_sizes(shape, count, 'reshape', f'the {count} elements of a tile of shape {view.shape}'))
     if shape[0] != view.shape[0]:
         raise CompileError(f'reshape of a tile must keep its partition dimension: {view.shape} -> {shape}')
     if element_count(shape) != element_count(view.shape):

@@ -16,7 +16,7 @@ from .dtypes import AlternateFill, Kind, check_on_chip, kind_of, uninitialized_f
 from .errors import CompileError
 from .indirect import dynamic_on_chip, indirect_access
 from .tile_ops import EXECUTION, TileOperators
-from .views import View, access_pattern, at_least_2d, same_kind, subscript
+from .views import View, access_pattern, at_least_2d, inferred_sizes, same_kind, subscript
 
 PARTITION_LIMIT = 128
 PSUM_PARTITION_BYTES = 2048
@@ -378,7 +378,8 @@ class Tensor(TileOperators):
     def reshape(self, shape: Sequence[int]) -> Any:
         if self.buffer.on_chip:
             return EXECUTION.reshape(self.view(), shape)
-        shape = tuple(int(d) for d in shape)
+        shape = tuple(inferred_sizes(shape, self.free, 'reshape', f'the {self.free} elements of a tensor of shape '
+                                     f'{self.shape}'))
         if int(np.prod(shape, dtype=np.int64)) != self.free:
             raise CompileError(f'cannot reshape a tensor of shape {self.shape} to {shape}')
         other = Tensor(self.buffer, self.kind, shape, self.site, self.name, self.numerics)

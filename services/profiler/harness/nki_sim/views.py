@@ -755,18 +755,9 @@ class View(TileOperators):
     def reshape_dim(self, dim: Any, shape: Any) -> 'View':
         """Dimension dim split into `shape`; one size may be -1 (inferred); an on-chip partition dimension only
         in the trivial form (its own size), as the NkiTensor.reshape_dim documentation allows."""
-        sizes = [int(n) for n in shape]
-        axis = self._axis(dim, 'reshape_dim', free_only=len(sizes) != 1)
+        axis = self._axis(dim, 'reshape_dim', free_only=len(shape) != 1)
         dims, dim_strides = self._dims()
-        if sizes.count(-1) > 1 or any(n < -1 for n in sizes):
-            raise CompileError(f'.reshape_dim: {sizes} may infer (-1) one size only, and no size is negative')
-        if -1 in sizes:
-            known = 1
-            for n in sizes:
-                known *= n if n != -1 else 1
-            if known == 0 or dims[axis] % known:
-                raise CompileError(f'.reshape_dim: {sizes} cannot split the {dims[axis]} elements of dimension {dim}')
-            sizes[sizes.index(-1)] = dims[axis] // known
+        sizes = inferred_sizes(shape, dims[axis], '.reshape_dim', f'the {dims[axis]} elements of dimension {dim}')
         total = 1
         for n in sizes:
             total *= n
@@ -893,6 +884,22 @@ class View(TileOperators):
 
     def __repr__(self):
         return f'View({self.tensor.name or "tile"}{list(self.block)} shape={self.shape})'
+
+
+def inferred_sizes(shape: Sequence[Any], count: int, call: str, what: str) -> List[int]:
+    """`shape` as ints, with its one -1 (if any) the size that makes the sizes hold `count` elements, as numpy's
+    reshape and NkiTensor.reshape_dim infer it; a CompileError naming `call` and `what` when no size does."""
+    sizes = [int(n) for n in shape]
+    if sizes.count(-1) > 1 or any(n < -1 for n in sizes):
+        raise CompileError(f'{call}: {sizes} may infer (-1) one size only, and no size is negative')
+    if -1 in sizes:
+        known = 1
+        for n in sizes:
+            known *= n if n != -1 else 1
+        if known == 0 or count % known:
+            raise CompileError(f'{call}: {sizes} cannot split {what}')
+        sizes[sizes.index(-1)] = count // known
+    return sizes
 
 
 def _stale(alloc):

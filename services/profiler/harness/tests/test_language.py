@@ -986,6 +986,49 @@ def forward(x):
                 return out
             ''', 'reshape of a tile must keep its partition dimension: (128, 64) -> (64, 128)')
 
+    def test_reshape_infers_one_size_given_as_minus_one(self):
+        # a generated bubble sort reshapes its HBM input with `a.reshape((-1, n))` (round 43b; before: "cannot
+        # reshape a tensor of shape (128, 6) to (-1, 6)"): one -1 is inferred as numpy and NkiTensor.reshape_dim
+        # infer it, for an HBM tensor and for a tile (whose partition dimension stays)
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 8, 4), dtype=x.dtype, buffer=nl.shared_hbm)
+                rows = x.reshape((-1, 32))
+                assert tuple(rows.shape) == (128, 32)
+                t = nl.load(rows).reshape((128, -1, 4))
+                assert tuple(t.shape) == (128, 8, 4)
+                nl.store(out, value=t * 2.0)
+                return out
+            ''')
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(64, 64)).astype(np.float32)]
+
+
+def forward(x):
+    return (x.reshape(128, 8, 4) * 2.0,)
+''' + STANDARD_TRANSFORMS)
+        for timing_only in (True, False):
+            result = self.ws.evaluate(reference, kernel, seeds=1, timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                rows = x.reshape((-1, 3))  # <- here
+                nl.store(out, value=nl.load(x))
+                return out
+            ''', 'reshape: [-1, 3] cannot split the 8192 elements of a tensor of shape (128, 64)')
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.load(x).reshape((128, -1, -1))  # <- here
+                nl.store(out, value=t)
+                return out
+            ''', 'reshape: [128, -1, -1] may infer (-1) one size only, and no size is negative')
+
     def test_a_launch_grid_of_zero_programs(self):
         self.check('''
             @nki.jit
