@@ -4,10 +4,12 @@
 
 #include <algorithm>
 
+#include "absl/strings/str_cat.h"
 #include "libs/core/file.h"
 #include "services/profiler/backend_registry.h"
 #include "services/profiler/kernel_profiler.h"
 #include "services/profiler/neuron_profile.h"
+#include "services/profiler/trainium/device_params.h"
 
 namespace accelopt::profiler {
 namespace {
@@ -66,6 +68,32 @@ TEST(NeuronBackendTest, RetriesANoisyRoundAndKeepsTheStableOne) {
   EXPECT_EQ(r.device(), v1::DEVICE_NEURON);
   EXPECT_EQ(r.seeds_checked(), 5);
   EXPECT_EQ(r.backend_version(), "neuron: Neuron SDK, neuron-profile");
+}
+
+TEST(NeuronBackendTest, ABf16CapableRunIsHeldToTheFastestMatmulPeakUnlessLowPrecisionIsBanned) {
+  // The fake runner's rounds keep a mean of 1.333 ms * 1.0025; the problem's matmul FLOPs take twice that at the
+  // fp32 peak, so the run is at 200% of the fp32 peak and at 200% / pe_fp32_factor of the 16-bit one.
+  auto trn1 = trainium::BuiltinDeviceParams("trn1");
+  ASSERT_TRUE(trn1.ok()) << trn1.status();
+  const double mean_s = 1.333e-3 * 1.0025;
+  const KernelProfiler profiler = NeuronProfiler(kFakes + "neuron-profile");
+  v1::Problem problem;
+  problem.set_reference_source(
+      absl::StrCat("# fake roofline matmul_flops: ", 2 * mean_s * trn1->roofline_peak_matmul_flops,
+                   "\ndef get_inputs(): return []\n"));
+  v1::Kernel kernel;
+  kernel.set_source("def kernel(): pass\n");
+
+  v1::ProfileResult open = profiler.Profile(kernel, problem, v1::ProfileOptions(), 0, nullptr);
+  ASSERT_EQ(v1::Verdict_Name(open.verdict()), "VERDICT_OK") << open.message();
+  EXPECT_EQ(open.bound(), v1::BOUND_MATMUL);
+  EXPECT_NEAR(open.peak_percent(), 200 / trn1->pe_fp32_factor, 0.01);
+
+  v1::ProfileOptions banned;
+  banned.set_ban_low_precision(true);
+  v1::ProfileResult fp32 = profiler.Profile(kernel, problem, banned, 0, nullptr);
+  EXPECT_EQ(v1::Verdict_Name(fp32.verdict()), "VERDICT_SUSPICIOUS") << fp32.message();
+  EXPECT_NE(fp32.message().find("200.0% of peak"), std::string::npos) << fp32.message();
 }
 
 TEST(NeuronBackendTest, MissingNeuronProfileIsAnInfraError) {
