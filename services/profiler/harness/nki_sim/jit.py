@@ -5,6 +5,7 @@ Inputs: numpy arrays become HBM tensors (in timing-only mode only their shape an
 `InputSpec` can stand in for an array); other arguments (floats such as eps) pass through unchanged.
 """
 import dis
+import enum
 import itertools
 import os
 import types
@@ -158,7 +159,68 @@ def require_module_level_names(func: Any) -> None:
             'resolves its names against the module\'s globals, so import it at module level')
 
 
+class AddressRotation(enum.Enum):
+    """`nki.compiler.AddressRotation` (NKI 0.7, the nki.compiler pages of Neuron 2.33.1): "Whether the backend may
+    rotate a memloc's address for better layout"; a CompileConfig option."""
+    AUTO = 0
+    ENABLE = 1
+    DISABLE = 2
+
+
+class _KernelConfig:
+    """A per-kernel config object of `nki.compiler` (NKI 0.7): options by keyword, each of the type its page gives;
+    an unset option reads None (the stub's `...`). Compiler options only: they change neither the simulated results
+    nor the timing model, and an unknown or mistyped option is a CompileError naming it."""
+    OPTIONS: Dict[str, Any] = {}
+
+    def __init__(self, *args: Any, **options: Any) -> None:
+        name = type(self).__name__
+        listed = ', '.join(self.OPTIONS)
+        if args:
+            raise CompileError(f'nki.compiler.{name} takes its options by keyword ({listed}), as the nki.jit page '
+                               f'passes them: {name}(option=value)')
+        for option, value in options.items():
+            kind = self.OPTIONS.get(option)
+            if kind is None:
+                raise CompileError(f"nki.compiler.{name} has no option '{option}'; its API page lists {listed}")
+            if not isinstance(value, (bool, np.bool_) if kind is bool else kind):
+                raise CompileError(f'nki.compiler.{name}({option}=...): its API page types the option {kind.__name__}, '
+                                   f'not {type(value).__name__} ({value!r})')
+        for option in self.OPTIONS:
+            setattr(self, option, options.get(option))
+        self.options = dict(options)
+
+    def __eq__(self, other: Any) -> bool:
+        return type(other) is type(self) and other.options == self.options
+
+    def __hash__(self) -> int:
+        return hash((type(self).__name__, tuple(sorted(self.options.items(), key=lambda item: item[0]))))
+
+    def __repr__(self) -> str:
+        return f'{type(self).__name__}({", ".join(f"{k}={v!r}" for k, v in self.options.items())})'
+
+
+class CompileConfig(_KernelConfig):
+    """`nki.compiler.CompileConfig`: "Per-kernel compile configuration passed to @nki.jit(compile_config=...)"."""
+    OPTIONS = {'address_rotation': AddressRotation, 'non_ssa_legalization': bool, 'dead_code_elim': bool,
+               'barrier_check': bool, 'prefetch_auto': bool, 'nki_alloc_fallback': bool}
+
+
+class SpecializationConfig(_KernelConfig):
+    """`nki.compiler.SpecializationConfig`: "Per-kernel specialization-time config passed to
+    @nki.jit(specialization_config=...)"."""
+    OPTIONS = {'allow_nested_config_override': bool}
+
+
+_CONFIG_OPTIONS = (('compile_config', CompileConfig), ('specialization_config', SpecializationConfig))
+
+
 def jit(func: Any = None, **options: Any) -> Any:
+    for option, kind in _CONFIG_OPTIONS:
+        value = options.get(option)
+        if value is not None and not isinstance(value, kind):
+            raise CompileError(f'nki.jit({option}=...) takes a nki.compiler.{kind.__name__} (the nki.jit page of NKI '
+                               f'0.7), not {type(value).__name__}')
     simulation = options.get('mode') == 'simulation'
     if func is None:
         return lambda f: jit(f, **options)

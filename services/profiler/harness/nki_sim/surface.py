@@ -175,6 +175,9 @@ def populate(package: types.ModuleType) -> None:
     setattr(package, 'nccl', nccl)
     sys.modules[f'{name}.nccl'] = nccl
     sys.modules[f'{name}.nccl.collectives'] = _CollectivesModule(f'{name}.nccl.collectives')
+    if name == 'nki':           # NKI 0.7: the per-kernel config objects of `@nki.jit(compile_config=...)`
+        for config in (jit.CompileConfig, jit.SpecializationConfig, jit.AddressRotation):
+            setattr(compiler, config.__name__, config)
     if name == 'nki':           # NKI 0.3+: `import nki.tensor as ntensor` is a module of constant builders
         setattr(package, 'simulate', jit.simulated)     # NKI 2.30+: nki.simulate(kernel)(*arrays)
         tensor = _TensorModule(name + '.tensor')

@@ -629,6 +629,45 @@ class ApiSurfaceTest(unittest.TestCase):
         want[slots] = rows
         np.testing.assert_array_equal(out, want)
 
+    def test_nki_compiler_per_kernel_configs_are_accepted_and_checked(self):
+        # NKI 0.7 (the nki.jit and nki.compiler pages of Neuron 2.33.1): `@nki.jit(compile_config=CompileConfig(
+        # non_ssa_legalization=True))`; CompileConfig / SpecializationConfig / AddressRotation were an ImportError
+        header = 'import numpy as np\nimport nki\nimport nki.language as nl\nimport nki.isa as nisa\n'
+        template = """
+            from nki.compiler import AddressRotation, CompileConfig, SpecializationConfig
+
+            @nki.jit(OPTIONS)
+            def kernel(x):
+                t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=2.0, op1=nl.add, operand1=1.0)
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=out, src=t)
+                return out
+            """
+        x = self.normal(128, 64)
+        for options in ('compile_config=CompileConfig(non_ssa_legalization=True)',
+                        'compile_config=CompileConfig(address_rotation=AddressRotation.DISABLE, dead_code_elim=False, '
+                        'barrier_check=True, prefetch_auto=False, nki_alloc_fallback=True), '
+                        'specialization_config=SpecializationConfig(allow_nested_config_override=True)'):
+            with self.subTest(options=options):
+                out, _ = self.ws.run(self.ws.kernel(template.replace('OPTIONS', options), header=header), x)
+                np.testing.assert_allclose(out, 2.0 * x + 1.0, rtol=1e-6)
+        for options, cause in (('compile_config=CompileConfig(non_ssa=True)', "has no option 'non_ssa'"),
+                               ('compile_config=CompileConfig(True)', 'takes its options by keyword'),
+                               ("compile_config=CompileConfig(barrier_check='yes')",
+                                'its API page types the option bool'),
+                               ('compile_config=CompileConfig(address_rotation=True)',
+                                'types the option AddressRotation'),
+                               ('compile_config=SpecializationConfig()', 'takes a nki.compiler.CompileConfig'),
+                               ("specialization_config={'allow_nested_config_override': True}",
+                                'takes a nki.compiler.SpecializationConfig')):
+            with self.subTest(options=options):
+                path = self.ws.kernel(template.replace('OPTIONS', options), header=header)
+                with self.assertRaises(CompileError) as caught:
+                    self.ws.run(path, x)
+                self.assertIn(cause, caught.exception.message)
+
 
 if __name__ == '__main__':
     unittest.main()
