@@ -91,6 +91,8 @@ HELPER_NAMES = {
                          'Optional', 'Sequence', 'Set', 'Tuple', 'Type', 'TypeVar', 'Union'}),
     'enum': frozenset({'Enum', 'IntEnum'}),
     'collections': frozenset({'Counter', 'OrderedDict', 'defaultdict', 'deque', 'namedtuple'}),
+    # a plain attribute bag for configurations (`SimpleNamespace(tile_m=64)`); not the module's type objects
+    'types': frozenset({'SimpleNamespace'}),
     'logging': frozenset(host_logging.NAMES),
 }
 # Modules a kernel may import (whole, or the names above) that the loader replaces by a stand-in (never the host's

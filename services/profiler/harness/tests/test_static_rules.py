@@ -38,6 +38,8 @@ VIOLATIONS = {
     'private_module': ('from neuronxcc.nki._private.private_api import core_barrier  # <- here\n'
                        'BARRIER = core_barrier\n', 'private-attribute'),
     'from_collections_chainmap': ('from collections import ChainMap  # <- here\n', 'import'),
+    'from_types_function_type': ('from types import FunctionType  # <- here\n', 'import'),
+    'import_types_module': ('import types  # <- here\ncode = types.CodeType\n', 'import'),
     'import_logging_handlers': ('import logging.handlers  # <- here\n', 'import'),
     'from_logging_filehandler': ('from logging import FileHandler  # <- here\n', 'import'),
     'dunder_method_outside_operators': ('f = [].__reduce_ex__  # <- here\n', 'private-attribute'),
@@ -1040,6 +1042,24 @@ if __name__ == "__main__":
                 if called:
                     self.assertEqual(result['line'], line_of(path, '# <- here'))
                     self.assertIn('breakpoint() starts a debugger, which a kernel run cannot', result['message'])
+
+    def test_types_simple_namespace_configurations_pass(self):
+        # public autotuning kernel files hold their tile configurations in SimpleNamespace objects at module level
+        # (`_DEFAULT_CONFIG = SimpleNamespace(block_size=128)`) and pass their fields to the kernel
+        path = self.ws.kernel('''
+            from types import SimpleNamespace
+
+            CONFIGS = [SimpleNamespace(scale=s) for s in (2.0, 3.0)]
+            DEFAULT = CONFIGS[0]
+
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.multiply(nl.load(x), DEFAULT.scale))
+                return out
+            ''')
+        KernelSource(path).check_static_rules()
+        self.assertEqual(self.ws.evaluate(self.reference, path)['verdict'], 'OK')
 
     def test_getattr_reaches_only_the_listed_names_of_warnings(self):
         path = self.ws.kernel('''
