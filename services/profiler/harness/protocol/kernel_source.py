@@ -15,7 +15,7 @@ from nki_sim.beta import declare_source
 from nki_sim.jit import Kernel
 from nki_sim.language import MEMORY_KEYWORDS
 
-from . import host_environment, host_frameworks, host_logging, host_paths, host_sys, static_rules
+from . import host_environment, host_frameworks, host_logging, host_paths, host_subprocess, host_sys, static_rules
 from .entry_point import entry_point
 from .kernel_modules import fresh_views, kernel_module
 from .loop_returns import hoist_loop_returns
@@ -45,7 +45,7 @@ def stand_ins_imported(tree):
 
 
 STAND_INS = {'logging': host_logging.stand_in, 'os': host_environment.stand_in,
-             'pathlib': host_paths.stand_in, 'sys': host_sys.stand_in}
+             'pathlib': host_paths.stand_in, 'subprocess': host_subprocess.stand_in, 'sys': host_sys.stand_in}
 
 
 class InertModule(types.ModuleType):
@@ -63,7 +63,8 @@ def kernel_builtins(names, inert):
     """Builtins for a kernel module: the host's, with every module it imports seen through a KernelModule view
     (kernel_modules.py), `import logging` (a logging that drops messages, host_logging.py), `import os` (an
     environment of the kernel's own and os.path's text functions, host_environment.py), `import sys` (an import path
-    of the kernel's own, host_sys.py), `from pathlib import Path` (paths as text, host_paths.py) and the host
+    of the kernel's own, host_sys.py), `import subprocess` (starting no program, host_subprocess.py), `from pathlib
+    import Path` (paths as text, host_paths.py) and the host
     frameworks
     (torch, torch_xla, torch_neuronx, whose nki_jit is nki.jit, and jax: host_frameworks.py) bound to stand-ins
     (`names`), and the modules it could not import but imports without using them (`inert`, roots: `import os.path`

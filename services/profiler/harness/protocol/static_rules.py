@@ -7,7 +7,8 @@ the introspection or dynamic-code builtins. Each violation names its rule:
   `os.environ`, `os.getenv` and `os.path` only (a stand-in whose environment is the kernel's own, see
   host_environment.py, and whose path functions only rewrite text, see host_paths.py) / sys for `sys.path` and
   constants only (an import path of the kernel's own, see host_sys.py) / pathlib for `Path` (a stand-in whose paths
-  are text only, `Path.home()` '~', see host_paths.py) /
+  are text only, `Path.home()` '~', see host_paths.py) / subprocess for starting programs, which always fails as on
+  a host without them (FileNotFoundError, see host_subprocess.py) / re for its matching functions and flags /
   torch, torch_xla, torch_neuronx, jax, unittest (stand-ins for host code that never runs, see
   host_frameworks.py; only torch_neuronx.nki_jit is real, the simulator's nki.jit), except `from M import name` of
   the pure helpers public kernels use (HELPER_NAMES: operator.mul, dataclasses.dataclass, typing.Tuple, ...);
@@ -65,7 +66,7 @@ import re
 import sys
 import types
 
-from . import entry_point, host_environment, host_frameworks, host_logging, host_paths, host_sys
+from . import entry_point, host_environment, host_frameworks, host_logging, host_paths, host_subprocess, host_sys
 from .name_scopes import builtin_reads, names_bound
 
 ALLOWED_MODULES = ('nki', 'neuronxcc.nki', 'numpy', 'math', 'functools', 'itertools', '__future__')
@@ -97,7 +98,7 @@ HELPER_NAMES = {
 }
 # Modules a kernel may import (whole, or the names above) that the loader replaces by a stand-in (never the host's
 # module): logging, whose messages are dropped (and the host frameworks, host_frameworks.py).
-STAND_IN_MODULES = frozenset({'logging', 'os', 'os.path', 'pathlib', 'sys'})
+STAND_IN_MODULES = frozenset({'logging', 'os', 'os.path', 'pathlib', 'subprocess', 'sys'})
 # Modules a kernel may import whole for the names listed only (host-side diagnostics, e.g. neuronx-distributed's
 # find_index.py imports warnings): `warnings.warn(...)` prints a message and reaches nothing else. A student's
 # conv2d kernel imports pdb and never uses it; the debugger itself (pdb.set_trace, pdb.run) stays out of reach.
@@ -114,6 +115,15 @@ MODULE_NAMES['sys'] = frozenset(host_sys.NAMES)
 # `from pathlib import Path` binds a stand-in whose paths are text the kernel wrote (host_paths.py): the NKI profiling
 # page's example computes `Path.home() / 'reports'` for `@nki.profile(working_directory=...)` when it is imported.
 MODULE_NAMES['pathlib'] = frozenset(host_paths.NAMES)
+# `import subprocess` binds a stand-in that starts no program (host_subprocess.py): public kernel files run
+# `neuron-ls` when they are imported to read the core count, and fall back on the OSError a host without it gives.
+MODULE_NAMES['subprocess'] = frozenset(host_subprocess.NAMES)
+# `import re` for matching text only (the host's module, seen through a KernelModule view): the same files parse
+# `NEURON_CC_FLAGS` and neuron-ls output with `re.search`. Its module attributes (enum, functools, copyreg) stay out of
+# reach.
+MODULE_NAMES['re'] = frozenset({'compile', 'search', 'match', 'fullmatch', 'findall', 'finditer', 'split', 'sub',
+                                'subn', 'escape', 'error', 'Pattern', 'Match', 'IGNORECASE', 'I', 'MULTILINE', 'M',
+                                'DOTALL', 'S', 'VERBOSE', 'X', 'ASCII', 'A'})
 HELPER_NAMES.update(MODULE_NAMES)
 # The names the loader takes as the entry point (entry_point.ENTRY_POINTS): never host-only code.
 ENTRY_POINT_NAMES = ('kernel', 'optimized_kernel')
@@ -588,8 +598,9 @@ class _Checker(ast.NodeVisitor):
         if not _allowed(module) and module not in MODULE_NAMES:
             self.fail('import', f'module {module!r} is not importable in NKI kernels (allowed: nki, '
                       'neuronxcc and neuronxcc.nki, numpy, math, functools, itertools, logging, os.environ, '
-                      'os.path, sys.path, pathlib.Path; torch, torch_xla, torch_neuronx, jax and unittest for host '
-                      'code that never runs, and torch_neuronx.nki_jit, nki_op and wrap_nki)', node)
+                      'os.path, sys.path, pathlib.Path, subprocess (which starts no program), re; torch, torch_xla, '
+                      'torch_neuronx, jax and unittest for host code that never runs, and torch_neuronx.nki_jit, '
+                      'nki_op and wrap_nki)', node)
 
     def visit_FunctionDef(self, node):
         if id(node) in self.host_only:

@@ -3,6 +3,7 @@ import ast
 import glob
 import os
 import pathlib
+import subprocess
 import sys
 import textwrap
 import unittest
@@ -193,17 +194,28 @@ class StaticRulesTest(unittest.TestCase):
         entry = KernelSource(path).load_entry_point()
         return getattr(entry, 'func', entry).__globals__
 
+    def run_statement(self, imports, statement):
+        """The result of a kernel that runs `statement` (marked `# <- here`) after `imports`, and that line."""
+        kernel = self.ws.kernel(imports + textwrap.dedent(f'''
+
+            @nki.jit
+            def kernel(x):
+                {statement}  # <- here
+                return x
+            '''))
+        return self.ws.evaluate(self.reference, kernel), line_of(kernel, '# <- here')
+
     def test_an_unused_host_import_binds_an_inert_stand_in(self):
         # the nki-samples LoRA kernels start with `import sys` and never use it (before: forbidden-module; an unused
         # `import json` was an import violation); the name is bound to a module holding nothing, so even a reach
         # around the static rules finds no host module
-        bound = self.loaded_ok('import subprocess\nimport ctypes.util\nimport json, time\n' +
+        bound = self.loaded_ok('import socket\nimport ctypes.util\nimport json, time\n' +
                                textwrap.dedent(DOUBLING_KERNEL))
-        self.assertIsInstance(bound['subprocess'], InertModule)
+        self.assertIsInstance(bound['socket'], InertModule)
         self.assertIsInstance(bound['ctypes'], InertModule)
         self.assertIsInstance(bound['json'], InertModule)
-        with self.assertRaisesRegex(AttributeError, "'subprocess' is an inert stand-in"):
-            bound['subprocess'].run
+        with self.assertRaisesRegex(AttributeError, "'socket' is an inert stand-in"):
+            bound['socket'].socket
         # `import sys` (the LoRA kernels') and `import os.path` bind the stand-ins (host_sys.py, host_environment.py),
         # used or not: no host module either
         bound = self.loaded_ok('import sys\nimport os.path\n' + textwrap.dedent(DOUBLING_KERNEL))
@@ -558,19 +570,10 @@ if __name__ == "__main__":
         for reach, message in (('Path.home().exists()', 'Path.exists: an NKI kernel\'s pathlib is a stand-in'),
                                ('Path("/etc/passwd").read_text()', 'Path.read_text: an NKI kernel\'s pathlib'),
                                ('getattr(pathlib, "o" + "s")', 'cannot read the attribute \'os\'')):
-            computed = self.ws.kernel(f'''
-                import pathlib
-                from pathlib import Path
-
-                @nki.jit
-                def kernel(x):
-                    found = {reach}  # <- here
-                    return x
-                ''')
-            result = self.ws.evaluate(self.reference, computed)
+            result, line = self.run_statement('import pathlib\nfrom pathlib import Path\n', f'found = {reach}')
             self.assertEqual(result['verdict'], 'RUNTIME_ERROR', result['message'])
             self.assertIn(message, result['message'])
-            self.assertEqual(result['line'], line_of(computed, '# <- here'))
+            self.assertEqual(result['line'], line)
         refused = self.ws.kernel(textwrap.dedent('''
             import pathlib
             found = pathlib.Path.home().parent, pathlib.PurePath('a'), pathlib.os  # <- here
@@ -580,6 +583,47 @@ if __name__ == "__main__":
         self.assertIn("NKI static rule import: pathlib.os: NKI kernels may use only Path, PosixPath, PurePath, "
                       "PurePosixPath of module 'pathlib'", result['message'])
         self.assertEqual(result['line'], line_of(refused, '# <- here'))
+
+    def test_subprocess_is_a_stand_in_that_starts_no_program(self):
+        # a tilebench linear-attention file reads its core count when imported: `subprocess.run(["neuron-ls"],
+        # capture_output=True, text=True, timeout=10)` in a try whose `except (OSError, subprocess.SubprocessError)`
+        # falls back to one core (round 45b; before: `NKI static rule forbidden-module: module 'subprocess' gives
+        # access to the host`). The kernel's subprocess starts nothing: every call fails as on a host without the
+        # program, so the file's fallback runs. `import re` gives its matching functions (the file parses
+        # NEURON_CC_FLAGS with re.search; before: import)
+        bound = self.loaded_ok(textwrap.dedent('''
+            import re
+            import subprocess
+
+
+            def _cores():
+                try:
+                    out = subprocess.run(["neuron-ls"], capture_output=True, text=True, timeout=10).stdout
+                    found = re.search(r"logical-neuroncore-config:\\s*(\\d+)", out)
+                    if found:
+                        return int(found.group(1))
+                except (OSError, subprocess.SubprocessError):
+                    pass
+                return 1
+
+
+            CORES = _cores()
+            LNC = re.search(r"--lnc[=\\s]+(\\d+)", "--target trn2 --lnc=2").group(1)
+            ''') + textwrap.dedent(DOUBLING_KERNEL))
+        self.assertEqual((bound['CORES'], bound['LNC']), (1, '2'))
+        self.assertIsNot(bound['subprocess'], subprocess)
+        for call in ('subprocess.run(["id"])', 'subprocess.check_output("id -u", shell=True)',
+                     'subprocess.Popen(["sh"], stdout=subprocess.PIPE)'):
+            result, line = self.run_statement('import subprocess\n', call)
+            self.assertEqual(result['verdict'], 'RUNTIME_ERROR', (call, result['message']))
+            self.assertIn('FileNotFoundError', result['message'])
+            self.assertIn('the simulator runs no program', result['message'])
+            self.assertEqual(result['line'], line, call)
+        for reach in ('subprocess.os', 'subprocess._args_from_interpreter_flags', 'getattr(subprocess, "o" + "s")',
+                      're.copyreg', 'getattr(re, "func" + "tools")', 're.enum'):
+            result, line = self.run_statement('import re\nimport subprocess\n', f'found = {reach}')
+            self.assertIn(result['verdict'], ('COMPILE_ERROR', 'RUNTIME_ERROR'), (reach, result['message']))
+            self.assertEqual(result['line'], line, reach)
 
     def test_sys_path_os_path_and_file_put_the_kernels_directory_on_its_own_import_path(self):
         # a video-interpolation port's resample kernel runs `_PKG = os.path.dirname(os.path.abspath(__file__));
