@@ -32,7 +32,6 @@ from .evaluation import CHECK_SEEDS, KERNEL_VERDICTS, Verdict, empty_result, not
     secret_fresh_seed
 from .problem import ProblemError, load_problem
 
-KERNEL_NAME = 'kernel.py'
 PRIVATE_OUTPUT = (' (it is in per-program HBM, nl.hbm or nl.private_hbm, of which each program of the launch has its '
                   'own copy, and one copy is returned; an output that every program writes a part of is declared in '
                   'nl.shared_hbm)')
@@ -183,7 +182,8 @@ class ReplayCheck:
                 'COMPILE_ERROR' if isinstance(error, CompileError) else \
                 'OUT_OF_MEMORY' if isinstance(error, MemoryError) else 'RUNTIME_ERROR'
             source = self._source_line(line)
-            where = f'{KERNEL_NAME}:{line}: {source}\n' if source else f'{KERNEL_NAME}:{line}: '
+            name = self.replay.program.kernel_name    # the file name step A loaded and quotes (kernel.py in the worker)
+            where = f'{name}:{line}: {source}\n' if source else f'{name}:{line}: '
             raise Verdict(verdict, where + detail, line) from error
 
     def _unrun_launch(self):

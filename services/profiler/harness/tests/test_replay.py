@@ -3,6 +3,7 @@ import json
 import os
 import subprocess
 import sys
+import textwrap
 import unittest
 
 import numpy as np
@@ -198,6 +199,20 @@ class AffineWriteConflictTest(unittest.TestCase):
             f.write(''.join(json.dumps(e) + '\n' for e in entries if 'affine' not in e))
         self.assertEqual(replay_check(reference=reference, program=path, seeds=1)['verdict'], 'OK')
 
+    def test_the_refusal_names_the_kernels_file_as_step_a_does(self):
+        # run_kernel.py on a kernel file not named kernel.py: the replay's message named `kernel.py` (the worker's
+        # file name) while step A's messages name the file given (round 45a, a public chunked linear attention)
+        ws = Workspace()
+        self.addCleanup(ws.close)
+        reference = ws.reference(SIMPLE_REFERENCE)
+        kernel = ws.write('chunked_state.py', 'import neuronxcc.nki as nki\nimport neuronxcc.nki.language as nl\n'
+                          + textwrap.dedent(self.KERNEL))
+        result = ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        line = line_of(kernel, '# <- here')
+        self.assertTrue(result['message'].startswith(f'chunked_state.py:{line}: nl.store(out, value='),
+                        result['message'])
+
 
 class StreamedProgramTest(unittest.TestCase):
     """Step B reads the program as step A writes it (through a pipe), so a verdict can come before the program ends."""
@@ -256,7 +271,8 @@ class StreamedProgramTest(unittest.TestCase):
         quoted = replay_check(reference=self.reference, program=path, seeds=1, kernel_source=kernel)
         plain = replay_check(reference=self.reference, program=path, seeds=1)
         self.assertNotEqual(quoted['verdict'], 'OK')
-        self.assertTrue(quoted['message'].startswith(f"kernel.py:{multiply['l']}: {source}\n"), quoted['message'])
+        recorded = entries[0]['kernel']     # the file name step A loaded (kernel.py in the worker)
+        self.assertTrue(quoted['message'].startswith(f"{recorded}:{multiply['l']}: {source}\n"), quoted['message'])
         self.assertEqual(quoted['message'].split('\n', 1)[1], plain['message'].split(': ', 1)[1])
 
 
