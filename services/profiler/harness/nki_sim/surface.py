@@ -27,11 +27,14 @@ class _Mutable:
 
 
 class _TypingModule(types.ModuleType):
-    """`nki.typing`: `tensor` is the simulator's tensor type; `mutable` the in-place argument marker; `scalar`
-    (dynamic control flow) can be imported, so that the other kernels of a module that uses it still run, and is
-    refused where it is used."""
+    """`nki.typing`: `tensor` is the simulator's tensor type; `mutable` the in-place argument marker;
+    `mutable_tensor` the type of an output argument the kernel writes (the NKI Library API pages type such
+    parameters ``nt.mutable_tensor``, e.g. router_topk's router_logits), an annotation like `tensor`, since every HBM
+    argument is writable here; `scalar` (dynamic control flow) can be imported, so that the other kernels of a
+    module that uses it still run, and is refused where it is used."""
     tensor = Tensor
     mutable = _Mutable
+    mutable_tensor = Tensor
     scalar = staticmethod(_dynamic_scalar)
 
 

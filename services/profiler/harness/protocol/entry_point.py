@@ -14,7 +14,7 @@ ENTRY_POINTS = ('kernel', 'optimized_kernel')
 def entry_point(module, tree):
     """(the callable to run, '') or (None, why none was chosen, to follow "defines neither ...")."""
     for name in ENTRY_POINTS:
-        entry = getattr(module, name, None)
+        entry = wrapped_kernel(getattr(module, name, None))
         if callable(entry):
             return entry, ''
     kernels = module_kernels(module)
@@ -37,11 +37,19 @@ def module_kernels(module):
     once, in definition order."""
     kernels, seen = [], set()
     for name, value in vars(module).items():
+        value = wrapped_kernel(value)
         if isinstance(value, Kernel) and getattr(value.func, '__module__', None) == module.__name__ \
                 and id(value.func) not in seen:
             seen.add(id(value.func))
             kernels.append((name, value))
     return kernels
+
+
+def wrapped_kernel(value):
+    """The NKI kernel a torch operator wraps (`@wrap_nki` over `@nki.jit`), else the value itself."""
+    if isinstance(value, host_frameworks.HostOperator) and value.kernel is not None:
+        return value.kernel
+    return value
 
 
 def grid_launchers(tree, kernel_names):

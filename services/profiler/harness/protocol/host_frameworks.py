@@ -15,7 +15,7 @@ torch's own `@torch.library.custom_op("ns::op", mutates_args=())`, which nki_op 
 HostOperator, a torch operator that only host code calls. The registration runs and does nothing; the NKI kernel
 itself stays the module's kernel, which the simulator runs."""
 from nki_sim.errors import CompileError
-from nki_sim.jit import jit
+from nki_sim.jit import Kernel, jit
 
 ROOTS = frozenset({'torch', 'torch_xla', 'torch_neuronx', 'jax', 'unittest'})
 
@@ -79,11 +79,12 @@ class HostOperator:
     """A kernel or torch function registered as a torch operator (see the module docstring): launch brackets
     (`[lnc]`) and the registration methods of torch's custom operators pass; calling it, or anything else, is host
     code."""
-    __slots__ = ('host_path',)
+    __slots__ = ('host_path', 'kernel')
     REGISTRATIONS = ('register_autograd', 'register_fake', 'register_kernel', 'register_torch_dispatch')
 
-    def __init__(self, path):
+    def __init__(self, path, kernel=None):
         object.__setattr__(self, 'host_path', path)
+        object.__setattr__(self, 'kernel', kernel)
 
     def __getitem__(self, launch):
         return self
@@ -114,8 +115,11 @@ def nki_op(name, *args, **kwargs):
 
 
 def wrap_nki(kernel, *args, **kwargs):
-    """torch_neuronx.wrap_nki(kernel): the kernel as a torch operator (`wrap_nki(k)[lnc](...)` in host code)."""
-    return HostOperator(f'torch_neuronx.wrap_nki({getattr(kernel, "__name__", "?")})')
+    """torch_neuronx.wrap_nki(kernel): the kernel as a torch operator (`wrap_nki(k)[lnc](...)` in host code), which
+    keeps the NKI kernel it wraps: as a decorator (`@wrap_nki` over `@nki.jit`, torch-neuronx's README) the module's
+    name is the operator, and the kernel under it is still the module's kernel."""
+    return HostOperator(f'torch_neuronx.wrap_nki({getattr(kernel, "__name__", "?")})',
+                        kernel if isinstance(kernel, Kernel) else None)
 
 
 def custom_op(name, fn=None, *args, **kwargs):

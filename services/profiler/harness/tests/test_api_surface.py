@@ -629,6 +629,25 @@ class ApiSurfaceTest(unittest.TestCase):
         want[slots] = rows
         np.testing.assert_array_equal(out, want)
 
+    def test_a_mutable_tensor_annotated_output_argument_is_written(self):
+        # `nt.mutable_tensor`, the type the NKI Library API pages give output arguments the kernel writes
+        # (router_topk's router_logits: "Output router logits ... in HBM", type ``nt.mutable_tensor``); torch-neuronx's
+        # README annotates its kernel's output so (before: "AttributeError: module 'neuronxcc.nki.typing' has no
+        # attribute 'mutable_tensor'" when the kernel file was imported)
+        for typing_module in ('neuronxcc.nki.typing', 'nki.typing'):
+            with self.subTest(typing_module=typing_module):
+                path = self.ws.kernel(f'''
+                    import {typing_module} as nt
+
+                    @nki.jit
+                    def kernel(x, y: nt.mutable_tensor):
+                        nl.store(y, value=nl.add(nl.load(x), 1.0))
+                        return y
+                    ''')
+                x = self.normal(128, 32)
+                out, _ = self.ws.run(path, x, np.zeros_like(x))
+                np.testing.assert_array_equal(out, x + np.float32(1.0))
+
     def test_nki_compiler_per_kernel_configs_are_accepted_and_checked(self):
         # NKI 0.7 (the nki.jit and nki.compiler pages of Neuron 2.33.1): `@nki.jit(compile_config=CompileConfig(
         # non_ssa_legalization=True))`; CompileConfig / SpecializationConfig / AddressRotation were an ImportError

@@ -700,6 +700,41 @@ if __name__ == "__main__":
         self.assertIn('torch_neuronx.wrap_nki(kernel) is host code', result['message'])
         self.assertEqual(result['line'], line_of(called, '# <- here'))
 
+    def test_wrap_nki_as_a_decorator_keeps_the_kernel_under_it(self):
+        # torch-neuronx's README ("Using NKI kernels in torch code") stacks `@wrap_nki` over `@nki.jit`, so the
+        # module's name is the torch operator; the kernel under it is still the module's kernel (before: "defines
+        # neither `kernel` nor `optimized_kernel` (nor one function decorated with @nki.jit)")
+        body = textwrap.dedent('''
+            import torch
+            from torch_neuronx import nki_op, wrap_nki
+
+
+            @wrap_nki
+            @nki.jit
+            def doubler(x):
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+                return out
+
+
+            @nki_op("demo::double", mutates_args={})
+            def double_op(x: torch.Tensor) -> torch.Tensor:
+                return doubler(x)
+            ''')
+        for tail in ('', '\nkernel = doubler\n'):
+            with self.subTest(tail=tail):
+                bound = self.loaded_ok(body + tail)
+                self.assertIn('torch_neuronx.wrap_nki(doubler)', repr(bound['doubler']))
+                entry = KernelSource(self.ws.kernel(body + tail)).load_entry_point()
+                self.assertEqual(entry.func.__name__, 'doubler')
+        called = self.ws.kernel(body + textwrap.dedent('''
+            doubler(None)  # <- here
+            '''))
+        result = self.ws.evaluate(self.reference, called)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('torch_neuronx.wrap_nki(doubler) is host code', result['message'])
+        self.assertEqual(result['line'], line_of(called, '# <- here'))
+
     def test_torch_library_custom_op_registers_like_nki_op(self):
         # a vLLM-NKIPy sampler module (round 43) registers its kernels with torch's own API when it is imported:
         # `@torch.library.custom_op("mylib::cumsum", mutates_args=())` on a torch function calling the kernel, then
