@@ -220,6 +220,9 @@ class KernelSource:
             raise KernelRejected(f'{self.where(line)}\nimporting the kernel failed: {type(error).__name__}: '
                                  f'{error}', line) from error
         entry, found = entry_point(module, tree)
+        lone = static_rules.lone_plain_kernel(tree)
+        if entry is None and lone and callable(getattr(module, lone, None)):
+            entry = getattr(module, lone)     # the file is one undecorated kernel (static_rules.lone_plain_kernel)
         adopted = static_rules.adopted_main_launch(tree)
         if isinstance(entry, Kernel) and not entry.grid and adopted and getattr(module, adopted[0], None) is entry:
             entry = entry[adopted[1]]     # the one launch the file makes, in its __main__ block (`k[4, 2](a, b)`)

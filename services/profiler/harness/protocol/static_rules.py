@@ -304,9 +304,10 @@ def host_only_functions(tree):
     bound = [name for node in ast.walk(tree) for name in names_bound(node)]
     launchers = _entry_launchers(tree, defs)
     dropped = host_framework_decorators(tree)
+    lone = lone_plain_kernel(tree)
     candidates = {node.name: node for node in defs if all(id(d) in dropped for d in node.decorator_list)
                   and node.name not in ENTRY_POINT_NAMES and node.name not in launchers
-                  and bound.count(node.name) == 1}
+                  and bound.count(node.name) == 1 and node.name != lone}
     while candidates:
         skipped = {id(statement) for guard in guards for statement in guard.body} | \
             {id(statement) for node in candidates.values() for statement in node.body}
@@ -316,6 +317,42 @@ def host_only_functions(tree):
             break
         candidates = kept
     return list(candidates.values())
+
+
+def lone_plain_kernel(tree):
+    """The name of the file's one function when the file is that kernel alone, undecorated: the module defines
+    exactly one function, a plain `def` (no decorator) named neither `kernel` nor `optimized_kernel`, which no code
+    outside its own body and `if __name__ == "__main__":` blocks names, that uses a name the file's NKI imports bind
+    and launches nothing on a grid (`k[2](...)`: a launcher), and the file binds neither entry point name (the NKI
+    getting-started page's `def nki_tensor_add_kernel(a_input, b_input, c_output)`, which workshop notebooks keep in a
+    cell of its own and wrap with `baremetal(...)` or `nki_jit(...)` in the next one). That function is the entry
+    point (kernel_source), so it is not host-only code (host_only_functions); else None."""
+    body = getattr(tree, 'body', ())
+    defs = [node for node in body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    if len(defs) != 1 or not isinstance(defs[0], ast.FunctionDef) or defs[0].decorator_list \
+            or defs[0].name in ENTRY_POINT_NAMES:
+        return None
+    node = defs[0]
+    bound = [name for child in ast.walk(tree) for name in names_bound(child)]
+    if any(name in ENTRY_POINT_NAMES for name in bound) or bound.count(node.name) != 1:
+        return None
+    skipped = {id(statement) for guard in _main_guards(tree) for statement in guard.body} | \
+        {id(statement) for statement in node.body}
+    if any(isinstance(child, ast.Name) and child.id == node.name for child in _nodes_outside(tree, skipped)):
+        return None
+    nki_names = {alias.asname or alias.name.split('.')[0] for statement in body
+                 if isinstance(statement, (ast.Import, ast.ImportFrom)) for alias in statement.names
+                 if _nki_module(statement.module if isinstance(statement, ast.ImportFrom) else alias.name)}
+    inside = [child for statement in node.body for child in ast.walk(statement)]
+    if not any(isinstance(child, ast.Name) and child.id in nki_names for child in inside) or any(
+            isinstance(child, ast.Call) and isinstance(child.func, ast.Subscript) for child in inside):
+        return None     # no NKI call (a host helper), or a launch on a grid (a launcher, never a kernel)
+    return node.name
+
+
+def _nki_module(module):
+    """Whether an import of `module` (`nki.language`, `neuronxcc.nki`, ...) binds NKI names."""
+    return bool(module) and module.split('.')[0] in ('nki', 'neuronxcc')
 
 
 def host_framework_decorators(tree):

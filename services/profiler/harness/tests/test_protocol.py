@@ -339,6 +339,45 @@ def forward(x):
                       "'spmd_tensor_addition_nki_kernels': the simulator runs the one kernel file it is given",
                       result['message'])
 
+    def test_a_file_that_is_one_undecorated_kernel_runs_that_kernel(self):
+        # the NKI getting-started form, kept by workshop notebooks in a cell of its own (the next cell wraps it with
+        # baremetal(...)): one plain function writing an output argument, nothing else in the file naming it but
+        # the __main__ block (before: "defines neither `kernel` nor `optimized_kernel` (nor one function decorated
+        # with @nki.jit)", the function taken for host code that nothing calls)
+        reference = self.ws.reference(SIMPLE_REFERENCE.replace(
+            'return inputs', 'return [inputs[0], np.zeros_like(inputs[0])]'))
+        lone = self.ws.kernel('''
+            def nki_doubling(x, out):
+                assert x.shape == out.shape
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+
+            if __name__ == "__main__":
+                nki.baremetal(nki_doubling)(np.ones((4, 3)), np.zeros((4, 3)))
+            ''')
+        result = self.ws.evaluate(reference, lone)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.assertEqual(result['max_rel_l2'], 0.0)
+        # the function's body is checked as kernel code, no longer stubbed as host code
+        host = self.ws.kernel('''
+            def nki_doubling(x, out):
+                import torch
+                nl.store(out, value=nl.multiply(nl.load(x), torch.tensor(2.0)))
+            ''')
+        result = self.ws.evaluate(reference, host)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('torch', result['message'])
+        # with a second function the file is no longer one kernel: the entry must still be named
+        two = self.ws.kernel('''
+            def nki_doubling(x, out):
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+
+            def nki_tripling(x, out):
+                nl.store(out, value=nl.multiply(nl.load(x), 3.0))
+            ''')
+        result = self.ws.evaluate(reference, two)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('defines neither `kernel` nor `optimized_kernel`', result['message'])
+
     def test_a_numpy_array_the_launcher_makes_is_named_when_the_launched_kernel_fails_on_it(self):
         # the Beta 1 tensor addition tutorial's caller allocates its output with np.zeros and passes it to an
         # nki.baremetal launch; the caller runs here as the kernel, so the array is no HBM tensor (before: numpy's
