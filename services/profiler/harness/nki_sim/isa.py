@@ -6,7 +6,7 @@ activation: act, iota/affine_select: pool, bn_stats/bn_aggr/scan: dve); the othe
 passed an explicit engine=.
 """
 import time
-from typing import Any, List, Tuple
+from typing import Any, List, Optional, Tuple
 
 import numpy as np
 
@@ -92,7 +92,7 @@ def nc_matmul(stationary: Any, moving: Any, is_stationary_onezero: Any = False, 
     """PSUM[M, N] = stationary[K, M].T @ moving[K, N]; is_transpose=True with an identity moving is a PE transpose.
     A double-row perf_mode takes [K, 2, M] and [K, 2, N] operands and contracts all 2K rows. tile_position /
     tile_size place the matmul on a row/column tile of the PE array (checked; the product is the same)."""
-    _pe_tile(tile_position, tile_size)
+    pe_tile = _pe_tile(tile_position, tile_size)
     stationary = _evicted(stationary)
     moving = _evicted(moving)
     run = begin()
@@ -116,6 +116,8 @@ def nc_matmul(stationary: Any, moving: Any, is_stationary_onezero: Any = False, 
             raise CompileError(f'nc_matmul {perf_mode}: the double-row mode is an FP8 mode; the operands are '
                                f'{" and ".join(sorted(formats))}')
         m, n = stat.shape[2], mov.shape[2]
+    if pe_tile is not None:
+        _stationary_fits_pe_tile(pe_tile, k, m, perf_mode if double else None)
     if not is_transpose:
         for role, view in (('stationary', stat), ('moving', mov)):
             if view.tensor.kind.storage.kind in 'iub':
@@ -162,14 +164,14 @@ def nc_matmul(stationary: Any, moving: Any, is_stationary_onezero: Any = False, 
     return pending.tile
 
 
-def _pe_tile(position: Any, size: Any) -> None:
+def _pe_tile(position: Any, size: Any) -> Optional[Tuple[int, int]]:
     """nc_matmul's PE tiling fields (NKI 2.26+ API page, "Tiling mode"): tile_size (row_size, column_size) and
     tile_position (row, column) offsets in the 128x128 array, both given or both empty. Row tiling runs several
     small matmuls side by side on hardware; the simulator checks the fields and computes the same product (the
-    timing model does not overlap tiled matmuls)."""
+    timing model does not overlap tiled matmuls). Returns tile_size, or None without tiling."""
     given = [v for v in (position, size) if v is not None and tuple(v) != ()]
     if not given:
-        return
+        return None
     if len(given) == 1:
         # the compiler's own check: "nc_matmul tile_position and tile_size must be both set or not set."
         raise CompileError(f'nc_matmul: tile_position {position!r} and tile_size {size!r} must be both set or '
@@ -185,6 +187,23 @@ def _pe_tile(position: Any, size: Any) -> None:
             any(p < 0 or p % e or p + e > PARTITION_LIMIT for p, e in zip(pos, extent)):
         raise CompileError(f'nc_matmul: tile_size {size!r} is (row_size, column_size) of 32, 64 or 128 and '
                            f'tile_position {position!r} a multiple of it inside the 128x128 PE array')
+    return (extent[0], extent[1])
+
+
+def _stationary_fits_pe_tile(extent: Tuple[int, int], rows: int, columns: int, double_row: Any) -> None:
+    """The nc_matmul page's limits on a tiled matmul: the stationary's partitions (contraction rows) occupy PE rows
+    and its free size PE columns, "The stationary tile size must not exceed the chosen tile_size", and "double_row
+    performance mode cannot be combined with Tensor Engine column tiling mode"."""
+    row_size, column_size = extent
+    if double_row is not None and column_size < PARTITION_LIMIT:
+        raise CompileError(f'nc_matmul: perf_mode {double_row} with tile_size {extent} (column tiling): "double_row '
+                           'performance mode cannot be combined with Tensor Engine column tiling mode" (nki.isa.'
+                           'nc_matmul page); use column_size 128')
+    if rows > row_size or columns > column_size:
+        raise CompileError(f'nc_matmul: the stationary ({rows} partitions, {columns} columns) does not fit tile_size '
+                           f'{extent} (row_size {row_size} PE rows for its partitions, column_size {column_size} PE '
+                           'columns for its free size): "The stationary tile size must not exceed the chosen '
+                           'tile_size" (nki.isa.nc_matmul page, Tiling mode)')
 
 
 def _contract(stationary, moving):

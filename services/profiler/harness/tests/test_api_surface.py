@@ -318,6 +318,30 @@ class ApiSurfaceTest(unittest.TestCase):
             ''', a, b)
         self.assertIn('tile_position', message)
 
+    def test_a_tiled_matmul_stationary_must_fit_its_tile(self):
+        # nc_matmul page, Tiling mode: "The stationary tile size must not exceed the chosen tile_size" (its partitions
+        # on PE rows, its free size on PE columns); a [128, 64] stationary on a 32-row or a 32-column tile was
+        # accepted and multiplied in full
+        a, b = self.normal(128, 64), self.normal(128, 128)
+        body = '''
+            @nki.jit
+            def kernel(a, b):
+                out = nl.ndarray((64, 128), dtype=np.float32, buffer=nl.shared_hbm)
+                p = nl.ndarray((64, 128), dtype=np.float32, buffer=nl.psum)
+                nisa.nc_matmul(dst=p, stationary=nl.load(a), moving=nl.load(b), tile_position=(0, 0), TILE)
+                nl.store(out, nl.copy(p))
+                return out
+            '''
+        for tile, words in (('tile_size=(32, 128)', 'row_size 32 PE rows for its partitions'),
+                            ('tile_size=(128, 32)', 'column_size 32 PE columns for its free size')):
+            with self.subTest(tile):
+                message = self.refused(body.replace('TILE', tile), a, b)
+                self.assertIn('the stationary (128 partitions, 64 columns) does not fit tile_size', message)
+                self.assertIn(words, message)
+                self.assertIn('"The stationary tile size must not exceed the chosen tile_size"', message)
+        out, _ = self.ws.run(self.ws.kernel(body.replace('TILE', 'tile_size=(128, 64)')), a, b)
+        self.assertLess(rel_l2(out, a.T @ b), 1e-6)
+
     def test_matmul_tile_size_without_tile_position_is_named_as_such(self):
         # one field without the other: the message names the pairing (it said the empty tile_position was
         # "a multiple of" the tile size), for either one missing, in the Beta 2 dst form

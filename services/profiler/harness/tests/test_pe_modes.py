@@ -46,6 +46,19 @@ class PeModeTest(unittest.TestCase):
         outputs, _ = self.ws.run(fp8, self.a, self.b)
         self.assertEqual(np.asarray(outputs).shape, (64, 512))
 
+    def test_the_double_row_mode_does_not_combine_with_column_tiling(self):
+        # nc_matmul page: "double_row performance mode cannot be combined with Tensor Engine column tiling mode";
+        # row tiling (column_size 128) stays accepted
+        fp8 = 'nl.copy(nl.load(a), dtype=nl.float8_e4m3), nl.copy(nl.load(b), dtype=nl.float8_e4m3)'
+        column = self.ws.kernel(DOUBLE_ROW.replace('OPERANDS', fp8 + ', tile_position=(0, 64), tile_size=(128, 64)'))
+        with self.assertRaises(CompileError) as caught:
+            self.ws.run(column, self.a, self.b)
+        self.assertIn('"double_row performance mode cannot be combined with Tensor Engine column tiling mode"',
+                      caught.exception.message)
+        row = self.ws.kernel(DOUBLE_ROW.replace('OPERANDS', fp8 + ', tile_position=(0, 0), tile_size=(128, 128)'))
+        outputs, _ = self.ws.run(row, self.a, self.b)
+        self.assertEqual(np.asarray(outputs).shape, (64, 512))
+
     def test_a_transpose_mode_product_with_a_non_identity_is_timed_as_a_matmul(self):
         path = self.ws.kernel(TRANSPOSE_MODE)
         a = np.random.default_rng(4).standard_normal((128, 128)).astype(np.float32)
