@@ -265,11 +265,12 @@ def _unused_import(node, referenced):
 
 
 def _unmodelled_compiler_module(module):
-    """A neuronxcc module that is not NKI, which the simulator does not model and kernels may not import: the
-    compiler's private kernels and APIs (`neuronxcc.nki._private_kernels.mlp`, `neuronxcc.starfish.penguin.targets.
-    nki.private_api`, which neuronx-distributed-inference's Llama and the NKI-Llama files derived from it import)."""
+    """A neuronxcc or nki module that is not NKI's API, which the simulator does not model and kernels may not
+    import: the compiler's private kernels and APIs (`neuronxcc.nki._private_kernels.mlp`, `neuronxcc.starfish.
+    penguin.targets.nki.private_api`, which neuronx-distributed-inference's Llama and the NKI-Llama files derived
+    from it import; Beta 2's `nki._torch_xla`, whose PyTorchXLAKernel a blog's `__main__` block wraps a kernel in)."""
     parts = module.split('.')
-    return parts[0] == 'neuronxcc' and len(parts) > 1 and (
+    return parts[0] in ('neuronxcc', 'nki') and len(parts) > 1 and (
         not _allowed(module) or any(_is_dunder_or_private(part) for part in parts))
 
 
@@ -323,21 +324,22 @@ def lone_plain_kernel(tree):
     """The name of the file's one function when the file is that kernel alone, undecorated: the module defines
     exactly one function, a plain `def` (no decorator) named neither `kernel` nor `optimized_kernel`, which no code
     outside its own body and `if __name__ == "__main__":` blocks names, that uses a name the file's NKI imports bind
-    and launches nothing on a grid (`k[2](...)`: a launcher), and the file binds neither entry point name (the NKI
-    getting-started page's `def nki_tensor_add_kernel(a_input, b_input, c_output)`, which workshop notebooks keep in a
-    cell of its own and wrap with `baremetal(...)` or `nki_jit(...)` in the next one). That function is the entry
-    point (kernel_source), so it is not host-only code (host_only_functions); else None."""
+    and launches nothing on a grid (`k[2](...)`: a launcher), and the file binds neither entry point name outside its
+    `__main__` blocks (the NKI getting-started page's `def nki_tensor_add_kernel(a_input, b_input, c_output)`, which
+    workshop notebooks keep in a cell of its own and wrap with `baremetal(...)` or `nki_jit(...)` in the next one; a
+    blog's Beta 2 matmul whose `__main__` block alone binds `kernel = PyTorchXLAKernel(func=matmul)`). That function is
+    the entry point (kernel_source), so it is not host-only code (host_only_functions); else None."""
     body = getattr(tree, 'body', ())
     defs = [node for node in body if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
     if len(defs) != 1 or not isinstance(defs[0], ast.FunctionDef) or defs[0].decorator_list \
             or defs[0].name in ENTRY_POINT_NAMES:
         return None
     node = defs[0]
-    bound = [name for child in ast.walk(tree) for name in names_bound(child)]
+    main_body = {id(statement) for guard in _main_guards(tree) for statement in guard.body}
+    bound = [name for child in _nodes_outside(tree, main_body) for name in names_bound(child)]
     if any(name in ENTRY_POINT_NAMES for name in bound) or bound.count(node.name) != 1:
-        return None
-    skipped = {id(statement) for guard in _main_guards(tree) for statement in guard.body} | \
-        {id(statement) for statement in node.body}
+        return None     # (a `kernel = Wrapper(func=f)` of a `__main__` block never runs: no entry point)
+    skipped = main_body | {id(statement) for statement in node.body}
     if any(isinstance(child, ast.Name) and child.id == node.name for child in _nodes_outside(tree, skipped)):
         return None
     nki_names = {alias.asname or alias.name.split('.')[0] for statement in body

@@ -357,6 +357,19 @@ def forward(x):
         result = self.ws.evaluate(reference, lone)
         self.assertEqual(result['verdict'], 'OK', result['message'])
         self.assertEqual(result['max_rel_l2'], 0.0)
+        # a `kernel = ...` that only the __main__ block binds never runs, so the file still binds no entry point (a
+        # blog's matmul wraps its kernel with `kernel = PyTorchXLAKernel(func=matmul)` there; round 46b, before:
+        # "defines neither `kernel` nor `optimized_kernel`")
+        wrapped = self.ws.kernel('''
+            def nki_doubling(x, out):
+                nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+
+            if __name__ == "__main__":
+                kernel = nki.baremetal(nki_doubling)
+                kernel(np.ones((4, 3)), np.zeros((4, 3)))
+            ''')
+        result = self.ws.evaluate(reference, wrapped)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
         # the function's body is checked as kernel code, no longer stubbed as host code
         host = self.ws.kernel('''
             def nki_doubling(x, out):

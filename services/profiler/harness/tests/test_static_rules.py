@@ -530,8 +530,15 @@ if __name__ == "__main__":
             )
             from neuronxcc.nki._private_kernels.rmsnorm import rmsnorm_quant_isa_kernel as rms_quant
             from neuronxcc.starfish.penguin.targets.nki.private_api import vnc
-            ''') + textwrap.dedent(DOUBLING_KERNEL))
-        for name in ('mlp_fused_add_isa_kernel', 'mlp_isa_kernel', 'rms_quant', 'vnc'):
+            from nki._torch_xla import PyTorchXLAKernel
+            ''') + textwrap.dedent(DOUBLING_KERNEL) + textwrap.dedent('''
+
+            if __name__ == "__main__":
+                PyTorchXLAKernel(func=kernel)
+            '''))
+        # (a blog's Beta 2 matmul wraps its kernel in Beta 2's private PyTorchXLAKernel in its __main__ block alone,
+        # round 46b; before: "module 'nki._torch_xla' is the compiler's private API")
+        for name in ('mlp_fused_add_isa_kernel', 'mlp_isa_kernel', 'rms_quant', 'vnc', 'PyTorchXLAKernel'):
             self.assertIsInstance(bound[name], InertModule)
         self.assertTrue(hasattr(bound['nl'], 'load'))   # `import neuronxcc.nki.language as nl` is NKI, as before
         kernel = textwrap.dedent(DOUBLING_KERNEL)
@@ -541,6 +548,8 @@ if __name__ == "__main__":
                  + kernel.replace('out = ', 'mlp_isa_kernel(x)\n    out = '), 'private-attribute'),
                 ('from neuronxcc.starfish.penguin.targets.nki.private_api import vnc  # <- here\nGRID = vnc(2)\n'
                  + kernel, 'import'),
+                ('from nki._torch_xla import PyTorchXLAKernel  # <- here\nWRAPPED = PyTorchXLAKernel(func=None)\n'
+                 + kernel, 'private-attribute'),
                 # a private name, or the module bound by `import`: refused as before
                 ('from neuronxcc.nki._private_kernels.mlp import _tile_sizes  # <- here\n' + kernel,
                  'private-attribute'),
