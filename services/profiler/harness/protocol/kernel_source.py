@@ -82,7 +82,12 @@ def kernel_builtins(names, inert):
             return modules[name] if fromlist else modules[name.split('.')[0]]
         if level == 0 and (name in inert_modules or name.split('.')[0] in inert_modules):
             if not fromlist:
-                return inert_modules[name.split('.')[0]]
+                root = module = inert_modules[name.split('.')[0]]
+                for part in name.split('.')[1:]:    # `import M.sub as s` reads M.sub: an inert submodule
+                    if part not in vars(module):
+                        setattr(module, part, InertModule(f'{module.__name__}.{part}'))
+                    module = vars(module)[part]
+                return root
             module = InertModule(name)      # `from M import a`: inert too, for names the kernel never uses
             for imported in fromlist:
                 setattr(module, imported, InertModule(f'{name}.{imported}'))

@@ -18,7 +18,8 @@ the introspection or dynamic-code builtins. Each violation names its rule:
   module is refused, statically and through getattr)
 - forbidden-module: one of the host-access modules (os, sys, ctypes, subprocess, ...), imported or reached
   through an attribute (numpy.ctypeslib, ...)
-- unused imports: `import M` / `import M.sub` / `from M import a` whose bound names appear nowhere else in the file
+- unused imports: `import M` / `import M.sub` / `import M.sub as x` / `from M import a` whose bound names appear
+  nowhere else in the file
   pass whatever M is (a leftover public kernels keep: the nki-samples LoRA kernels import sys and never use it;
   an `except ImportError:` handler's `name = None` fallback of the try's import is no use, `_import_fallbacks`);
   the loader binds the names to inert stand-ins that hold nothing (kernel_source.InertModule), never the host's
@@ -27,8 +28,9 @@ the introspection or dynamic-code builtins. Each violation names its rule:
   in a kernel file) is not checked and its names are no use: it never runs, since the harness imports the kernel
   file under another name, and binding `__name__` in any form is a private-attribute violation; nor is the body of
   a plain module-level function that only such blocks call (`host_only_functions`: a `parse_args()` with argparse),
-  or that nothing in the file names (a torch wrapper no code calls), which the loader replaces by a `raise` before
-  the module is compiled (`stub_host_only`)
+  or that nothing in the file names (a torch wrapper no code calls), nor of the methods of a class whose bases are
+  all host framework names and that no live code names (`host_framework_classes`: `class ConvNKI(nn.Conv1d)`),
+  which the loader replaces by a `raise` before the module is compiled (`stub_host_only`)
 - private-attribute: `x._name` or `x.__name__`-style access (except `__getitem__`, `__len__`, `__contains__`,
   which restate `x[i]`, `len(x)`, `in`, and `super().__init__` with the zero-argument `super()`, a method of the
   kernel's own class initialising its own instance: a torch wrapper class in the file's host code), a dunder name
@@ -251,11 +253,13 @@ def _unusable(module):
 
 
 def _unused_import(node, referenced):
-    """`import M` / `import M.sub` (no `as`), or `from M import a, b` (relative imports, `*` and private names
-    excluded), of a module kernels may not import, none of whose bound names the kernel names again; or such a
-    `from M import a, b` of a compiler module outside NKI (`_unmodelled_compiler_module`)."""
+    """`import M` / `import M.sub` / `import M.sub as name`, or `from M import a, b` (relative imports, `*` and
+    private names excluded), of a module kernels may not import, none of whose bound names the kernel names again; or
+    such a `from M import a, b` of a compiler module outside NKI (`_unmodelled_compiler_module`). The alias form
+    (`import neuronx_distributed.parallel_layers.parallel_state as ps`, which only a host-only method of the Mamba-2
+    training repository's conv1d file uses) binds the alias; before round 46e it was always checked."""
     if isinstance(node, ast.Import):
-        return all(alias.asname is None and alias.name.split('.')[0] not in referenced and _unusable(alias.name)
+        return all((alias.asname or alias.name.split('.')[0]) not in referenced and _unusable(alias.name)
                    and not any(_is_dunder_or_private(part) for part in alias.name.split('.')) for alias in node.names)
     return not node.level and node.module is not None and (
         _unusable(node.module) and not any(_is_dunder_or_private(part) for part in node.module.split('.'))
@@ -306,18 +310,46 @@ def host_only_functions(tree):
     launchers = _entry_launchers(tree, defs)
     dropped = host_framework_decorators(tree)
     lone = lone_plain_kernel(tree)
-    candidates = {node.name: node for node in defs if all(id(d) in dropped for d in node.decorator_list)
+    candidates = {node.name: node for node in defs + host_framework_classes(tree)
+                  if all(id(d) in dropped for d in node.decorator_list)
                   and node.name not in ENTRY_POINT_NAMES and node.name not in launchers
                   and bound.count(node.name) == 1 and node.name != lone}
     while candidates:
         skipped = {id(statement) for guard in guards for statement in guard.body} | \
-            {id(statement) for node in candidates.values() for statement in node.body}
+            {id(statement) for node in candidates.values() for statement in _never_run_body(node)}
         named = {node.id for node in _nodes_outside(tree, skipped) if isinstance(node, ast.Name)}
         kept = {name: node for name, node in candidates.items() if name not in named}
         if len(kept) == len(candidates):
             break
         candidates = kept
-    return list(candidates.values())
+    return [method for node in candidates.values() for method in _host_only_defs(node)]
+
+
+def host_framework_classes(tree):
+    """The module-level classes whose bases are all host framework names (`class ConvNKI(nn.Conv1d)`,
+    `class Mamba2Kernel(torch.autograd.Function)`: a model's torch wrappers around its kernels), with no decorator or
+    keyword (a metaclass runs code at definition). Their methods run only when the framework calls them, so such a
+    class that no live code names is host code like a function nothing calls (host_only_functions): the bodies of its
+    methods (not its class-level statements, which run at definition and are checked) are neither checked nor run.
+    The Mamba-2 training repository's grouped conv1d file calls `ps.get_tensor_model_parallel_rank()` of
+    neuronx_distributed only in such a method (round 46e; before: an import violation)."""
+    hosts = entry_point.host_framework_names(tree)
+    return [node for node in getattr(tree, 'body', ()) if isinstance(node, ast.ClassDef) and node.bases
+            and not node.keywords and not node.decorator_list
+            and all(_root_name(base) in hosts for base in node.bases)]
+
+
+def _host_only_defs(node):
+    """The functions a host-only candidate (a function, or a class of host_framework_classes) stands for: the
+    function itself, or the class's methods."""
+    if isinstance(node, ast.ClassDef):
+        return [child for child in node.body if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return [node]
+
+
+def _never_run_body(node):
+    """The statements of a host-only candidate that never run: a function's body, a class's methods' bodies."""
+    return [statement for child in _host_only_defs(node) for statement in child.body]
 
 
 def lone_plain_kernel(tree):
@@ -492,12 +524,17 @@ def stub_host_only(functions, tree):
                if isinstance(node, ast.Name)}
     hosts = entry_point.host_framework_names(tree)
     dropped = host_framework_decorators(tree)
+    owners = {id(method): node.name for node in getattr(tree, 'body', ()) if isinstance(node, ast.ClassDef)
+              for method in node.body}
     for node in functions:
         node.decorator_list = [d for d in node.decorator_list if id(d) not in dropped]
         node.args.defaults = [_unused_host_default(value, hosts) for value in node.args.defaults]
         node.args.kw_defaults = [_unused_host_default(value, hosts) for value in node.args.kw_defaults]
-        callers = "only the file's __main__ block calls" if node.name in in_main else 'nothing in the file calls'
-        message = f'{node.name}() is host code that {callers}: the simulator does not run it'
+        owner = owners.get(id(node))
+        callers = "only the file's __main__ block calls" if (owner or node.name) in in_main else \
+            'nothing in the file calls'
+        name = f'{owner}.{node.name}' if owner else node.name
+        message = f'{name}() is host code that {callers}: the simulator does not run it'
         stub = ast.Raise(exc=ast.Call(func=ast.Name('RuntimeError', ast.Load()), args=[ast.Constant(message)],
                                       keywords=[]), cause=None)
         node.body = [ast.copy_location(stub, node.body[0])]

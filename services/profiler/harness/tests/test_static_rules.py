@@ -426,6 +426,59 @@ if __name__ == "__main__":
                  'forbidden-builtin')):
             self.refused_here(body, rule)
 
+    def test_the_methods_of_a_host_framework_class_nothing_names_are_host_code_that_never_runs(self):
+        # a model repository's kernel file (round 46e: the Mamba-2 training repository's grouped conv1d) keeps its
+        # torch wrappers, `class ConvNKI(nn.Conv1d)` and `class ...(torch.autograd.Function)`, whose methods alone use
+        # `import neuronx_distributed.parallel_layers.parallel_state as ps` (before: an import violation); such a
+        # class's methods are neither checked nor run, and a module only they use binds an inert stand-in, the
+        # `import M.sub as name` form too
+        bound = self.loaded_ok(textwrap.dedent('''
+            import torch
+            import torch.nn as nn
+            import model_parallel.layers.state as ps
+            import time
+
+            class Wrapped(nn.Module):
+                scale = 2.0
+
+                def __init__(self):
+                    super().__init__()
+                    self.rank = ps.get_rank()
+
+                def forward(self, x):
+                    return open("/etc/passwd").read(), time.time()
+
+            class WrappedFunction(torch.autograd.Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return kernel(x) * Wrapped.scale
+            ''') + textwrap.dedent(DOUBLING_KERNEL))
+        for name in ('ps', 'time'):
+            self.assertIsInstance(bound[name], InertModule)
+        self.assertEqual(bound['ps'].__name__, 'model_parallel.layers.state')
+        self.assertEqual(bound['Wrapped'].scale, 2.0)      # a class-level statement runs (and is checked)
+        for method, call in (('Wrapped.forward', lambda: bound['Wrapped'].forward(None, None)),
+                             ('WrappedFunction.forward', lambda: bound['WrappedFunction'].forward(None, None))):
+            with self.assertRaisesRegex(RuntimeError, rf"{method}\(\) is host code that nothing in the file calls: "
+                                                      "the simulator does not run it"):
+                call()
+        kernel = textwrap.dedent(DOUBLING_KERNEL)
+        wrapper = ('import torch\nimport model_parallel.layers.state as ps  # <- here\n'
+                   'class Wrapped(torch.nn.Module):\n    def forward(self, x):\n        return ps.get_rank()\n')
+        for body, rule in (
+                # named by live code (a module-level binding, the kernel): checked as kernel code
+                (wrapper + 'SETTINGS = Wrapped\n' + kernel, 'import'),
+                (wrapper + kernel.replace('out = ', 'Wrapped\n    out = '), 'import'),
+                # a base that is not a host framework's, a decorator, a keyword: checked
+                (wrapper.replace('torch.nn.Module', 'object') + kernel, 'import'),
+                ('import functools\n' + wrapper.replace('class Wrapped', '@functools.total_ordering\nclass Wrapped')
+                 + kernel, 'import'),
+                (wrapper.replace('torch.nn.Module', 'torch.nn.Module, metaclass=type') + kernel, 'import'),
+                # its class-level statements run at definition: checked
+                ('import torch\nclass Wrapped(torch.nn.Module):\n    text = open("/etc/passwd")  # <- here\n'
+                 + kernel, 'forbidden-builtin')):
+            self.refused_here(body, rule)
+
     def test_a_function_with_host_framework_decorators_alone_that_nothing_calls_never_runs(self):
         # a vLLM-neuron fork's DSA causal bound (round 43): its torch wrappers, which nothing in the file calls, call
         # dispatch recorders decorated with `@torch._dynamo.assume_constant_result`, which read the kernel's
