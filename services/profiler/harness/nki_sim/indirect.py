@@ -200,7 +200,9 @@ def indirect_access(tensor: Any, key: Tuple[Any, ...], tile_type: type) -> Indir
     if not ndim and index.shape[0] == 1:
         resolved = key[:position] + (0,) + key[position + 1:]
         offset, shape, strides, _, _ = subscript(tensor.inner_shape, tensor.inner_strides, 0, resolved)
-        if len(shape) >= 2:
+        # the axes the subscript keeps (subscript() pads a 1-D access to [n, 1], a column, so count them here)
+        kept = len(tensor.inner_shape) - len(resolved) + sum(isinstance(k, slice) for k in resolved)
+        if kept >= 2:
             return IndirectView(View(tensor, (), offset, tuple(shape), tuple(strides)), index,
                                 tensor.inner_strides[position], tensor.inner_shape[position], scalar=True)
     if ndim:

@@ -1834,6 +1834,22 @@ def forward(img, ids):
         loads = [line for line in trace.text().splitlines() if ' op=load ' in line and 'bytes=2048' in line]
         self.assertEqual(len(loads), 4)
         self.assertIn('sbuf:4', loads[0])         # each load also reads its index from SBUF
+
+    def test_a_single_index_tile_and_one_slice_load_one_row(self):
+        # `nl.load(cache[pos, :])` of a 2-D tensor with a [1, 1] index tile is the row at pos, a [1, n] tile (the
+        # row-gather form); it was a [n, 1] column, so `row[0, :half]` was "out of bounds for a dimension of size 1"
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(cache, pos):
+                row = nl.load(cache[nl.load(pos), :])
+                out = nl.ndarray((1, 16), dtype=cache.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.add(row[0:1, 0:16], row[0:1, 16:32]))
+                return out
+            ''')
+        cache = np.random.normal(size=(20, 32)).astype(np.float32)
+        outputs, _ = self.ws.run(kernel, cache, np.array([[13]], dtype=np.int32))
+        np.testing.assert_allclose(outputs, cache[13:14, :16] + cache[13:14, 16:], rtol=1e-6)
+
     def test_a_scalar_offset_access_pattern_starts_at_the_value(self):
         # the nkipy rank_slice_add form: x.reshape((ranks, n, H)).ap([[H, n], [1, H]], 0, scalar_offset=rank_sbuf,
         # indirect_dim=0) is rows [rank * n, (rank + 1) * n); run through the program replay
