@@ -12,7 +12,7 @@ from typing import Any, Dict, Optional, Sequence, Tuple
 
 import numpy as np
 
-from .errors import CompileError
+from .errors import CompileError, UnsupportedApi
 
 
 class Affine:
@@ -100,6 +100,15 @@ class Affine:
             rax = ndim - 1 - position
             placed = cache[(ndim, position)] = Affine(self.c, tuple((rax, k, n) for _, k, n in self.terms), ndim)
         return placed
+
+    def __getattr__(self, name):
+        """An attribute index expressions do not have (numpy's `.T` on `nl.arange(n)[:, None]`): a COMPILE_ERROR
+        naming it, also an AttributeError (hasattr() answers False), like the tiles' (tile_ops.TileOperators)."""
+        if name.startswith('_'):
+            raise AttributeError(name)
+        raise UnsupportedApi(f'index expression attribute .{name} is not supported by the simulator: nl.arange / '
+                             'nl.mgrid expressions are not numpy arrays (the nl.arange page documents no attributes of its result); '
+                             'place the index on the other axis with nl.arange(n)[None, :] or nl.arange(n)[:, None]')
 
     @property
     def dense_shape(self) -> Tuple[int, ...]:

@@ -937,6 +937,17 @@ class RefusalTest(unittest.TestCase):
                 return out
             ''', 'tile attribute .T is not supported by the simulator: it is not an attribute of NKI tensors')
 
+    def test_an_index_expression_attribute_is_named(self):
+        # a public attention-score kernel indexes `key[..., d_start + id_k.T]` with id_k = nl.arange(d)[:, None]
+        # (before: RUNTIME_ERROR "AttributeError: 'Affine' object has no attribute 'T'", the simulator's class)
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                i_p = nl.arange(128)[:, None]
+                assert not hasattr(i_p, 'shape_of')
+                return nl.load(x[i_p.T, nl.arange(64)])  # <- here
+            ''', 'index expression attribute .T is not supported by the simulator')
+
     def test_tile_astype_converts_like_nl_copy(self):
         # `t.astype(dtype)` is nki.tensor.astype (the Beta 1 API index lists it); an MoE tutorial's RMSNorm converts
         # a loaded tile with `x.astype(np.float32)` and back with `t.astype(x.dtype)` (before: COMPILE_ERROR "tile
