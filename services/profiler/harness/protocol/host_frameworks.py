@@ -75,6 +75,30 @@ for _name in ('__call__', '__bool__', '__eq__', '__ne__', '__lt__', '__le__', '_
     setattr(HostName, _name, HostName.unavailable)
 
 
+def _typing_form(value):
+    """Is `value` a class (`type(None)`, `Generic`) or one of the typing module's own objects (`Any`, `ClassVar`)?"""
+    return isinstance(value, type) or type(value).__module__ == 'typing'
+
+
+def _host_eq(self, other):
+    """`Optional[torch.Tensor]` in a signature: typing's argument check compares the argument with its own special
+    forms (`arg in (Any, NoReturn, ...)`, `type(None) in parameters`) when the `def` runs; such a comparison is False, any other one the
+    COMPILE_ERROR naming the host name."""
+    if _typing_form(other):
+        return False
+    return self.unavailable()
+
+
+def _host_ne(self, other):
+    if _typing_form(other):
+        return True
+    return self.unavailable()
+
+
+HostName.__eq__ = _host_eq      # type: ignore[assignment]
+HostName.__ne__ = _host_ne      # type: ignore[assignment]
+
+
 class HostOperator:
     """A kernel or torch function registered as a torch operator (see the module docstring): launch brackets
     (`[lnc]`) and the registration methods of torch's custom operators pass; calling it, or anything else, is host

@@ -34,9 +34,9 @@ the introspection or dynamic-code builtins. Each violation names its rule:
 - private-attribute: `x._name` or `x.__name__`-style access (except `__getitem__`, `__len__`, `__contains__`,
   which restate `x[i]`, `len(x)`, `in`, and `super().__init__` with the zero-argument `super()`, a method of the
   kernel's own class initialising its own instance: a torch wrapper class in the file's host code), a dunder name
-  such as `__builtins__` (except reading `__file__`, the placeholder path host_paths.KERNEL_DIRECTORY/<file name>,
-  and `__annotations__ = {...}` assigned in a class body, a dataclass's field
-  declarations), or an import from a private module
+  such as `__builtins__` (except the module metadata `__all__`, `__version__`, `__author__`; reading `__file__`,
+  the placeholder path host_paths.KERNEL_DIRECTORY/<file name>; and `__annotations__ = {...}` assigned in a class
+  body, a dataclass's field declarations), or an import from a private module
   (`neuronxcc.nki._private.private_api`). Nor may any other form bind a dunder name (an import's alias, even of
   an unused import, `except E as`, a match capture, `global`, a def or class outside a class body): a module-valued
   `__builtins__` would be the builtins of the functions defined after it (`_bound_dunder`). The kernel may read
@@ -614,6 +614,12 @@ def _binds_module_name(node):
     return '__name__' in names_bound(node)
 
 
+# Module metadata a kernel file may bind and read like any name (`__all__ = ["kernel", ...]` after the kernels of
+# a public MoE-challenge file): the interpreter reads `__all__` only for `from module import *` of this module, which
+# nothing does, and `__version__` / `__author__` never; no other dunder is a plain name here.
+MODULE_METADATA = frozenset(('__all__', '__version__', '__author__'))
+
+
 def _bound_dunder(node):
     """The dunder name (`__builtins__`) that `node` binds other than by an assignment (which visit_Name checks) or
     a parameter (a local): an import's alias, `except E as`, a match capture or `**rest`, `global`, a def or class.
@@ -784,6 +790,7 @@ class _Checker(ast.NodeVisitor):
         if node.id in FORBIDDEN_BUILTINS or id(node) in self.shadowable_builtin_reads:
             self.fail('forbidden-builtin', f'{node.id!r} is not available in NKI kernels', node)
         if node.id.startswith('__') and node.id.endswith('__') and node.id != '__name__' and \
+                node.id not in MODULE_METADATA and \
                 id(node) not in self.class_annotations and not (node.id == '__file__' and
                                                                 isinstance(node.ctx, ast.Load)):
             self.fail('private-attribute', f'access to {node.id!r}', node)

@@ -951,6 +951,37 @@ if __name__ == "__main__":
         self.assertIn('torch.nn.Module is host code', result['message'])
         self.assertEqual(result['line'], line_of(instance, '# <- here'))
 
+    def test_typing_forms_of_host_names_and_an_export_list_load(self):
+        # a public MoE-challenge file: `Optional[torch.Tensor]` / `Tuple[...]` in a torch module's signatures, which
+        # typing checks by comparing them with its own forms when the `def` runs, and `__all__ = [...]` at its end
+        # (before: "torch.Tensor is host code" and "NKI static rule private-attribute: access to '__all__'")
+        source = '''
+            from typing import Optional, Tuple, Union
+            import torch
+
+            @nki.jit
+            def halve(x: torch.Tensor, scale: Optional[torch.Tensor] = None) -> Tuple[torch.Tensor, ...]:
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.multiply(nl.load(x), 0.5))
+                return out
+
+            class Halver(torch.nn.Module):
+                def forward(self, x: Union[torch.Tensor, int], mask: Optional[torch.Tensor] = None):
+                    return halve(x)
+
+            __all__ = ["halve", "Halver"]
+            __version__ = "0.1"
+            kernel = halve
+            '''
+        reference = self.ws.reference(SIMPLE_REFERENCE.replace('x * 2.0', 'x * 0.5'))
+        result = self.ws.evaluate(reference, self.ws.kernel(source))
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        compared = self.ws.kernel(source.rstrip(' ') + '            same = torch.Tensor == 1  # <- here\n')
+        result = self.ws.evaluate(reference, compared)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('torch.Tensor is host code', result['message'])
+        self.assertEqual(result['line'], line_of(compared, '# <- here'))
+
     def test_a_host_wrapper_class_calling_super_init_and_nki_jit_of_xla_impl_ops(self):
         # a model port's file: `nki_jit()(kernel)` imported from torch_neuronx.xla_impl.ops (the home of
         # torch_neuronx.nki_jit) at import, and an nn.Module wrapper whose __init__ calls super().__init__()
