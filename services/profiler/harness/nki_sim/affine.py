@@ -281,6 +281,17 @@ class Predicate:
     def __init__(self, atoms):
         self.atoms = atoms
 
+    def __getitem__(self, key):
+        """`(h0 + nl.arange(64) < H)[:, None]`, numpy's reshaping subscript on a mask: no NKI page indexes a
+        predicate, so a COMPILE_ERROR naming the form (before: "TypeError: 'Predicate' object is not
+        subscriptable"). `__iter__` stays absent, so iterating one is still Python's TypeError."""
+        raise CompileError('indexing a mask predicate (a comparison of nl.arange expressions, e.g. `m[:, None]`) is '
+                           'not supported by the simulator: no NKI page indexes a mask (NKI API Masking builds masks '
+                           'from comparisons of index expressions); place the index before the comparison, '
+                           '`(start + nl.arange(n)[:, None] < limit)`')
+
+    __iter__ = None
+
     def __and__(self, other):
         if isinstance(other, (bool, np.bool_)):
             # a condition on loop variables and constants (`(i_p < n) & (k < K)` with k an affine_range index, an

@@ -948,6 +948,17 @@ class RefusalTest(unittest.TestCase):
                 return nl.load(x[i_p.T, nl.arange(64)])  # <- here
             ''', 'index expression attribute .T is not supported by the simulator')
 
+    def test_an_indexed_mask_predicate_is_named(self):
+        # a public MoE-challenge projection writes `mask=(h_mask[:, None] & q_mask[None, :])` with h_mask a
+        # comparison of a 1-D nl.arange (before: RUNTIME_ERROR "TypeError: 'Predicate' object is not subscriptable")
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                rows = nl.arange(128) < 100
+                return nl.load(x, mask=rows[:, None])  # <- here
+            ''', 'indexing a mask predicate (a comparison of nl.arange expressions, e.g. `m[:, None]`) is not '
+                 'supported by the simulator')
+
     def test_tile_astype_converts_like_nl_copy(self):
         # `t.astype(dtype)` is nki.tensor.astype (the Beta 1 API index lists it); an MoE tutorial's RMSNorm converts
         # a loaded tile with `x.astype(np.float32)` and back with `t.astype(x.dtype)` (before: COMPILE_ERROR "tile
