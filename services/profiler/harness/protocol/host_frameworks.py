@@ -95,8 +95,34 @@ def _host_ne(self, other):
     return self.unavailable()
 
 
+def _union_operand(value):
+    """The text of `value` as a member of a PEP 604 union (`None`, a class, a typing form, a host name), else None."""
+    if value is None:
+        return 'None'
+    if isinstance(value, HostName):
+        return value.host_path
+    if _typing_form(value):
+        return getattr(value, '__name__', None) or repr(value)
+    return None
+
+
+def _host_or(self, other):
+    """`torch.Tensor | None` in a signature (PEP 604): Python builds the union when the `def` runs; with None, a
+    class, a typing form or another host name it is a host name of that union (its every use the COMPILE_ERROR naming
+    it), any other `|` the COMPILE_ERROR naming this one."""
+    text = _union_operand(other)
+    return HostName(f'{self.host_path} | {text}') if text else self.unavailable()
+
+
+def _host_ror(self, other):
+    text = _union_operand(other)
+    return HostName(f'{text} | {self.host_path}') if text else self.unavailable()
+
+
 HostName.__eq__ = _host_eq      # type: ignore[assignment]
 HostName.__ne__ = _host_ne      # type: ignore[assignment]
+setattr(HostName, '__or__', _host_or)
+setattr(HostName, '__ror__', _host_ror)
 
 
 class HostOperator:

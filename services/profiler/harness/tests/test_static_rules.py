@@ -982,6 +982,34 @@ if __name__ == "__main__":
         self.assertIn('torch.Tensor is host code', result['message'])
         self.assertEqual(result['line'], line_of(compared, '# <- here'))
 
+    def test_pep604_unions_of_host_names_in_signatures_load(self):
+        # a public NKI 0.5 serving file: `valid_mask: Tensor | None` (PEP 604, no `from __future__ import annotations`)
+        # in its torch wrapper's signature, built when the `def` runs (before: "torch.Tensor is host code" at the def)
+        source = '''
+            import torch
+            from torch import Tensor
+            Pair = torch.Tensor | torch.nn.Module
+
+            def on_device(x: Tensor, mask: Tensor | None = None, scale: "float | None" = None) -> None | Tensor:
+                return triple(x)
+
+            @nki.jit
+            def triple(x):
+                result = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(result, value=nl.multiply(nl.load(x), 3.0))
+                return result
+
+            kernel = triple
+            '''
+        reference = self.ws.reference(SIMPLE_REFERENCE.replace('x * 2.0', 'x * 3.0'))
+        verdicts = [self.ws.evaluate(reference, self.ws.kernel(source))]
+        used = [self.ws.kernel(source.rstrip(' ') + f'            {use}  # <- here\n')
+                for use in ('flags = torch.Tensor | 1', 'picked = (Tensor | None)(3)')]
+        verdicts += [self.ws.evaluate(reference, kernel) for kernel in used]
+        self.assertEqual([v['verdict'] for v in verdicts], ['OK', 'COMPILE_ERROR', 'COMPILE_ERROR'], verdicts)
+        self.assertTrue(all('is host code' in v['message'] for v in verdicts[1:]), verdicts)
+        self.assertEqual([v['line'] for v in verdicts[1:]], [line_of(k, '# <- here') for k in used])
+
     def test_a_host_wrapper_class_calling_super_init_and_nki_jit_of_xla_impl_ops(self):
         # a model port's file: `nki_jit()(kernel)` imported from torch_neuronx.xla_impl.ops (the home of
         # torch_neuronx.nki_jit) at import, and an nn.Module wrapper whose __init__ calls super().__init__()
