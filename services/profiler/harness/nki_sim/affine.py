@@ -107,8 +107,9 @@ class Affine:
         if name.startswith('_'):
             raise AttributeError(name)
         raise UnsupportedApi(f'index expression attribute .{name} is not supported by the simulator: nl.arange / '
-                             'nl.mgrid expressions are not numpy arrays (the nl.arange page documents no attributes of its result); '
-                             'place the index on the other axis with nl.arange(n)[None, :] or nl.arange(n)[:, None]')
+                             'nl.mgrid expressions are not numpy arrays (the nl.arange page documents no attributes '
+                             'of its result); place the index on the other axis with nl.arange(n)[None, :] or '
+                             'nl.arange(n)[:, None]')
 
     @property
     def dense_shape(self) -> Tuple[int, ...]:
@@ -284,7 +285,8 @@ class Predicate:
     def __getitem__(self, key):
         """`(h0 + nl.arange(64) < H)[:, None]`, numpy's reshaping subscript on a mask: no NKI page indexes a
         predicate, so a COMPILE_ERROR naming the form (before: "TypeError: 'Predicate' object is not
-        subscriptable"). `__iter__` stays absent, so iterating one is still Python's TypeError."""
+        subscriptable"). `__iter__ = None` keeps iterating one Python's TypeError (with `__getitem__` alone, Python
+        would iterate it by index)."""
         raise CompileError('indexing a mask predicate (a comparison of nl.arange expressions, e.g. `m[:, None]`) is '
                            'not supported by the simulator: no NKI page indexes a mask (NKI API Masking builds masks '
                            'from comparisons of index expressions); place the index before the comparison, '

@@ -82,17 +82,15 @@ def _typing_form(value):
 
 def _host_eq(self, other):
     """`Optional[torch.Tensor]` in a signature: typing's argument check compares the argument with its own special
-    forms (`arg in (Any, NoReturn, ...)`, `type(None) in parameters`) when the `def` runs; such a comparison is False, any other one the
-    COMPILE_ERROR naming the host name."""
+    forms (`arg in (Any, NoReturn, ...)`, `type(None) in parameters`) when the `def` runs; such a comparison is
+    False, any other one the COMPILE_ERROR naming the host name."""
     if _typing_form(other):
         return False
     return self.unavailable()
 
 
 def _host_ne(self, other):
-    if _typing_form(other):
-        return True
-    return self.unavailable()
+    return not _host_eq(self, other)
 
 
 def _union_operand(value):

@@ -274,7 +274,7 @@ def _unmodelled_compiler_module(module):
     penguin.targets.nki.private_api`, which neuronx-distributed-inference's Llama and the NKI-Llama files derived
     from it import; Beta 2's `nki._torch_xla`, whose PyTorchXLAKernel a blog's `__main__` block wraps a kernel in)."""
     parts = module.split('.')
-    return parts[0] in ('neuronxcc', 'nki') and len(parts) > 1 and (
+    return _nki_module(module) and len(parts) > 1 and (
         not _allowed(module) or any(_is_dunder_or_private(part) for part in parts))
 
 
