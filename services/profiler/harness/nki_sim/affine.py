@@ -72,34 +72,27 @@ class Affine:
         raise CompileError('nl.arange(...) is an index expression, not a loop range: iterate with '
                            'nl.affine_range(n), nl.sequential_range(n) or range(n)')
 
-    # ----- placement: nl.arange(n)[:, None] -----
+    # ----- placement and subscripts: nl.arange(n)[:, None], i_p[:64, :1] -----
     def __getitem__(self, key):
-        if self.ndim != 1:
-            raise CompileError('only a 1-D nl.arange can be placed with [:, None]-style indexing; this index '
-                               f'expression already has {self.ndim} dimensions (subscripting it again, e.g. '
-                               'i_p[:, 0], is not supported: use the expression itself or a 1-D nl.arange)')
+        """numpy's basic indexing of the index values: None adds an axis, a slice narrows one (`nl.arange(128)[:64]`,
+        `i_p[:TILE_M, :1]` of a placed [128, 1] expression), an integer picks one index and drops the axis. The
+        common placements of a 1-D nl.arange (only None and one full `:`) are cached: arange objects are shared."""
         if type(key) is not tuple:
             key = (key,)
-        ndim = len(key)
-        if ndim == 2 and (key[0] is None) is not (key[1] is None):     # [:, None], [None, :]: the common forms
-            position = 0 if key[1] is None else 1
-        else:
-            position = -1
-            for i, k in enumerate(key):
-                if k is not None:
-                    if position >= 0:
-                        raise CompileError('arange placement needs exactly one ":" and any number of None')
-                    position = i
-            if position < 0:
-                raise CompileError('arange placement needs exactly one ":" and any number of None')
-        cache = self.placements
-        if cache is None:
-            cache = self.placements = {}
-        placed = cache.get((ndim, position))
-        if placed is None:
-            rax = ndim - 1 - position
-            placed = cache[(ndim, position)] = Affine(self.c, tuple((rax, k, n) for _, k, n in self.terms), ndim)
-        return placed
+        placing = [k for k in key if k is not None]
+        if self.ndim == 1 and len(placing) == 1 and isinstance(placing[0], slice) and placing[0] == slice(None):
+            cache = self.placements
+            if cache is None:
+                cache = self.placements = {}
+            position = next(i for i, k in enumerate(key) if k is not None)
+            placed = cache.get((len(key), position))
+            if placed is None:
+                rax = len(key) - 1 - position
+                placed = cache[(len(key), position)] = Affine(self.c, tuple((rax, k, n) for _, k, n in self.terms),
+                                                              len(key))
+            return placed
+        c, terms, ndim = subscript_terms(self.c, self.terms, self.ndim, self.shape, key)
+        return Affine(c, terms, ndim) if ndim else c       # every axis picked: one index, an int as in numpy
 
     def __getattr__(self, name):
         """An attribute index expressions do not have (numpy's `.T` on `nl.arange(n)[:, None]`): a COMPILE_ERROR
@@ -156,6 +149,59 @@ class Affine:
 
     def __repr__(self):
         return f'Affine(c={self.c}, terms={self.terms}, ndim={self.ndim})'
+
+
+def subscript_terms(c: int, terms: Tuple[Tuple[int, int, int], ...], ndim: int, shape: Tuple[int, ...],
+                    key: Tuple[Any, ...]) -> Tuple[int, Tuple[Tuple[int, int, int], ...], int]:
+    """numpy basic indexing of c + sum coef * j over the broadcast `shape` (ndim axes; a term's axis may be absent,
+    i.e. of extent 1 in the terms while `shape`, a predicate's, is wider): (c, terms, ndim) of the result. A slice
+    of one index folds into c, so every term left spans at least two indices."""
+    for k in key:
+        if not (k is None or k is Ellipsis or isinstance(k, slice)
+                or isinstance(k, (int, np.integer)) and not isinstance(k, bool)):
+            raise CompileError('an index expression (nl.arange / nl.mgrid, or a comparison of them) is subscripted '
+                               f'with slices, integers, None and ... only (got a value of type {type(k).__name__})')
+    if sum(k is Ellipsis for k in key) > 1:
+        raise CompileError('an index expression subscript may hold one ... only')
+    used = sum(k is not None and k is not Ellipsis for k in key)
+    if used > ndim:
+        raise CompileError(f'too many indices for an index expression of {ndim} dimensions: {used} given')
+    if any(k is Ellipsis for k in key):
+        at = next(i for i, k in enumerate(key) if k is Ellipsis)
+        key = key[:at] + (slice(None),) * (ndim - used) + key[at + 1:]
+    else:
+        key = key + (slice(None),) * (ndim - used)
+    by_rax = {rax: (coef, size) for rax, coef, size in terms}
+    placed = []                 # (output position, coef, size) for each axis the result keeps a term on
+    out_ndim = 0
+    axis = 0
+    for k in key:
+        if k is None:
+            out_ndim += 1
+            continue
+        coef, _ = by_rax.get(ndim - 1 - axis, (0, 1))
+        extent = shape[axis]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(extent)
+            count = len(range(start, stop, step))
+            if count == 0:
+                raise CompileError(f'the subscript {_slice_text(k)} of an index expression selects no index of '
+                                   f'an axis of {extent}')
+            c += coef * start
+            if coef and count > 1:
+                placed.append((out_ndim, coef * step, count))
+            out_ndim += 1
+        else:
+            if not -extent <= k < extent:
+                raise CompileError(f'index {int(k)} is out of bounds for an index expression axis of {extent}')
+            c += coef * (int(k) % extent)
+        axis += 1
+    return c, tuple(sorted((out_ndim - 1 - position, coef, size) for position, coef, size in placed)), out_ndim
+
+
+def _slice_text(k: slice) -> str:
+    parts = ['' if v is None else str(v) for v in (k.start, k.stop, k.step)]
+    return ':'.join(parts[:2] if k.step is None else parts)
 
 
 def _merge(a, b, sign):
@@ -283,14 +329,18 @@ class Predicate:
         self.atoms = atoms
 
     def __getitem__(self, key):
-        """`(h0 + nl.arange(64) < H)[:, None]`, numpy's reshaping subscript on a mask: no NKI page indexes a
-        predicate, so a COMPILE_ERROR naming the form (before: "TypeError: 'Predicate' object is not
-        subscriptable"). `__iter__ = None` keeps iterating one Python's TypeError (with `__getitem__` alone, Python
-        would iterate it by index)."""
-        raise CompileError('indexing a mask predicate (a comparison of nl.arange expressions, e.g. `m[:, None]`) is '
-                           'not supported by the simulator: no NKI page indexes a mask (NKI API Masking builds masks '
-                           'from comparisons of index expressions); place the index before the comparison, '
-                           '`(start + nl.arange(n)[:, None] < limit)`')
+        """`(h0 + nl.arange(64) < H)[:, None]`: numpy's indexing of the boolean array the mask stands for, applied to
+        each comparison (two public MoE kernels build `mask=(h_mask[:, None] & q_mask[None, :])` so). `__iter__ =
+        None` keeps iterating one Python's TypeError (with `__getitem__` alone, Python would iterate it by index)."""
+        if type(key) is not tuple:
+            key = (key,)
+        ndim = max(aff.ndim for aff, _ in self.atoms)
+        shape = np.broadcast_shapes(*((1,) * (ndim - aff.ndim) + aff.shape for aff, _ in self.atoms))
+        atoms = []
+        for aff, kind in self.atoms:
+            c, terms, out_ndim = subscript_terms(aff.c, aff.terms, ndim, shape, key)
+            atoms.append((Affine(c, terms, out_ndim), kind))
+        return Predicate(tuple(atoms))
 
     __iter__ = None
 

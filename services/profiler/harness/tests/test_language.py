@@ -948,16 +948,39 @@ class RefusalTest(unittest.TestCase):
                 return nl.load(x[i_p.T, nl.arange(64)])  # <- here
             ''', 'index expression attribute .T is not supported by the simulator')
 
-    def test_an_indexed_mask_predicate_is_named(self):
+    def test_an_indexed_mask_predicate_is_indexed_like_its_boolean_array(self):
         # a public MoE-challenge projection writes `mask=(h_mask[:, None] & q_mask[None, :])` with h_mask a
-        # comparison of a 1-D nl.arange (before: RUNTIME_ERROR "TypeError: 'Predicate' object is not subscriptable")
-        self.check('''
+        # comparison of a 1-D nl.arange (before: a COMPILE_ERROR refusing to index a predicate). numpy's reading:
+        # [:, None] puts the rows' condition on the partitions, a slice narrows it, an integer picks one index
+        kernel = self.ws.kernel('''
             @nki.jit
             def kernel(x):
-                rows = nl.arange(128) < 100
-                return nl.load(x, mask=rows[:, None])  # <- here
-            ''', 'indexing a mask predicate (a comparison of nl.arange expressions, e.g. `m[:, None]`) is not '
-                 'supported by the simulator')
+                out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.zeros(x.shape, dtype=x.dtype))
+                rows = 10 + nl.arange(128) < 110
+                cols = nl.arange(64) >= 16
+                t = nl.load(x, mask=(rows[:, None] & cols[None, :]))
+                nl.store(out, value=nl.multiply(t, 2.0), mask=(rows[:, None] & cols[None, :]))
+                grid = nl.arange(128)[:, None] + nl.arange(64)[None, :] < 100
+                corner = nl.load(x[0:64, 0:32])
+                nl.store(out[64:128, 0:32], value=corner, mask=(grid[:64, 32:64] & cols[None, 8:40]))
+                return out
+            ''')
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(128, 64)).astype(np.float32)]
+
+
+def forward(x):
+    out = np.zeros_like(x)
+    out[:100, 16:] = 2.0 * x[:100, 16:]
+    rows, cols = np.meshgrid(np.arange(64), np.arange(32), indexing='ij')
+    out[64:128, 0:32] = np.where((rows + cols + 32 < 100) & (cols + 8 >= 16), x[0:64, 0:32], 0.0)
+    return out
+''' + STANDARD_TRANSFORMS)
+        for timing_only in (True, False):
+            result = self.ws.evaluate(reference, kernel, seeds=1, timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
 
     def test_tile_astype_converts_like_nl_copy(self):
         # `t.astype(dtype)` is nki.tensor.astype (the Beta 1 API index lists it); an MoE tutorial's RMSNorm converts
@@ -1319,16 +1342,51 @@ def transform_nki_outputs(k_res, ref):
                'is supported only alone and where the predicate holds for every index (then it selects the whole '
                'tensor); a predicate false somewhere is not supported')
 
-    def test_subscripting_a_placed_index_expression(self):
-        # a generated cumprod kernel writes running[i_p[:, 0], idx] with i_p = p * 128 + nl.arange(128)[:, None]
+    def test_a_placed_index_expression_is_subscripted_like_a_numpy_array(self):
+        # a book chapter's tiled matmul stores `out[i_p[:TILE_M, :1] + m * TILE_M, i_n + n * TILE_N]` with
+        # i_p = nl.arange(128)[:, None], and a generated cumprod kernel indexes `running[i_p[:, 0], idx]` (before: a
+        # COMPILE_ERROR refusing to subscript a placed expression). numpy's basic indexing of the index values
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((64, 96), dtype=x.dtype, buffer=nl.shared_hbm)
+                i_p = nl.arange(128)[:, None]
+                i_f = nl.arange(96)[None, :]
+                top = nl.load(x[i_p[:64, :1], i_f])
+                odd = nl.load(x[i_p[1::2], i_f[:, :48]])
+                nl.store(out[i_p[:64, :1], i_f], value=top)
+                nl.store(out[i_p[:64], i_f[:, 48:]], value=nl.add(top[:, 48:96], odd))
+                return out
+            ''')
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(128, 96)).astype(np.float32)]
+
+
+def forward(x):
+    out = x[:64].copy()
+    out[:, 48:] = x[:64, 48:] + x[1::2, :48]
+    return out
+''' + STANDARD_TRANSFORMS)
+        for timing_only in (True, False):
+            result = self.ws.evaluate(reference, kernel, seeds=1, timing_only=timing_only)
+            self.assertEqual(result['verdict'], 'OK', result['message'])
+
+    def test_an_index_expression_subscript_names_what_it_cannot_take(self):
         self.check('''
             @nki.jit
             def kernel(x):
                 i_p = nl.arange(128)[:, None]
-                t = nl.load(x[i_p[:, 0], 0])  # <- here
+                t = nl.load(x[i_p[:, 1], 0])  # <- here
                 return x
-            ''', 'this index expression already has 2 dimensions (subscripting it again, e.g. i_p[:, 0], is not '
-               'supported')
+            ''', 'index 1 is out of bounds for an index expression axis of 1')
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                i_p = nl.arange(128)[:, None]
+                t = nl.load(x[i_p[200:], 0])  # <- here
+                return x
+            ''', 'the subscript 200: of an index expression selects no index of an axis of 128')
 
     def test_indirect_dma_needs_integer_indices(self):
         self.check('''
