@@ -218,9 +218,25 @@ def no_reorder() -> Any:
 
 
 # ----- declarations -----
+def _check_shape(shape: Any, line: int) -> None:
+    """A declared shape is an integer or a sequence of integers (nl.ndarray / nl.zeros: "shape - the shape of the
+    tensor", "Similar to numpy.zeros"); any other form is named here, where the simulator's own int() of a
+    dimension would otherwise end the run with a Python TypeError."""
+    dims = (shape,) if isinstance(shape, (int, np.integer)) else shape
+    try:
+        if isinstance(dims, str):
+            raise TypeError
+        for d in dims:
+            int(d)
+    except (TypeError, ValueError):
+        raise CompileError(f'shape {shape!r}: a tensor shape is an integer or a tuple of integers, e.g. (128, 512)',
+                           line) from None
+
+
 def _declare(shape, dtype, buffer, name, fill, initialized=True):
     run = runtime.current()
     line = run.line()
+    _check_shape(shape, line)
     if buffer is None:
         buffer = memory.sbuf
     placed = None

@@ -948,6 +948,18 @@ class RefusalTest(unittest.TestCase):
                 return nl.load(x[i_p.T, nl.arange(64)])  # <- here
             ''', 'index expression attribute .T is not supported by the simulator')
 
+    def test_a_malformed_declared_shape_is_named(self):
+        # a public generated vector add declares `nl.zeros(((v1.shape,), 0), ...)`, a tuple nested in the shape
+        # (before: RUNTIME_ERROR "TypeError: int() argument must be ... not 'tuple'", the simulator's own int())
+        for shape in ('((x.shape,), 0)', "(128, 'free')", 'None'):
+            with self.subTest(shape=shape):
+                self.check(f'''
+                    @nki.jit
+                    def kernel(x):
+                        t = nl.zeros({shape}, dtype=x.dtype, buffer=nl.sbuf)  # <- here
+                        return t
+                    ''', 'a tensor shape is an integer or a tuple of integers')
+
     def test_an_indexed_mask_predicate_is_indexed_like_its_boolean_array(self):
         # a public MoE-challenge projection writes `mask=(h_mask[:, None] & q_mask[None, :])` with h_mask a
         # comparison of a 1-D nl.arange (before: a COMPILE_ERROR refusing to index a predicate). numpy's reading:
