@@ -9,7 +9,7 @@ import enum
 import itertools
 import os
 import types
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -296,7 +296,7 @@ def simulate(kernel: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]] 
         require_module_level_names(func)
     run.integer_gpsimd = run.beta2
     run.observer = observer
-    inputs = [_as_input(a, timing_only) for a in args]
+    inputs = [map_arguments(lambda value: _as_input(value, timing_only), a) for a in args]
     observer.start(recorder.kernel_name, kernel.grid, inputs, run.beta2)
     previous = runtime.RUN
     runtime.RUN = run
@@ -322,7 +322,8 @@ def simulate(kernel: Any, args: Sequence[Any], kwargs: Optional[Dict[str, Any]] 
 def written_arguments(inputs: Sequence[Any]) -> Any:
     """The outputs of a kernel that returns nothing (the pre-return NKI form, and in-place updates): the arguments
     it wrote, in argument order (one alone, several as a tuple); None when it wrote none."""
-    written = [a for a in inputs if isinstance(a, Tensor) and a.hbm_alloc is not None and a.hbm_alloc.written]
+    written = [a for a in argument_leaves(inputs)
+               if isinstance(a, Tensor) and a.hbm_alloc is not None and a.hbm_alloc.written]
     if not written:
         return None
     return written[0] if len(written) == 1 else tuple(written)
@@ -345,7 +346,8 @@ def check_fresh(value: Any, run: runtime.Run, inputs: Sequence[Any] = ()) -> Non
         if any(value.hbm_alloc is out.hbm_alloc for out in run.private_hbm):
             run.recorder.mark_output(value.hbm_alloc)
             return
-        if any(isinstance(argument, Tensor) and value.hbm_alloc is argument.hbm_alloc for argument in inputs):
+        if any(isinstance(argument, Tensor) and value.hbm_alloc is argument.hbm_alloc
+               for argument in argument_leaves(inputs)):
             return      # an argument updated in place and returned (torch-neuronx's mutates_args form)
         raise StaleOutputError('the kernel returned an output tensor that this call did not create '
                                '(an output kept from an earlier call?)')
@@ -363,6 +365,25 @@ def stored_tiles(value: Any) -> Any:
     output = language.ndarray(tile.shape, dtype=tile.dtype, buffer=memory.shared_hbm)
     language.store(output, value=tile)
     return output
+
+
+def map_arguments(function: Callable[[Any], Any], value: Any) -> Any:
+    """`function` applied to a kernel argument, or to each value inside an argument that is a list or tuple (at any
+    depth), keeping the structure: the NKI Library's entries take `List[nl.ndarray]` arguments (a list of HBM
+    tensors, one per layer)."""
+    if type(value) in (list, tuple):
+        return type(value)(map_arguments(function, v) for v in value)
+    return function(value)
+
+
+def argument_leaves(values: Iterable[Any]) -> Iterator[Any]:
+    """The values of kernel arguments, those inside lists and tuples included, depth first: the order in which the
+    inputs are declared (the program's header) and given (Problem.kernel_arrays)."""
+    for value in values:
+        if type(value) in (list, tuple):
+            yield from argument_leaves(value)
+        else:
+            yield value
 
 
 def _as_input(value, timing_only):

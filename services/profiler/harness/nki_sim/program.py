@@ -28,7 +28,7 @@ from .dtypes import LowPrecisionType, NumericType, PackedMxType, kind_of
 from .errors import CompileError
 from .indirect import (INDEX_PARTITIONS, DynamicRunsView, DynamicView, GatherTransposeView, IndirectView,
                        dynamic_reach_ok, index_tile)
-from .jit import RunObserver, as_outputs, check_fresh, simulate
+from .jit import RunObserver, argument_leaves, as_outputs, check_fresh, simulate
 from .loops import FirstIndex, LoopIndex
 from .operands import Engine
 from .placement import Placement
@@ -475,12 +475,12 @@ class _Observer(RunObserver):
 
     def start(self, kernel_name: str, grid: Tuple[int, ...], inputs: List[Any], beta2: bool = False) -> None:
         declared = [[list(v.shape), v.kind.public.name if isinstance(v.kind.public, np.dtype) else str(v.kind.public)]
-                    for v in inputs if isinstance(v, Tensor)]
+                    for v in argument_leaves(inputs) if isinstance(v, Tensor)]
         header: Dict[str, Any] = {'program': FORMAT, 'kernel': kernel_name, 'grid': list(grid), 'inputs': declared}
         if beta2:                   # a Beta 2 kernel: integer tensor_tensor defaults to GpSimd in the replay
             header['beta2'] = True
         self.recorder.write(header)
-        for value in inputs:
+        for value in argument_leaves(inputs):
             if isinstance(value, Tensor):
                 self.recorder.register(value)
 

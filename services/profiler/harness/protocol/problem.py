@@ -23,6 +23,7 @@ import numpy as np
 import yaml
 
 from nki_sim.dtypes import LOW_PRECISION, kind_of
+from nki_sim.jit import argument_leaves
 
 DEFAULT_TOLERANCE = 2e-5
 REQUIRED_FUNCTIONS = ('get_inputs', 'forward')
@@ -61,16 +62,17 @@ class Problem:
         self.input_dtypes = input_dtypes        # None, or one dtype name (or None: as given) per array input
 
     def kernel_arrays(self, nki_inputs):
-        """The array kernel inputs among transform_to_nki_inputs' values (other values, such as tile counts, are
-        the kernel's Python arguments) and the NKI format of each: (arrays, formats), a format being a
-        LowPrecisionType (nl.bfloat16, nl.float8_e4m3, ...) or None for the array's own numpy dtype.
+        """The array kernel inputs among transform_to_nki_inputs' values, those inside list and tuple values too,
+        depth first (other values, such as tile counts, are the kernel's Python arguments), and the NKI format of
+        each: (arrays, formats), a format being a LowPrecisionType (nl.bfloat16, nl.float8_e4m3, ...) or None for
+        the array's own numpy dtype.
 
         An input declared in a format numpy lacks is rounded onto that format's grid (the simulator's own
         rounding: to nearest even, saturating as the format does) and stored as float32. A float32 array is
         rounded in place (so a reference input that is this array, or that it views, reaches `forward` rounded:
         the reference computes on the values the kernel gets); another float array is rounded in a float32 copy,
         written back into it when its dtype holds the rounded values exactly. Call before `forward`."""
-        arrays = [a for a in nki_inputs if isinstance(a, np.ndarray)]
+        arrays = [a for a in argument_leaves(nki_inputs) if isinstance(a, np.ndarray)]
         if self.input_dtypes is None:
             return arrays, [None] * len(arrays)
         if len(self.input_dtypes) != len(arrays):

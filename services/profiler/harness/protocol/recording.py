@@ -11,7 +11,7 @@ import json
 import numpy as np
 
 from nki_sim.errors import CompileError, StaleOutputError, WrongOnDeviceError
-from nki_sim.jit import InputSpec
+from nki_sim.jit import InputSpec, map_arguments
 from nki_sim.program import Recorder, Recording, record_program
 
 from . import input_specs
@@ -68,7 +68,8 @@ def _input_shapes(reference, metadata):
     nki_inputs = problem.module.transform_to_nki_inputs(problem.module.get_inputs())
     arrays, formats = problem.kernel_arrays(nki_inputs)
     specs = iter([InputSpec(a.shape, a.dtype if f is None else f) for a, f in zip(arrays, formats)])
-    return [next(specs) if isinstance(value, np.ndarray) else value for value in nki_inputs]
+    return [map_arguments(lambda value: next(specs) if isinstance(value, np.ndarray) else value, item)
+            for item in nki_inputs]
 
 
 def _error(out, verdict, message, line=0):

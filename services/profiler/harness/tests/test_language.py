@@ -1176,6 +1176,41 @@ def forward(x):
             self.assertEqual(result['verdict'], verdict, (tail, factor, result['message']))
             self.assertEqual(self.ws.evaluate(self.reference, kernel, timing_only=True)['verdict'], 'OK')
 
+    def test_a_list_of_arrays_argument_is_a_list_of_hbm_tensors(self):
+        # the NKI Library's transformer entry takes `W_qkvs: List[nl.ndarray]` and updates `K_caches:
+        # List[nl.ndarray]` in place; a public state-vector kernel takes a list of (matrix, permutation) tuples.
+        # Before: the arrays inside the list reached nl.load as numpy arrays ("expected a tile, got ndarray")
+        reference = self.ws.reference('''
+def get_inputs():
+    x = np.random.normal(size=(128, 64)).astype(np.float32)
+    layers = [(np.random.normal(size=(128, 64)).astype(np.float32), np.random.normal(size=(128, 64)).astype(np.float32))
+              for _ in range(3)]
+    caches = [np.zeros((128, 64), np.float32) for _ in range(3)]
+    return [x, layers, caches]
+
+
+def forward(x, layers, caches):
+    outputs = []
+    for w, b in layers:
+        x = x * w + b
+        outputs.append(x)
+    return outputs
+''')
+        for returned, verdict in (('', 'OK'), ('return caches[0]', 'INCORRECT')):
+            kernel = self.ws.kernel(f'''
+                @nki.jit
+                def kernel(x, layers, caches):
+                    t = nl.load(x)
+                    for i in range(len(layers)):
+                        w, b = layers[i]
+                        t = nl.add(nl.multiply(t, nl.load(w)), nl.load(b))
+                        nl.store(caches[i], value=t)
+                    {returned}
+                ''')
+            for timing_only in (True, False):
+                result = self.ws.evaluate(reference, kernel, seeds=2, timing_only=timing_only)
+                self.assertEqual(result['verdict'], 'OK' if timing_only else verdict, (returned, result['message']))
+
     def test_an_output_argument_written_by_a_kernel_that_returns_nothing(self):
         reference = self.ws.reference('''
 def get_inputs():
