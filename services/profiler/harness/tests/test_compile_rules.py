@@ -106,6 +106,15 @@ BAD_KERNELS = {
             body[nl.nc(4)](x, out)  # <- here
             return out
         ''',
+    'dma_source_past_the_end_before_a_later_error': '''
+        @nki.jit
+        def kernel(x):
+            out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+            t = nl.ndarray((128, 96), dtype=x.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=x[0:128, 0:96])  # <- here
+            nisa.dma_copy(dst=out[0:128, -128:0], src=t[0:128, 0:64])
+            return out
+        ''',
 }
 
 
