@@ -755,12 +755,13 @@ def _dma_fields(pending, reads, writes, read_operands, write_operands):
 def direct(run: Run, pending: 'Pending', dst: View, window: Any, where: Optional[np.ndarray] = None) -> None:
     """Record an instruction that writes its named destination (store, dma_copy) right away; `where` (an
     elementwise mask of dst's shape) limits the elements it writes."""
-    for read, read_window in pending.reads:
-        # a source read past its tensor's end (`x[0:128]` of a 64-row x) is refused here, at its own line, as
-        # issue() does for computed instructions: the recording checks it only when the instruction is flushed,
-        # after any error of the kernel's next lines (round 49a: a later slice error was named instead)
-        if not read.in_bounds:
-            read.clip(read_window)
+    # a source read or a destination written past its tensor's end (`x[0:128]` of a 64-row x) is refused here, at
+    # its own line, as issue() does for computed instructions: the recording checked it only when the instruction
+    # was flushed, after any error of the kernel's next lines (round 49a: a later slice error was named instead).
+    # Under an elementwise mask (`where`) the destination is checked where the mask holds, by the numerics.
+    for view, view_window in pending.reads + ([] if where is not None else [(dst, window)]):
+        if not view.in_bounds:
+            view.clip(view_window)
     # a DMA through a bitcast to a wider element: the bookkeeping is of the viewed tensor's elements it covers
     view, at, under = dst.in_allocation(window, where)
     if run.coverage is not None and not view.tensor.buffer.on_chip:

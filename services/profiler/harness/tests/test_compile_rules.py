@@ -115,6 +115,16 @@ BAD_KERNELS = {
             nisa.dma_copy(dst=out[0:128, -128:0], src=t[0:128, 0:64])
             return out
         ''',
+    'dma_destination_past_the_end_before_a_later_error': '''
+        @nki.jit
+        def kernel(x):
+            out = nl.ndarray((64, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+            t = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=x[0:128, 0:64])
+            nisa.dma_copy(dst=out[0:128, 0:64], src=t)  # <- here
+            nisa.dma_copy(dst=out[0:64, -128:0], src=t[0:64, 0:64])
+            return out
+        ''',
 }
 
 
