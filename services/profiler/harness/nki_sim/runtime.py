@@ -357,6 +357,11 @@ def bind(run: Run, pending: 'Pending', dst: View, accumulate: bool) -> None:
                                f'to a destination of shape {dst.shape}', pending.line)
         if pending.window is not None or pending.where is not None:
             raise CompileError('a masked result must be assigned to a destination of the same shape', pending.line)
+    if not dst.in_bounds and pending.where is None:
+        # a destination past its tile's end (`t[0:64, 0:96]` of a 64-column t) is refused at this line, not when
+        # the instruction is flushed, after a later line's error (as direct() for DMAs; an elementwise mask's
+        # destination is checked where the mask holds, by the numerics)
+        dst.clip(pending.window)
     if pending.psum_only and dst.tensor.buffer is not memory.psum:
         raise CompileError(f'{pending.op} writes its result to PSUM; the destination is in '
                            f'{dst.tensor.buffer.name}', pending.line)

@@ -125,6 +125,18 @@ BAD_KERNELS = {
             nisa.dma_copy(dst=out[0:64, -128:0], src=t[0:64, 0:64])
             return out
         ''',
+    'compute_destination_past_the_end_before_a_later_error': '''
+        @nki.jit
+        def kernel(x):
+            out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+            t = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+            u = nl.ndarray((128, 96), dtype=x.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=x)
+            nisa.memset(dst=u, value=0.0)
+            nisa.tensor_copy(dst=t[0:128, 0:96], src=u)  # <- here
+            nisa.dma_copy(dst=out[0:128, -128:0], src=t)
+            return out
+        ''',
 }
 
 
