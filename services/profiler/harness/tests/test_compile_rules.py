@@ -137,6 +137,15 @@ BAD_KERNELS = {
             nisa.dma_copy(dst=out[0:128, -128:0], src=t)
             return out
         ''',
+    'dma_transpose_source_past_the_end': '''
+        @nki.jit
+        def kernel(x):
+            out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+            t = nl.ndarray((64, 192), dtype=x.dtype, buffer=nl.sbuf)
+            nisa.dma_transpose(dst=t, src=x[0:192, 0:64])  # <- here
+            nisa.dma_copy(dst=out[0:64, 0:64], src=t[0:64, 0:64])
+            return out
+        ''',
 }
 
 
