@@ -18,7 +18,7 @@ from .affine import Affine, index_as_value
 from .dtypes import Kind, kind_of, to_storage
 from .errors import CompileError
 from .indirect import DynamicRunsView, DynamicView, GatherTransposeView, IndirectView, gather_transpose_refusal
-from .tensors import PARTITION_LIMIT, Tensor
+from .tensors import PARTITION_LIMIT, UNINITIALIZED, Tensor
 from .views import OutOfRangePattern, View, destination, operand_window
 
 RUN: Optional["Run"] = None
@@ -231,6 +231,10 @@ def _flush(run):
     run.pending = None
     tile = pending.tile
     tile.pending = None
+    if (pending.window is not None or pending.where is not None) and not tile.blocks:
+        # a masked instruction's new tile (`t = nl.load(x[i_p, i_f], mask=i_p < n)`): its masked-off elements are
+        # never written, stale SBUF on the device like a declared tile's ("Uninitialized memory"), not zeros
+        tile.init = UNINITIALIZED
     _store(run, pending, tile.view(), accumulate=False)
 
 
