@@ -324,6 +324,10 @@ def dma_transpose(src: Any, axes: Any = None, dtype: Any = None, mask: Any = Non
     out_window = None if window is None else tuple(window[axis] for axis in perm)
     read = (view, window)
     index_reads = [(view.index, None)] if isinstance(view, IndirectView) else []    # the DMA reads the indices
+    if not view.in_bounds:
+        # a source past its tensor's end (`x[0:96]` of a 64-row x, no mask removing the excess), refused here: the
+        # trn1 read below is a new view, which would carry no deferred check (a timing-only run accepted it)
+        view.clip(window)
     if nc_version() < 3 and type(view) is View:
         # trn1 has no DMA transpose engine: the DMA moves the transpose element by element, as it does for
         # nl.load_transpose2d (traced with the source in the result's order: one element per descriptor). Traced

@@ -18,7 +18,7 @@ from .affine import Affine, index_as_value
 from .dtypes import Kind, kind_of, to_storage
 from .errors import CompileError
 from .indirect import DynamicRunsView, DynamicView, GatherTransposeView, IndirectView, gather_transpose_refusal
-from .tensors import PARTITION_LIMIT, Tensor
+from .tensors import PARTITION_LIMIT, UNINITIALIZED, Tensor
 from .views import OutOfRangePattern, View, destination, operand_window
 
 RUN: Optional["Run"] = None
@@ -231,6 +231,10 @@ def _flush(run):
     run.pending = None
     tile = pending.tile
     tile.pending = None
+    if (pending.window is not None or pending.where is not None) and not tile.blocks:
+        # a masked instruction's new tile (`t = nl.load(x[i_p, i_f], mask=i_p < n)`): its masked-off elements are
+        # never written, stale SBUF on the device like a declared tile's ("Uninitialized memory"), not zeros
+        tile.init = UNINITIALIZED
     _store(run, pending, tile.view(), accumulate=False)
 
 
@@ -357,6 +361,11 @@ def bind(run: Run, pending: 'Pending', dst: View, accumulate: bool) -> None:
                                f'to a destination of shape {dst.shape}', pending.line)
         if pending.window is not None or pending.where is not None:
             raise CompileError('a masked result must be assigned to a destination of the same shape', pending.line)
+    if not dst.in_bounds and pending.where is None:
+        # a destination past its tile's end (`t[0:64, 0:96]` of a 64-column t) is refused at this line, not when
+        # the instruction is flushed, after a later line's error (as direct() for DMAs; an elementwise mask's
+        # destination is checked where the mask holds, by the numerics)
+        dst.clip(pending.window)
     if pending.psum_only and dst.tensor.buffer is not memory.psum:
         raise CompileError(f'{pending.op} writes its result to PSUM; the destination is in '
                            f'{dst.tensor.buffer.name}', pending.line)
@@ -755,6 +764,13 @@ def _dma_fields(pending, reads, writes, read_operands, write_operands):
 def direct(run: Run, pending: 'Pending', dst: View, window: Any, where: Optional[np.ndarray] = None) -> None:
     """Record an instruction that writes its named destination (store, dma_copy) right away; `where` (an
     elementwise mask of dst's shape) limits the elements it writes."""
+    # a source read or a destination written past its tensor's end (`x[0:128]` of a 64-row x) is refused here, at
+    # its own line, as issue() does for computed instructions: the recording checked it only when the instruction
+    # was flushed, after any error of the kernel's next lines (round 49a: a later slice error was named instead).
+    # Under an elementwise mask (`where`) the destination is checked where the mask holds, by the numerics.
+    for view, view_window in pending.reads + ([] if where is not None else [(dst, window)]):
+        if not view.in_bounds:
+            view.clip(view_window)
     # a DMA through a bitcast to a wider element: the bookkeeping is of the viewed tensor's elements it covers
     view, at, under = dst.in_allocation(window, where)
     if run.coverage is not None and not view.tensor.buffer.on_chip:

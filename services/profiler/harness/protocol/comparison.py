@@ -14,7 +14,8 @@ import numpy as np
 # Where a NaN the reference does not have may come from: nki_sim fills memory a kernel declared with nl.ndarray
 # (SBUF, PSUM, HBM) with NaN until an instruction writes it (nki_sim/tensors.py, `uninitialized`).
 UNINITIALIZED_HINT = (' (the simulator fills SBUF, PSUM and HBM declared with nl.ndarray with NaN until an instruction '
-                      'writes it, as the device leaves such memory holding stale data: a kernel that reads it before '
+                      'writes it, and the masked-off elements of a masked instruction\'s new tile, as the device '
+                      'leaves such memory holding stale data: a kernel that reads it before '
                       'writing it is wrong on the device, e.g. an accumulator never zeroed; a matmul\'s first add '
                       'into PSUM starts its accumulation group)')
 

@@ -145,6 +145,30 @@ class CompileRulesTest(unittest.TestCase):
             self.assertEqual(result['line'], line_of(path, '# <- here'))
             self.assertIn(message, result['message'])
 
+    def test_an_access_past_the_end_is_named_at_its_own_line(self):
+        # the recording run checked a DMA's source or destination, a computed instruction's destination and (under
+        # trn1) a dma_transpose's source past the tensor's end only when the instruction was flushed: a later
+        # line's error was named instead, and a timing-only trn1 run took the transpose for OK (round 49a)
+        template = '''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((64, 64), dtype=x.dtype, buffer=nl.shared_hbm)
+                t = nl.ndarray((128, 64), dtype=x.dtype, buffer=nl.sbuf)
+                u = nl.ndarray((128, 96), dtype=x.dtype, buffer=nl.sbuf)
+                nisa.memset(dst=u, value=0.0)
+                v = nl.ndarray((64, 192), dtype=x.dtype, buffer=nl.sbuf)
+                CALL  # <- here
+                nisa.dma_copy(dst=out[0:64, -128:0], src=t[0:64, 0:64])
+                return out
+            '''
+        for call, message in (
+                ('nisa.dma_copy(dst=u, src=x[0:128, 0:96])', 'index range [0, 95] is out of bounds for a dimension of '
+                                                             'size 64'),
+                ('nisa.dma_copy(dst=out[0:128, 0:64], src=t)', 'index range [0, 127] is out of bounds'),
+                ('nisa.tensor_copy(dst=t[0:128, 0:96], src=u)', 'index range [0, 95] is out of bounds'),
+                ('nisa.dma_transpose(dst=v, src=x[0:192, 0:64])', 'index range [0, 191] is out of bounds')):
+            self.assert_compile_error_at_marker(call, message, template)
+
     def test_instructions_run_only_on_their_documented_engines(self):
         # (the timing model runs an explicit engine= as given: ScalarE as a second vector engine made x**8 1.87x
         # faster than the Vector Engine can)

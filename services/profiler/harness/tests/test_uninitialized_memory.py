@@ -148,6 +148,41 @@ def forward(a_t, b):
         result = self.evaluate(reference, kernel)
         self.assertEqual(result['verdict'], 'OK', result['message'])
 
+    def test_the_masked_off_elements_of_a_masked_load_are_never_written(self):
+        # `t = nl.load(x[i_p, i_f], mask=i_p < 100)` writes 100 of t's 128 partitions; the other 28 are stale on the
+        # device. They read as zeros (round 49a: a thin GEMM loading its last, partial K tile so and contracting all
+        # 128 partitions verified at K 200)
+        reference = '''
+def get_inputs():
+    return [np.random.normal(size=(100, 64)).astype(np.float32)]
+
+
+def forward(x):
+    return RESULT
+''' + STANDARD_TRANSFORMS
+        body = '''
+    @nki.jit
+    def kernel(x):
+        out = nl.ndarray(SHAPE, dtype=x.dtype, buffer=nl.shared_hbm)
+        i_p = nl.arange(128)[:, None]
+        i_f = nl.arange(64)[None, :]
+        t = nl.load(x[i_p, i_f], mask=(i_p < 100))
+        STORE
+        return out
+    '''
+        for name, result, shape, store, verdict in (
+                ('the whole tile read', 'np.exp(np.concatenate([x, np.zeros((28, 64), np.float32)]))', '(128, 64)',
+                 'nl.store(out, value=nl.exp(t))', 'INCORRECT'),
+                ('its loaded part only', 'np.exp(x)', '(100, 64)',
+                 'nl.store(out[i_p, i_f], value=nl.exp(t), mask=(i_p < 100))', 'OK')):
+            with self.subTest(name):
+                outcome = self.evaluate(reference.replace('RESULT', result),
+                                        body.replace('SHAPE', shape).replace('STORE', store))
+                self.assertEqual(outcome['verdict'], verdict, outcome['message'])
+                if verdict == 'INCORRECT':
+                    self.assertIn('contains 1792 NaN', outcome['message'])
+                    self.assertIn("masked-off elements of a masked instruction's new tile", outcome['message'])
+
     def test_output_elements_never_written_keep_their_own_message(self):
         kernel = '''
     @nki.jit
