@@ -79,20 +79,23 @@ class Affine:
         common placements of a 1-D nl.arange (only None and one full `:`) are cached: arange objects are shared."""
         if type(key) is not tuple:
             key = (key,)
-        placing = [k for k in key if k is not None]
-        if self.ndim == 1 and len(placing) == 1 and isinstance(placing[0], slice) and placing[0] == slice(None):
-            cache = self.placements
-            if cache is None:
-                cache = self.placements = {}
-            position = next(i for i, k in enumerate(key) if k is not None)
-            placed = cache.get((len(key), position))
-            if placed is None:
-                rax = len(key) - 1 - position
-                placed = cache[(len(key), position)] = Affine(self.c, tuple((rax, k, n) for _, k, n in self.terms),
-                                                              len(key))
-            return placed
-        c, terms, ndim = subscript_terms(self.c, self.terms, self.ndim, self.shape, key)
-        return Affine(c, terms, ndim) if ndim else c       # every axis picked: one index, an int as in numpy
+        if self.ndim == 1:
+            position = _placement(key)
+            if position is not None:
+                cache = self.placements
+                if cache is None:
+                    cache = self.placements = {}
+                placed = cache.get((len(key), position))
+                if placed is None:
+                    rax = len(key) - 1 - position
+                    placed = cache[(len(key), position)] = Affine(
+                        self.c, tuple((rax, k, n) for _, k, n in self.terms), len(key))
+                return placed
+        c, terms, shape = subscript_terms(self.c, self.terms, self.ndim, self.dense_shape, key)
+        if not shape:
+            return c        # every axis picked: one index, an int as in numpy
+        # an mgrid component is dense (numpy's mesh grid): its subscript keeps the subscripted grid
+        return Affine(c, terms, len(shape), shape if self.grid is not None and len(self.grid) == self.ndim else None)
 
     def __getattr__(self, name):
         """An attribute index expressions do not have (numpy's `.T` on `nl.arange(n)[:, None]`): a COMPILE_ERROR
@@ -151,11 +154,34 @@ class Affine:
         return f'Affine(c={self.c}, terms={self.terms}, ndim={self.ndim})'
 
 
+_FULL = slice(None)
+
+
+def _placement(key: Tuple[Any, ...]) -> Optional[int]:
+    """The position of the one full `:` in a placement of a 1-D expression (`[:, None]`, `[None, :, None]`), None
+    for any other subscript. The hot path: kernels place aranges inside their loops."""
+    if len(key) == 2:
+        first, second = key
+        if second is None and first.__class__ is slice and first == _FULL:
+            return 0
+        if first is None and second.__class__ is slice and second == _FULL:
+            return 1
+        return None
+    position = None
+    for i, k in enumerate(key):
+        if k is None:
+            continue
+        if position is not None or k.__class__ is not slice or k != _FULL:
+            return None
+        position = i
+    return position
+
+
 def subscript_terms(c: int, terms: Tuple[Tuple[int, int, int], ...], ndim: int, shape: Tuple[int, ...],
-                    key: Tuple[Any, ...]) -> Tuple[int, Tuple[Tuple[int, int, int], ...], int]:
-    """numpy basic indexing of c + sum coef * j over the broadcast `shape` (ndim axes; a term's axis may be absent,
-    i.e. of extent 1 in the terms while `shape`, a predicate's, is wider): (c, terms, ndim) of the result. A slice
-    of one index folds into c, so every term left spans at least two indices."""
+                    key: Tuple[Any, ...]) -> Tuple[int, Tuple[Tuple[int, int, int], ...], Tuple[int, ...]]:
+    """numpy basic indexing of c + sum coef * j over `shape` (ndim axes; an axis may have no term, or a term of
+    size 1, while `shape`, a predicate's broadcast shape or an mgrid's dense one, is wider there): (c, terms, shape)
+    of the result. A slice of one index folds into c, so every term left spans at least two indices."""
     for k in key:
         if not (k is None or k is Ellipsis or isinstance(k, slice)
                 or isinstance(k, (int, np.integer)) and not isinstance(k, bool)):
@@ -173,13 +199,15 @@ def subscript_terms(c: int, terms: Tuple[Tuple[int, int, int], ...], ndim: int, 
         key = key + (slice(None),) * (ndim - used)
     by_rax = {rax: (coef, size) for rax, coef, size in terms}
     placed = []                 # (output position, coef, size) for each axis the result keeps a term on
-    out_ndim = 0
+    out_shape = []
     axis = 0
     for k in key:
         if k is None:
-            out_ndim += 1
+            out_shape.append(1)
             continue
-        coef, _ = by_rax.get(ndim - 1 - axis, (0, 1))
+        coef, size = by_rax.get(ndim - 1 - axis, (0, 1))
+        if size == 1:
+            coef = 0            # a term over one index is 0 there, however wide the axis it broadcasts along
         extent = shape[axis]
         if isinstance(k, slice):
             start, stop, step = k.indices(extent)
@@ -189,14 +217,16 @@ def subscript_terms(c: int, terms: Tuple[Tuple[int, int, int], ...], ndim: int, 
                                    f'an axis of {extent}')
             c += coef * start
             if coef and count > 1:
-                placed.append((out_ndim, coef * step, count))
-            out_ndim += 1
+                placed.append((len(out_shape), coef * step, count))
+            out_shape.append(count)
         else:
             if not -extent <= k < extent:
                 raise CompileError(f'index {int(k)} is out of bounds for an index expression axis of {extent}')
             c += coef * (int(k) % extent)
         axis += 1
-    return c, tuple(sorted((out_ndim - 1 - position, coef, size) for position, coef, size in placed)), out_ndim
+    out_ndim = len(out_shape)
+    return c, tuple(sorted((out_ndim - 1 - position, coef, size) for position, coef, size in placed)), \
+        tuple(out_shape)
 
 
 def _slice_text(k: slice) -> str:
@@ -335,11 +365,17 @@ class Predicate:
         if type(key) is not tuple:
             key = (key,)
         ndim = max(aff.ndim for aff, _ in self.atoms)
-        shape = np.broadcast_shapes(*((1,) * (ndim - aff.ndim) + aff.shape for aff, _ in self.atoms))
+        shapes = [(1,) * (ndim - aff.ndim) + aff.shape for aff, _ in self.atoms]
+        try:
+            shape = np.broadcast_shapes(*shapes)
+        except ValueError:
+            raise CompileError('a mask whose comparisons have shapes that do not broadcast together '
+                               f'({", ".join(map(str, shapes))}) cannot be subscripted: numpy\'s indexing needs the '
+                               'shape of the whole mask') from None
         atoms = []
         for aff, kind in self.atoms:
-            c, terms, out_ndim = subscript_terms(aff.c, aff.terms, ndim, shape, key)
-            atoms.append((Affine(c, terms, out_ndim), kind))
+            c, terms, out_shape = subscript_terms(aff.c, aff.terms, ndim, shape, key)
+            atoms.append((Affine(c, terms, len(out_shape)), kind))
         return Predicate(tuple(atoms))
 
     __iter__ = None

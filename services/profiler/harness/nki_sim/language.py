@@ -218,25 +218,27 @@ def no_reorder() -> Any:
 
 
 # ----- declarations -----
-def _check_shape(shape: Any, line: int) -> None:
-    """A declared shape is an integer or a sequence of integers (nl.ndarray / nl.zeros: "shape - the shape of the
-    tensor", "Similar to numpy.zeros"); any other form is named here, where the simulator's own int() of a
-    dimension would otherwise end the run with a Python TypeError."""
-    dims = (shape,) if isinstance(shape, (int, np.integer)) else shape
+def _checked_shape(shape: Any, line: int) -> Tuple[Any, ...]:
+    """A declared shape as a tuple of its dimensions (a generator or map read once). It is an integer or a sequence
+    of integers (nl.ndarray / nl.zeros: "shape - the shape of the tensor", "Similar to numpy.zeros"); any other form
+    is named here, where the simulator's own int() of a dimension would otherwise end the run with a Python
+    TypeError."""
     try:
-        if isinstance(dims, str):
+        if isinstance(shape, str):
             raise TypeError
+        dims = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(shape)
         for d in dims:
             int(d)
     except (TypeError, ValueError):
         raise CompileError(f'shape {shape!r}: a tensor shape is an integer or a tuple of integers, e.g. (128, 512)',
                            line) from None
+    return dims
 
 
 def _declare(shape, dtype, buffer, name, fill, initialized=True):
     run = runtime.current()
     line = run.line()
-    _check_shape(shape, line)
+    shape = _checked_shape(shape, line)
     if buffer is None:
         buffer = memory.sbuf
     placed = None
@@ -244,8 +246,6 @@ def _declare(shape, dtype, buffer, name, fill, initialized=True):
         placed, buffer = buffer, buffer.buffer
     if not isinstance(buffer, memory.Buffer):
         raise CompileError(f'unknown buffer {buffer!r}', line)
-    if isinstance(shape, int):
-        shape = (shape,)
     if buffer.on_chip:
         # a PSUM tensor (per block in Beta 1) spans up to all 8 banks of a partition (tile_size: psum_fmax "does
         # not represent the free-dim size per partition"; psum_num_banks; a Beta 1 kernel ran so on a trn2)

@@ -960,6 +960,28 @@ class RefusalTest(unittest.TestCase):
                         return t
                     ''', 'a tensor shape is an integer or a tuple of integers')
 
+    def test_a_declared_shape_is_an_integer_or_a_sequence_of_them(self):
+        # numpy.zeros takes an int, a numpy integer or a sequence (a generator is refused by name: an NKI call's
+        # arguments are recorded, and a generator is no value a program can hold)
+        for shape in ('np.int64(128)', 'x.shape[0]', '[128]', 'tuple(x.shape)'):
+            kernel = self.ws.kernel(f'''
+                @nki.jit
+                def kernel(x):
+                    out = nl.ndarray({shape}, dtype=x.dtype, buffer=nl.shared_hbm)
+                    nl.store(out, value=nl.multiply(nl.load(x), 2.0))
+                    return out
+                ''')
+            reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(128,)).astype(np.float32)]
+
+
+def forward(x):
+    return x * 2.0
+''')
+            result = self.ws.evaluate(reference, kernel, seeds=1)
+            self.assertEqual(result['verdict'], 'OK', (shape, result['message']))
+
     def test_an_indexed_mask_predicate_is_indexed_like_its_boolean_array(self):
         # a public MoE-challenge projection writes `mask=(h_mask[:, None] & q_mask[None, :])` with h_mask a
         # comparison of a 1-D nl.arange (before: a COMPILE_ERROR refusing to index a predicate). numpy's reading:
@@ -1389,6 +1411,34 @@ def transform_nki_outputs(k_res, ref):
                'is supported only alone and where the predicate holds for every index (then it selects the whole '
                'tensor); a predicate false somewhere is not supported')
 
+    def test_a_mask_subscript_keeps_a_comparison_broadcast_along_an_axis_of_one(self):
+        # numpy broadcasts a comparison of a 1-index arange along the wider axis, so slicing the mask there must not
+        # shift it; an nl.mgrid component is dense (a mesh grid), so it is subscripted at its full shape
+        kernel = self.ws.kernel('''
+            @nki.jit
+            def kernel(x):
+                out = nl.ndarray((128, 48), dtype=x.dtype, buffer=nl.shared_hbm)
+                nl.store(out, value=nl.zeros((128, 48), dtype=x.dtype))
+                m = (nl.arange(1)[None, :] < 1) & (nl.arange(64)[None, :] < 48)
+                nl.store(out, value=nl.load(x[:, 16:64]), mask=m[:, 16:])
+                g = nl.mgrid[0:128, 0:64]
+                nl.store(out[0:1, 32:48], value=nl.load(x[g.p[:1, 48:], g.x[:1, 48:]]))
+                return out
+            ''')
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.normal(size=(128, 64)).astype(np.float32)]
+
+
+def forward(x):
+    out = np.zeros((128, 48), np.float32)
+    out[:, :32] = x[:, 16:48]
+    out[0, 32:48] = x[0, 48:64]
+    return out
+''' + STANDARD_TRANSFORMS)
+        result = self.ws.evaluate(reference, kernel, seeds=1)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+
     def test_a_placed_index_expression_is_subscripted_like_a_numpy_array(self):
         # a book chapter's tiled matmul stores `out[i_p[:TILE_M, :1] + m * TILE_M, i_n + n * TILE_N]` with
         # i_p = nl.arange(128)[:, None], and a generated cumprod kernel indexes `running[i_p[:, 0], idx]` (before: a
@@ -1434,6 +1484,14 @@ def forward(x):
                 t = nl.load(x[i_p[200:], 0])  # <- here
                 return x
             ''', 'the subscript 200: of an index expression selects no index of an axis of 128')
+        self.check('''
+            @nki.jit
+            def kernel(x):
+                rows = (nl.arange(128)[:, None] < 100) & (nl.arange(64)[:, None] < 50)
+                t = nl.load(x, mask=rows[1:])  # <- here
+                return x
+            ''', 'a mask whose comparisons have shapes that do not broadcast together ((128, 1), (64, 1)) cannot be '
+               'subscripted')
 
     def test_indirect_dma_needs_integer_indices(self):
         self.check('''
