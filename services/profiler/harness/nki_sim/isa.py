@@ -347,9 +347,19 @@ def _cast_result(tile: Any, dtype: Any) -> Any:
 
 
 def _vector_transpose(view, mask=None):
+    """data.T on the vector engine. The nc_transpose pages give it tiles of at most 32x32; a Beta 1 kernel that asks
+    for engine=vector on a larger tile (up to 128x128) is transposed whole, as neuronx-cc's Beta 1 front end does on
+    trn2 (an agent's [128, 128] fp32 probe compiled, verified and kept the Vector Engine busy, round 50a); Beta 2
+    keeps the 32x32 limit (its simulator refuses [64, 128], round 36)."""
     run = begin()
-    if len(view.shape) != 2 or view.shape[0] > 32 or view.shape[1] > 32:
-        raise CompileError('a vector-engine transpose handles tiles of at most 32x32')
+    if len(view.shape) != 2:
+        raise CompileError(f'a vector-engine transpose needs a 2-D tile, got shape {view.shape}')
+    if view.shape[0] > 32 or view.shape[1] > 32:
+        if run.beta2:
+            raise CompileError('a vector-engine transpose handles tiles of at most 32x32')
+        if view.shape[0] > PARTITION_LIMIT or view.shape[1] > PARTITION_LIMIT:
+            raise CompileError(f'a vector-engine transpose of a [{view.shape[0]}, {view.shape[1]}] tile: both '
+                               f'dimensions must be <= {PARTITION_LIMIT} (the result puts the free axis on partitions)')
     window, where = mask_of(mask, view.shape[::-1])
     pending = issue(run, 'transpose', 'dve', [(view, None)], view.shape[::-1], view.tensor.kind,
                     _transposed(view, window) if run.numerics else None, window)

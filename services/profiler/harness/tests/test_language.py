@@ -2651,6 +2651,32 @@ def forward(x):
         self.assertEqual(result['verdict'], 'OK', result['message'])
         self.assertEqual(result['max_rel_l2'], 0.0)
 
+    def test_a_beta1_vector_engine_transpose_takes_a_full_tile(self):
+        # the nc_transpose pages give the Vector Engine tiles of at most 32x32, but neuronx-cc's Beta 1 front end
+        # compiles `nisa.nc_transpose(t, engine=nisa.vector_engine)` of a [128, 128] fp32 tile on trn2 and the result
+        # is the transpose (a public optimisation agent's probe: "Vector accepted full [128,128] (no [32,32] crash)",
+        # correct on its device, Vector Engine 90% busy). The simulator refused it; a Beta 1 kernel now gets the
+        # transpose of tiles up to 128x128. Beta 2 keeps the 32x32 limit, and 129 rows is still refused.
+        for rows in (64, 128):
+            kernel = self.ws.kernel(TRANSPOSE_BODY.replace(
+                'CALL', 'tt[...] = nisa.nc_transpose(t, engine=nisa.vector_engine)'))
+            result = self.ws.evaluate(self.transpose_reference(rows), kernel)
+            self.assertEqual(result['verdict'], 'OK', (rows, result['message']))
+            self.assertEqual(result['max_rel_l2'], 0.0)
+        kernel = self.ws.kernel(TRANSPOSE_BODY.replace(
+            'CALL', 'tt[...] = nisa.nc_transpose(t, engine=nisa.vector_engine)'))
+        result = self.ws.evaluate(self.transpose_reference(129), kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        beta2 = TRANSPOSE_BODY.replace('CALL', 'nisa.nc_transpose(dst=tt, data=t, engine=nisa.vector_engine)')
+        beta2 = beta2.replace('t = nl.load(a)', 't = nl.ndarray(a.shape, dtype=nl.float32, buffer=nl.sbuf)\n'
+                              '                nisa.dma_copy(dst=t, src=a)')
+        beta2 = beta2.replace('nl.store(out, value=tt)', 'nisa.dma_copy(dst=out, src=tt)')
+        kernel = self.ws.kernel(beta2, header=BETA2_HEADER)
+        result = self.ws.evaluate(self.transpose_reference(64), kernel)
+        self.assertEqual(result['verdict'], 'COMPILE_ERROR', result['message'])
+        self.assertIn('a vector-engine transpose handles tiles of at most 32x32', result['message'])
+        self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+
     def test_a_beta2_tensor_engine_transpose_writes_psum(self):
         # the Beta 2 nki.isa.nc_transpose page: "Tensor Engine nc_transpose must read the input tile from SBUF and
         # write the transposed result to PSUM. Vector Engine nc_transpose can read/write from/to either SBUF or
