@@ -3,15 +3,16 @@ by step B, which builds the problem's inputs anyway, so that step A never builds
 seconds of random numbers and hundreds of MiB it would only read the shapes of).
 
 One JSON line: `{"inputs": [item, ...]}`, an item being `{"array": [shape, dtype]}` (dtype: a numpy dtype name or
-an NKI format numpy lacks, bfloat16, float8_e4m3, ...) or `{"value": v}`, `v` a JSON scalar or `{"tuple": [...]}` /
-`{"list": [...]}` of such values. Inputs of any other kind are sent as `{"build": true}`: step A then builds the
+an NKI format numpy lacks, bfloat16, float8_e4m3, ...) or `{"value": v}`, `v` a JSON scalar, `{"tuple": [...]}` /
+`{"list": [...]}` of such values, or an `{"array": ...}` inside one (a list of arrays is one argument of a list of HBM
+tensors; the arrays are described depth first, as Problem.kernel_arrays lists them). Inputs of any other kind are sent as `{"build": true}`: step A then builds the
 inputs itself, as it would without step B. The line only tells step A what to run the kernel on; step B checks the
 program's input declarations against its own inputs, whatever step A was told.
 """
 import json
 import os
 import select
-from typing import Any, List, Optional, Sequence
+from typing import Any, Iterator, List, Optional, Sequence
 
 import numpy as np
 
@@ -34,7 +35,7 @@ def encode(nki_inputs: Sequence[Any], arrays: Sequence[np.ndarray], formats: Seq
     try:
         described = iter([[list(a.shape), _dtype_name(a.dtype) if f is None else f.name]
                           for a, f in zip(arrays, formats)])
-        items = [{'array': next(described)} if isinstance(v, np.ndarray) else {'value': _value(v)}
+        items = [{'array': next(described)} if isinstance(v, np.ndarray) else {'value': _value(v, described)}
                  for v in nki_inputs]
     except _NotSendable:
         return BUILD_THEMSELVES
@@ -52,11 +53,13 @@ def _dtype_name(dtype: np.dtype) -> str:
     return dtype.name
 
 
-def _value(value: Any) -> Any:
+def _value(value: Any, described: Iterator[List[Any]]) -> Any:
     if value is None or type(value) in (bool, int, float, str):
         return value
+    if isinstance(value, np.ndarray):
+        return {'array': next(described)}
     if type(value) in (tuple, list):
-        return {type(value).__name__: [_value(v) for v in value]}
+        return {type(value).__name__: [_value(v, described) for v in value]}
     raise _NotSendable
 
 
@@ -99,6 +102,8 @@ def _input(item: Any) -> Any:
 
 def _decoded(value: Any) -> Any:
     if isinstance(value, dict):
+        if 'array' in value:
+            return _input(value)
         if 'tuple' in value:
             return tuple(_decoded(v) for v in value['tuple'])
         return [_decoded(v) for v in value['list']]

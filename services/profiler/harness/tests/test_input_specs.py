@@ -56,6 +56,17 @@ class InputSpecsTest(unittest.TestCase):
         self.assertIs(type(received[6]), tuple)
         self.assertIs(type(received[6][1]), list)
 
+    def test_arrays_inside_a_list_argument_are_sent_as_shapes_depth_first(self):
+        # a List[nl.ndarray] argument (the NKI Library's layer weights); Problem.kernel_arrays lists them depth first
+        arrays = [np.zeros((4, 8), np.float32), np.zeros((2, 2), np.int32), np.zeros((3,), np.float32)]
+        values = [arrays[0], [(arrays[1], 5), [arrays[2]]]]
+        received = sent(input_specs.encode(values, arrays, [None, None, LOW_PRECISION['bfloat16']]))
+        self.assertIsInstance(received[0], InputSpec)
+        pair, inner = received[1]
+        self.assertIs(type(received[1]), list)
+        self.assertEqual((pair[0].shape, pair[0].dtype, pair[1]), ((2, 2), np.dtype(np.int32), 5))
+        self.assertEqual((inner[0].shape, inner[0].dtype), ((3,), LOW_PRECISION['bfloat16']))
+
     def test_values_it_cannot_send_make_step_a_build_the_inputs(self):
         array = np.zeros((2, 2), np.float32)
         for value in (np.int64(3), {'tiles': 2}, np.float32(1.0), object()):
