@@ -50,10 +50,26 @@ double TensorReduceCycles(const Instruction& inst, Engine engine) {
   return engine == Engine::kDve && inst.dtype_bytes <= 2 && add_or_max ? n / 2 : n;
 }
 
+// The Vector Engine transposes blocks of at most 32 x 32 (the nc_transpose page: "Vector Engine can handle shape
+// (32, 32) or smaller"). A larger Beta 1 tile (up to 128 x 128, accepted on the device) is taken as one block
+// after another, each at the max(MIN_II, N) rate of its 32-element rows; one instruction overhead for all.
+constexpr int64_t kVectorTransposeBlock = 32;
+
+double VectorTransposeCycles(const Instruction& inst, double floor) {
+  const int64_t rows = std::max<int64_t>(inst.partitions, 1);
+  const int64_t columns = std::max<int64_t>(inst.free_elems, 1);
+  const int64_t blocks = ((rows + kVectorTransposeBlock - 1) / kVectorTransposeBlock) *
+                         ((columns + kVectorTransposeBlock - 1) / kVectorTransposeBlock);
+  return static_cast<double>(blocks) *
+         std::max(floor, static_cast<double>(std::min(columns, kVectorTransposeBlock)));
+}
+
 double VectorCycles(const Instruction& inst, Engine engine, const DeviceParams& params) {
   const double n = static_cast<double>(inst.free_elems);
   const double floor = params.min_instruction_cycles;
   switch (inst.op) {
+    case Op::kTranspose:
+      return VectorTransposeCycles(inst, floor);
     case Op::kTensorTensor:
     case Op::kLoopReduce:
       return std::max(floor, TensorTensorCyclesPerElement(inst, params) * n);

@@ -4,6 +4,8 @@ namespace accelopt::trainium {
 
 absl::InlinedVector<Engine, 2> CandidateEngines(const Instruction& inst) {
   if (IsDmaOp(inst.op)) return {Engine::kDma};
+  // nc_transpose(engine=vector): a transpose the front end put on the Vector Engine stays there
+  if (inst.op == Op::kTranspose && inst.engine == Engine::kDve) return {Engine::kDve};
   if (IsPeOp(inst.op)) return {Engine::kPe};
   if (inst.engine != Engine::kAuto && inst.engine != Engine::kDma) return {inst.engine};
   switch (inst.op) {

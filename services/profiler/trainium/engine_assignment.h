@@ -2,7 +2,8 @@
 // the compiler makes (reference section 3.5): activations and PSUM evictions on ACT; tensor_scalar
 // and SBUF copies on ACT or DVE (the scheduler picks by finish time, with a device-set preference
 // for ACT); elementwise binary ops, reductions, reciprocal and scans on DVE; memset on DVE or Pool;
-// iota and affine_select on Pool; matmul-family ops on PE; DMA ops on the DMA queues.
+// iota and affine_select on Pool; matmul-family ops on PE, except a transpose the program put on DVE
+// (nc_transpose(engine=vector)); DMA ops on the DMA queues.
 #pragma once
 
 #include "absl/container/inlined_vector.h"
