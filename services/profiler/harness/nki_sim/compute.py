@@ -75,6 +75,9 @@ def broadcast_to(src: Any, shape: Sequence[int]) -> Union[Tensor, View]:
         view.clip(None)
     if view.shape[0] == shape[0]:
         return View(view.tensor, view.block, view.offset, shape, tuple(strides))
+    if not view.tensor.buffer.on_chip:
+        raise CompileError(f'broadcast_to: a partition broadcast {view.shape} -> {shape} needs a tile in SBUF or '
+                           'PSUM (the nl.broadcast_to page), not an HBM tensor; nl.load the row first')
     run = begin()
     if shape[0] > PARTITION_LIMIT:
         raise CompileError(f'broadcast_to: partition dimension {shape[0]} exceeds {PARTITION_LIMIT}')

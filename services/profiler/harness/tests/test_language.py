@@ -2677,6 +2677,41 @@ def forward(x):
         self.assertIn('a vector-engine transpose handles tiles of at most 32x32', result['message'])
         self.assertEqual(result['line'], line_of(kernel, '# <- here'))
 
+    def test_a_partition_broadcast_of_an_hbm_row_is_refused(self):
+        # the nl.broadcast_to page: "src - the source of broadcast, a tile in SBUF or PSUM"; a public optimisation
+        # agent's trn2 record (a Mamba candidate) has neuronx-cc refusing "broadcast_to on an HBM tile (needs
+        # SBUF/PSUM)". The simulator broadcast the HBM row as a PE instruction reading HBM (OK), and inside nl.load
+        # said "nl.load reads HBM". Both are refused at the broadcast now; the loaded row broadcasts as before.
+        reference = self.ws.reference('''
+def get_inputs():
+    return [np.random.randn(4, 16).astype(np.float32)]
+
+
+def forward(b):
+    return np.broadcast_to(b[0:1], (32, 16)).astype(np.float32)
+''' + STANDARD_TRANSFORMS)
+        body = '''
+            @nki.jit
+            def kernel(b):
+                out = nl.ndarray((32, 16), dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nl.ndarray((32, 16), dtype=nl.float32, buffer=nl.sbuf)
+                CALL  # <- here
+                nl.store(out, value=t)
+                return out
+            '''
+        for call in ('t[...] = b[0:1, 0:16].broadcast_to((32, 16))',
+                     't[...] = nl.broadcast_to(b[0:1, :], shape=(32, 16))',
+                     't[...] = nl.load(b[0:1, 0:16].broadcast_to((32, 16)))'):
+            kernel = self.ws.kernel(body.replace('CALL', call))
+            result = self.ws.evaluate(reference, kernel)
+            self.assertEqual(result['verdict'], 'COMPILE_ERROR', (call, result['message']))
+            self.assertIn('needs a tile in SBUF or PSUM', result['message'])
+            self.assertEqual(result['line'], line_of(kernel, '# <- here'))
+        kernel = self.ws.kernel(body.replace('CALL', 't[...] = nl.load(b[0:1, 0:16]).broadcast_to((32, 16))'))
+        result = self.ws.evaluate(reference, kernel)
+        self.assertEqual(result['verdict'], 'OK', result['message'])
+        self.assertEqual(result['max_rel_l2'], 0.0)
+
     def test_a_beta2_tensor_engine_transpose_writes_psum(self):
         # the Beta 2 nki.isa.nc_transpose page: "Tensor Engine nc_transpose must read the input tile from SBUF and
         # write the transposed result to PSUM. Vector Engine nc_transpose can read/write from/to either SBUF or
