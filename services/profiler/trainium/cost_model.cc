@@ -60,8 +60,7 @@ double VectorTransposeCycles(const Instruction& inst, double floor) {
   const int64_t columns = std::max<int64_t>(inst.free_elems, 1);
   const int64_t blocks = ((rows + kVectorTransposeBlock - 1) / kVectorTransposeBlock) *
                          ((columns + kVectorTransposeBlock - 1) / kVectorTransposeBlock);
-  return static_cast<double>(blocks) *
-         std::max(floor, static_cast<double>(std::min(columns, kVectorTransposeBlock)));
+  return static_cast<double>(blocks) * std::max(floor, static_cast<double>(std::min(columns, kVectorTransposeBlock)));
 }
 
 double VectorCycles(const Instruction& inst, Engine engine, const DeviceParams& params) {
